@@ -1,0 +1,205 @@
+// Package cli is how every agentry binary runs: one kong parser built through
+// kong.New, one error voice ("prog: error: …", then "prog: hint: …"), one
+// mapping from errors to the exit codes of DESIGN.md, a signal-aware context
+// bound into every command, --version from the build info and shell
+// completions generated from the grammar.
+//
+// A main is three lines:
+//
+//	func main() { os.Exit(cli.Main(app())) }
+//
+// where app returns an App whose Grammar embeds Globals. Commands are kong
+// commands with a Run method; Run may take a context.Context and an *Env,
+// both bound here, and returns an error that ExitCode maps to a status.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+	"github.com/willabides/kongplete"
+)
+
+// App describes one binary.
+type App struct {
+	Name        string
+	Description string
+	// Grammar is a pointer to the kong grammar; it should embed Globals.
+	Grammar any
+	// Options are extra kong options, applied after the shared ones.
+	Options []kong.Option
+}
+
+// Env is the outside world a command sees. Commands take it as a Run
+// argument instead of touching os.Stdin, os.Getenv and friends, so tests can
+// drive them.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// OSEnv is the process's real environment.
+func OSEnv() *Env {
+	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+// Globals are the flags every binary has. Embed it in the grammar.
+type Globals struct {
+	Version    versionFlag    `help:"Print the version and exit."`
+	Completion completionFlag `help:"Print a shell completion script for bash, zsh or fish and exit." placeholder:"SHELL" enum:"bash,zsh,fish,"`
+}
+
+// exitRequest is how kong's Exit reaches Run without os.Exit in a library.
+type exitRequest struct{ code int }
+
+// Main runs app against the real process: os.Args, stdio, the environment and
+// SIGINT/SIGTERM/SIGHUP. The first such signal cancels the context bound into
+// the command; a second one of any kind ends the process at once by the
+// default action. It answers shell completion requests (COMP_LINE) too.
+func Main(app App) int {
+	ctx, stop := notifyContext(context.Background())
+	defer stop()
+	env := OSEnv()
+	if os.Getenv("COMP_LINE") != "" {
+		return complete(app, env)
+	}
+	return Run(ctx, app, env, os.Args[1:])
+}
+
+// Run parses args with app's grammar and runs the selected command, printing
+// any error in the suite's voice on env.Stderr. It returns the exit code.
+func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
+	parser, err := newParser(app, env)
+	if err != nil {
+		// A grammar that does not build is a bug in the binary, and the
+		// grammar test catches it; report it like any other error.
+		return report(app.Name, env.Stderr, fmt.Errorf("internal: %w", err))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			req, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = req.code
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return report(app.Name, env.Stderr, usageError(app.Name, err))
+	}
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	err = kctx.Run()
+	if err != nil && ctx.Err() != nil {
+		var sig *SignalError
+		if errors.As(context.Cause(ctx), &sig) && ExitCode(err) != ExitUsage {
+			err = sig
+		}
+	}
+	return report(app.Name, env.Stderr, err)
+}
+
+// NewParser builds app's kong parser the way Run does. It exists for the
+// grammar tests of each binary.
+func NewParser(app App, env *Env) (*kong.Kong, error) { return newParser(app, env) }
+
+func newParser(app App, env *Env) (*kong.Kong, error) {
+	opts := []kong.Option{
+		kong.Name(app.Name),
+		kong.Description(app.Description),
+		kong.Writers(env.Stdout, env.Stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.Bind(env),
+		kong.BindTo(context.Background(), (*context.Context)(nil)),
+		kong.Vars{"version": Version()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	}
+	opts = append(opts, app.Options...)
+	return kong.New(app.Grammar, opts...)
+}
+
+// usageError turns a kong parse error into a usage error with a hint.
+func usageError(name string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	msg := err.Error()
+	return &Error{Code: ExitUsage, Err: errors.New(msg), Hint: "run '" + name + " --help' for usage"}
+}
+
+// report prints err in the suite's voice and returns its exit code.
+func report(name string, stderr io.Writer, err error) int {
+	code := ExitCode(err)
+	if err == nil {
+		return code
+	}
+	if errors.Is(err, errReported) {
+		return code
+	}
+	fmt.Fprintf(stderr, "%s: error: %s\n", name, oneLine(err.Error()))
+	if h := Hint(err); h != "" {
+		fmt.Fprintf(stderr, "%s: hint: %s\n", name, oneLine(h))
+	}
+	return code
+}
+
+// Quiet wraps an error the command has already reported itself: Run prints
+// nothing more and exits with its code.
+func Quiet(code int) error { return &Error{Code: code, Err: errReported} }
+
+var errReported = errors.New("already reported")
+
+func oneLine(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
+}
+
+// notifyContext returns a context cancelled, with a *SignalError cause, by the
+// first SIGINT, SIGTERM or SIGHUP. After that the handlers are removed, so a
+// second signal has its default effect.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			cancel(&SignalError{Signal: s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+func complete(app App, env *Env) (code int) {
+	parser, err := newParser(app, env)
+	if err != nil {
+		return ExitFailure
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			req, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = req.code
+		}
+	}()
+	kongplete.Complete(parser, kongplete.WithExitFunc(func(c int) { panic(exitRequest{c}) }))
+	return ExitOK
+}

@@ -1,0 +1,294 @@
+// Package ndjson is the line framing every agentry program uses to read and
+// write newline-delimited JSON.
+//
+// Framing rules, the same for every reader in the suite:
+//
+//   - lines end at "\n" and only there; U+2028 and U+2029 are ordinary
+//     characters and never split a line;
+//   - a "\r" just before the "\n" is dropped, so CRLF input reads like LF;
+//   - a last line without a "\n" is still a line;
+//   - a UTF-8 byte order mark at the very start of the stream is dropped;
+//   - a line longer than the cap (counted without its "\n") is never held in
+//     memory: it is skipped to the next "\n", reported with its line number
+//     and size, and reading goes on with the line after it.
+//
+// Chunker cuts a stream into chunks of whole lines for parallel work; Reader
+// gives one line at a time on top of it; Writer writes one whole line per
+// call under a lock; Check tells whether a line is valid JSON in valid UTF-8.
+package ndjson
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine is the default line cap: 64 MiB.
+const DefaultMaxLine = 64 << 20
+
+// defaultChunkSize is the size of one read, and so of a chunk when input
+// arrives faster than it is consumed.
+const defaultChunkSize = 1 << 20
+
+// Chunk is a run of whole lines from the stream.
+type Chunk struct {
+	// Data holds whole lines, each ending in "\n", except that the last line
+	// of the stream may have none. Use Cut to walk it.
+	Data []byte
+	// Skipped, when set, is an over-long line that came right after the
+	// lines of Data and was skipped.
+	Skipped *Skipped
+	// BOM is set on the first chunk when a byte order mark was dropped.
+	BOM bool
+
+	buf []byte
+}
+
+// Skipped describes a line over the cap that was skipped without being held.
+type Skipped struct {
+	Size int64 // bytes in the line, without its "\n"
+}
+
+// Chunker cuts a stream into chunks of whole lines. Its zero value is not
+// usable; call NewChunker. It is not safe for concurrent use, but the chunks
+// it returns may be processed concurrently and released in any order.
+type Chunker struct {
+	r       io.Reader
+	max     int
+	size    int
+	carry   []byte // a partial line read ahead of the last chunk
+	err     error  // sticky: io.EOF or the read error
+	started bool
+	free    chan []byte
+}
+
+// NewChunker reads r with a line cap of maxLine bytes (DefaultMaxLine when
+// maxLine <= 0).
+func NewChunker(r io.Reader, maxLine int) *Chunker {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	size := defaultChunkSize
+	if size > maxLine+1 {
+		// A chunk never holds more than maxLine+1 bytes, so a line that
+		// ends inside one is within the cap by construction.
+		size = maxLine + 1
+	}
+	return &Chunker{r: &bomReader{r: r}, max: maxLine, size: size, free: make(chan []byte, 32)}
+}
+
+// MaxLine is the line cap in bytes.
+func (c *Chunker) MaxLine() int { return c.max }
+
+// Release hands a chunk's memory back for reuse. Optional.
+func (c *Chunker) Release(ch *Chunk) {
+	if ch == nil || cap(ch.buf) != c.size {
+		return
+	}
+	select {
+	case c.free <- ch.buf[:cap(ch.buf)]:
+	default:
+	}
+	ch.buf, ch.Data = nil, nil
+}
+
+func (c *Chunker) getBuf() []byte {
+	select {
+	case b := <-c.free:
+		return b
+	default:
+		return make([]byte, c.size)
+	}
+}
+
+// Next returns the next chunk. It returns as soon as one read has completed
+// at least one line, so a slow producer's lines are passed on as they come.
+// At the end of the stream it returns io.EOF; a read error is returned after
+// the lines before it.
+func (c *Chunker) Next() (*Chunk, error) {
+	if c.err != nil && len(c.carry) == 0 {
+		return nil, c.err
+	}
+	buf := c.getBuf()
+	if len(c.carry) >= len(buf) {
+		// The carried partial line came from a grown buffer; it is within
+		// the cap, so a buffer of the cap's size holds it.
+		buf = make([]byte, min(len(c.carry)+c.size, c.max+1))
+	}
+	n := copy(buf, c.carry)
+	c.carry = c.carry[:0]
+	// What skip read past an over-long line may hold whole lines already.
+	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+		c.carry = append(c.carry, buf[i+1:n]...)
+		return c.chunk(buf, i+1), nil
+	}
+	for {
+		if c.err != nil {
+			// End of stream: whatever is left is the last line.
+			if n == 0 {
+				c.Release(&Chunk{buf: buf})
+				return nil, c.err
+			}
+			if n > c.max {
+				return c.skipped(int64(n)), nil
+			}
+			return c.chunk(buf, n), nil
+		}
+		if n == len(buf) {
+			if len(buf) > c.max {
+				return c.skip(buf[:n])
+			}
+			buf = grow(buf, c.max+1)
+		}
+		m, err := c.r.Read(buf[n:])
+		if err != nil {
+			c.err = err
+		}
+		if i := bytes.LastIndexByte(buf[n:n+m], '\n'); i >= 0 {
+			end := n + i + 1
+			c.carry = append(c.carry, buf[end:n+m]...)
+			return c.chunk(buf, end), nil
+		}
+		n += m
+		if m == 0 && err == nil {
+			// A reader that returns 0, nil repeatedly would spin; io.Reader
+			// says to treat it as nothing happened, so try again.
+			continue
+		}
+	}
+}
+
+// chunk wraps buf[:n] as a chunk.
+func (c *Chunker) chunk(buf []byte, n int) *Chunk {
+	return c.first(&Chunk{Data: buf[:n], buf: buf})
+}
+
+// first marks the stream's first chunk with whether a BOM was dropped.
+func (c *Chunker) first(ch *Chunk) *Chunk {
+	if !c.started {
+		c.started = true
+		ch.BOM = c.r.(*bomReader).seen
+	}
+	return ch
+}
+
+// skipped reports an over-long line of size bytes.
+func (c *Chunker) skipped(size int64) *Chunk {
+	return c.first(&Chunk{Skipped: &Skipped{Size: size}})
+}
+
+// skip discards the rest of an over-long line that starts with head.
+func (c *Chunker) skip(head []byte) (*Chunk, error) {
+	ch := c.skipped(int64(len(head)))
+	size := int64(0)
+	defer func() { ch.Skipped.Size += size }()
+	scratch := c.getBuf()
+	defer c.Release(&Chunk{buf: scratch})
+	for {
+		m, err := c.r.Read(scratch)
+		if i := bytes.IndexByte(scratch[:m], '\n'); i >= 0 {
+			size += int64(i)
+			c.carry = append(c.carry, scratch[i+1:m]...)
+			if err != nil {
+				c.err = err
+			}
+			return ch, nil
+		}
+		size += int64(m)
+		if err != nil {
+			c.err = err
+			return ch, nil
+		}
+	}
+}
+
+func grow(buf []byte, limit int) []byte {
+	n := 2 * len(buf)
+	if n > limit {
+		n = limit
+	}
+	nb := make([]byte, n)
+	copy(nb, buf)
+	return nb
+}
+
+// Cut returns the first line of data, without its "\n" or "\r\n", and the
+// rest. It is how a Chunk's Data is walked:
+//
+//	for rest := ch.Data; len(rest) > 0; {
+//		var line []byte
+//		line, rest = ndjson.Cut(rest)
+//		…
+//	}
+func Cut(data []byte) (line, rest []byte) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		line, rest = data, nil
+	} else {
+		line, rest = data[:i], data[i+1:]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, rest
+}
+
+// TooLongError reports a line over the cap that was skipped.
+type TooLongError struct {
+	Line int64 // its line number, from 1
+	Size int64 // its size in bytes, without the "\n"
+	Max  int   // the cap
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", e.Line, e.Size, e.Max)
+}
+
+// IsTooLong reports whether err is a *TooLongError.
+func IsTooLong(err error) bool {
+	var t *TooLongError
+	return errors.As(err, &t)
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// bomReader drops a UTF-8 byte order mark from the start of a stream.
+type bomReader struct {
+	r       io.Reader
+	checked bool
+	seen    bool
+	head    []byte // bytes read while looking for the mark, not yet served
+	err     error  // an error that came with head
+}
+
+func (b *bomReader) Read(p []byte) (int, error) {
+	for !b.checked {
+		// Read only while what came so far could still be a mark, so a
+		// short first line is never held back waiting for more.
+		var buf [3]byte
+		n, err := b.r.Read(buf[:3-len(b.head)])
+		b.head = append(b.head, buf[:n]...)
+		switch {
+		case bytes.Equal(b.head, bom):
+			b.seen, b.checked, b.head = true, true, nil
+		case !bytes.HasPrefix(bom, b.head) || err != nil:
+			b.checked = true
+		}
+		if err != nil {
+			if len(b.head) == 0 {
+				return 0, err
+			}
+			b.err = err
+		}
+	}
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return b.r.Read(p)
+}

@@ -1,0 +1,56 @@
+package ndjson
+
+import "io"
+
+// Reader reads one line at a time, by the framing rules of the package.
+type Reader struct {
+	c    *Chunker
+	cur  *Chunk
+	rest []byte
+	line int64
+	bom  bool
+}
+
+// NewReader reads r with a line cap of maxLine bytes (DefaultMaxLine when
+// maxLine <= 0).
+func NewReader(r io.Reader, maxLine int) *Reader {
+	return &Reader{c: NewChunker(r, maxLine)}
+}
+
+// Next returns the next line without its terminator. The slice is valid
+// until the next call. A skipped over-long line comes back as a
+// *TooLongError, after which Next may be called again; the end of the
+// stream is io.EOF; a read error is returned after the lines before it.
+// Blank lines are returned as empty lines: what they mean is the caller's
+// business.
+func (r *Reader) Next() ([]byte, error) {
+	for {
+		if len(r.rest) > 0 {
+			var line []byte
+			line, r.rest = Cut(r.rest)
+			r.line++
+			return line, nil
+		}
+		if r.cur != nil {
+			skipped := r.cur.Skipped
+			r.c.Release(r.cur)
+			r.cur = nil
+			if skipped != nil {
+				r.line++
+				return nil, &TooLongError{Line: r.line, Size: skipped.Size, Max: r.c.max}
+			}
+		}
+		ch, err := r.c.Next()
+		if err != nil {
+			return nil, err
+		}
+		r.bom = r.bom || ch.BOM
+		r.cur, r.rest = ch, ch.Data
+	}
+}
+
+// Line is the number of the line Next returned last, counting from 1.
+func (r *Reader) Line() int64 { return r.line }
+
+// SawBOM reports whether a byte order mark was dropped from the start.
+func (r *Reader) SawBOM() bool { return r.bom }

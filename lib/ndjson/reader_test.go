@@ -1,0 +1,246 @@
+package ndjson
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+)
+
+// event is what a Reader produced: a line or a skipped line.
+type event struct {
+	line    int64
+	text    string
+	skipped int64 // size, when the line was skipped
+}
+
+func readAll(t testing.TB, r io.Reader, max int) ([]event, error) {
+	t.Helper()
+	rd := NewReader(r, max)
+	var out []event
+	for {
+		line, err := rd.Next()
+		var tl *TooLongError
+		switch {
+		case errors.As(err, &tl):
+			if tl.Line != rd.Line() {
+				t.Fatalf("TooLongError line %d, Reader.Line %d", tl.Line, rd.Line())
+			}
+			out = append(out, event{line: tl.Line, skipped: tl.Size})
+		case err == io.EOF:
+			return out, nil
+		case err != nil:
+			return out, err
+		default:
+			out = append(out, event{line: rd.Line(), text: string(line)})
+		}
+	}
+}
+
+// model is the framing rules written the obvious way.
+func model(data []byte, max int) []event {
+	data = bytes.TrimPrefix(data, bom)
+	if len(data) == 0 {
+		return nil
+	}
+	parts := bytes.Split(data, []byte{'\n'})
+	if len(parts[len(parts)-1]) == 0 {
+		parts = parts[:len(parts)-1]
+	}
+	var out []event
+	for i, p := range parts {
+		n := int64(i + 1)
+		if len(p) > max {
+			out = append(out, event{line: n, skipped: int64(len(p))})
+			continue
+		}
+		out = append(out, event{line: n, text: string(bytes.TrimSuffix(p, []byte{'\r'}))})
+	}
+	return out
+}
+
+func TestReaderFraming(t *testing.T) {
+	cases := []struct {
+		name, in string
+		max      int
+	}{
+		{"empty", "", 100},
+		{"lf", "{\"a\":1}\n{\"b\":2}\n", 100},
+		{"crlf", "{\"a\":1}\r\n{\"b\":2}\r\n", 100},
+		{"no final newline", "{\"a\":1}\n{\"b\":2}", 100},
+		{"blank lines", "\n\n{}\n\n", 100},
+		{"unicode separators stay inside a line", "{\"t\":\"a\u2028b\u2029c\"}\n{}\n", 100},
+		{"bom", "\xef\xbb\xbf{}\n{}\n", 100},
+		{"over-long in the middle", "{}\n" + strings.Repeat("x", 50) + "\n{}\n", 10},
+		{"over-long at the end without newline", "{}\n" + strings.Repeat("x", 50), 10},
+		{"exactly the cap", strings.Repeat("y", 10) + "\n" + strings.Repeat("z", 11) + "\n", 10},
+		{"nul bytes", "{\"a\":\"\x00\"}\n", 100},
+		{"many long lines", strings.Repeat(strings.Repeat("q", 30)+"\n", 20), 10},
+	}
+	for _, c := range cases {
+		for _, wrap := range []struct {
+			name string
+			f    func(io.Reader) io.Reader
+		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"onebyte", iotest.OneByteReader}, {"half", iotest.HalfReader}} {
+			t.Run(c.name+"/"+wrap.name, func(t *testing.T) {
+				got, err := readAll(t, wrap.f(strings.NewReader(c.in)), c.max)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := model([]byte(c.in), c.max)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("got  %v\nwant %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// An over-long line is never held whole: memory stays near the cap even
+// for a line a hundred times larger.
+func TestReaderDoesNotHoldLongLine(t *testing.T) {
+	const max = 1 << 16
+	huge := io.MultiReader(strings.NewReader("{}\n"), io.LimitReader(infinite('x'), 100*max), strings.NewReader("\n{\"after\":true}\n"))
+	c := NewChunker(huge, max)
+	largest := 0
+	var seen []string
+	for {
+		ch, err := c.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cap(ch.buf) > largest {
+			largest = cap(ch.buf)
+		}
+		if ch.Skipped != nil {
+			seen = append(seen, fmt.Sprintf("skip %d", ch.Skipped.Size))
+		}
+		for rest := ch.Data; len(rest) > 0; {
+			var line []byte
+			line, rest = Cut(rest)
+			seen = append(seen, string(line))
+		}
+	}
+	if largest > max+1 || cap(c.carry) > 2*max {
+		t.Errorf("held %d bytes (carry %d) for a cap of %d", largest, cap(c.carry), max)
+	}
+	if want := fmt.Sprint([]string{"{}", fmt.Sprintf("skip %d", 100*max), `{"after":true}`}); fmt.Sprint(seen) != want {
+		t.Errorf("got %v, want %v", seen, want)
+	}
+}
+
+type infinite byte
+
+func (b infinite) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
+func TestReaderReadError(t *testing.T) {
+	boom := errors.New("boom")
+	r := io.MultiReader(strings.NewReader("{}\n{\"x\":1}\n"), iotest.ErrReader(boom))
+	got, err := readAll(t, r, 100)
+	if !errors.Is(err, boom) || len(got) != 2 {
+		t.Fatalf("got %v, %v; want two lines then boom", got, err)
+	}
+}
+
+func TestWriterWholeLines(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if err := w.Encode(map[string]any{"g": g, "i": i, "pad": strings.Repeat("p", 100)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 1600 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for _, l := range lines {
+		if Check([]byte(l)) != Valid {
+			t.Fatalf("torn line %q", l)
+		}
+	}
+	if err := w.WriteLine([]byte("a\nb")); !errors.Is(err, ErrEmbeddedNewline) {
+		t.Errorf("embedded newline: %v", err)
+	}
+}
+
+func TestEachKeepsOrder(t *testing.T) {
+	var in strings.Builder
+	for i := range 100000 {
+		fmt.Fprintf(&in, "{\"i\":%d}\n", i)
+	}
+	c := NewChunker(iotest.HalfReader(strings.NewReader(in.String())), 0)
+	var out bytes.Buffer
+	err := Each(context.Background(), c, 4, func(ch *Chunk) []byte {
+		return append([]byte(nil), ch.Data...)
+	}, func(ch *Chunk, b []byte) error {
+		out.Write(b)
+		c.Release(ch)
+		return nil
+	})
+	if err != nil || out.String() != in.String() {
+		t.Fatalf("err %v, output differs: %d vs %d bytes", err, out.Len(), in.Len())
+	}
+}
+
+func TestEachStopsOnContext(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		pw.Write([]byte("{}\n"))
+	}()
+	err := Each(ctx, NewChunker(pr, 0), 2, func(*Chunk) int { return 0 }, func(*Chunk, int) error {
+		cancel() // the read after this one blocks forever
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// FuzzReader checks the Reader against the model, with tiny caps and
+// reads of every size.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("{}\n{\"a\":1}\r\n\xef\xbb\xbf\n"), uint8(4), uint8(1))
+	f.Add([]byte("\xef\xbb\xbf{\"t\":\"\u2028\"}\nxxxxxxxxxxxxxxxx\nend"), uint8(8), uint8(3))
+	f.Add([]byte("\n\n\r\n"), uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, max, step uint8) {
+		m := int(max%32) + 1
+		var r io.Reader = bytes.NewReader(data)
+		switch step % 3 {
+		case 1:
+			r = iotest.OneByteReader(r)
+		case 2:
+			r = iotest.HalfReader(r)
+		}
+		got, err := readAll(t, r, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := model(data, m); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("max %d\ngot  %v\nwant %v", m, got, want)
+		}
+	})
+}

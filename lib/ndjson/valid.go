@@ -1,0 +1,333 @@
+package ndjson
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Problem is what is wrong with a line, if anything.
+type Problem uint8
+
+const (
+	Valid   Problem = iota // one JSON value (RFC 8259) in valid UTF-8
+	Blank                  // nothing but JSON whitespace
+	BadJSON                // not one JSON value
+	BadUTF8                // JSON, but a string holds invalid UTF-8
+)
+
+// String names the problem as reports and --json output spell it.
+func (p Problem) String() string {
+	switch p {
+	case Valid:
+		return "valid"
+	case Blank:
+		return "blank"
+	case BadJSON:
+		return "malformed_json"
+	case BadUTF8:
+		return "invalid_utf8"
+	}
+	return "unknown"
+}
+
+// MaxDepth is the deepest nesting Check accepts, as encoding/json does.
+const MaxDepth = 10000
+
+// Check tells whether line is exactly one JSON value in valid UTF-8. It is
+// a single pass with no allocation for nesting up to 64 levels, and skips
+// plain ASCII inside strings eight bytes at a time; gjson.Valid, by
+// contrast, does not look at UTF-8 at all.
+func Check(line []byte) Problem {
+	var stackBuf [64]byte
+	stack := stackBuf[:0]
+	i := skipSpace(line, 0)
+	if i == len(line) {
+		return Blank
+	}
+	var p Problem
+	for {
+		// A value starts at i.
+		if i >= len(line) {
+			return BadJSON
+		}
+		switch c := line[i]; c {
+		case '{', '[':
+			if len(stack) == MaxDepth {
+				return BadJSON
+			}
+			i = skipSpace(line, i+1)
+			if i < len(line) && line[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				i++
+				break
+			}
+			stack = append(stack, c)
+			if c == '{' {
+				if i, p = key(line, i); p != Valid {
+					return p
+				}
+			}
+			continue
+		case '"':
+			if i, p = str(line, i+1); p != Valid {
+				return p
+			}
+		case 't':
+			if i, p = literal(line, i, "true"); p != Valid {
+				return p
+			}
+		case 'f':
+			if i, p = literal(line, i, "false"); p != Valid {
+				return p
+			}
+		case 'n':
+			if i, p = literal(line, i, "null"); p != Valid {
+				return p
+			}
+		default:
+			if i, p = number(line, i); p != Valid {
+				return p
+			}
+		}
+		// After a value: close containers, or find the next value.
+		for {
+			i = skipSpace(line, i)
+			if len(stack) == 0 {
+				if i == len(line) {
+					return Valid
+				}
+				return BadJSON
+			}
+			if i >= len(line) {
+				return BadJSON
+			}
+			top := stack[len(stack)-1]
+			c := line[i]
+			if c == top+2 {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if c != ',' {
+				return BadJSON
+			}
+			i = skipSpace(line, i+1)
+			if top == '{' {
+				if i, p = key(line, i); p != Valid {
+					return p
+				}
+			}
+			break
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// key reads `"name" :` and the space after it.
+func key(b []byte, i int) (int, Problem) {
+	if i >= len(b) || b[i] != '"' {
+		return i, BadJSON
+	}
+	i, p := str(b, i+1)
+	if p != Valid {
+		return i, p
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, BadJSON
+	}
+	return skipSpace(b, i+1), Valid
+}
+
+func literal(b []byte, i int, lit string) (int, Problem) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, BadJSON
+	}
+	return i + len(lit), Valid
+}
+
+func number(b []byte, i int) (int, Problem) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return i, BadJSON
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return i, BadJSON
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return i, BadJSON
+		}
+		i = j
+	}
+	return i, Valid
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special returns, for eight string bytes in x, a mask with the high bit
+// set in each byte that needs a look — a control byte, '"', '\\' or a
+// non-ASCII byte — and zero when all eight are plain. The lowest set bit is
+// exact, so bits.TrailingZeros64(m)/8 is the index of the first such byte.
+func special(x uint64) uint64 {
+	ctl := (x - 0x20*lsb) &^ x // a byte below 0x20
+	q := x ^ '"'*lsb           // zero where a byte is '"'
+	bs := x ^ '\\'*lsb         // zero where a byte is '\\'
+	zq := (q - lsb) &^ q       // high bit where q has a zero byte
+	zb := (bs - lsb) &^ bs     // likewise for bs
+	return (ctl | zq | zb | x) & msb
+}
+
+// str reads the rest of a string whose opening quote is at i-1, and returns
+// the index after its closing quote.
+func str(b []byte, i int) (int, Problem) {
+	for {
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return i, BadJSON
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, Valid
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, BadJSON
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !hex4(b[i+2:i+6]) {
+					return i, BadJSON
+				}
+				i += 6
+			default:
+				return i, BadJSON
+			}
+		case c < 0x20:
+			return i, BadJSON
+		case c < 0x80:
+			i++
+		default:
+			// Non-ASCII text tends to come in runs: stay here for them,
+			// with the common two- and three-byte forms inline.
+			for {
+				switch {
+				case c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+					i += 2
+				case c >= 0xE1 && c <= 0xEC && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+					i += 3
+				default:
+					n := utf8Seq(b, i)
+					if n == 0 {
+						return i, BadUTF8
+					}
+					i += n
+				}
+				if i >= len(b) {
+					break
+				}
+				if c = b[i]; c < 0x80 {
+					break
+				}
+			}
+		}
+	}
+}
+
+func hex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// utf8Seq returns the length of the valid multi-byte UTF-8 sequence at
+// b[i], or 0 when there is none (overlong forms and surrogates are invalid,
+// as in RFC 3629).
+func utf8Seq(b []byte, i int) int {
+	c := b[i]
+	switch {
+	case c < 0xC2:
+		return 0
+	case c <= 0xDF:
+		if i+1 < len(b) && b[i+1]&0xC0 == 0x80 {
+			return 2
+		}
+		return 0
+	case c <= 0xEF:
+		if i+2 >= len(b) || b[i+2]&0xC0 != 0x80 {
+			return 0
+		}
+		lo, hi := byte(0x80), byte(0xBF)
+		if c == 0xE0 {
+			lo = 0xA0
+		} else if c == 0xED {
+			hi = 0x9F
+		}
+		if b[i+1] < lo || b[i+1] > hi {
+			return 0
+		}
+		return 3
+	case c <= 0xF4:
+		if i+3 >= len(b) || b[i+2]&0xC0 != 0x80 || b[i+3]&0xC0 != 0x80 {
+			return 0
+		}
+		lo, hi := byte(0x80), byte(0xBF)
+		if c == 0xF0 {
+			lo = 0x90
+		} else if c == 0xF4 {
+			hi = 0x8F
+		}
+		if b[i+1] < lo || b[i+1] > hi {
+			return 0
+		}
+		return 4
+	}
+	return 0
+}

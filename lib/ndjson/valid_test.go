@@ -1,0 +1,74 @@
+package ndjson
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func reference(b []byte) Problem {
+	if strings.TrimLeft(string(b), " \t\r\n") == "" {
+		return Blank
+	}
+	if !json.Valid(b) {
+		return BadJSON
+	}
+	if !utf8.Valid(b) {
+		return BadUTF8
+	}
+	return Valid
+}
+
+var checkCases = []struct {
+	in   string
+	want Problem
+}{
+	{`{}`, Valid}, {`[]`, Valid}, {` {"a" : [1, -2.5e+3, true, false, null, "x"]} `, Valid},
+	{`"plain ascii string longer than eight bytes"`, Valid}, {`0`, Valid}, {`-0.0e0`, Valid},
+	{`"\u00e9\n\t\"\\\/"`, Valid}, {`"naïve 日本語 🚀"`, Valid}, {"\"\u2028\u2029\"", Valid},
+	{``, Blank}, {" \t\r", Blank},
+	{`{`, BadJSON}, {`{"a":1,}`, BadJSON}, {`[1,]`, BadJSON}, {`01`, BadJSON}, {`1.`, BadJSON},
+	{`1e`, BadJSON}, {`+1`, BadJSON}, {`tru`, BadJSON}, {`nul`, BadJSON}, {`{"a" 1}`, BadJSON},
+	{`{1:2}`, BadJSON}, {`{} {}`, BadJSON}, {`"\x"`, BadJSON}, {`"\u12G4"`, BadJSON},
+	{"\"a\x00b\"", BadJSON}, {"\"tab\there\"", BadJSON}, {`[}`, BadJSON}, {`{]`, BadJSON},
+	{"\"\xff\"", BadUTF8}, {"\"\xc3\"", BadUTF8}, {"\"\xed\xa0\x80\"", BadUTF8},
+	{"\"\xe0\x80\x80\"", BadUTF8}, {"\"\xf4\x90\x80\x80\"", BadUTF8}, {"\xef\xbb\xbf{}", BadJSON},
+	{"{\"long plain key that spans words\":\"and a value with \\\"quotes\\\" in it\"}", Valid},
+	{strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), Valid},
+	{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), BadJSON},
+}
+
+func TestCheck(t *testing.T) {
+	for _, c := range checkCases {
+		if got := Check([]byte(c.in)); got != c.want {
+			t.Errorf("Check(%.40q) = %v, want %v", c.in, got, c.want)
+		}
+		if c.want != BadUTF8 && len(c.in) < 1000 {
+			if ref := reference([]byte(c.in)); ref != c.want {
+				t.Errorf("reference(%.40q) = %v, test case says %v", c.in, ref, c.want)
+			}
+		}
+	}
+}
+
+// FuzzCheck compares Check with encoding/json plus unicode/utf8.
+func FuzzCheck(f *testing.F) {
+	for _, c := range checkCases {
+		if len(c.in) < 1000 {
+			f.Add([]byte(c.in))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := Check(b), reference(b)
+		if got == want {
+			return
+		}
+		// Where both JSON and UTF-8 are wrong, either answer names a real
+		// problem.
+		if (got == BadJSON || got == BadUTF8) && (want == BadJSON || want == BadUTF8) && !utf8.Valid(b) {
+			return
+		}
+		t.Fatalf("Check(%q) = %v, reference says %v", b, got, want)
+	})
+}
