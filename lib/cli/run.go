@@ -55,7 +55,7 @@ func OSEnv() *Env {
 // Globals are the flags every binary has. Embed it in the grammar.
 type Globals struct {
 	Version    versionFlag    `help:"Print the version and exit."`
-	Completion completionFlag `help:"Print a shell completion script for bash, zsh or fish and exit." placeholder:"SHELL" enum:"bash,zsh,fish,"`
+	Completion completionFlag `help:"Print a shell completion script for bash, zsh or fish and exit." placeholder:"SHELL"`
 }
 
 // exitRequest is how kong's Exit reaches Run without os.Exit in a library.

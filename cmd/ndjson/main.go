@@ -1,0 +1,137 @@
+// Command ndjson reads, filters, builds and checks newline-delimited JSON.
+// See ndjson(1).
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjsontool"
+	"github.com/agentry/agentry/lib/predicate"
+)
+
+func main() { os.Exit(cli.Main(app())) }
+
+func app() cli.App {
+	return cli.App{
+		Name:        "ndjson",
+		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
+		Grammar:     &grammar{},
+	}
+}
+
+type grammar struct {
+	cli.Globals
+
+	Get   getCmd   `cmd:"" help:"Print the values at gjson PATHs of every line."`
+	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
+	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
+	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
+	Fmt   fmtCmd   `cmd:"" help:"Pretty-print (or compact) every line."`
+	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
+}
+
+// input holds the flags of every verb that reads a stream.
+type input struct {
+	MaxLine cli.Size `help:"Skip lines longer than this (KiB, MiB, GiB suffixes)." default:"64MiB" placeholder:"SIZE"`
+	Strict  bool     `help:"Exit 1 if any line was malformed or over the cap."`
+}
+
+func (in input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
+	if in.MaxLine < 1 || in.MaxLine > 1<<40 {
+		return nil, cli.Usagef("--max-line must be between 1 byte and 1TiB")
+	}
+	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Err: env.Stderr, MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
+}
+
+type getCmd struct {
+	input
+	Raw         bool     `short:"r" help:"Print strings as their text, without quotes; several paths print tab-separated values."`
+	Missing     *string  `help:"Print this for a missing path (default: null, or nothing with -r)." placeholder:"TEXT"`
+	SkipMissing bool     `help:"Print nothing for a line that lacks any of the paths."`
+	Paths       []string `arg:"" name:"path" help:"gjson paths, such as event.text or items.#.id."`
+}
+
+func (c *getCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Get(ctx, st, ndjsontool.GetOptions{Paths: c.Paths, Raw: c.Raw, Missing: c.Missing, SkipMissing: c.SkipMissing})
+}
+
+type whereCmd struct {
+	input
+	Any   bool     `help:"Keep lines that match any predicate, not every one."`
+	Exprs []string `arg:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+}
+
+func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
+	set, err := predicate.ParseSet(c.Exprs, c.Any)
+	if err != nil {
+		return cli.WithHint(cli.Usagef("%s", err), "see 'man ndjson' for the predicate syntax")
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Where(ctx, st, set)
+}
+
+type makeCmd struct {
+	Fields []string `arg:"" optional:"" name:"field" help:"KEY=STRING or KEY:=JSON; dots in KEY nest objects, KEY[]= appends to an array."`
+}
+
+func (c *makeCmd) Run(env *cli.Env) error { return ndjsontool.Make(env.Stdout, c.Fields) }
+
+type checkCmd struct {
+	input
+	Protocol string `help:"Classify each line against a protocol: agent-host." placeholder:"NAME" enum:",agent-host" default:""`
+	JSON     bool   `name:"json" help:"Print each problem, then the summary, as JSON lines on stdout."`
+}
+
+func (c *checkCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Check(ctx, st, ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON})
+}
+
+type fmtCmd struct {
+	input
+	Compact  bool   `short:"c" help:"Print each value on one line, without insignificant space."`
+	Indent   int    `help:"Spaces per level of indentation." default:"2"`
+	SortKeys bool   `help:"Sort object keys."`
+	Color    string `help:"Colour output: auto (on a terminal, unless NO_COLOR is set), always or never." enum:"auto,always,never" default:"auto"`
+}
+
+func (c *fmtCmd) Run(ctx context.Context, env *cli.Env) error {
+	if c.Indent < 0 || c.Indent > 16 {
+		return cli.Usagef("--indent must be between 0 and 16")
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Fmt(ctx, st, ndjsontool.FmtOptions{
+		Compact: c.Compact, Indent: c.Indent, SortKeys: c.SortKeys,
+		Color: cli.UseColor(c.Color, env.Stdout, env.Getenv),
+	})
+}
+
+type countCmd struct {
+	input
+	JSON bool   `name:"json" help:"Print counts as JSON lines: {\"value\":…,\"count\":N}."`
+	Path string `arg:"" optional:"" name:"path" help:"Count by the value at this gjson path."`
+}
+
+func (c *countCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Count(ctx, st, ndjsontool.CountOptions{Path: c.Path, JSON: c.JSON})
+}
+

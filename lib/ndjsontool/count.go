@@ -1,0 +1,210 @@
+package ndjsontool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/pretty"
+)
+
+// CountOptions are the options of count.
+type CountOptions struct {
+	Path string // group by the value here; empty counts lines
+	JSON bool
+}
+
+// tally is one chunk's counts, and then the whole stream's.
+type tally struct {
+	lines   int64
+	strs    map[string]*int64 // string values, by their text
+	nums    map[float64]int64 // numbers, by value: 1.10 and 1.1 are one
+	numRaw  map[float64]string
+	others  map[string]*int64 // true, false, null, objects, arrays: by JSON text
+	missing int64
+
+	total     int64 // every line the chunk held, blank and bad included
+	malformed int64
+	firstBad  int64
+	skipped   *ndjson.Skipped
+}
+
+func newTally() *tally {
+	return &tally{strs: map[string]*int64{}, nums: map[float64]int64{}, numRaw: map[float64]string{}, others: map[string]*int64{}}
+}
+
+// Count counts valid lines, or valid lines by the value at a path. Every
+// line is validated, on every core.
+func Count(ctx context.Context, st *Stream, o CountOptions) error {
+	c := ndjson.NewChunker(st.In, st.MaxLine)
+	all := newTally()
+	var sk skips
+	var line int64
+	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *tally {
+		t := newTally()
+		for rest := ch.Data; len(rest) > 0; {
+			var l []byte
+			l, rest = ndjson.Cut(rest)
+			t.total++
+			switch ndjson.Check(l) {
+			case ndjson.Blank:
+				continue
+			case ndjson.Valid:
+			default:
+				if t.malformed == 0 {
+					t.firstBad = t.total
+				}
+				t.malformed++
+				continue
+			}
+			t.lines++
+			if o.Path != "" {
+				t.add(gjson.Get(str(l), o.Path))
+			}
+		}
+		t.skipped = ch.Skipped
+		return t
+	}, func(ch *ndjson.Chunk, t *tally) error {
+		c.Release(ch)
+		if t.malformed > 0 {
+			if sk.malformed == 0 {
+				sk.firstMalformed = line + t.firstBad
+			}
+			sk.malformed += t.malformed
+		}
+		line += t.total
+		if t.skipped != nil {
+			line++
+			sk.addLong(line, t.skipped.Size)
+		}
+		all.merge(t)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := all.print(st, o); err != nil {
+		return err
+	}
+	return sk.report(st)
+}
+
+func (t *tally) add(r gjson.Result) {
+	switch {
+	case !r.Exists():
+		t.missing++
+	case r.Type == gjson.String:
+		bump(t.strs, r.Str)
+	case r.Type == gjson.Number:
+		if _, ok := t.numRaw[r.Num]; !ok {
+			t.numRaw[r.Num] = strings.Clone(r.Raw)
+		}
+		t.nums[r.Num]++
+	default:
+		raw := r.Raw
+		if r.Type == gjson.JSON {
+			raw = string(pretty.Ugly([]byte(raw)))
+		}
+		bump(t.others, raw)
+	}
+}
+
+// bump counts k, which may point into a chunk's memory. The map is never
+// assigned with k once it holds it: assigning to an existing string key
+// replaces the stored key, which would then point into reused memory.
+func bump(m map[string]*int64, k string) {
+	if n, ok := m[k]; ok {
+		*n++
+		return
+	}
+	n := int64(1)
+	m[strings.Clone(k)] = &n
+}
+
+func add(m map[string]*int64, k string, by int64) {
+	if n, ok := m[k]; ok {
+		*n += by
+		return
+	}
+	m[k] = &by
+}
+
+func (t *tally) merge(o *tally) {
+	t.lines += o.lines
+	t.missing += o.missing
+	for k, n := range o.strs {
+		add(t.strs, k, *n)
+	}
+	for k, n := range o.nums {
+		if _, ok := t.numRaw[k]; !ok {
+			t.numRaw[k] = o.numRaw[k]
+		}
+		t.nums[k] += n
+	}
+	for k, n := range o.others {
+		add(t.others, k, *n)
+	}
+}
+
+type group struct {
+	json  string // the value as JSON
+	text  string // the value as printed in text output
+	count int64
+	miss  bool
+}
+
+func (t *tally) groups() []group {
+	var gs []group
+	for k, n := range t.strs {
+		b, _ := json.Marshal(k)
+		gs = append(gs, group{json: string(b), text: k, count: *n})
+	}
+	for k, n := range t.nums {
+		gs = append(gs, group{json: t.numRaw[k], text: t.numRaw[k], count: n})
+	}
+	for k, n := range t.others {
+		gs = append(gs, group{json: k, text: k, count: *n})
+	}
+	if t.missing > 0 {
+		gs = append(gs, group{json: "null", text: "(missing)", count: t.missing, miss: true})
+	}
+	sort.Slice(gs, func(i, j int) bool {
+		if gs[i].count != gs[j].count {
+			return gs[i].count > gs[j].count
+		}
+		if gs[i].miss != gs[j].miss {
+			return gs[j].miss
+		}
+		return gs[i].json < gs[j].json
+	})
+	return gs
+}
+
+func (t *tally) print(st *Stream, o CountOptions) error {
+	var b []byte
+	switch {
+	case o.Path == "" && o.JSON:
+		b = fmt.Appendf(b, "{\"count\":%d}\n", t.lines)
+	case o.Path == "":
+		b = strconv.AppendInt(b, t.lines, 10)
+		b = append(b, '\n')
+	default:
+		for _, g := range t.groups() {
+			switch {
+			case o.JSON && g.miss:
+				b = fmt.Appendf(b, "{\"missing\":true,\"count\":%d}\n", g.count)
+			case o.JSON:
+				b = fmt.Appendf(b, "{\"value\":%s,\"count\":%d}\n", g.json, g.count)
+			default:
+				b = fmt.Appendf(b, "%d\t%s\n", g.count, tsvEscape(nil, g.text))
+			}
+		}
+	}
+	_, err := st.Out.Write(b)
+	return err
+}

@@ -1,0 +1,181 @@
+// Package ndjsontool is the ndjson program: get, where, make, check, fmt
+// and count over streams of newline-delimited JSON.
+//
+// Every streaming verb reads its input with lib/ndjson's framing, in
+// chunks spread over the machine's cores, and writes each chunk's output
+// with one write in input order — so output is as prompt as the input on a
+// pipe, and nothing is held beyond a few chunks whatever the stream's size.
+// A malformed line is never printed, counted or matched as if it were
+// valid: it is skipped, counted, and reported once at the end.
+package ndjsontool
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjson"
+)
+
+// Stream is what every streaming verb reads from and writes to.
+type Stream struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer // where the end-of-stream report goes
+	MaxLine int       // line cap in bytes; 0 means ndjson.DefaultMaxLine
+	Strict  bool      // a skipped line makes the verb fail (exit 1)
+	Workers int       // 0 means one per core
+}
+
+// skips counts the lines a verb could not use.
+type skips struct {
+	malformed      int64
+	firstMalformed int64 // line number
+	long           int64
+	firstLong      int64
+	firstLongSize  int64
+}
+
+func (s *skips) addMalformed(line int64) {
+	if s.malformed == 0 {
+		s.firstMalformed = line
+	}
+	s.malformed++
+}
+
+func (s *skips) addLong(line, size int64) {
+	if s.long == 0 {
+		s.firstLong, s.firstLongSize = line, size
+	}
+	s.long++
+}
+
+// report prints the end-of-stream summary of skipped lines and, under
+// --strict, turns any into a failure.
+func (s *skips) report(st *Stream) error {
+	if s.malformed == 0 && s.long == 0 {
+		return nil
+	}
+	var msgs []string
+	if s.malformed > 0 {
+		msgs = append(msgs, fmt.Sprintf("skipped %d malformed %s (first at line %d)", s.malformed, plural(s.malformed, "line"), s.firstMalformed))
+	}
+	if s.long > 0 {
+		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at line %d, %d bytes)",
+			s.long, plural(s.long, "line"), cli.Size(st.maxLine()), s.firstLong, s.firstLongSize))
+	}
+	if st.Strict {
+		for i, m := range msgs {
+			if i == len(msgs)-1 {
+				return cli.WithHint(cli.Failf("%s", m), "run 'ndjson check' to list every bad line")
+			}
+			fmt.Fprintf(st.Err, "ndjson: error: %s\n", m)
+		}
+	}
+	for _, m := range msgs {
+		fmt.Fprintf(st.Err, "ndjson: %s\n", m)
+	}
+	return nil
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func (st *Stream) maxLine() int {
+	if st.MaxLine <= 0 {
+		return ndjson.DefaultMaxLine
+	}
+	return st.MaxLine
+}
+
+// chunkOut is one chunk's result for the line-by-line verbs: its output,
+// how many lines it held and which of them were malformed.
+type chunkOut struct {
+	out       []byte
+	lines     int64
+	malformed int64
+	firstBad  int64 // index within the chunk, from 1
+	skipped   *ndjson.Skipped
+}
+
+// lineFunc handles one non-blank line and appends its output to out. It
+// returns false when the line was malformed.
+type lineFunc func(out, line []byte) ([]byte, bool)
+
+// eachLine runs fn over every non-blank line of the stream and writes the
+// output in order; it returns what was skipped.
+func (st *Stream) eachLine(ctx context.Context, fn lineFunc) (*skips, error) {
+	c := ndjson.NewChunker(st.In, st.MaxLine)
+	pool := make(chan []byte, 16)
+	var sk skips
+	var line int64
+	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkOut {
+		var r chunkOut
+		select {
+		case r.out = <-pool:
+		default:
+		}
+		for rest := ch.Data; len(rest) > 0; {
+			var l []byte
+			l, rest = ndjson.Cut(rest)
+			r.lines++
+			if blank(l) {
+				continue
+			}
+			var ok bool
+			if r.out, ok = fn(r.out, l); !ok {
+				if r.malformed == 0 {
+					r.firstBad = r.lines
+				}
+				r.malformed++
+			}
+		}
+		r.skipped = ch.Skipped
+		return r
+	}, func(ch *ndjson.Chunk, r chunkOut) error {
+		c.Release(ch)
+		if r.malformed > 0 {
+			if sk.malformed == 0 {
+				sk.firstMalformed = line + r.firstBad
+			}
+			sk.malformed += r.malformed
+		}
+		line += r.lines
+		if r.skipped != nil {
+			line++
+			sk.addLong(line, r.skipped.Size)
+		}
+		if len(r.out) > 0 {
+			if _, err := st.Out.Write(r.out); err != nil {
+				return err
+			}
+		}
+		if cap(r.out) <= 4<<20 {
+			select {
+			case pool <- r.out[:0]:
+			default:
+			}
+		}
+		return nil
+	})
+	return &sk, err
+}
+
+// blank reports whether line holds only JSON whitespace.
+func blank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// str views b as a string without copying; the string must not outlive b.
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

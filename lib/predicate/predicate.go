@@ -1,0 +1,357 @@
+// Package predicate is the expression language of "ndjson where": one
+// predicate per argument, each a gjson path, an operator and a value.
+//
+//	PATH==VALUE  PATH!=VALUE  PATH<VALUE  PATH<=VALUE  PATH>VALUE  PATH>=VALUE
+//	PATH~REGEX   PATH (present, not null, not false)   !PATH (the opposite)
+//
+// VALUE is JSON where it parses as JSON (3, true, null, "3", {"a":1}) and a
+// string otherwise (run_done). Numbers compare as numbers (1.10 == 1.1),
+// strings by their decoded text, byte by byte for ordering; values of
+// different types are never equal and never ordered. A missing path reads
+// as null for == and !=, as jq does, and matches no ordering or regex.
+//
+// The operator is the first one outside brackets, parentheses, braces and
+// quotes, so gjson queries such as friends.#(age>40).name work as paths; a
+// backslash escapes an operator character in a path.
+package predicate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Op is a predicate's operator.
+type Op uint8
+
+const (
+	Truthy Op = iota // PATH
+	Falsy            // !PATH
+	Eq               // ==
+	Ne               // !=
+	Lt               // <
+	Le               // <=
+	Gt               // >
+	Ge               // >=
+	Match            // ~
+)
+
+// String is the operator as written.
+func (op Op) String() string {
+	switch op {
+	case Falsy:
+		return "!"
+	case Eq:
+		return "=="
+	case Ne:
+		return "!="
+	case Lt:
+		return "<"
+	case Le:
+		return "<="
+	case Gt:
+		return ">"
+	case Ge:
+		return ">="
+	case Match:
+		return "~"
+	}
+	return ""
+}
+
+// Pred is one parsed predicate.
+type Pred struct {
+	Path string
+	Op   Op
+	// Value is the literal as given.
+	Value string
+	lit   literal
+	re    *regexp.Regexp
+}
+
+// literal is a parsed VALUE.
+type literal struct {
+	typ gjson.Type
+	str string  // for strings: the decoded text
+	num float64 // for numbers
+	raw string  // the JSON text (numbers: for exact comparison of big ones)
+	any any     // for objects and arrays: the decoded value
+}
+
+// Parse reads one predicate.
+func Parse(expr string) (*Pred, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, errors.New("empty predicate")
+	}
+	at, op, width := findOp(expr)
+	if at < 0 {
+		p := &Pred{Path: strings.TrimSpace(expr), Op: Truthy}
+		if strings.HasPrefix(p.Path, "!") {
+			p.Op, p.Path = Falsy, strings.TrimSpace(p.Path[1:])
+		}
+		if p.Path == "" {
+			return nil, fmt.Errorf("predicate %q has no path", expr)
+		}
+		return p, nil
+	}
+	if op == 255 {
+		return nil, fmt.Errorf("predicate %q: '=' is not an operator; use '==' to compare", expr)
+	}
+	p := &Pred{Path: strings.TrimRight(expr[:at], " \t"), Op: op, Value: strings.TrimLeft(expr[at+width:], " \t")}
+	if p.Path == "" {
+		return nil, fmt.Errorf("predicate %q has no path before %q", expr, op.String())
+	}
+	if op == Match {
+		re, err := regexp.Compile(p.Value)
+		if err != nil {
+			return nil, fmt.Errorf("predicate %q: bad regular expression: %v", expr, err)
+		}
+		p.re = re
+		return p, nil
+	}
+	p.lit = parseLiteral(p.Value)
+	return p, nil
+}
+
+// findOp returns the index, operator and width of the first operator in
+// expr outside brackets and quotes; op 255 is a lone '='. at is -1 when
+// there is none.
+func findOp(expr string) (at int, op Op, width int) {
+	depth := 0
+	quoted := false
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		if c == '\\' {
+			i++
+			continue
+		}
+		if quoted {
+			if c == '"' {
+				quoted = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			if depth > 0 {
+				quoted = true
+			}
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+		if depth > 0 {
+			continue
+		}
+		next := byte(0)
+		if i+1 < len(expr) {
+			next = expr[i+1]
+		}
+		switch {
+		case c == '=' && next == '=':
+			return i, Eq, 2
+		case c == '!' && next == '=':
+			return i, Ne, 2
+		case c == '<' && next == '=':
+			return i, Le, 2
+		case c == '>' && next == '=':
+			return i, Ge, 2
+		case c == '<':
+			return i, Lt, 1
+		case c == '>':
+			return i, Gt, 1
+		case c == '~':
+			return i, Match, 1
+		case c == '=':
+			return i, 255, 1
+		}
+	}
+	return -1, 0, 0
+}
+
+func parseLiteral(v string) literal {
+	if !json.Valid([]byte(v)) {
+		return literal{typ: gjson.String, str: v, raw: strconv.Quote(v)}
+	}
+	r := gjson.Parse(v)
+	l := literal{typ: r.Type, raw: strings.TrimSpace(v)}
+	switch r.Type {
+	case gjson.String:
+		l.str = r.Str
+	case gjson.Number:
+		l.num = r.Num
+	case gjson.JSON:
+		_ = json.Unmarshal([]byte(v), &l.any)
+	}
+	return l
+}
+
+// String gives the predicate back in the syntax Parse reads.
+func (p *Pred) String() string {
+	switch p.Op {
+	case Truthy:
+		return p.Path
+	case Falsy:
+		return "!" + p.Path
+	}
+	return p.Path + p.Op.String() + p.Value
+}
+
+// Match reports whether line, a JSON value, satisfies the predicate. line
+// is not validated here: callers validate what they output.
+func (p *Pred) Match(line []byte) bool {
+	r := gjson.Get(unsafe.String(unsafe.SliceData(line), len(line)), p.Path)
+	switch p.Op {
+	case Truthy:
+		return truthy(r)
+	case Falsy:
+		return !truthy(r)
+	case Eq:
+		return p.equal(r)
+	case Ne:
+		return !p.equal(r)
+	case Match:
+		if !r.Exists() {
+			return false
+		}
+		if r.Type == gjson.String {
+			return p.re.MatchString(r.Str)
+		}
+		return p.re.MatchString(r.Raw)
+	}
+	c, ok := p.compare(r)
+	if !ok {
+		return false
+	}
+	switch p.Op {
+	case Lt:
+		return c < 0
+	case Le:
+		return c <= 0
+	case Gt:
+		return c > 0
+	case Ge:
+		return c >= 0
+	}
+	return false
+}
+
+func truthy(r gjson.Result) bool {
+	return r.Exists() && r.Type != gjson.Null && r.Type != gjson.False
+}
+
+func (p *Pred) equal(r gjson.Result) bool {
+	typ := r.Type
+	if !r.Exists() {
+		typ = gjson.Null
+	}
+	if typ != p.lit.typ {
+		return false
+	}
+	switch typ {
+	case gjson.String:
+		if strings.IndexByte(r.Raw, '\\') < 0 && len(r.Raw) >= 2 {
+			return r.Raw[1:len(r.Raw)-1] == p.lit.str
+		}
+		return r.Str == p.lit.str
+	case gjson.Number:
+		return compareNumbers(r.Raw, r.Num, p.lit.raw, p.lit.num) == 0
+	case gjson.JSON:
+		var v any
+		if json.Unmarshal([]byte(r.Raw), &v) != nil {
+			return false
+		}
+		return reflect.DeepEqual(v, p.lit.any)
+	}
+	return true // null, true, false: the type is the value
+}
+
+// compare orders r against the literal: numbers with numbers, strings with
+// strings.
+func (p *Pred) compare(r gjson.Result) (int, bool) {
+	switch {
+	case r.Type == gjson.Number && p.lit.typ == gjson.Number:
+		return compareNumbers(r.Raw, r.Num, p.lit.raw, p.lit.num), true
+	case r.Type == gjson.String && p.lit.typ == gjson.String:
+		return strings.Compare(r.Str, p.lit.str), true
+	}
+	return 0, false
+}
+
+// compareNumbers compares two JSON numbers. float64 decides unless either
+// has more significant digits than a float64 holds exactly, when the
+// decimal texts are compared exactly.
+func compareNumbers(aRaw string, a float64, bRaw string, b float64) int {
+	if significant(aRaw) > 15 || significant(bRaw) > 15 {
+		x, _, errX := big.ParseFloat(aRaw, 10, 512, big.ToNearestEven)
+		y, _, errY := big.ParseFloat(bRaw, 10, 512, big.ToNearestEven)
+		if errX == nil && errY == nil {
+			return x.Cmp(y)
+		}
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// significant counts the mantissa digits of a JSON number, leading zeros
+// aside.
+func significant(raw string) int {
+	n, lead := 0, true
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c < '0' || c > '9' || (lead && c == '0') {
+			continue
+		}
+		lead = false
+		n++
+	}
+	return n
+}
+
+// Set is the predicates of one where: all must hold, or with Any, one.
+type Set struct {
+	Preds []*Pred
+	Any   bool
+}
+
+// ParseSet parses every expression.
+func ParseSet(exprs []string, anyOf bool) (*Set, error) {
+	s := &Set{Any: anyOf}
+	for _, e := range exprs {
+		p, err := Parse(e)
+		if err != nil {
+			return nil, err
+		}
+		s.Preds = append(s.Preds, p)
+	}
+	return s, nil
+}
+
+// Match reports whether line satisfies the set.
+func (s *Set) Match(line []byte) bool {
+	for _, p := range s.Preds {
+		if p.Match(line) == s.Any {
+			return s.Any
+		}
+	}
+	return !s.Any || len(s.Preds) == 0
+}
