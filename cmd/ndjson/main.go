@@ -134,4 +134,3 @@ func (c *countCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	return ndjsontool.Count(ctx, st, ndjsontool.CountOptions{Path: c.Path, JSON: c.JSON})
 }
-

@@ -253,7 +253,6 @@ func printSummary(st *Stream, o CheckOptions, s *CheckSummary) error {
 	return err
 }
 
-
 // joinCounts prints a map as "a 3, b 1", largest first.
 func joinCounts(m map[string]int64) string {
 	keys := make([]string, 0, len(m))
