@@ -12,11 +12,18 @@ type completionFlag string
 // BeforeReset prints the completion script for the named shell and ends the
 // program with status 0. The scripts call the binary back with COMP_LINE set,
 // which Main answers from the kong grammar, so they never go stale.
-func (c completionFlag) BeforeReset(app *kong.Kong) error {
-	if c == "" {
-		return nil
+func (completionFlag) BeforeReset(app *kong.Kong, kctx *kong.Context) error {
+	// Hooks run before values are applied, and before a missing command
+	// is an error; the traced value is already there.
+	shell := ""
+	for _, f := range kctx.Flags() {
+		if f.Name == "completion" {
+			if v, ok := kctx.FlagValue(f).(completionFlag); ok {
+				shell = string(v)
+			}
+		}
 	}
-	if err := CompletionScript(app.Stdout, app.Model.Name, string(c)); err != nil {
+	if err := CompletionScript(app.Stdout, app.Model.Name, shell); err != nil {
 		return err
 	}
 	app.Exit(ExitOK)

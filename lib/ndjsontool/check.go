@@ -177,7 +177,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int) *checkChunk {
 	if ch.Skipped != nil {
 		r.total++
 		r.problems = append(r.problems, problem{r.total, probTooLong,
-			fmt.Sprintf("%d bytes, over the %s line cap; skipped unread", ch.Skipped.Size, cli.Size(maxLine))})
+			fmt.Sprintf("%d bytes, over the %s line cap; skipped unread", ch.Skipped.Size, capText(maxLine))})
 		r.endsInNewline = true
 	}
 	return r

@@ -64,7 +64,7 @@ func (s *skips) report(st *Stream) error {
 	}
 	if s.long > 0 {
 		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at line %d, %d bytes)",
-			s.long, plural(s.long, "line"), cli.Size(st.maxLine()), s.firstLong, s.firstLongSize))
+			s.long, plural(s.long, "line"), capText(st.maxLine()), s.firstLong, s.firstLongSize))
 	}
 	if st.Strict {
 		for i, m := range msgs {
@@ -78,6 +78,15 @@ func (s *skips) report(st *Stream) error {
 		fmt.Fprintf(st.Err, "ndjson: %s\n", m)
 	}
 	return nil
+}
+
+// capText names a line cap: "64MiB", or "100-byte".
+func capText(n int) string {
+	t := cli.Size(n).String()
+	if t == fmt.Sprint(n) {
+		return t + "-byte"
+	}
+	return t
 }
 
 func plural(n int64, word string) string {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# make bench: ndjson against jq, with grep -F as the floor, on one corpus in
+# one run. Prints medians, throughput, ratios, peak RSS, and whether each
+# target of the ndjson issue is met. Not a test: the numbers are for people.
+#
+#   BENCH_DIR   where the corpus is kept between runs (default /tmp/agentry-bench)
+#   BENCH_LINES lines in the corpus (default 1000000, about 270 MB)
+#   RUNS        runs per measurement for ndjson and grep (default 5; jq gets 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LC_ALL=C
+BENCH_DIR=${BENCH_DIR:-/tmp/agentry-bench}
+BENCH_LINES=${BENCH_LINES:-1000000}
+RUNS=${RUNS:-5}
+JQ_RUNS=${JQ_RUNS:-3}
+ND="$PWD/bin/ndjson"
+mkdir -p "$BENCH_DIR"
+
+install_pkg() { # command package
+  command -v "$1" >/dev/null && return
+  echo "bench: installing $2" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$2" >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq "$2" >/dev/null; fi
+}
+install_pkg jq jq
+[ -x /usr/bin/time ] || install_pkg /usr/bin/time time
+
+corpus="$BENCH_DIR/corpus-$BENCH_LINES.ndjson"
+if [ ! -s "$corpus" ] || [ bench/corpus/main.go -nt "$corpus" ]; then
+  echo "bench: generating $corpus" >&2
+  go run ./bench/corpus -lines "$BENCH_LINES" > "$corpus.tmp" && mv "$corpus.tmp" "$corpus"
+fi
+bytes=$(stat -c %s "$corpus")
+nonascii=$(LC_ALL=C tr -d '\000-\177' < "$corpus" | wc -c)
+cat "$corpus" > /dev/null # warm the page cache
+
+out="$BENCH_DIR/out"
+# measure N CMD: runs CMD (a shell string, stdin from the corpus, stdout to
+# a file: never /dev/null, which grep notices and stops early for) N times;
+# prints "median_seconds max_rss_kb".
+measure() {
+  local n=$1 cmd=$2 times=() rss=0 t0 t1 r
+  for ((i = 0; i < n; i++)); do
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f %M -o "$BENCH_DIR/rss" bash -c "$cmd" < "$corpus" > "$out" || true
+    t1=$EPOCHREALTIME
+    times+=("$(echo "$t1 - $t0" | bc -l)")
+    r=$(tail -1 "$BENCH_DIR/rss")
+    ((r > rss)) && rss=$r
+  done
+  printf '%s\n' "${times[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.4f %d\n", a[int((NR+1)/2)], rss}'
+}
+command -v bc >/dev/null || install_pkg bc bc
+
+printf 'corpus: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores; %s\n' \
+  "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$(jq --version)"
+printf 'medians of %d runs (jq: %d)\n\n' "$RUNS" "$JQ_RUNS"
+printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
+
+fails=0
+# row OP NDJSON_CMD JQ_CMD GREP_CMD MIN_X_JQ MAX_X_GREP
+row() {
+  local op=$1 ndc=$2 jqc=$3 grepc=$4 minjq=$5 maxgrep=$6
+  read -r nd ndrss < <(measure "$RUNS" "$ndc")
+  local ndlines; ndlines=$(wc -l < "$out")
+  read -r jqt jqrss < <(measure "$JQ_RUNS" "$jqc")
+  local jqlines; jqlines=$(wc -l < "$out")
+  local gt=""
+  if [ -n "$grepc" ]; then read -r gt _ < <(measure "$RUNS" "$grepc"); fi
+  local mbs xjq xgrep=""
+  mbs=$(echo "$bytes / $nd / 1000000" | bc -l)
+  xjq=$(echo "$jqt / $nd" | bc -l)
+  printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "$op" ndjson "$nd" "$mbs" "$xjq" \
+    "$([ -n "$gt" ] && printf '%.2f' "$(echo "$nd / $gt" | bc -l)" || echo -)" "$(echo "$ndrss / 1024" | bc -l)"
+  printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" jq "$jqt" "$(echo "$bytes / $jqt / 1000000" | bc -l)" 1.0 - "$(echo "$jqrss / 1024" | bc -l)"
+  [ -n "$gt" ] && printf '%-22s %-7s %9.3f %10.0f %9s %9s %8s\n' "" grep-F "$gt" "$(echo "$bytes / $gt / 1000000" | bc -l)" - 1.00 -
+  local verdict="met"
+  if (($(echo "$xjq < $minjq" | bc -l))); then verdict="MISSED"; fi
+  if [ -n "$gt" ] && [ -n "$maxgrep" ] && (($(echo "$nd / $gt > $maxgrep" | bc -l))); then verdict="MISSED"; fi
+  if ((ndrss > 32 * 1024)); then verdict="MISSED"; fi
+  [ "$verdict" = met ] || fails=$((fails + 1))
+  local lines_note=""
+  [ "$ndlines" = "$jqlines" ] || lines_note=" (ndjson printed $ndlines lines, jq $jqlines)"
+  printf '%-22s target: >= %sx jq%s, <= 32 MB RSS: %s%s\n\n' "" "$minjq" \
+    "$([ -n "$maxgrep" ] && echo ", <= ${maxgrep}x grep -F")" "$verdict" "$lines_note"
+}
+
+row "where type==run_done" "$ND where type==run_done" \
+  "jq -c 'select(.type==\"run_done\")'" "grep -F '\"type\":\"run_done\"'" 20 1.5
+row "count type" "$ND count type" \
+  "jq -n -r 'reduce inputs as \$l ({}; .[\$l.type|tostring] += 1) | to_entries[] | \"\\(.value)\\t\\(.key)\"'" \
+  "grep -cF '\"type\":\"run_done\"'" 20 1.5
+row "get -r event.text" "$ND get -r event.text" "jq -r .event.text" "" 5 ""
+row "check" "$ND check" "jq empty" "" 5 ""
+
+if ((fails > 0)); then echo "bench: $fails target(s) missed"; else echo "bench: every target met"; fi

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make demo: the suite end to end, on the binaries in ./bin.
+# Each binary that lands adds its part here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/bin:$PATH"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+show() { printf '$ %s\n' "$*"; bash -c "$*"; }
+
+say "ndjson make: build agent-host traffic from the shell"
+{
+  ndjson make type=hello id=h1 protocol:=1 daemon=demo
+  for run in 1 2 3; do
+    ndjson make type=event runId=r$run seq:=1 event.type=run_started
+    for word in "Reading" " main.go" " — naïve café" " and fixing" ' the "quoted" bug'; do
+      ndjson make type=event runId=r$run seq:=2 event.type=text_delta event.text="$word"
+    done
+    ndjson make type=event runId=r$run seq:=3 event.type=usage event.usage.inputTokens:=$((run * 1200)) event.usage.outputTokens:=$((run * 80))
+    ndjson make type=run_done id=t$run runId=r$run stopReason=completed events:=3
+  done
+  echo '{"type":"event","runId":"r9","event":{"type":"text_delta","text":"torn'
+  printf '{"type":"log","level":"warn","msg":"invalid \xff byte"}\n'
+  ndjson make type=metric name=run.duration_ms value:=5230.5
+} > "$work/traffic.ndjson"
+show "wc -l < $work/traffic.ndjson"
+
+say "ndjson check: every line validated; two bad ones reported by line number"
+show "ndjson check --protocol agent-host < $work/traffic.ndjson || echo \"(exit \$?)\""
+
+say "ndjson where + get: the text of run r2, as it streamed"
+show "ndjson where runId==r2 event.type==text_delta < $work/traffic.ndjson | ndjson get -r event.text | tr -d '\n'; echo"
+
+say "ndjson count: messages by type (the bad lines are skipped and counted, never miscounted)"
+show "ndjson count type < $work/traffic.ndjson"
+
+say "ndjson where: numbers compare as numbers"
+show "ndjson where 'event.usage.inputTokens>=2400' < $work/traffic.ndjson | ndjson get runId event.usage"
+
+say "ndjson fmt: one message, pretty"
+show "ndjson where type==metric < $work/traffic.ndjson | ndjson fmt"

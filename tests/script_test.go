@@ -1,0 +1,162 @@
+// Package tests runs the testscript scripts in scripts/ against the built
+// binaries: those in $AGENTRY_BIN when set (make test sets it to ./bin),
+// else binaries built here, once, for this run.
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// binDir is where the binaries under test are; set once by TestMain.
+var binDir string
+
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
+	dir, cleanup, err := binaries()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		return 2
+	}
+	defer cleanup()
+	binDir = dir
+	return b.m.Run()
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(buildFirst{m}, map[string]func(){
+		"feeder": feeder,
+	})
+}
+
+// binaries returns the directory of the binaries to test.
+func binaries() (string, func(), error) {
+	if d := os.Getenv("AGENTRY_BIN"); d != "" {
+		abs, err := filepath.Abs(d)
+		return abs, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "agentry-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "../cmd/...")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building the binaries: %v", err)
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, params("scripts"))
+}
+
+func params(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("NO_COLOR", "")
+			env.Setenv("HOME", env.WorkDir)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitcode,
+			"waitfile": cmdWaitfile,
+		},
+	}
+}
+
+// exitcode N PROG ARGS... runs PROG like exec and requires exit status N.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad status %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// waitfile FILE REGEXP [TIMEOUT] waits until FILE exists and matches REGEXP,
+// failing after TIMEOUT (default 10s).
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: waitfile FILE REGEXP [TIMEOUT]")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	timeout := 10 * time.Second
+	if len(args) == 3 {
+		timeout, err = time.ParseDuration(args[2])
+		ts.Check(err)
+	}
+	if !waitFor(ts.MkAbs(args[0]), re, timeout) {
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		ts.Fatalf("%s did not match %q within %v; it holds:\n%s", args[0], args[1], timeout, b)
+	}
+}
+
+// waitFor polls a file until it matches re or the deadline passes.
+func waitFor(path string, re *regexp.Regexp, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// feeder OUTFILE writes its stdin to its stdout one line at a time, and
+// before each next line waits until OUTFILE holds the text after "=>" of
+// the previous one (lines are "INPUT=>EXPECTED", EXPECTED may be empty).
+// A filter that buffers its output makes it time out: this is how the
+// scripts prove that output comes line by line without any sleep.
+func feeder() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: feeder OUTFILE < lines")
+		os.Exit(2)
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		in, want, _ := strings.Cut(sc.Text(), "=>")
+		fmt.Println(in)
+		if want == "" {
+			continue
+		}
+		if !waitFor(os.Args[1], regexp.MustCompile(regexp.QuoteMeta(want)), 10*time.Second) {
+			fmt.Fprintf(os.Stderr, "feeder: %q did not reach %s while its input stayed open\n", want, os.Args[1])
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A signal ends ndjson with 128+N, after the lines it had already passed on;
+// the read it was blocked in does not hold it up.
+func TestNdjsonSignalExit(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(binDir, "ndjson"), "where", "a==1")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				// The line coming out proves the program is running and
+				// its handlers are installed.
+				if _, err := stdin.Write([]byte("{\"a\":1}\n{\"a\":2}\n")); err != nil {
+					done <- err
+					return
+				}
+				line, err := bufio.NewReader(stdout).ReadString('\n')
+				if err == nil && line != "{\"a\":1}\n" {
+					t.Errorf("got %q", line)
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("no output within 10s")
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case <-waited:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-waited
+				t.Fatal("ndjson did not end within 10s of the signal")
+			}
+			if got, want := cmd.ProcessState.ExitCode(), 128+int(sig); got != want {
+				t.Errorf("exit %d, want %d; stderr %q", got, want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "ndjson: error: interrupted by "+map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]) {
+				t.Errorf("stderr %q", stderr.String())
+			}
+		})
+	}
+}
