@@ -29,7 +29,7 @@ const DefaultMaxLine = 64 << 20
 
 // defaultChunkSize is the size of one read, and so of a chunk when input
 // arrives faster than it is consumed.
-const defaultChunkSize = 1 << 20
+const defaultChunkSize = 256 << 10
 
 // Chunk is a run of whole lines from the stream.
 type Chunk struct {

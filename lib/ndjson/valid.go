@@ -34,89 +34,171 @@ func (p Problem) String() string {
 const MaxDepth = 10000
 
 // Check tells whether line is exactly one JSON value in valid UTF-8. It is
-// a single pass with no allocation for nesting up to 64 levels, and skips
-// plain ASCII inside strings eight bytes at a time; gjson.Valid, by
-// contrast, does not look at UTF-8 at all.
+// one pass with no allocation for nesting up to 64 levels. Strings, where
+// the bytes are, are scanned eight bytes at a time until a byte that needs a
+// look; the scanning is inline, because a call per string costs more than
+// most strings take. gjson.Valid, by contrast, does not look at UTF-8.
 func Check(line []byte) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
-	i := skipSpace(line, 0)
-	if i == len(line) {
+	b := line
+	n := len(b)
+	i := skipSpace(b, 0)
+	inKey := false
+	var p Problem
+	var c byte
+	if i == n {
 		return Blank
 	}
-	var p Problem
-	for {
-		// A value starts at i.
-		if i >= len(line) {
+
+value:
+	if i >= n {
+		return BadJSON
+	}
+	switch c = b[i]; c {
+	case '"':
+		i++
+		goto str
+	case '{', '[':
+		if len(stack) == MaxDepth {
 			return BadJSON
 		}
-		switch c := line[i]; c {
-		case '{', '[':
-			if len(stack) == MaxDepth {
-				return BadJSON
-			}
-			i = skipSpace(line, i+1)
-			if i < len(line) && line[i] == c+2 { // '}' is '{'+2, ']' is '['+2
-				i++
-				break
-			}
-			stack = append(stack, c)
-			if c == '{' {
-				if i, p = key(line, i); p != Valid {
-					return p
-				}
-			}
-			continue
-		case '"':
-			if i, p = str(line, i+1); p != Valid {
-				return p
-			}
-		case 't':
-			if i, p = literal(line, i, "true"); p != Valid {
-				return p
-			}
-		case 'f':
-			if i, p = literal(line, i, "false"); p != Valid {
-				return p
-			}
-		case 'n':
-			if i, p = literal(line, i, "null"); p != Valid {
-				return p
-			}
-		default:
-			if i, p = number(line, i); p != Valid {
-				return p
-			}
+		i = skipSpace(b, i+1)
+		if i < n && b[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+			i++
+			goto after
 		}
-		// After a value: close containers, or find the next value.
-		for {
-			i = skipSpace(line, i)
-			if len(stack) == 0 {
-				if i == len(line) {
-					return Valid
-				}
-				return BadJSON
+		stack = append(stack, c)
+		if c == '[' {
+			goto value
+		}
+		goto key
+	case 't':
+		if i, p = literal(b, i, "true"); p != Valid {
+			return p
+		}
+	case 'f':
+		if i, p = literal(b, i, "false"); p != Valid {
+			return p
+		}
+	case 'n':
+		if i, p = literal(b, i, "null"); p != Valid {
+			return p
+		}
+	default:
+		if i, p = number(b, i); p != Valid {
+			return p
+		}
+	}
+	goto after
+
+key:
+	if i >= n || b[i] != '"' {
+		return BadJSON
+	}
+	i++
+	inKey = true
+
+str:
+	for {
+		for i+8 <= n {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto look
 			}
-			if i >= len(line) {
-				return BadJSON
-			}
-			top := stack[len(stack)-1]
-			c := line[i]
-			if c == top+2 {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			if c != ',' {
-				return BadJSON
-			}
-			i = skipSpace(line, i+1)
-			if top == '{' {
-				if i, p = key(line, i); p != Valid {
-					return p
-				}
-			}
+			i += 8
+		}
+		if i >= n {
+			return BadJSON
+		}
+	look:
+		if b[i] == '"' {
+			i++
 			break
+		}
+		if i, p = strSpecial(b, i); p != Valid {
+			return p
+		}
+	}
+	if inKey {
+		inKey = false
+		i = skipSpace(b, i)
+		if i >= n || b[i] != ':' {
+			return BadJSON
+		}
+		i = skipSpace(b, i+1)
+		goto value
+	}
+
+after:
+	i = skipSpace(b, i)
+	if len(stack) == 0 {
+		if i == n {
+			return Valid
+		}
+		return BadJSON
+	}
+	if i >= n {
+		return BadJSON
+	}
+	c = b[i]
+	if top := stack[len(stack)-1]; c == top+2 {
+		stack = stack[:len(stack)-1]
+		i++
+		goto after
+	} else if c != ',' {
+		return BadJSON
+	} else if i = skipSpace(b, i+1); top == '{' {
+		goto key
+	}
+	goto value
+}
+
+// strSpecial handles the byte at b[i] inside a string — an escape, a
+// control byte or non-ASCII text; never the closing quote — and returns
+// the index after it.
+func strSpecial(b []byte, i int) (int, Problem) {
+	c := b[i]
+	switch {
+	case c == '\\':
+		if i+1 >= len(b) {
+			return i, BadJSON
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return i + 2, Valid
+		case 'u':
+			if i+6 > len(b) || !hex4(b[i+2:i+6]) {
+				return i, BadJSON
+			}
+			return i + 6, Valid
+		}
+		return i, BadJSON
+	case c < 0x20:
+		return i, BadJSON
+	case c < 0x80:
+		return i + 1, Valid
+	}
+	// Non-ASCII text tends to come in runs: stay here for them, with the
+	// common two- and three-byte forms inline.
+	for {
+		switch {
+		case c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+			i += 2
+		case c >= 0xE1 && c <= 0xEC && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+			i += 3
+		default:
+			n := utf8Seq(b, i)
+			if n == 0 {
+				return i, BadUTF8
+			}
+			i += n
+		}
+		if i >= len(b) {
+			return i, Valid
+		}
+		if c = b[i]; c < 0x80 {
+			return i, Valid
 		}
 	}
 }
@@ -131,22 +213,6 @@ func skipSpace(b []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// key reads `"name" :` and the space after it.
-func key(b []byte, i int) (int, Problem) {
-	if i >= len(b) || b[i] != '"' {
-		return i, BadJSON
-	}
-	i, p := str(b, i+1)
-	if p != Valid {
-		return i, p
-	}
-	i = skipSpace(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return i, BadJSON
-	}
-	return skipSpace(b, i+1), Valid
 }
 
 func literal(b []byte, i int, lit string) (int, Problem) {
@@ -212,70 +278,6 @@ func special(x uint64) uint64 {
 	zq := (q - lsb) &^ q       // high bit where q has a zero byte
 	zb := (bs - lsb) &^ bs     // likewise for bs
 	return (ctl | zq | zb | x) & msb
-}
-
-// str reads the rest of a string whose opening quote is at i-1, and returns
-// the index after its closing quote.
-func str(b []byte, i int) (int, Problem) {
-	for {
-		for i+8 <= len(b) {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i >= len(b) {
-			return i, BadJSON
-		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, Valid
-		case c == '\\':
-			if i+1 >= len(b) {
-				return i, BadJSON
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !hex4(b[i+2:i+6]) {
-					return i, BadJSON
-				}
-				i += 6
-			default:
-				return i, BadJSON
-			}
-		case c < 0x20:
-			return i, BadJSON
-		case c < 0x80:
-			i++
-		default:
-			// Non-ASCII text tends to come in runs: stay here for them,
-			// with the common two- and three-byte forms inline.
-			for {
-				switch {
-				case c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
-					i += 2
-				case c >= 0xE1 && c <= 0xEC && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
-					i += 3
-				default:
-					n := utf8Seq(b, i)
-					if n == 0 {
-						return i, BadUTF8
-					}
-					i += n
-				}
-				if i >= len(b) {
-					break
-				}
-				if c = b[i]; c < 0x80 {
-					break
-				}
-			}
-		}
-	}
 }
 
 func hex4(b []byte) bool {

@@ -2,6 +2,7 @@ package ndjsontool
 
 import (
 	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentry/agentry/lib/ndjson"
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
 )
 
@@ -27,6 +27,7 @@ type tally struct {
 	numRaw  map[float64]string
 	others  map[string]*int64 // true, false, null, objects, arrays: by JSON text
 	missing int64
+	scratch []byte
 
 	total     int64 // every line the chunk held, blank and bad included
 	malformed int64
@@ -42,6 +43,7 @@ func newTally() *tally {
 // line is validated, on every core.
 func Count(ctx context.Context, st *Stream, o CountOptions) error {
 	c := ndjson.NewChunker(st.In, st.MaxLine)
+	fp := parseFastPath(o.Path)
 	all := newTally()
 	var sk skips
 	var line int64
@@ -64,7 +66,7 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 			}
 			t.lines++
 			if o.Path != "" {
-				t.add(gjson.Get(str(l), o.Path))
+				t.add(get(l, o.Path, fp))
 			}
 		}
 		t.skipped = ch.Skipped
@@ -94,23 +96,30 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 	return sk.report(st)
 }
 
-func (t *tally) add(r gjson.Result) {
+func (t *tally) add(v value) {
 	switch {
-	case !r.Exists():
+	case !v.ok:
 		t.missing++
-	case r.Type == gjson.String:
-		bump(t.strs, r.Str)
-	case r.Type == gjson.Number:
-		if _, ok := t.numRaw[r.Num]; !ok {
-			t.numRaw[r.Num] = strings.Clone(r.Raw)
+	case v.isString():
+		text := v.raw[1 : len(v.raw)-1]
+		if bytes.IndexByte(text, '\\') >= 0 {
+			t.scratch = appendUnescaped(t.scratch[:0], str(v.raw))
+			text = t.scratch
 		}
-		t.nums[r.Num]++
+		bump(t.strs, str(text))
+	case v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9':
+		num, _ := strconv.ParseFloat(str(v.raw), 64)
+		if _, ok := t.numRaw[num]; !ok {
+			t.numRaw[num] = string(v.raw)
+		}
+		t.nums[num]++
 	default:
-		raw := r.Raw
-		if r.Type == gjson.JSON {
-			raw = string(pretty.Ugly([]byte(raw)))
+		raw := v.raw
+		if raw[0] == '{' || raw[0] == '[' {
+			t.scratch = append(t.scratch[:0], raw...)
+			raw = pretty.UglyInPlace(t.scratch)
 		}
-		bump(t.others, raw)
+		bump(t.others, str(raw))
 	}
 }
 

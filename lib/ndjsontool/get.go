@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
-	"github.com/tidwall/gjson"
 )
 
 // GetOptions are the options of get.
@@ -39,37 +38,40 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 		}
 	}
 	multi := len(o.Paths) > 1
+	fps := make([]fastPath, len(o.Paths))
+	for i, p := range o.Paths {
+		fps[i] = parseFastPath(p)
+	}
 	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
 		if ndjson.Check(line) != ndjson.Valid {
 			return out, false
 		}
-		s := str(line)
-		var rs [8]gjson.Result
-		res := rs[:0]
-		for _, p := range o.Paths {
-			r := gjson.Get(s, p)
-			if o.SkipMissing && !r.Exists() {
+		var vs [8]value
+		vals := vs[:0]
+		for i, p := range o.Paths {
+			v := get(line, p, fps[i])
+			if o.SkipMissing && !v.ok {
 				return out, true
 			}
-			res = append(res, r)
+			vals = append(vals, v)
 		}
 		switch {
 		case !multi:
-			out = appendValue(out, res[0], o.Raw, missing, false)
+			out = appendValue(out, vals[0], o.Raw, missing, false)
 		case o.Raw:
-			for i, r := range res {
+			for i, v := range vals {
 				if i > 0 {
 					out = append(out, '\t')
 				}
-				out = appendValue(out, r, true, missing, true)
+				out = appendValue(out, v, true, missing, true)
 			}
 		default:
 			out = append(out, '[')
-			for i, r := range res {
+			for i, v := range vals {
 				if i > 0 {
 					out = append(out, ',')
 				}
-				out = appendValue(out, r, false, missing, false)
+				out = appendValue(out, v, false, missing, false)
 			}
 			out = append(out, ']')
 		}
@@ -83,19 +85,31 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 
 // appendValue appends one value: its JSON text, or with raw a string's
 // text; tsv escapes tabs, newlines and backslashes so a row stays a row.
-func appendValue(out []byte, r gjson.Result, raw bool, missing string, tsv bool) []byte {
+func appendValue(out []byte, v value, raw bool, missing string, tsv bool) []byte {
 	switch {
-	case !r.Exists():
+	case !v.ok:
 		return append(out, missing...)
-	case raw && r.Type == gjson.String:
-		if !tsv {
-			return append(out, r.Str...)
+	case raw && v.isString():
+		start := len(out)
+		out = appendUnescaped(out, str(v.raw))
+		if !tsv || !needsTSVEscape(out[start:]) {
+			return out
 		}
-		return tsvEscape(out, r.Str)
+		text := string(out[start:])
+		return tsvEscape(out[:start], text)
 	case tsv:
-		return tsvEscape(out, r.Raw)
+		return tsvEscape(out, str(v.raw))
 	}
-	return append(out, r.Raw...)
+	return append(out, v.raw...)
+}
+
+func needsTSVEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '\t' || c == '\n' || c == '\r' || c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 func tsvEscape(out []byte, s string) []byte {

@@ -1,0 +1,35 @@
+package ndjsontool
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/tidwall/gjson"
+)
+
+// FuzzLookup: on valid JSON, lookup finds what gjson finds.
+func FuzzLookup(f *testing.F) {
+	line := `{"type":"event","seq":3,"event":{"type":"text","text":"a \"b\" \u00e9","n":[1,{"x":2},"3"]},"e\u0078":true, "sp" : [ ] }`
+	for _, p := range []string{"type", "event.text", "event.n.1.x", "event.n.2", "event.n.5", "ex", "sp", "sp.0", "seq.x", "missing"} {
+		f.Add(line, p)
+	}
+	f.Add(`[{"a":1},{"a":2}]`, "1.a")
+	f.Add(`{"a":{"a":{"a":"deep"}},"a":"dup"}`, "a.a.a")
+	f.Fuzz(func(t *testing.T, line, path string) {
+		fp := parseFastPath(path)
+		if fp == nil || ndjson.Check([]byte(line)) != ndjson.Valid {
+			return
+		}
+		// gjson answers nonsense on a root that is not a container
+		// (a path into the string "[0" finds 0"); lines are objects.
+		if t := strings.TrimLeft(line, " \t\r\n"); t[0] != '{' && t[0] != '[' {
+			return
+		}
+		raw, ok := lookup([]byte(line), fp)
+		r := gjson.Get(line, path)
+		if ok != r.Exists() || (ok && string(raw) != r.Raw) {
+			t.Fatalf("lookup(%q, %q) = %q, %v; gjson says %q, %v", line, path, raw, ok, r.Raw, r.Exists())
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package ndjsontool
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// appendUnescaped appends the text of raw, a JSON string literal with its
+// quotes, that has been validated. It allocates nothing, unlike gjson's
+// Result.Str for strings with escapes. A lone surrogate becomes U+FFFD, as
+// in encoding/json.
+func appendUnescaped(out []byte, raw string) []byte {
+	if len(raw) < 2 {
+		return out
+	}
+	s := raw[1 : len(raw)-1]
+	for {
+		i := 0
+		for i < len(s) && s[i] != '\\' {
+			i++
+		}
+		out = append(out, s[:i]...)
+		if i >= len(s)-1 {
+			return out
+		}
+		c := s[i+1]
+		s = s[i+2:]
+		switch c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hexRune(s)
+			s = s[min(4, len(s)):]
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+					r2 = hexRune(s[2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					s = s[6:]
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+	}
+}
+
+func hexRune(s string) rune {
+	if len(s) < 4 {
+		return utf8.RuneError
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return utf8.RuneError
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
