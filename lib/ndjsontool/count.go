@@ -1,8 +1,8 @@
 package ndjsontool
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"

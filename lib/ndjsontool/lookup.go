@@ -159,7 +159,7 @@ func stringEnd(b []byte, i int) (int, bool) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ '"'*lsb
 			bs := x ^ '\\'*lsb
-			if m := ((q - lsb) &^ q | (bs - lsb) &^ bs) & msb; m != 0 {
+			if m := ((q-lsb)&^q | (bs-lsb)&^bs) & msb; m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
