@@ -1,0 +1,190 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Parse reads one line into a message. It never panics and never fails: a
+// line that is not a v1 message comes back as an *Unknown with a reason,
+// and a known type with missing or ill-typed fields as a *BadMessage.
+// Fields a type does not define are kept in its Extra.
+func Parse(line []byte) Msg {
+	typ, reason := Classify(line)
+	if reason != "" {
+		u := &Unknown{Reason: reason, Type: typ, Raw: append([]byte(nil), line...)}
+		if reason == ReasonUnknownType {
+			if id := gjson.GetBytes(line, "id"); id.Type == gjson.String {
+				u.ID = id.Str
+			}
+		}
+		return u
+	}
+	m := newMsg(typ)
+	if err := json.Unmarshal(line, m); err != nil {
+		return bad(typ, line, err.Error())
+	}
+	if err := required(m); err != "" {
+		return bad(typ, line, err)
+	}
+	setExtra(m, line)
+	return m
+}
+
+func bad(typ string, line []byte, why string) *BadMessage {
+	b := &BadMessage{Type: typ, Err: strings.TrimPrefix(why, "json: "), Raw: append([]byte(nil), line...)}
+	if id := gjson.GetBytes(line, "id"); id.Type == gjson.String {
+		b.ID = id.Str
+	}
+	return b
+}
+
+// required checks the fields a request cannot do without.
+func required(m Msg) string {
+	v := reflect.ValueOf(m).Elem()
+	if f := v.FieldByName("ID"); f.IsValid() && f.String() == "" {
+		if _, isEvent := m.(*Event); !isEvent {
+			return "missing id"
+		}
+	}
+	switch m := m.(type) {
+	case *RunTurn:
+		switch {
+		case m.RunID == "":
+			return "missing runId"
+		case m.Params.ChatID == "":
+			return "missing params.chatId"
+		}
+	case *OneShot:
+		if m.RunID == "" {
+			return "missing runId"
+		}
+	case *Interrupt:
+		if m.ChatID == "" && m.RunID == "" {
+			return "missing chatId"
+		}
+	case *WarmSession:
+		if m.ChatID == "" {
+			return "missing chatId"
+		}
+	case *SetMCPServers:
+		if m.ChatID == "" {
+			return "missing chatId"
+		}
+	case *RefreshTools:
+		if m.ChatID == "" {
+			return "missing chatId"
+		}
+	case *SessionInfoReq:
+		if m.ChatID == "" {
+			return "missing chatId"
+		}
+	case *ResetSession:
+		if m.ChatID == "" {
+			return "missing chatId"
+		}
+	case *Hello:
+		if m.Protocol == 0 {
+			return "missing protocol"
+		}
+	}
+	return ""
+}
+
+// known returns the JSON names of a message struct's fields.
+func known(t reflect.Type) map[string]bool {
+	names := map[string]bool{"type": true}
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// setExtra keeps the fields of line that m's type does not define.
+func setExtra(m Msg, line []byte) {
+	v := reflect.ValueOf(m).Elem()
+	f := v.FieldByName("Extra")
+	if !f.IsValid() {
+		return
+	}
+	names := known(v.Type())
+	var extra Extra
+	gjson.ParseBytes(line).ForEach(func(k, val gjson.Result) bool {
+		if !names[k.Str] {
+			if extra == nil {
+				extra = Extra{}
+			}
+			extra[k.Str] = json.RawMessage(val.Raw)
+		}
+		return true
+	})
+	if extra != nil {
+		f.Set(reflect.ValueOf(extra))
+	}
+}
+
+// Encode writes a message as one line of JSON, without the newline: its
+// "type", its fields, then any Extra fields in key order. An *Unknown or
+// *BadMessage is written back as the line it was.
+func Encode(m Msg) ([]byte, error) {
+	switch m := m.(type) {
+	case *Unknown:
+		return m.Raw, nil
+	case *BadMessage:
+		return m.Raw, nil
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(len(body) + 24)
+	b.WriteString(`{"type":"`)
+	b.WriteString(m.MsgType())
+	b.WriteByte('"')
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1 : len(body)-1])
+	}
+	if f := reflect.ValueOf(m).Elem().FieldByName("Extra"); f.IsValid() && f.Len() > 0 {
+		extra := f.Interface().(Extra)
+		keys := make([]string, 0, len(extra))
+		for k := range extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kb, _ := json.Marshal(k)
+			b.WriteByte(',')
+			b.Write(kb)
+			b.WriteByte(':')
+			b.Write(extra[k])
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// RequestID returns the id of a request, or of an unknown or bad line that
+// carried one; "" otherwise.
+func RequestID(m Msg) string {
+	switch m := m.(type) {
+	case *Unknown:
+		return m.ID
+	case *BadMessage:
+		return m.ID
+	}
+	if f := reflect.ValueOf(m).Elem().FieldByName("ID"); f.IsValid() {
+		return f.String()
+	}
+	return ""
+}

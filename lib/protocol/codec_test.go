@@ -1,0 +1,136 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func fixture(t testing.TB) []json.RawMessage {
+	b, err := os.ReadFile("testdata/agent-host_v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// TestFixtureReplay parses and re-serialises every sample, and holds the
+// fixture to exactly the protocol's type list: a type cannot be added
+// without a sample.
+func TestFixtureReplay(t *testing.T) {
+	seen := map[string]bool{}
+	for _, raw := range fixture(t) {
+		var line bytes.Buffer
+		json.Compact(&line, raw)
+		m := Parse(line.Bytes())
+		switch m.(type) {
+		case *Unknown, *BadMessage:
+			t.Errorf("fixture line does not parse: %+v", m)
+			continue
+		}
+		seen[m.MsgType()] = true
+		out, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameJSON(out, line.Bytes()) {
+			t.Errorf("round trip changed the message:\n in  %s\n out %s", line.Bytes(), out)
+		}
+		if bytes.IndexByte(out, '\n') >= 0 {
+			t.Errorf("encoded message spans lines: %s", out)
+		}
+	}
+	var got []string
+	for k := range seen {
+		got = append(got, k)
+	}
+	want := Types()
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("fixture types %v\nprotocol types %v", got, want)
+	}
+}
+
+func TestUnknownFieldsSurvive(t *testing.T) {
+	m := Parse([]byte(`{"type":"ping","id":"g2","trace":{"span":"a1b2"},"priority":7}`))
+	p, ok := m.(*Ping)
+	if !ok || p.ID != "g2" || string(p.Extra["trace"]) != `{"span":"a1b2"}` {
+		t.Fatalf("got %#v", m)
+	}
+	out, _ := Encode(p)
+	if string(out) != `{"type":"ping","id":"g2","priority":7,"trace":{"span":"a1b2"}}` {
+		t.Errorf("encoded %s", out)
+	}
+}
+
+func TestParseBadLines(t *testing.T) {
+	cases := []struct {
+		line, reason, id string
+	}{
+		{`{"type":`, ReasonMalformedJSON, ""},
+		{`[1]`, ReasonNotAnObject, ""},
+		{`{"type":"frob","id":"q1"}`, ReasonUnknownType, "q1"},
+		{`{"id":"q2"}`, ReasonUnknownType, "q2"},
+		{"{\"type\":\"ping\",\"id\":\"\xff\"}", ReasonMalformedJSON, ""},
+	}
+	for _, c := range cases {
+		u, ok := Parse([]byte(c.line)).(*Unknown)
+		if !ok || u.Reason != c.reason || u.ID != c.id || string(u.Raw) != c.line {
+			t.Errorf("Parse(%q) = %+v", c.line, u)
+		}
+	}
+	for _, line := range []string{`{"type":"ping"}`, `{"type":"ping","id":5}`, `{"type":"run_turn","id":"t","runId":"r","params":{}}`,
+		`{"type":"run_turn","id":"t","params":{"chatId":"c"}}`, `{"type":"hello","id":"h"}`, `{"type":"interrupt","id":"i"}`} {
+		if b, ok := Parse([]byte(line)).(*BadMessage); !ok || b.Err == "" {
+			t.Errorf("Parse(%s) = %#v, want a BadMessage", line, Parse([]byte(line)))
+		}
+	}
+	if b := Parse([]byte(`{"type":"ping","id":5}`)).(*BadMessage); b.ID != "" {
+		t.Errorf("id %q from a numeric id", b.ID)
+	}
+}
+
+// FuzzParse: the codec is total — nothing panics — and whatever parses as
+// a message encodes to a line that parses to the same message.
+func FuzzParse(f *testing.F) {
+	for _, raw := range fixture(f) {
+		var line bytes.Buffer
+		json.Compact(&line, raw)
+		f.Add(line.Bytes())
+	}
+	f.Add([]byte(`{"type":"run_turn","id":"t","runId":"r","params":{"chatId":"c","prompt":"\u0000"}}`))
+	f.Add([]byte(`{"type":"event","runId":"r","seq":1,"event":{"type":"text","text":"x"},"extra":[1,2]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		m := Parse(line)
+		out, err := Encode(m)
+		if err != nil {
+			t.Fatalf("Encode(%#v): %v", m, err)
+		}
+		switch m.(type) {
+		case *Unknown, *BadMessage:
+			if !bytes.Equal(out, line) {
+				t.Fatalf("unknown line not kept: %q → %q", line, out)
+			}
+			return
+		}
+		again := Parse(out)
+		out2, _ := Encode(again)
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("not stable:\n%s\n%s\n%s", line, out, out2)
+		}
+	})
+}

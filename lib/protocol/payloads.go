@@ -1,0 +1,119 @@
+package protocol
+
+import "encoding/json"
+
+// ChatRunParams are the parameters of one chat turn.
+type ChatRunParams struct {
+	ChatID string `json:"chatId"`
+	Prompt string `json:"prompt"`
+	// Workspace is the directory the agent works in.
+	Workspace    string `json:"workspace,omitempty"`
+	Model        string `json:"model,omitempty"`
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// Level is the permission level (1, 2 or 3) for backends that grant
+	// tools; 0 means the backend's default.
+	Level int `json:"level,omitempty"`
+	// ReasoningEffort is "low", "medium" or "high", where supported.
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
+	// Options are backend-specific, passed through untouched.
+	Options json.RawMessage `json:"options,omitempty"`
+}
+
+// OneShotParams are the parameters of one background run.
+type OneShotParams struct {
+	Prompt          string `json:"prompt"`
+	SystemPrompt    string `json:"systemPrompt,omitempty"`
+	Workspace       string `json:"workspace,omitempty"`
+	Model           string `json:"model,omitempty"`
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
+	// ContextLabel names the run in logs, such as "heartbeat".
+	ContextLabel string `json:"contextLabel,omitempty"`
+}
+
+// Usage is what a run cost.
+type Usage struct {
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
+	CostUSD          float64 `json:"costUsd,omitempty"`
+	DurationMs       int64   `json:"durationMs,omitempty"`
+}
+
+// PlanUsage is the subscription's rate-limit windows.
+type PlanUsage struct {
+	Windows []UsageWindow `json:"windows"`
+}
+
+// UsageWindow is one rate-limit window.
+type UsageWindow struct {
+	Name        string  `json:"name"`
+	UsedPercent float64 `json:"usedPercent"`
+	ResetsAt    string  `json:"resetsAt,omitempty"`
+}
+
+// ModelInfo describes one model of the catalog.
+type ModelInfo struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	ContextWindow int    `json:"contextWindow,omitempty"`
+	Free          bool   `json:"free,omitempty"`
+}
+
+// SessionInfo is what the host knows of a chat's session.
+type SessionInfo struct {
+	ChatID        string `json:"chatId"`
+	SessionID     string `json:"sessionId,omitempty"`
+	Turns         int    `json:"turns"`
+	ContextTokens int    `json:"contextTokens"`
+	ContextWindow int    `json:"contextWindow"`
+}
+
+// AgentEvent is one event of a run. Type says which fields are set:
+//
+//	run_started  model, sessionId (when known)
+//	text_delta   text: a piece of the answer as it streams
+//	text         text: a whole text block
+//	thinking     text
+//	tool_call    toolCallId, name, input
+//	tool_result  toolCallId, output, isError
+//	usage        usage
+//	completed    text (the answer), usage, sessionId
+//	error        error
+//
+// A run's events are run_started first, then deltas and tool events, then
+// exactly one of completed or error.
+type AgentEvent struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Output     string          `json:"output,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
+	Usage      *Usage          `json:"usage,omitempty"`
+	Error      *ErrorInfo      `json:"error,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	SessionID  string          `json:"sessionId,omitempty"`
+}
+
+// Agent event types.
+const (
+	EvRunStarted = "run_started"
+	EvTextDelta  = "text_delta"
+	EvText       = "text"
+	EvThinking   = "thinking"
+	EvToolCall   = "tool_call"
+	EvToolResult = "tool_result"
+	EvUsage      = "usage"
+	EvCompleted  = "completed"
+	EvError      = "error"
+)
+
+// EventTypes lists the agent event types.
+func EventTypes() []string {
+	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvCompleted, EvError}
+}
+
+// Terminal reports whether an event ends its run.
+func (e *AgentEvent) Terminal() bool { return e.Type == EvCompleted || e.Type == EvError }
