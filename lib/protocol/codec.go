@@ -47,10 +47,8 @@ func bad(typ string, line []byte, why string) *BadMessage {
 // required checks the fields a request cannot do without.
 func required(m Msg) string {
 	v := reflect.ValueOf(m).Elem()
-	if f := v.FieldByName("ID"); f.IsValid() && f.String() == "" {
-		if _, isEvent := m.(*Event); !isEvent {
-			return "missing id"
-		}
+	if kind, _ := KindOf(m.MsgType()); kind == Request && v.FieldByName("ID").String() == "" {
+		return "missing id"
 	}
 	switch m := m.(type) {
 	case *RunTurn:

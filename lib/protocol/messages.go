@@ -232,9 +232,10 @@ type Session struct {
 	Extra   Extra        `json:"-"`
 }
 
-// Bye answers shutdown, as the host's last line.
+// Bye answers shutdown, as the host's last line; after the end of input
+// or a signal it has no id.
 type Bye struct {
-	ID    string `json:"id"`
+	ID    string `json:"id,omitempty"`
 	Extra Extra  `json:"-"`
 }
 

@@ -1,0 +1,74 @@
+// Command agent-host hosts an agent backend in its own process and speaks
+// the agent-host v1 NDJSON protocol on stdin and stdout. See agent-host(1)
+// and agent-host-protocol(7).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentry/agentry/lib/backend/echo"
+	"github.com/agentry/agentry/lib/backend/exec"
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/host"
+)
+
+func main() { os.Exit(cli.Main(app())) }
+
+func app() cli.App {
+	return cli.App{
+		Name:        "agent-host",
+		Description: "Host an agent backend in its own process, speaking the agent-host v1 NDJSON protocol on stdin and stdout.",
+		Grammar:     &grammar{},
+	}
+}
+
+type grammar struct {
+	cli.Globals
+
+	Backend           string        `help:"Backend to host: echo or exec (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
+	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
+	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
+	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them." default:"30s" placeholder:"DUR"`
+	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started." default:"5s" placeholder:"DUR"`
+	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
+	Command           []string      `arg:"" optional:"" passthrough:"" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
+}
+
+func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
+	if g.MaxLine < 1 || g.MaxLine > 1<<40 {
+		return cli.Usagef("--max-line must be between 1 byte and 1TiB")
+	}
+	if g.MaxConcurrentRuns < 1 {
+		return cli.Usagef("--max-concurrent-runs must be at least 1")
+	}
+	command := g.Command
+	if len(command) > 0 && command[0] == "--" {
+		command = command[1:]
+	}
+	factory := func(name string, config json.RawMessage) (host.Backend, error) {
+		switch name {
+		case "echo":
+			return echo.New(config)
+		case "exec":
+			return exec.New(command, env.Stderr)
+		}
+		return nil, fmt.Errorf("unknown backend %q (agent-host has echo and exec)", name)
+	}
+	// Check the flag's backend now, so a mistake is a usage error before
+	// any protocol is spoken.
+	if _, err := factory(g.Backend, nil); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if g.Backend != "exec" && len(command) > 0 {
+		return cli.Usagef("a command is only for --backend exec")
+	}
+	return host.Serve(ctx, host.Options{
+		Backend: g.Backend, Factory: factory, Version: cli.Version(),
+		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
+		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
+	}, env.Stdin, env.Stdout)
+}

@@ -1,0 +1,291 @@
+// Package echo is the deterministic backend: it streams the prompt back,
+// and can be told to misbehave, for wiring tests and demos.
+//
+// A turn streams the prompt back word by word as text_delta events, then a
+// usage event and completed with the whole prompt as its text.
+//
+// A first prompt line of directives, each starting with '!', changes that:
+//
+//	!sleep=DUR      wait DUR before answering (an interrupt cuts it short)
+//	!slow=DUR       wait DUR between deltas
+//	!error=CODE     end the turn with a terminal error of that code
+//	!panic          panic inside the backend (the host survives it)
+//	!exit=N         end the whole agent-host process with status N
+//	!hang           ignore interrupts: stop only when the host gives up
+//
+// The same keys in hello.config's "echo" object apply to every turn:
+// {"backend":"echo","echo":{"slow":"5ms"}}.
+package echo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// Backend is the echo backend.
+type Backend struct {
+	defaults directives
+
+	mu       sync.Mutex
+	sessions map[string]*protocol.SessionInfo
+	servers  map[string]map[string]bool
+}
+
+type directives struct {
+	Sleep time.Duration
+	Slow  time.Duration
+	Error string
+	Panic bool
+	Exit  int
+	Hang  bool
+}
+
+// New makes an echo backend from hello.config (which may be empty).
+func New(config json.RawMessage) (*Backend, error) {
+	b := &Backend{sessions: map[string]*protocol.SessionInfo{}, servers: map[string]map[string]bool{}}
+	if len(config) > 0 {
+		var c struct {
+			Echo map[string]any `json:"echo"`
+		}
+		if err := json.Unmarshal(config, &c); err != nil {
+			return nil, fmt.Errorf("echo: bad config: %v", err)
+		}
+		for k, v := range c.Echo {
+			if err := b.defaults.set(k, fmt.Sprint(v)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+func (d *directives) set(k, v string) error {
+	var err error
+	switch k {
+	case "sleep":
+		d.Sleep, err = time.ParseDuration(v)
+	case "slow":
+		d.Slow, err = time.ParseDuration(v)
+	case "error":
+		d.Error = v
+		if v == "" {
+			d.Error = protocol.CodeBackendFailed
+		}
+	case "panic":
+		d.Panic = true
+	case "exit":
+		d.Exit, err = strconv.Atoi(v)
+		if err == nil && d.Exit == 0 {
+			err = fmt.Errorf("exit status must not be 0")
+		}
+	case "hang":
+		d.Hang = true
+	default:
+		return fmt.Errorf("echo: unknown directive %q", k)
+	}
+	if err != nil {
+		return fmt.Errorf("echo: directive %s=%s: %v", k, v, err)
+	}
+	return nil
+}
+
+// parse splits the directives line off a prompt.
+func (b *Backend) parse(prompt string) (directives, string, error) {
+	d := b.defaults
+	first, rest, _ := strings.Cut(prompt, "\n")
+	if !strings.HasPrefix(first, "!") {
+		return d, prompt, nil
+	}
+	for _, f := range strings.Fields(first) {
+		k, v, _ := strings.Cut(strings.TrimPrefix(f, "!"), "=")
+		if err := d.set(k, v); err != nil {
+			return d, rest, err
+		}
+	}
+	return d, rest, nil
+}
+
+func (b *Backend) Name() string    { return "echo" }
+func (b *Backend) Version() string { return "echo 1" }
+
+// RunTurn echoes the prompt.
+func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	d, text, err := b.parse(t.Params.Prompt)
+	if err != nil {
+		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	interrupted := t.Interrupted
+	if d.Hang {
+		interrupted = nil
+	}
+	wait := func(dur time.Duration) error {
+		if dur <= 0 {
+			return nil
+		}
+		timer := time.NewTimer(dur)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			return nil
+		case <-interrupted:
+			return host.ErrInterrupted
+		case <-ctx.Done():
+			return host.ErrInterrupted
+		}
+	}
+	if d.Hang {
+		<-ctx.Done()
+		return host.ErrInterrupted
+	}
+	if err := wait(d.Sleep); err != nil {
+		return err
+	}
+	switch {
+	case d.Panic:
+		panic("echo: told to panic")
+	case d.Exit != 0:
+		os.Exit(d.Exit)
+	}
+	words := splitWords(text)
+	for i, w := range words {
+		if i > 0 {
+			if err := wait(d.Slow); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-interrupted:
+			return host.ErrInterrupted
+		default:
+		}
+		t.Emit(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: w})
+	}
+	if d.Error != "" {
+		return host.Failed(d.Error, "echo: told to fail with "+d.Error, false)
+	}
+	usage := &protocol.Usage{InputTokens: int64(len(words)), OutputTokens: int64(len(words))}
+	t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: usage})
+	b.turn(t.Params.ChatID, len(words))
+	t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text, Usage: usage, SessionID: b.sessionID(t.Params.ChatID)})
+	return nil
+}
+
+// splitWords cuts text into words that keep their leading space, so the
+// deltas concatenate back to the text.
+func splitWords(text string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(text); i++ {
+		if text[i] == ' ' && text[i-1] != ' ' {
+			out = append(out, text[start:i])
+			start = i
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+func (b *Backend) turn(chatID string, tokens int) {
+	if chatID == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.session(chatID)
+	s.Turns++
+	s.ContextTokens += 2 * tokens
+}
+
+// session returns the chat's session, made on first use; b.mu is held.
+func (b *Backend) session(chatID string) *protocol.SessionInfo {
+	s := b.sessions[chatID]
+	if s == nil {
+		s = &protocol.SessionInfo{ChatID: chatID, SessionID: "echo-" + chatID, ContextWindow: 200000}
+		b.sessions[chatID] = s
+	}
+	return s
+}
+
+func (b *Backend) sessionID(chatID string) string {
+	if chatID == "" {
+		return ""
+	}
+	return "echo-" + chatID
+}
+
+// WarmSession makes the chat's session.
+func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.session(chatID)
+	return nil
+}
+
+// SessionInfo reports the chat's session; nil for a chat never seen.
+func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[chatID]
+	if !ok {
+		return nil, nil
+	}
+	c := *s
+	return &c, nil
+}
+
+// ResetSession forgets the chat.
+func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.sessions[chatID]
+	delete(b.sessions, chatID)
+	delete(b.servers, chatID)
+	return ok, nil
+}
+
+// SetMCPServers records the chat's servers and reports what changed.
+func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[string]json.RawMessage) (*protocol.ToolRefresh, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.servers[chatID]
+	now := map[string]bool{}
+	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
+	for name := range servers {
+		now[name] = true
+		if !old[name] {
+			r.Added = append(r.Added, name)
+		}
+	}
+	for name := range old {
+		if !now[name] {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	sort.Strings(r.Added)
+	sort.Strings(r.Removed)
+	b.servers[chatID] = now
+	return r, nil
+}
+
+// RefreshTools reports no change.
+func (b *Backend) RefreshTools(ctx context.Context, chatID string) (*protocol.ToolRefresh, error) {
+	return &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}, nil
+}
+
+// ListModels lists the echo model.
+func (b *Backend) ListModels(ctx context.Context, filter string) ([]protocol.ModelInfo, int, error) {
+	m := []protocol.ModelInfo{{ID: "echo-1", Name: "Echo", ContextWindow: 200000, Free: true}}
+	return m, len(m), nil
+}

@@ -1,0 +1,227 @@
+// Package exec is the backend that runs any command once per turn: the
+// prompt on its stdin, its stdout streamed back as text_delta events, its
+// exit status deciding completed or error. It is how agent-host composes
+// with any CLI: agent-host --backend exec -- runagent -l 2.
+//
+// The command runs in the turn's workspace (or the host's directory), as
+// the leader of a process group of its own, with AGENTRY_RUN_ID,
+// AGENTRY_CHAT_ID and AGENTRY_MODEL in its environment. Its stderr goes to
+// the host's stderr, and its tail into the error of a failed turn. An
+// interrupt sends SIGINT to the group; when the host gives up waiting, the
+// group gets SIGKILL. When the command exits, whatever it left running in
+// its group is killed, and the turn never waits on a pipe a process that
+// escaped the group still holds.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// Backend runs Argv once per turn.
+type Backend struct {
+	Argv []string
+	// Stderr receives the command's stderr (the host's own stderr).
+	Stderr io.Writer
+	// MaxOutput caps the text kept for the completed event (default 1 MB);
+	// every delta is still streamed.
+	MaxOutput int
+}
+
+// New makes an exec backend for argv.
+func New(argv []string, stderr io.Writer) (*Backend, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("exec: no command given (agent-host --backend exec -- CMD ARGS...)")
+	}
+	if _, err := osexec.LookPath(argv[0]); err != nil {
+		return nil, fmt.Errorf("exec: %v", err)
+	}
+	return &Backend{Argv: argv, Stderr: stderr, MaxOutput: 1 << 20}, nil
+}
+
+func (b *Backend) Name() string    { return "exec" }
+func (b *Backend) Version() string { return "exec " + b.Argv[0] }
+
+// drainAfterExit bounds how long output is read once the command has
+// exited and its group was killed: only a process that left the group can
+// still hold the pipe.
+const drainAfterExit = 200 * time.Millisecond
+
+// RunTurn runs the command once.
+func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
+	cmd.Dir = t.Params.Workspace
+	cmd.Env = append(os.Environ(), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
+	cmd.Stdin = strings.NewReader(t.Params.Prompt)
+	// A process that escaped the group may hold stdin unread: never wait
+	// on the prompt's copy for long once the command has exited.
+	cmd.WaitDelay = time.Second
+	proc.InGroup(cmd)
+	stdout, stdoutW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	stderr, stderrW, err := os.Pipe()
+	if err != nil {
+		stdout.Close()
+		stdoutW.Close()
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	if err := cmd.Start(); err != nil {
+		stdout.Close()
+		stdoutW.Close()
+		stderr.Close()
+		stderrW.Close()
+		return host.Failed(protocol.CodeBackendUnavailable, fmt.Sprintf("starting %s: %v", b.Argv[0], err), false)
+	}
+	stdoutW.Close()
+	stderrW.Close()
+	defer stdout.Close()
+	defer stderr.Close()
+
+	var text bytes.Buffer
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		b.stream(stdout, t, &text)
+	}()
+	tail := &tailBuffer{max: 2048}
+	errDone := make(chan struct{})
+	go func() {
+		defer close(errDone)
+		w := io.Writer(tail)
+		if b.Stderr != nil {
+			w = io.MultiWriter(tail, b.Stderr)
+		}
+		_, _ = io.Copy(w, stderr)
+	}()
+
+	exited := make(chan error, 1)
+	go func() { exited <- proc.WaitExited(cmd.Process.Pid) }()
+	interrupted := false
+	intr := t.Interrupted
+	for waiting := true; waiting; {
+		select {
+		case <-exited:
+			waiting = false
+		case <-intr:
+			interrupted, intr = true, nil
+			_ = proc.SignalGroup(cmd, syscall.SIGINT)
+		case <-ctx.Done():
+			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+			<-exited
+			waiting = false
+		}
+	}
+	// The leader has exited but is not reaped: its group id is still ours.
+	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+	waitErr := cmd.Wait()
+	deadline := time.Now().Add(drainAfterExit)
+	_ = stdout.SetReadDeadline(deadline)
+	_ = stderr.SetReadDeadline(deadline)
+	<-outDone
+	<-errDone
+
+	if interrupted || ctx.Err() != nil {
+		return host.ErrInterrupted
+	}
+	if waitErr == nil {
+		t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text.String()})
+		return nil
+	}
+	return host.Failed(protocol.CodeBackendFailed, describe(b.Argv[0], cmd.ProcessState, tail.String()), false)
+}
+
+// stream turns stdout into text_delta events, never splitting a UTF-8
+// character, and keeps up to MaxOutput bytes of it.
+func (b *Backend) stream(r io.Reader, t *host.Turn, text *bytes.Buffer) {
+	buf := make([]byte, 32<<10)
+	var pending []byte
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			pending = append(pending, buf[:n]...)
+			cut := completeUTF8(pending)
+			if cut > 0 {
+				chunk := string(pending[:cut])
+				t.Emit(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: chunk})
+				if room := b.MaxOutput - text.Len(); room > 0 {
+					text.WriteString(chunk[:min(room, len(chunk))])
+				}
+				pending = append(pending[:0], pending[cut:]...)
+			}
+		}
+		if err != nil {
+			if len(pending) > 0 {
+				t.Emit(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: strings.ToValidUTF8(string(pending), "\uFFFD")})
+			}
+			return
+		}
+	}
+}
+
+// completeUTF8 returns how much of b ends on a character boundary: all of
+// it unless it ends inside a multi-byte character that may yet complete.
+func completeUTF8(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
+
+// describe says how a failed command ended, with the tail of its stderr.
+func describe(name string, st *os.ProcessState, tail string) string {
+	var how string
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		how = fmt.Sprintf("%s was killed by signal %d (%v)", name, int(ws.Signal()), ws.Signal())
+	} else {
+		how = fmt.Sprintf("%s exited %d", name, st.ExitCode())
+	}
+	if tail = strings.TrimSpace(tail); tail != "" {
+		how += ": " + tail
+	}
+	return how
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
+}

@@ -1,0 +1,105 @@
+// Package host serves agent-host protocol v1 requests against a Backend.
+//
+// The rules it enforces, whatever the backend does: hello comes first;
+// requests are served concurrently and every one gets exactly one reply; a
+// run's events go run_started, then the rest, then exactly one terminal
+// event (completed or error), then run_done; an interrupt is a ladder (the
+// backend's soft stop, then after a grace the host ends the run itself and
+// has the backend kill what it started); shutdown, end of input and SIGTERM
+// drain in-flight runs, bounded by a timeout, and end with bye.
+//
+// A Host is driven one message at a time through Deliver, and writes its
+// replies through the function it was given, so the same rules serve a
+// stdio process (Serve) and an in-process client alike.
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// Backend runs agent turns. Only RunTurn is required; the optional
+// interfaces below add the rest of the protocol, and a request a backend
+// cannot serve is answered with an "unsupported" error.
+type Backend interface {
+	// Name and Version identify the backend in ready.
+	Name() string
+	Version() string
+	// RunTurn runs one chat turn and returns when it has ended. It reports
+	// events through t.Emit; the host adds run_started and the terminal
+	// event when the backend does not, and drops anything after the
+	// terminal one. A nil return with no terminal event means completed;
+	// an error means a terminal error event.
+	//
+	// t.Interrupted is closed by an interrupt: stop soon, and return
+	// ErrInterrupted or emit an error event of code "interrupted". ctx is
+	// cancelled when the host gives up waiting (the interrupt grace ran
+	// out, or shutdown): stop now and kill whatever the turn started.
+	RunTurn(ctx context.Context, t *Turn) error
+}
+
+// Turn is one run, as a backend sees it.
+type Turn struct {
+	RunID  string
+	Params protocol.ChatRunParams
+	// OneShot is set, and Params filled from it, for a one_shot run.
+	OneShot *protocol.OneShotParams
+	// Emit reports an event. It is safe for concurrent use and never
+	// blocks for long.
+	Emit func(protocol.AgentEvent)
+	// Log writes a log notice about the run.
+	Log func(level, msg string)
+	// Interrupted is closed when the run is asked to stop.
+	Interrupted <-chan struct{}
+}
+
+// ErrInterrupted is what a backend returns from a turn it stopped because
+// it was asked to.
+var ErrInterrupted = &protocol.ErrorInfo{Code: protocol.CodeInterrupted, Message: "interrupted"}
+
+// Failed returns an error a backend can return from RunTurn to end the run
+// with a given code.
+func Failed(code, msg string, retryable bool) error {
+	return &protocol.ErrorInfo{Code: code, Message: msg, Retryable: retryable}
+}
+
+// OneShotter runs one_shot requests; without it the host runs a one-shot
+// as a turn of a chat of its own.
+type OneShotter interface {
+	OneShot(ctx context.Context, t *Turn) (*protocol.Usage, error)
+}
+
+// SessionKeeper keeps per-chat sessions.
+type SessionKeeper interface {
+	WarmSession(ctx context.Context, chatID string) error
+	SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error)
+	// ResetSession reports whether there was anything to drop.
+	ResetSession(ctx context.Context, chatID string) (bool, error)
+}
+
+// ToolSetter installs MCP servers on a chat.
+type ToolSetter interface {
+	SetMCPServers(ctx context.Context, chatID string, servers map[string]json.RawMessage) (*protocol.ToolRefresh, error)
+	RefreshTools(ctx context.Context, chatID string) (*protocol.ToolRefresh, error)
+}
+
+// ModelLister knows the model catalog.
+type ModelLister interface {
+	ListModels(ctx context.Context, filter string) ([]protocol.ModelInfo, int, error)
+}
+
+// PlanUsager knows the subscription's usage windows; nil means unknown.
+type PlanUsager interface {
+	PlanUsage(ctx context.Context) (*protocol.PlanUsage, error)
+}
+
+// Closer is a backend with something to release when the host stops.
+type Closer interface {
+	Close() error
+}
+
+// Factory makes the backend hello asks for: name is the backend chosen by
+// flag unless hello.config names another, and config is hello.config.
+type Factory func(name string, config json.RawMessage) (Backend, error)

@@ -1,0 +1,71 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// Serve speaks the protocol over in and out until shutdown, the end of in,
+// or ctx (SIGTERM) — each of which drains the host and ends with bye. It
+// returns nil after a clean bye, or the error that ended reading. Lines
+// over opts.MaxLine are skipped with a log notice; nothing in the input
+// ends the loop but its end.
+func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
+	w := ndjson.NewWriter(out)
+	h := New(opts, func(m protocol.Msg) {
+		// A write to a closed stdout ends the process with SIGPIPE, which
+		// is right: nobody is listening any more.
+		if b, err := protocol.Encode(m); err == nil {
+			_ = w.WriteLine(b)
+		}
+	})
+	r := ndjson.NewReader(in, opts.MaxLine)
+	readDone := make(chan error, 1)
+	go func() {
+		for {
+			line, err := r.Next()
+			var tl *ndjson.TooLongError
+			switch {
+			case errors.As(err, &tl):
+				h.SkippedLine(tl.Line, tl.Size)
+				continue
+			case err == io.EOF:
+				readDone <- nil
+				return
+			case err != nil:
+				readDone <- err
+				return
+			}
+			if len(line) == 0 {
+				continue
+			}
+			h.Deliver(protocol.Parse(line))
+			select {
+			case <-h.Done():
+				readDone <- nil
+				return
+			default:
+			}
+		}
+	}()
+	var err error
+	select {
+	case err = <-readDone:
+		if err == nil {
+			select {
+			case <-h.Done():
+			default:
+				h.Log("info", "host", "input ended; draining")
+			}
+		}
+	case <-ctx.Done():
+		h.Log("info", "host", "signalled; draining")
+	case <-h.Done():
+	}
+	h.Drain("")
+	return err
+}

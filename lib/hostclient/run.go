@@ -1,0 +1,131 @@
+package hostclient
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// Run is a run in flight: its events, in order, then how it ended.
+type Run struct {
+	ID string
+
+	mu     sync.Mutex
+	queue  []protocol.AgentEvent
+	n      int
+	ended  bool
+	wake   chan struct{}
+	events chan protocol.AgentEvent
+	done   chan struct{}
+	result *protocol.RunDone
+	err    error
+}
+
+func newRun(id string) *Run {
+	r := &Run{ID: id, wake: make(chan struct{}, 1), events: make(chan protocol.AgentEvent), done: make(chan struct{})}
+	go r.pump()
+	return r
+}
+
+// push queues an event; it never blocks, so one slow reader cannot hold
+// up the host's other runs.
+func (r *Run) push(ev protocol.AgentEvent) {
+	r.mu.Lock()
+	if !r.ended {
+		r.queue = append(r.queue, ev)
+		r.n++
+	}
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *Run) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Run) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// end records how the run ended: run_done, or an error (it could not
+// start, or the host was lost).
+func (r *Run) end(done *protocol.RunDone, err error) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.ended, r.result, r.err = true, done, err
+	r.mu.Unlock()
+	r.poke()
+}
+
+// pump moves queued events to the events channel, and closes it after the
+// last one once the run has ended.
+func (r *Run) pump() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) > 0 {
+			ev := r.queue[0]
+			r.queue = r.queue[1:]
+			r.mu.Unlock()
+			r.events <- ev
+			continue
+		}
+		ended := r.ended
+		r.mu.Unlock()
+		if ended {
+			close(r.events)
+			close(r.done)
+			return
+		}
+		<-r.wake
+	}
+}
+
+// Events delivers the run's events in order; it is closed after the last.
+// Read it to the end (or Wait, which drains it).
+func (r *Run) Events() <-chan protocol.AgentEvent { return r.events }
+
+// Wait returns the run's run_done once every event was delivered. err is
+// a *RemoteError when the run could not start, and wraps ErrHostDied when
+// the host was lost (the RunDone then says stopReason "lost"). Events not
+// yet read are discarded.
+func (r *Run) Wait(ctx context.Context) (*protocol.RunDone, error) {
+	for {
+		select {
+		case _, ok := <-r.events:
+			if ok {
+				continue
+			}
+			<-r.done
+			return r.result, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Collect reads every event and then the end: a convenience for tests and
+// scripts.
+func (r *Run) Collect(ctx context.Context) ([]protocol.AgentEvent, *protocol.RunDone, error) {
+	var evs []protocol.AgentEvent
+	for {
+		select {
+		case ev, ok := <-r.events:
+			if !ok {
+				<-r.done
+				return evs, r.result, r.err
+			}
+			evs = append(evs, ev)
+		case <-ctx.Done():
+			return evs, nil, ctx.Err()
+		}
+	}
+}
