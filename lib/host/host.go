@@ -55,7 +55,9 @@ type Host struct {
 	runs     map[string]*run // by run id
 	busy     map[string]*run // by chat id
 	runsDone sync.WaitGroup
-	byeOnce  sync.Once
+	requests sync.WaitGroup // requests other than runs being served
+	byeID    string   // the shutdown that bye answers
+	lateByes []string // shutdowns that came while draining
 	bye      chan struct{}
 }
 
@@ -168,13 +170,32 @@ func (h *Host) Deliver(m protocol.Msg) {
 	case *protocol.Ping:
 		h.reply(id, &protocol.OK{ID: id})
 	case *protocol.Shutdown:
-		go h.Drain(id)
+		// Closing now, in input order: no run read after this line starts.
+		if h.beginDrain(id) {
+			go h.drain()
+		}
 	default:
 		if !ready {
 			h.reply(id, errReply(id, protocol.CodeNotReady, "say hello first", false))
 			return
 		}
-		go h.serve(m)
+		// Runs are admitted here, in input order, so that a drain that
+		// starts after this line was read waits for them.
+		switch m := m.(type) {
+		case *protocol.RunTurn:
+			h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params})
+			return
+		case *protocol.OneShot:
+			p := m.Params
+			h.startRun(m.ID, m.RunID, "", &Turn{RunID: m.RunID, OneShot: &p, Params: protocol.ChatRunParams{
+				Prompt: p.Prompt, SystemPrompt: p.SystemPrompt, Workspace: p.Workspace, Model: p.Model, ReasoningEffort: p.ReasoningEffort}})
+			return
+		}
+		h.requests.Add(1)
+		go func() {
+			defer h.requests.Done()
+			h.serve(m)
+		}()
 	}
 }
 
@@ -241,12 +262,6 @@ func (h *Host) serve(m protocol.Msg) {
 	h.mu.Unlock()
 	ctx := h.ctx
 	switch m := m.(type) {
-	case *protocol.RunTurn:
-		h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params})
-	case *protocol.OneShot:
-		p := m.Params
-		h.startRun(m.ID, m.RunID, "", &Turn{RunID: m.RunID, OneShot: &p, Params: protocol.ChatRunParams{
-			Prompt: p.Prompt, SystemPrompt: p.SystemPrompt, Workspace: p.Workspace, Model: p.Model, ReasoningEffort: p.ReasoningEffort}})
 	case *protocol.Interrupt:
 		h.reply(id, &protocol.OK{ID: id, Interrupted: ptr(h.interrupt(m.ChatID, m.RunID))})
 	case *protocol.WarmSession:

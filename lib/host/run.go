@@ -231,26 +231,37 @@ func (h *Host) interrupt(chatID, runID string) bool {
 }
 
 // Drain stops the host: no new runs; in-flight runs may finish within the
-// drain timeout and are then interrupted; then bye (answering request id,
-// when there is one) is the last message. It returns once bye is sent;
-// calling it again waits for the first.
+// drain timeout and are then interrupted; then bye is the last message,
+// answering the shutdown request id when there is one. It returns once bye
+// is sent. Only the first call drains; later ones wait for its bye.
 func (h *Host) Drain(id string) {
+	if h.beginDrain(id) {
+		h.drain()
+	}
+	<-h.bye
+}
+
+// beginDrain marks the host closing, and reports whether this call was the
+// first, which must then drain. The first caller's id answers bye; a
+// shutdown that comes second is answered by the same bye's moment with its
+// own bye.
+func (h *Host) beginDrain(id string) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closing {
-		h.mu.Unlock()
-		<-h.bye
 		if id != "" {
-			h.mu.Lock()
-			delete(h.inflight, id)
-			h.mu.Unlock()
+			h.lateByes = append(h.lateByes, id)
 		}
-		return
+		return false
 	}
 	h.closing = true
-	h.mu.Unlock()
+	h.byeID = id
+	return true
+}
 
+func (h *Host) drain() {
 	all := make(chan struct{})
-	go func() { h.runsDone.Wait(); close(all) }()
+	go func() { h.runsDone.Wait(); h.requests.Wait(); close(all) }()
 	t := time.NewTimer(h.opts.DrainTimeout)
 	select {
 	case <-all:
@@ -276,13 +287,19 @@ func (h *Host) Drain(id string) {
 			h.Log("warn", "host", "closing the backend: "+err.Error())
 		}
 	}
-	h.byeOnce.Do(func() {
-		h.send(&protocol.Bye{ID: id})
-		h.mu.Lock()
-		h.byeSent = true
+	h.mu.Lock()
+	ids := append([]string{h.byeID}, h.lateByes...)
+	h.mu.Unlock()
+	for _, id := range ids[1:] {
+		h.send(&protocol.Bye{ID: id}) // a second shutdown gets its own answer
+	}
+	h.send(&protocol.Bye{ID: ids[0]})
+	h.mu.Lock()
+	h.byeSent = true
+	for _, id := range ids {
 		delete(h.inflight, id)
-		h.mu.Unlock()
-		h.cancel()
-		close(h.bye)
-	})
+	}
+	h.mu.Unlock()
+	h.cancel()
+	close(h.bye)
 }
