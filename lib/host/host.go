@@ -56,8 +56,8 @@ type Host struct {
 	busy     map[string]*run // by chat id
 	runsDone sync.WaitGroup
 	requests sync.WaitGroup // requests other than runs being served
-	byeID    string   // the shutdown that bye answers
-	lateByes []string // shutdowns that came while draining
+	byeID    string         // the shutdown that bye answers
+	lateByes []string       // shutdowns that came while draining
 	bye      chan struct{}
 }
 
