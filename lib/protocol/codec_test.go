@@ -134,3 +134,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// agent-host-protocol(7) documents every message type, event type and
+// error code.
+func TestProtocolManPage(t *testing.T) {
+	page, err := os.ReadFile("../../man/agent-host-protocol.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	names = append(names, Types()...)
+	names = append(names, EventTypes()...)
+	names = append(names, ErrorCodes()...)
+	for _, n := range names {
+		if !strings.Contains(string(page), ".Ql "+n) && !strings.Contains(string(page), ".It Ql "+n) {
+			t.Errorf("man/agent-host-protocol.7 does not document %s", n)
+		}
+	}
+}

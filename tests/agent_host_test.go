@@ -1,0 +1,178 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostProc is an agent-host under test, fed through a pipe.
+type hostProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr bytes.Buffer
+}
+
+func startHost(t *testing.T, args ...string) *hostProc {
+	t.Helper()
+	h := &hostProc{t: t, cmd: exec.Command(filepath.Join(binDir, "agent-host"), args...), lines: make(chan string, 1024)}
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cmd.Stderr = &h.stderr
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		h.cmd.Process.Kill()
+		h.cmd.Wait()
+	})
+	return h
+}
+
+func (h *hostProc) send(lines ...string) {
+	h.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(h.stdin, l+"\n"); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// expect reads lines until one contains want, failing after 10s.
+func (h *hostProc) expect(want string) string {
+	h.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				h.t.Fatalf("output ended before %q; stderr %s", want, h.stderr.String())
+			}
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-deadline:
+			h.t.Fatalf("no %q within 10s", want)
+		}
+	}
+}
+
+func (h *hostProc) wait() int {
+	h.t.Helper()
+	done := make(chan struct{})
+	go func() { h.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("agent-host did not exit within 10s")
+	}
+	return h.cmd.ProcessState.ExitCode()
+}
+
+// SIGTERM drains: the run in flight finishes, then bye, then exit 0.
+func TestAgentHostSIGTERMDrains(t *testing.T) {
+	h := startHost(t)
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"!slow=30ms\na b c d e"}}`)
+	h.expect(`"type":"run_started"`)
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	h.expect(`"type":"run_done","id":"t1","runId":"r1","stopReason":"completed"`)
+	h.expect(`{"type":"bye"}`)
+	if code := h.wait(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// An exec turn that is interrupted has its whole process group killed,
+// and nothing it started outlives the turn.
+func TestAgentHostExecInterruptKillsTree(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "grandchild")
+	script := `sleep 300 & echo $! > ` + pidfile + `; echo started; wait`
+	h := startHost(t, "--backend", "exec", "--interrupt-grace", "2s", "--", "sh", "-c", script)
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"x"}}`)
+	h.expect(`"text":"started\n"`)
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	h.send(`{"type":"interrupt","id":"i1","chatId":"c1"}`)
+	h.expect(`"stopReason":"interrupted"`)
+	if alive(pid) {
+		t.Errorf("grandchild %d outlived its interrupted turn", pid)
+	}
+	h.stdin.Close()
+	h.expect(`{"type":"bye"}`)
+	if code := h.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// A turn's command that exits leaves nothing running behind it, even a
+// child that held its stdout; the turn does not wait for that child.
+func TestAgentHostExecLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "child")
+	script := `sleep 300 & echo $! > ` + pidfile + `; echo done`
+	h := startHost(t, "--backend", "exec", "--", "sh", "-c", script)
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"x"}}`)
+	h.expect(`"stopReason":"completed"`)
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if alive(pid) {
+		t.Errorf("background child %d outlived its turn", pid)
+	}
+	h.stdin.Close()
+	h.wait()
+}
+
+// alive reports whether pid is a live process (not a zombie), waiting up
+// to a second for a killed one to go.
+func alive(pid int) bool {
+	deadline := time.Now().Add(time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(fields) > 0 && fields[0] == "Z" {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
