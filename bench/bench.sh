@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: ndjson against jq, with grep -F as the floor, on one corpus in
-# one run. Prints medians, throughput, ratios, peak RSS, and whether each
-# target of the ndjson issue is met. Not a test: the numbers are for people.
+# one run; then agent-host's ping throughput, latency and memory. Prints
+# medians, throughput, ratios, peak RSS, and whether each target is met.
+# Not a test: the numbers are for people.
 #
 #   BENCH_DIR   where the corpus is kept between runs (default /tmp/agentry-bench)
 #   BENCH_LINES lines in the corpus (default 1000000, about 270 MB)
@@ -93,4 +94,8 @@ row "count type" "$ND count type" \
 row "get -r event.text" "$ND get -r event.text" "jq -r .event.text" "" 5 ""
 row "check" "$ND check" "jq empty" "" 5 ""
 
+go build -o "$BENCH_DIR/hostbench" ./bench/hostbench
+"$BENCH_DIR/hostbench" -bin "$PWD/bin/agent-host" | tee "$BENCH_DIR/host.txt"
+fails=$((fails + $(grep -c MISSED "$BENCH_DIR/host.txt" || true)))
+echo
 if ((fails > 0)); then echo "bench: $fails target(s) missed"; else echo "bench: every target met"; fi

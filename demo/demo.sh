@@ -42,3 +42,23 @@ show "ndjson where 'event.usage.inputTokens>=2400' < $work/traffic.ndjson | ndjs
 
 say "ndjson fmt: one message, pretty"
 show "ndjson where type==metric < $work/traffic.ndjson | ndjson fmt"
+
+say "agent-host: a turn with the echo backend, requests built by ndjson make"
+show "{ ndjson make type=hello id=h1 protocol:=1 daemon=demo
+  ndjson make type=run_turn id=t1 runId=r1 params.chatId=c1 'params.prompt=Hello from a sidecar — naïve café'
+  ndjson make type=session_info id=s1 chatId=c1
+} | agent-host > $work/host.ndjson; ndjson where type==event < $work/host.ndjson | ndjson get -r seq event.type event.text"
+show "ndjson where type==run_done < $work/host.ndjson | ndjson fmt"
+show "ndjson check --protocol agent-host < $work/host.ndjson"
+
+say "agent-host: an interrupt ends a slow turn; a backend panic ends only its run"
+show "{ ndjson make type=hello id=h1 protocol:=1
+  ndjson make type=run_turn id=t1 runId=r1 params.chatId=c1 \"params.prompt=\$(printf '!slow=200ms\\none two three four')\"
+  ndjson make type=run_turn id=t2 runId=r2 params.chatId=c2 'params.prompt=!panic'
+  ndjson make type=interrupt id=i1 chatId=c1
+} | agent-host | ndjson where type==run_done | ndjson get -r runId stopReason events"
+
+say "agent-host --backend exec: any command is a backend (here, ndjson itself)"
+show "{ ndjson make type=hello id=h1 protocol:=1
+  ndjson make type=run_turn id=t1 runId=r1 params.chatId=c1 'params.prompt={\"answer\":42}'
+} | agent-host --backend exec -- ndjson get answer | ndjson where event.type==completed | ndjson get -r event.text"

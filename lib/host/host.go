@@ -147,7 +147,7 @@ func (h *Host) Deliver(m protocol.Msg) {
 	id := protocol.RequestID(m)
 	kind, _ := protocol.KindOf(m.MsgType())
 	if kind != protocol.Request {
-		h.Log("warn", "host", fmt.Sprintf("dropped a %q message: hosts take requests, not %ss", m.MsgType(), kind))
+		h.Log("warn", "host", fmt.Sprintf("dropped a %q message: it is a %s, and a host takes only requests", m.MsgType(), kind))
 		return
 	}
 	h.mu.Lock()
