@@ -161,5 +161,8 @@ func TestOneReplyPerRequest(t *testing.T) {
 	if unsupported.Error.Code != protocol.CodeUnsupported {
 		t.Errorf("set_mcp_servers on a backend without it: %+v", unsupported.Error)
 	}
-	rec.waitFor(t, func(m protocol.Msg) bool { l, ok := m.(*protocol.Log); return ok && strings.Contains(l.Msg, "it is a stream, and a host takes only requests") })
+	rec.waitFor(t, func(m protocol.Msg) bool {
+		l, ok := m.(*protocol.Log)
+		return ok && strings.Contains(l.Msg, "it is a stream, and a host takes only requests")
+	})
 }
