@@ -112,14 +112,23 @@ str:
 			return BadJSON
 		}
 	look:
-		if b[i] == '"' {
+		switch c = b[i]; {
+		case c == '"':
 			i++
-			break
+			goto strDone
+		case c == '\\' && i+1 < n && b[i+1] != 'u':
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			}
+			return BadJSON
 		}
 		if i, p = strSpecial(b, i); p != Valid {
 			return p
 		}
 	}
+strDone:
 	if inKey {
 		inKey = false
 		i = skipSpace(b, i)
