@@ -6,6 +6,9 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +39,9 @@ func (b buildFirst) Run() int {
 
 func TestMain(m *testing.M) {
 	testscript.Main(buildFirst{m}, map[string]func(){
-		"feeder": feeder,
+		"feeder":    feeder,
+		"httpserve": httpserve,
+		"numbers":   numbers,
 	})
 }
 
@@ -72,6 +77,15 @@ func params(dir string) testscript.Params {
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("HOME", env.WorkDir)
+			home := filepath.Join(env.WorkDir, "svc")
+			env.Setenv("SVC_HOME", home)
+			// Whatever a script left running, even after a failure, is
+			// stopped: no test leaves a process behind.
+			env.Defer(func() {
+				cmd := exec.Command(filepath.Join(binDir, "svc"), "stop", "--all", "--grace", "1s")
+				cmd.Env = append(os.Environ(), "SVC_HOME="+home)
+				cmd.Run()
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -159,4 +173,35 @@ func feeder() {
 			os.Exit(1)
 		}
 	}
+}
+
+// httpserve [ADDR] serves HTTP (every path answers "ok") and prints
+// "listening on http://ADDR" once it accepts; ADDR defaults to
+// 127.0.0.1:0, a free port.
+func httpserve() {
+	addr := "127.0.0.1:0"
+	if len(os.Args) > 1 {
+		addr = os.Args[1]
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpserve:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("GET %s\n", r.URL.Path)
+		io.WriteString(w, "ok\n")
+	}))
+}
+
+// numbers N prints the numbers 1 to N, one a line, as fast as it can.
+func numbers() {
+	n, _ := strconv.Atoi(os.Args[1])
+	w := bufio.NewWriterSize(os.Stdout, 1<<16)
+	for i := 1; i <= n; i++ {
+		w.WriteString(strconv.Itoa(i))
+		w.WriteByte('\n')
+	}
+	w.Flush()
 }

@@ -1,0 +1,385 @@
+// Command svc starts long-running commands in the background, knows when
+// they are ready, keeps every line of their logs and stops whole process
+// trees. See svc(1).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+func main() {
+	// The monitor is this binary re-executed with a hidden subcommand that
+	// svc start names explicitly; it is never guessed from the environment.
+	if len(os.Args) == 5 && os.Args[1] == svc.MonitorCommand {
+		var spec svc.Spec
+		if err := json.Unmarshal([]byte(os.Args[4]), &spec); err != nil {
+			os.Exit(2)
+		}
+		os.Exit(svc.RunMonitor(svc.Dir{Home: os.Args[2], Name: os.Args[3]}, spec, os.NewFile(3, "report")))
+	}
+	os.Exit(cli.Main(app()))
+}
+
+func app() cli.App {
+	return cli.App{
+		Name:        "svc",
+		Description: "Start long-running commands in the background, know when they are ready, keep their logs, stop whole process trees.",
+		Grammar:     &grammar{},
+	}
+}
+
+type grammar struct {
+	cli.Globals
+	Start   startCmd   `cmd:"" help:"Start a command in the background and report the first true thing about it."`
+	Ls      lsCmd      `cmd:"" help:"List every service, liveness reconciled."`
+	Status  statusCmd  `cmd:"" help:"Show one service; exit 0 when it is live, 3 when it is not."`
+	Tail    tailCmd    `cmd:"" help:"Print a service's log rows."`
+	Stop    stopCmd    `cmd:"" help:"Stop services and everything they started."`
+	Restart restartCmd `cmd:"" help:"Stop a service and start it again as it was started."`
+	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
+	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
+}
+
+func home(env *cli.Env) (string, error) {
+	h, err := svc.Home(env.Getenv)
+	if err != nil {
+		return "", cli.Usagef("%v", err)
+	}
+	return h, nil
+}
+
+func dir(env *cli.Env, name string) (svc.Dir, error) {
+	h, err := home(env)
+	if err != nil {
+		return svc.Dir{}, err
+	}
+	if err := svc.ValidName(name); err != nil {
+		return svc.Dir{}, cli.Usagef("%v", err)
+	}
+	return svc.Dir{Home: h, Name: name}, nil
+}
+
+type startCmd struct {
+	Name         string        `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
+	Cwd          string        `help:"Run the command in this directory." placeholder:"DIR"`
+	Env          []string      `help:"Add K=V to the command's environment (repeatable)." placeholder:"K=V"`
+	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL"`
+	ReadyPort    int           `help:"Ready when this port accepts, held by the service." placeholder:"PORT"`
+	ReadyRegex   string        `help:"Ready when a log line matches this regular expression." placeholder:"RE"`
+	ReadyCmd     string        `help:"Ready when this shell command exits 0 (run every 100ms)." placeholder:"CMD"`
+	ReadyTimeout time.Duration `help:"With no readiness by then, a live service is running." default:"60s" placeholder:"DUR"`
+	Settle       time.Duration `help:"Return after this long at most, whatever the state." default:"4s" placeholder:"DUR"`
+	StopGrace    time.Duration `help:"Wait this long after SIGTERM before SIGKILL." default:"5s" placeholder:"DUR"`
+	LogMax       cli.Size      `help:"Rotate the log at this size." default:"16MiB" placeholder:"SIZE"`
+	LogKeep      int           `help:"Keep this many log generations." default:"5" placeholder:"N"`
+	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
+	Command      []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
+}
+
+func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
+	argv := c.Command
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return cli.Usagef("no command to start (svc start -- CMD ARGS...)")
+	}
+	n := 0
+	for _, set := range []bool{c.ReadyURL != "", c.ReadyPort != 0, c.ReadyRegex != "", c.ReadyCmd != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return cli.Usagef("give at most one of --ready-url, --ready-port, --ready-regex and --ready-cmd")
+	}
+	for _, kv := range c.Env {
+		if !strings.Contains(kv, "=") {
+			return cli.Usagef("--env %q is not K=V", kv)
+		}
+	}
+	if c.LogKeep < 1 {
+		return cli.Usagef("--log-keep must be at least 1")
+	}
+	h, err := home(env)
+	if err != nil {
+		return err
+	}
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return cli.Usagef("--cwd %s is not a directory", cwd)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
+		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
+			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep}})
+	if errors.Is(err, svc.ErrNameTaken) {
+		return cli.Usagef("%v", err)
+	}
+	if err != nil {
+		return cli.WithCode(err, cli.ExitUsage)
+	}
+	if c.JSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		fmt.Fprint(env.Stdout, svc.FormatStart(res))
+	}
+	if svc.Live(res.Status) {
+		return nil
+	}
+	return cli.Quiet(cli.ExitFailure)
+}
+
+type lsCmd struct {
+	JSON bool `name:"json" help:"One JSON object per service."`
+}
+
+func (c *lsCmd) Run(env *cli.Env) error {
+	h, err := home(env)
+	if err != nil {
+		return err
+	}
+	names, err := svc.List(h)
+	if err != nil {
+		return err
+	}
+	var rows []*svc.Listing
+	for _, n := range names {
+		l, err := svc.Look(svc.Dir{Home: h, Name: n})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "svc: %v\n", err)
+			continue
+		}
+		rows = append(rows, l)
+	}
+	if c.JSON {
+		for _, l := range rows {
+			b, _ := json.Marshal(svc.ListJSON(l))
+			fmt.Fprintln(env.Stdout, string(b))
+		}
+		return nil
+	}
+	fmt.Fprint(env.Stdout, svc.FormatList(rows, time.Now()))
+	return nil
+}
+
+type statusCmd struct {
+	JSON bool   `name:"json" help:"Print the service as one JSON object."`
+	Name string `arg:"" help:"The service."`
+}
+
+func (c *statusCmd) Run(env *cli.Env) error {
+	d, err := dir(env, c.Name)
+	if err != nil {
+		return err
+	}
+	l, err := svc.Look(d)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if c.JSON {
+		b, _ := json.Marshal(svc.ListJSON(l))
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
+	}
+	if svc.Live(l.Status) {
+		return nil
+	}
+	return cli.Quiet(3)
+}
+
+type tailCmd struct {
+	Lines  int    `short:"n" help:"Print the last N rows (default 10; every row after --since ROW)." default:"-1" placeholder:"N"`
+	Follow bool   `short:"f" help:"Keep printing rows as they come, until the service has ended and its log is drained."`
+	Since  int64  `help:"Print the rows after ROW." default:"-1" placeholder:"ROW"`
+	JSON   bool   `name:"json" help:"Print {\"row\":N,\"line\":\"…\"} per row."`
+	Name   string `arg:"" help:"The service."`
+}
+
+func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
+	d, err := dir(env, c.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(d.Path()); err != nil {
+		return cli.Usagef("no service called %s", c.Name)
+	}
+	since := c.Since
+	if since < 0 {
+		n := c.Lines
+		if n < 0 {
+			n = 10
+		}
+		last, err := svc.LastRow(d)
+		if err != nil {
+			return err
+		}
+		since = max(last-int64(n), 0)
+	} else if c.Lines >= 0 {
+		last, _ := svc.LastRow(d)
+		since = max(since, last-int64(c.Lines))
+	}
+	print := svc.RowPrinter(env.Stdout, c.JSON)
+	if c.Follow {
+		return svc.Follow(d, since, ctx.Done(), print)
+	}
+	_, err = svc.ReadRows(d, since, print)
+	return err
+}
+
+type stopCmd struct {
+	All   bool          `help:"Stop every live service."`
+	Grace time.Duration `help:"Wait this long after SIGTERM before SIGKILL (default: the service's own)." placeholder:"DUR"`
+	JSON  bool          `name:"json" help:"Print each stop report as JSON: pids signalled, signals, time, SIGKILL, escapers."`
+	Names []string      `arg:"" optional:"" name:"name" help:"The services."`
+}
+
+func (c *stopCmd) Run(env *cli.Env) error {
+	h, err := home(env)
+	if err != nil {
+		return err
+	}
+	names := c.Names
+	if c.All {
+		all, _ := svc.List(h)
+		for _, n := range all {
+			if svc.Supervised(svc.Dir{Home: h, Name: n}) {
+				names = append(names, n)
+			}
+		}
+	} else if len(names) == 0 {
+		return cli.Usagef("name a service to stop, or --all")
+	}
+	failed := 0
+	for _, n := range names {
+		d, err := dir(env, n)
+		if err != nil {
+			return err
+		}
+		rep, err := svc.Stop(d, c.Grace)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "svc: error: %v\n", err)
+			failed++
+			continue
+		}
+		if len(rep.StillAlive) > 0 {
+			failed++
+		}
+		if c.JSON {
+			b, _ := json.Marshal(rep)
+			fmt.Fprintln(env.Stdout, string(b))
+		} else {
+			fmt.Fprint(env.Stdout, svc.FormatStop(rep))
+		}
+	}
+	if failed > 0 {
+		return cli.Quiet(cli.ExitFailure)
+	}
+	return nil
+}
+
+type restartCmd struct {
+	JSON bool   `name:"json" help:"Print the start result as one JSON object."`
+	Name string `arg:"" help:"The service."`
+}
+
+func (c *restartCmd) Run(env *cli.Env) error {
+	d, err := dir(env, c.Name)
+	if err != nil {
+		return err
+	}
+	s, err := svc.ReadState(d)
+	if err != nil {
+		return cli.Usagef("cannot restart %s: %v", c.Name, err)
+	}
+	if _, err := svc.Stop(d, 0); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Start(svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand}, Spec: s.Spec})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		fmt.Fprint(env.Stdout, svc.FormatStart(res))
+	}
+	if svc.Live(res.Status) {
+		return nil
+	}
+	return cli.Quiet(cli.ExitFailure)
+}
+
+type rmCmd struct {
+	Force bool     `help:"Stop a live service first."`
+	Names []string `arg:"" name:"name" help:"The services."`
+}
+
+func (c *rmCmd) Run(env *cli.Env) error {
+	for _, n := range c.Names {
+		d, err := dir(env, n)
+		if err != nil {
+			return err
+		}
+		if c.Force && svc.Supervised(d) {
+			if _, err := svc.Stop(d, 0); err != nil {
+				return err
+			}
+		}
+		if err := svc.Remove(d); err != nil {
+			return cli.Usagef("%v", err)
+		}
+	}
+	return nil
+}
+
+type waitCmd struct {
+	Timeout time.Duration `help:"Give up after this long (exit 124); 0 waits for ever." default:"60s" placeholder:"DUR"`
+	JSON    bool          `name:"json" help:"Print the service as one JSON object."`
+	Name    string        `arg:"" help:"The service."`
+}
+
+func (c *waitCmd) Run(env *cli.Env) error {
+	d, err := dir(env, c.Name)
+	if err != nil {
+		return err
+	}
+	l, err := svc.WaitReady(d, c.Timeout)
+	if l != nil && c.JSON {
+		b, _ := json.Marshal(svc.ListJSON(l))
+		fmt.Fprintln(env.Stdout, string(b))
+	} else if l != nil && err == nil {
+		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return cli.Timeoutf("%s was not ready within %v", c.Name, c.Timeout)
+	case err != nil && l == nil:
+		return cli.Usagef("%v", err)
+	case err != nil:
+		return cli.Failf("%v", err)
+	}
+	return nil
+}

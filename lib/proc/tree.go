@@ -1,0 +1,129 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Info is what /proc/PID/stat says of a process.
+type Info struct {
+	PID   int
+	PPID  int
+	PGID  int
+	Start uint64 // start time in clock ticks since boot: with PID, an identity
+	State byte   // R, S, D, Z, T …
+	Comm  string
+}
+
+// Stat reads /proc/PID/stat.
+func Stat(pid int) (Info, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Info{}, err
+	}
+	return parseStat(pid, b)
+}
+
+func parseStat(pid int, b []byte) (Info, error) {
+	open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || close < open {
+		return Info{}, errors.New("proc: bad stat")
+	}
+	f := strings.Fields(string(b[close+1:]))
+	if len(f) < 20 {
+		return Info{}, errors.New("proc: short stat")
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, _ := strconv.Atoi(f[2])
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return Info{PID: pid, PPID: ppid, PGID: pgid, Start: start, State: f[0][0], Comm: string(b[open+1 : close])}, nil
+}
+
+// All reads every process.
+func All() []Info {
+	entries, _ := os.ReadDir("/proc")
+	var out []Info
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if in, err := Stat(pid); err == nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// Tree returns the live processes that descend from root (not root
+// itself) or belong to process group pgid (when pgid > 0).
+func Tree(root, pgid int) []Info {
+	all := All()
+	kids := map[int][]Info{}
+	for _, p := range all {
+		kids[p.PPID] = append(kids[p.PPID], p)
+	}
+	seen := map[int]bool{}
+	var out []Info
+	var walk func(int)
+	walk = func(pid int) {
+		for _, k := range kids[pid] {
+			if !seen[k.PID] {
+				seen[k.PID] = true
+				if k.State != 'Z' {
+					out = append(out, k)
+				}
+				walk(k.PID)
+			}
+		}
+	}
+	walk(root)
+	for _, p := range all {
+		if pgid > 0 && p.PGID == pgid && !seen[p.PID] && p.PID != root && p.State != 'Z' {
+			seen[p.PID] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Alive reports whether the process p names is still that process and not
+// a zombie: same pid, same start time.
+func Alive(p Info) bool {
+	now, err := Stat(p.PID)
+	return err == nil && now.Start == p.Start && now.State != 'Z'
+}
+
+// Signal sends sig to p only after confirming it is still the same process
+// (pid and start time), so a recycled pid is never signalled. It reports
+// whether the signal was sent.
+func Signal(p Info, sig syscall.Signal) bool {
+	if !Alive(p) {
+		return false
+	}
+	return unix.Kill(p.PID, sig) == nil
+}
+
+// WaitGone waits until none of ps is alive or the deadline passes, and
+// returns those still alive.
+func WaitGone(ps []Info, deadline time.Time) []Info {
+	for {
+		var left []Info
+		for _, p := range ps {
+			if Alive(p) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,374 @@
+package svc
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+// ErrNameTaken is returned when a live service already has the name.
+var ErrNameTaken = errors.New("name taken")
+
+// StartOptions are what svc start needs.
+type StartOptions struct {
+	Home   string
+	Name   string // empty: derived from the command
+	Spec   Spec
+	Settle time.Duration
+	// Monitor is the argv that runs the monitor: the svc binary and its
+	// hidden subcommand; the service's directory and spec are appended.
+	Monitor []string
+}
+
+// StartResult is the first true thing about a started service.
+type StartResult struct {
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	PID     int     `json:"pid,omitempty"`
+	URL     string  `json:"url,omitempty"`
+	Port    int     `json:"port,omitempty"`
+	ReadyBy string  `json:"readyBy,omitempty"`
+	AfterMs float64 `json:"afterMs"`
+	// For a service that ended: its exit code or signal, and its log's tail.
+	ExitCode        *int     `json:"exitCode,omitempty"`
+	Signal          string   `json:"signal,omitempty"`
+	Tail            []string `json:"tail,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
+	PortHolder      string   `json:"portHolder,omitempty"`
+}
+
+// Start starts a service under a new monitor and returns at the first of:
+// ready, exit, failure, or the settle window.
+func Start(o StartOptions) (*StartResult, error) {
+	if err := EnsureHome(o.Home); err != nil {
+		return nil, err
+	}
+	name := o.Name
+	if name == "" {
+		name = uniqueName(o.Home, DefaultName(o.Spec.Command))
+	} else if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	d := Dir{Home: o.Home, Name: name}
+	if Supervised(d) {
+		return nil, fmt.Errorf("%w: a service called %s is running (svc stop %s, or --name)", ErrNameTaken, name, name)
+	}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	spec, err := json.Marshal(o.Spec)
+	if err != nil {
+		return nil, err
+	}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer reportR.Close()
+	errFile, err := os.OpenFile(d.Path()+"/monitor.err", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		reportW.Close()
+		return nil, err
+	}
+	defer errFile.Close()
+	args := append(append([]string{}, o.Monitor[1:]...), d.Home, name, string(spec))
+	cmd := exec.Command(o.Monitor[0], args...)
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout, cmd.Stderr = errFile, errFile
+	cmd.ExtraFiles = []*os.File{reportW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		reportW.Close()
+		return nil, fmt.Errorf("starting the monitor: %w", err)
+	}
+	reportW.Close()
+	go cmd.Wait() // reaps the monitor if it ends while we are here
+
+	reports := make(chan Report, 8)
+	go func() {
+		defer close(reports)
+		dec := json.NewDecoder(bufio.NewReader(reportR))
+		for {
+			var r Report
+			if dec.Decode(&r) != nil {
+				return
+			}
+			reports <- r
+		}
+	}()
+	settle := time.NewTimer(o.Settle)
+	defer settle.Stop()
+	res := &StartResult{Name: name, Status: Starting}
+	begin := time.Now()
+	for {
+		select {
+		case r, ok := <-reports:
+			if !ok {
+				if res.PID == 0 {
+					return nil, fmt.Errorf("the monitor of %s ended before starting it (see %s/monitor.err)", name, d.Path())
+				}
+				return withState(d, res, begin), nil
+			}
+			switch r.Event {
+			case "taken":
+				return nil, fmt.Errorf("%w: a service called %s is running", ErrNameTaken, name)
+			case "failed":
+				res.Status, res.Error = Failed, r.Error
+				res.AfterMs = ms(time.Since(begin))
+				return res, nil
+			case "started":
+				res.PID = r.PID
+			case "ready":
+				res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs = Ready, r.URL, r.Port, r.By, r.AfterMs
+				return res, nil
+			case "running":
+				res.Status = Running
+				return withState(d, res, begin), nil
+			case "exited":
+				res.Status, res.ExitCode, res.Signal, res.Tail, res.AfterMs = Exited, r.ExitCode, r.Signal, r.Tail, r.AfterMs
+				return res, nil
+			}
+		case <-settle.C:
+			return withState(d, res, begin), nil
+		}
+	}
+}
+
+func withState(d Dir, res *StartResult, begin time.Time) *StartResult {
+	res.AfterMs = ms(time.Since(begin))
+	if s, err := ReadState(d); err == nil {
+		res.PortPreoccupied, res.PortHolder = s.PortPreoccupied, s.PortHolder
+		if res.Port == 0 {
+			res.Port = s.Port
+		}
+	}
+	return res
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// uniqueName returns base, or base-2, base-3 … : the first not in use by a
+// live service.
+func uniqueName(home, base string) string {
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = base + "-" + strconv.Itoa(i)
+		}
+		if !Supervised(Dir{Home: home, Name: name}) {
+			return name
+		}
+	}
+}
+
+// Listing is one service as svc ls shows it, liveness reconciled.
+type Listing struct {
+	State
+	// Supervised: a monitor holds the lock.
+	Supervised bool `json:"supervised"`
+}
+
+// Look reads one service and reconciles its recorded state with what is
+// true: a live status with no monitor is "stopped" unless its process,
+// identity confirmed, still runs (then it stays, unsupervised).
+func Look(d Dir) (*Listing, error) {
+	s, err := ReadState(d)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if _, serr := os.Stat(d.Path()); serr != nil {
+				return nil, fmt.Errorf("no service called %s", d.Name)
+			}
+			s = &State{Name: d.Name, Status: Stopped}
+		} else {
+			return nil, err
+		}
+	}
+	l := &Listing{State: *s, Supervised: Supervised(d)}
+	if !l.Supervised && Live(s.Status) {
+		if s.PID == 0 || !proc.Alive(proc.Info{PID: s.PID, Start: s.PIDStart}) {
+			l.Status = Stopped
+		}
+	}
+	return l, nil
+}
+
+// Stop asks the service's monitor to stop it and waits until the monitor
+// has let go of the lock.
+func Stop(d Dir, grace time.Duration) (*StopReport, error) {
+	if _, err := os.Stat(d.Path()); err != nil {
+		return nil, fmt.Errorf("no service called %s", d.Name)
+	}
+	if !Supervised(d) {
+		l, err := Look(d)
+		if err != nil {
+			return nil, err
+		}
+		return &StopReport{Name: d.Name, Status: l.Status, Note: "not running"}, nil
+	}
+	c, err := net.DialTimeout("unix", d.Socket(), 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+	}
+	defer c.Close()
+	req, _ := json.Marshal(map[string]any{"op": "stop", "graceMs": grace.Milliseconds()})
+	if _, err := c.Write(append(req, '\n')); err != nil {
+		return nil, err
+	}
+	var rep StopReport
+	if err := json.NewDecoder(c).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("the monitor of %s did not answer: %v", d.Name, err)
+	}
+	waitUnlocked(d, 10*time.Second)
+	return &rep, nil
+}
+
+// waitUnlocked blocks until the monitor has released the lock (it exits
+// right after its last state write), or the timeout.
+func waitUnlocked(d Dir, timeout time.Duration) bool {
+	f, err := os.Open(d.LockPath())
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_SH) }()
+	select {
+	case err := <-done:
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return err == nil
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Remove forgets a service that is not running.
+func Remove(d Dir) error {
+	if Supervised(d) {
+		return fmt.Errorf("%s is running; svc stop it first, or svc rm --force", d.Name)
+	}
+	if _, err := os.Stat(d.Path()); err != nil {
+		return fmt.Errorf("no service called %s", d.Name)
+	}
+	return os.RemoveAll(d.Path())
+}
+
+// Follow calls fn for each row after since as the log grows, until the
+// service has ended and its log is drained, or stop is closed.
+func Follow(d Dir, since int64, stop <-chan struct{}, fn func(row int64, line []byte) error) error {
+	w, _ := newWatcher(d.Path())
+	if w != nil {
+		defer w.close()
+	}
+	for {
+		alive := Supervised(d)
+		last, err := ReadRows(d, since, fn)
+		if err != nil {
+			return err
+		}
+		since = last
+		if !alive {
+			_, err := ReadRows(d, since, fn) // anything written before the end
+			return err
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-w.changed(250 * time.Millisecond):
+		}
+	}
+}
+
+// WaitReady waits until the service is ready (nil), has ended (an error
+// naming its status), or the timeout passes (os.ErrDeadlineExceeded).
+func WaitReady(d Dir, timeout time.Duration) (*Listing, error) {
+	w, _ := newWatcher(d.Path())
+	if w != nil {
+		defer w.close()
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		l, err := Look(d)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case l.Status == Ready:
+			return l, nil
+		case !Live(l.Status):
+			return l, fmt.Errorf("%s is %s, not ready", d.Name, l.Status)
+		case l.Status == Running:
+			return l, fmt.Errorf("%s is running but showed no readiness within its ready timeout", d.Name)
+		}
+		left := time.Until(deadline)
+		if timeout > 0 && left <= 0 {
+			return l, os.ErrDeadlineExceeded
+		}
+		if timeout <= 0 {
+			left = time.Hour
+		}
+		<-w.changed(min(left, 250*time.Millisecond))
+	}
+}
+
+// watcher wakes on changes in a directory (inotify), with a timeout as a
+// floor so nothing waits forever on a missed event.
+type watcher struct {
+	fd int
+	ch chan struct{}
+}
+
+func newWatcher(dir string) (*watcher, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_DELETE); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	w := &watcher{fd: fd, ch: make(chan struct{}, 1)}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := unix.Read(fd, buf); err != nil {
+				return
+			}
+			select {
+			case w.ch <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (w *watcher) changed(timeout time.Duration) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		var ch chan struct{}
+		if w != nil {
+			ch = w.ch
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+		}
+		close(out)
+	}()
+	return out
+}
+
+func (w *watcher) close() { unix.Close(w.fd) }

@@ -1,0 +1,145 @@
+// Package svc is the background-service supervisor: the state directory
+// and its files, the per-service monitor, readiness, logs with a row
+// cursor that survives rotation, and the stop ladder.
+//
+// Every service has a directory under the state home holding state.json
+// (its recorded state, written atomically), its log generations (log.N,
+// named by the row of their first line, with "log" a symlink to the
+// newest), and a lock file that its monitor holds for its whole life:
+// a held lock is how every other command knows the service is supervised.
+// The monitor also listens on an abstract unix socket named from the
+// directory, for stop requests.
+package svc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+)
+
+// Home is the state directory: $SVC_HOME, else $XDG_STATE_HOME/svc, else
+// ~/.local/state/svc.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("SVC_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "svc"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", errors.New("no state directory: set SVC_HOME, XDG_STATE_HOME or HOME")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "svc"), nil
+}
+
+// ValidName checks a service name: 1 to 64 characters, letters, digits,
+// '.', '_' and '-', not starting with '.' or '-'.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("a service name cannot be empty")
+	case len(name) > 64:
+		return fmt.Errorf("service name %q is longer than 64 characters", name)
+	case name[0] == '.' || name[0] == '-':
+		return fmt.Errorf("service name %q cannot start with %q", name, name[0])
+	}
+	for _, r := range name {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("service name %q has %q: use letters, digits, '.', '_' and '-'", name, r)
+		}
+	}
+	return nil
+}
+
+// DefaultName derives a name from a command: the base name of its program
+// (the first word of a shell command), cleaned to a valid name.
+func DefaultName(argv []string) string {
+	word := ""
+	if len(argv) > 0 {
+		fields := strings.Fields(argv[0])
+		if len(fields) > 0 {
+			word = fields[0]
+		}
+		if len(argv) == 1 && len(fields) > 1 && (word == "npm" || word == "pnpm" || word == "yarn" || word == "npx" || word == "bun") {
+			word = fields[len(fields)-1] // npm run dev → dev
+		}
+	}
+	word = filepath.Base(word)
+	var b strings.Builder
+	for _, r := range word {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".-")
+	if name == "" {
+		name = "service"
+	}
+	if len(name) > 56 {
+		name = name[:56]
+	}
+	return name
+}
+
+// Dir is one service's directory.
+type Dir struct {
+	Home string
+	Name string
+}
+
+func (d Dir) Path() string      { return filepath.Join(d.Home, d.Name) }
+func (d Dir) StatePath() string { return filepath.Join(d.Path(), "state.json") }
+func (d Dir) LockPath() string  { return filepath.Join(d.Path(), "lock") }
+func (d Dir) LogLink() string   { return filepath.Join(d.Path(), "log") }
+
+// Socket is the abstract unix socket the monitor listens on: abstract, so
+// that no path length limit applies however deep the state home is.
+func (d Dir) Socket() string { return "@agentry-svc-" + hashString(d.Path()) }
+
+func hashString(s string) string {
+	// FNV-1a, 64 bits: unique enough for socket names on one machine.
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return fmt.Sprintf("%016x", h)
+}
+
+// EnsureHome makes the state home (mode 0700) and checks it is writable.
+func EnsureHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("cannot make the state directory: %w", err)
+	}
+	f, err := os.CreateTemp(home, ".probe-")
+	if err != nil {
+		return fmt.Errorf("the state directory %s is not writable: %w", home, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// List returns the names of the services under home, sorted.
+func List(home string) ([]string, error) {
+	entries, err := os.ReadDir(home)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && ValidName(e.Name()) == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

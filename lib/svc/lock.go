@@ -1,0 +1,43 @@
+package svc
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// TryLock takes the service's lock for a monitor: exclusively, without
+// waiting. It reports false when another monitor holds it. The lock lives
+// as long as the returned file stays open — for the monitor, its life.
+func TryLock(d Dir) (*os.File, bool, error) {
+	f, err := os.OpenFile(d.LockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return f, true, nil
+}
+
+// Supervised reports whether a monitor holds the service's lock — the one
+// test of liveness svc uses; no pid from a file is ever signalled to find
+// out.
+func Supervised(d Dir) bool {
+	f, err := os.Open(d.LockPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, unix.EWOULDBLOCK)
+}

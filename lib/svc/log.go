@@ -1,0 +1,269 @@
+package svc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Log generations are files log.NNNNNNNNNNNN named by the row of their
+// first line (rows count from 1 across every generation and every run);
+// "log" is a symlink to the newest.
+const genDigits = 12
+
+type generation struct {
+	first int64
+	path  string
+}
+
+func generations(d Dir) ([]generation, error) {
+	entries, err := os.ReadDir(d.Path())
+	if err != nil {
+		return nil, err
+	}
+	var gens []generation
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, "log.") || len(n) != 4+genDigits {
+			continue
+		}
+		first, err := strconv.ParseInt(n[4:], 10, 64)
+		if err != nil {
+			continue
+		}
+		gens = append(gens, generation{first, filepath.Join(d.Path(), n)})
+	}
+	sort.Slice(gens, func(i, j int) bool { return gens[i].first < gens[j].first })
+	return gens, nil
+}
+
+func genName(first int64) string { return fmt.Sprintf("log.%0*d", genDigits, first) }
+
+// LogWriter is the monitor's side of the log: the only writer. It appends,
+// rotates by renaming at a line boundary once the file reaches the size
+// cap, keeps a number of generations, and never truncates.
+type LogWriter struct {
+	d     Dir
+	max   int64
+	keep  int
+	f     *os.File
+	size  int64
+	first int64 // row of the current file's first line
+	rows  int64 // complete lines in the current file
+	mid   bool  // the last byte written was not a newline
+	err   error // logging stopped, and why
+}
+
+// OpenLog opens the newest generation for appending, or starts the first.
+// A generation whose last line was cut off (a monitor killed mid-line) is
+// ended with a newline first, so rows stay lines.
+func OpenLog(d Dir, max int64, keep int) (*LogWriter, error) {
+	if max <= 0 {
+		max = 16 << 20
+	}
+	if keep < 1 {
+		keep = 1
+	}
+	w := &LogWriter{d: d, max: max, keep: keep, first: 1}
+	gens, err := generations(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(gens) == 0 {
+		return w, w.open(1)
+	}
+	last := gens[len(gens)-1]
+	rows, mid, size, err := countLines(last.path)
+	if err != nil {
+		return nil, err
+	}
+	w.first, w.rows, w.size = last.first, rows, size
+	if w.f, err = os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return nil, err
+	}
+	if mid {
+		w.Write([]byte{'\n'})
+	}
+	return w, w.link()
+}
+
+func countLines(path string) (rows int64, mid bool, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	var last byte = '\n'
+	for {
+		n, err := f.Read(buf)
+		rows += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		size += int64(n)
+		if n > 0 {
+			last = buf[n-1]
+		}
+		if err == io.EOF {
+			return rows, last != '\n', size, nil
+		}
+		if err != nil {
+			return 0, false, 0, err
+		}
+	}
+}
+
+func (w *LogWriter) open(first int64) error {
+	f, err := os.OpenFile(filepath.Join(w.d.Path(), genName(first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	w.f, w.first, w.rows, w.size = f, first, 0, 0
+	return w.link()
+}
+
+// link points "log" at the current generation, atomically.
+func (w *LogWriter) link() error {
+	tmp := w.d.LogLink() + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(genName(w.first), tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.d.LogLink())
+}
+
+// Err says whether logging stopped (disk full, say), and why.
+func (w *LogWriter) Err() error { return w.err }
+
+// NextRow is the row the next complete line will have.
+func (w *LogWriter) NextRow() int64 { return w.first + w.rows }
+
+// Write appends p, rotating at line boundaries. Once a write fails,
+// logging stops and Err says why; Write still reports success so the
+// service's output keeps draining.
+func (w *LogWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && w.err == nil {
+		chunk := p
+		if w.size >= w.max && !w.mid {
+			if err := w.rotate(); err != nil {
+				w.err = err
+				break
+			}
+		}
+		// Write up to and including the first newline past the cap, so a
+		// rotation always falls between lines.
+		if room := w.max - w.size; room < int64(len(chunk)) {
+			at := int64(0)
+			if room > 0 {
+				at = room
+			}
+			if i := bytes.IndexByte(chunk[at:], '\n'); i >= 0 {
+				chunk = chunk[:at+int64(i)+1]
+			}
+		}
+		m, err := w.f.Write(chunk)
+		w.size += int64(m)
+		w.rows += int64(bytes.Count(chunk[:m], []byte{'\n'}))
+		if m > 0 {
+			w.mid = chunk[m-1] != '\n'
+		}
+		if err != nil {
+			w.err = err
+			break
+		}
+		p = p[len(chunk):]
+	}
+	return n, nil
+}
+
+func (w *LogWriter) rotate() error {
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	if err := w.open(w.first + w.rows); err != nil {
+		return err
+	}
+	gens, err := generations(w.d)
+	if err != nil {
+		return err
+	}
+	for len(gens) > w.keep {
+		os.Remove(gens[0].path)
+		gens = gens[1:]
+	}
+	return nil
+}
+
+// Close ends a last line that has no newline, and closes the file.
+func (w *LogWriter) Close() error {
+	if w.mid && w.err == nil {
+		w.Write([]byte{'\n'})
+	}
+	return w.f.Close()
+}
+
+// LastRow is the row of the last complete line in the log, 0 if none.
+func LastRow(d Dir) (int64, error) {
+	gens, err := generations(d)
+	if err != nil || len(gens) == 0 {
+		return 0, err
+	}
+	last := gens[len(gens)-1]
+	rows, _, _, err := countLines(last.path)
+	return last.first + rows - 1, err
+}
+
+// ReadRows calls fn for every complete line after row since, in order, and
+// returns the last row it saw (since, when none).
+func ReadRows(d Dir, since int64, fn func(row int64, line []byte) error) (int64, error) {
+	gens, err := generations(d)
+	if err != nil {
+		return since, err
+	}
+	last := since
+	for i, g := range gens {
+		if i+1 < len(gens) && gens[i+1].first <= since+1 {
+			continue // wholly before since
+		}
+		f, err := os.Open(g.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // rotated away meanwhile
+		}
+		if err != nil {
+			return last, err
+		}
+		r := bufio.NewReaderSize(f, 64<<10)
+		row := g.first
+		for {
+			line, err := r.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				// A long line: gather it whole.
+				full := append([]byte(nil), line...)
+				for err == bufio.ErrBufferFull {
+					line, err = r.ReadSlice('\n')
+					full = append(full, line...)
+				}
+				line = full
+			}
+			if err != nil {
+				break // EOF, or an unfinished last line: not a row yet
+			}
+			if row > since {
+				if ferr := fn(row, line[:len(line)-1]); ferr != nil {
+					f.Close()
+					return last, ferr
+				}
+				last = row
+			}
+			row++
+		}
+		f.Close()
+	}
+	return last, nil
+}

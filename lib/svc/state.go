@@ -1,0 +1,129 @@
+package svc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Statuses a service can be in.
+const (
+	Starting = "starting" // started, not ready yet
+	Ready    = "ready"    // readiness detected
+	Running  = "running"  // alive, nothing to connect to after the ready timeout
+	Exited   = "exited"   // ended by itself; exit code or signal recorded
+	Failed   = "failed"   // could not start, or a required readiness check failed
+	Stopped  = "stopped"  // stopped by the user, or found dead with no exit observed
+)
+
+// Live reports whether a status is one of a running service.
+func Live(status string) bool { return status == Starting || status == Ready || status == Running }
+
+// Spec is how a service was asked to run; restart runs it again.
+type Spec struct {
+	Command      []string      `json:"command"`
+	Cwd          string        `json:"cwd"`
+	Env          []string      `json:"env,omitempty"`
+	ReadyURL     string        `json:"readyUrl,omitempty"`
+	ReadyPort    int           `json:"readyPort,omitempty"`
+	ReadyRegex   string        `json:"readyRegex,omitempty"`
+	ReadyCmd     string        `json:"readyCmd,omitempty"`
+	ReadyTimeout time.Duration `json:"readyTimeoutNs"`
+	StopGrace    time.Duration `json:"stopGraceNs"`
+	LogMax       int64         `json:"logMax"`
+	LogKeep      int           `json:"logKeep"`
+}
+
+// State is state.json: a public interface (see svc(1)).
+type State struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Spec   Spec   `json:"spec"`
+	// PID is the service's process (the leader of its process group);
+	// PIDStart its start time in clock ticks since boot, from
+	// /proc/PID/stat, which is what makes the pid's identity checkable.
+	PID        int    `json:"pid,omitempty"`
+	PIDStart   uint64 `json:"pidStart,omitempty"`
+	MonitorPID int    `json:"monitorPid,omitempty"`
+
+	URL             string `json:"url,omitempty"`
+	Port            int    `json:"port,omitempty"`
+	ReadyBy         string `json:"readyBy,omitempty"`
+	PortPreoccupied bool   `json:"portPreoccupied,omitempty"`
+	PortHolder      string `json:"portHolder,omitempty"`
+
+	StartedAt time.Time  `json:"startedAt"`
+	ReadyAt   *time.Time `json:"readyAt,omitempty"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	ExitCode  *int       `json:"exitCode,omitempty"`
+	Signal    string     `json:"signal,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	// LogNote says when logging stopped, and why, if it did.
+	LogNote string `json:"logNote,omitempty"`
+}
+
+// WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,
+// fsync, rename over state.json, fsync of the directory. A reader sees the
+// old state or the new one, never a torn one.
+func WriteState(d Dir, s *State) error {
+	// One line of compact JSON, so that ndjson reads it as it is.
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	f, err := os.CreateTemp(d.Path(), ".state-*.json")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, d.StatePath()); err != nil {
+		return err
+	}
+	ok = true
+	if dir, err := os.Open(d.Path()); err == nil {
+		dir.Sync()
+		dir.Close()
+	}
+	return nil
+}
+
+// ReadState reads state.json. A missing file is os.ErrNotExist; a file
+// that is not a state is an error that says so, never a crash.
+func ReadState(d Dir) (*State, error) {
+	b, err := os.ReadFile(d.StatePath())
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v); svc rm --force %s forgets it", filepath.Join(d.Name, "state.json"), err, d.Name)
+	}
+	if s.Name == "" {
+		s.Name = d.Name
+	}
+	return &s, nil
+}
