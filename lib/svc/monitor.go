@@ -2,6 +2,7 @@ package svc
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,7 +50,8 @@ type monitor struct {
 
 	mu       sync.Mutex
 	state    State
-	tail     []string // last lines, for reports
+	tail     []byte      // the last output, for reports
+	watching atomic.Bool // the readiness watcher still reads lines
 	readyCh  chan Report
 	stopReq  chan stopRequest
 	exitCh   chan syscall.WaitStatus
@@ -113,6 +117,7 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	go m.reap()
 	go m.serveControl(ln)
 	lines := make(chan string, 256)
+	m.watching.Store(m.spec.ReadyRegex != "" || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
 	go m.watchReady(lines)
 	go m.copyOutput(lines)
 	return m.supervise()
@@ -234,77 +239,123 @@ func (m *monitor) waitChild(pid int, deadline time.Time) (syscall.WaitStatus, bo
 	}
 }
 
-// copyOutput moves the service's output into the log, and its complete
-// lines to the readiness watcher and the tail kept for reports.
+// copyOutput moves the service's output into the log. While readiness is
+// being looked for in the output, complete lines also go to the watcher;
+// the last few KiB are kept for reports. Nothing else is done per line, so
+// output goes through at the speed of the log file.
 func (m *monitor) copyOutput(lines chan<- string) {
 	defer close(m.copyDone)
 	defer close(lines)
-	buf := make([]byte, 64<<10)
+	// A bigger pipe means fewer wake-ups for a chatty service.
+	_, _ = unix.FcntlInt(m.outputR.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	buf := make([]byte, 256<<10)
 	var partial []byte
 	for {
 		n, err := m.outputR.Read(buf)
 		if n > 0 {
-			m.log.Write(buf[:n])
 			data := buf[:n]
-			for len(data) > 0 {
-				i := indexByte(data, '\n')
-				if i < 0 {
-					if len(partial) < 4096 {
-						partial = append(partial, data[:min(len(data), 4096-len(partial))]...)
-					}
-					break
-				}
-				if len(partial) < 4096 {
-					partial = append(partial, data[:min(i, 4096-len(partial))]...)
-				}
-				m.line(string(partial), lines)
-				partial = partial[:0]
-				data = data[i+1:]
+			m.log.Write(data)
+			m.keepTail(data)
+			if m.watching.Load() {
+				partial = m.feedLines(partial, data, lines)
 			}
 		}
 		if err != nil {
-			if len(partial) > 0 {
-				m.line(string(partial), lines)
+			if len(partial) > 0 && m.watching.Load() {
+				lines <- string(partial)
 			}
 			return
 		}
 	}
 }
 
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
+// feedLines passes the complete lines of data, after what partial holds,
+// to the watcher; lines are cut at 4 KiB, which is plenty for a URL. When
+// looking for an endpoint, only lines that may hold one are passed, and a
+// chunk with no ':' and no "port" in it is skipped at memchr speed.
+func (m *monitor) feedLines(partial, data []byte, lines chan<- string) []byte {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return appendCapped(partial, data)
+	}
+	m.offer(appendCapped(partial, data[:i]), lines)
+	data = data[i+1:]
+	last := bytes.LastIndexByte(data, '\n')
+	body, rest := data[:last+1], data[last+1:]
+	if m.spec.ReadyRegex != "" || mayHoldEndpoint(body) {
+		for len(body) > 0 {
+			j := bytes.IndexByte(body, '\n')
+			m.offer(body[:min(j, 4096)], lines)
+			body = body[j+1:]
 		}
 	}
-	return -1
+	return appendCapped(partial[:0], rest)
 }
 
-func (m *monitor) line(l string, lines chan<- string) {
-	m.mu.Lock()
-	m.tail = append(m.tail, l)
-	if len(m.tail) > 20 {
-		m.tail = m.tail[len(m.tail)-20:]
+func appendCapped(dst, src []byte) []byte {
+	if room := 4096 - len(dst); room > 0 {
+		dst = append(dst, src[:min(len(src), room)]...)
 	}
-	m.mu.Unlock()
+	return dst
+}
+
+// offer passes one line to the watcher if it may matter, never blocking.
+func (m *monitor) offer(line []byte, lines chan<- string) {
+	if m.spec.ReadyRegex == "" && !mayHoldEndpoint(line) {
+		return
+	}
 	select {
-	case lines <- l:
-	default: // the watcher is behind; it only needs the first endpoint
+	case lines <- string(line):
+	default: // the watcher is behind; it needs only the first endpoint
 	}
 }
 
-func (m *monitor) tailLines(n int) []string {
+// mayHoldEndpoint is a cheap test that text could name a URL or port:
+// every form FindEndpoint knows has a ':' or the word "port".
+func mayHoldEndpoint(b []byte) bool {
+	return bytes.IndexByte(b, ':') >= 0 || bytes.Contains(b, []byte("port")) ||
+		bytes.Contains(b, []byte("Port")) || bytes.Contains(b, []byte("PORT"))
+}
+
+// keepTail keeps the last 8 KiB of output, for the tail in reports.
+func (m *monitor) keepTail(data []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.tail) > n {
-		return append([]string(nil), m.tail[len(m.tail)-n:]...)
+	if len(data) >= 8192 {
+		m.tail = append(m.tail[:0], data[len(data)-8192:]...)
+		return
 	}
-	return append([]string(nil), m.tail...)
+	m.tail = append(m.tail, data...)
+	if len(m.tail) > 8192 {
+		m.tail = append(m.tail[:0], m.tail[len(m.tail)-8192:]...)
+	}
+}
+
+// tailLines returns the last n lines of output.
+func (m *monitor) tailLines(n int) []string {
+	m.mu.Lock()
+	text := string(m.tail)
+	full := len(m.tail) >= 8192
+	m.mu.Unlock()
+	text = strings.TrimSuffix(text, "\n")
+	if text == "" {
+		return nil
+	}
+	all := strings.Split(text, "\n")
+	if full && len(all) > 1 {
+		all = all[1:] // the first may have been cut
+	}
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all
 }
 
 // watchReady decides readiness: the --ready-* flag given, else an endpoint
 // the service prints, probed until it accepts and is the service's own.
 func (m *monitor) watchReady(lines <-chan string) {
+	defer m.watching.Store(false)
+	defer func() { go drain(lines) }()
 	since := func() float64 { return float64(time.Since(m.start).Microseconds()) / 1000 }
 	ready := func(r Report) { r.Event, r.AfterMs = "ready", since(); m.readyCh <- r }
 	pgid := m.cmd.Process.Pid
@@ -348,7 +399,7 @@ func (m *monitor) watchReady(lines <-chan string) {
 	default:
 		for l := range lines {
 			if ep, ok := FindEndpoint(l); ok {
-				go drain(lines)
+				m.watching.Store(false)
 				m.probe(ep, "output", pgid, ready)
 				return
 			}
