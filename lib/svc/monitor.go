@@ -111,7 +111,7 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 		return m.fail(err.Error())
 	}
 	if preoccupied != "" {
-		m.setState(func(s *State) { s.PortPreoccupied, s.PortHolder = true, preoccupied })
+		m.setState(func(s *State) { s.PortPreoccupied, s.PortHolder, s.Port = true, preoccupied, m.spec.ReadyPort })
 	}
 	m.send(Report{Event: "started", PID: m.cmd.Process.Pid, Holder: preoccupied})
 	go m.reap()

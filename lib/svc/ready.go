@@ -14,9 +14,13 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
-// endpointRE finds what a server prints when it listens: a URL, a
+// What a server prints when it listens, most telling first: a URL, a
 // host:port, or "port N".
-var endpointRE = regexp.MustCompile(`(?i)(https?://(?:\[[0-9a-f:]+\]|[a-z0-9.-]+)(?::(\d{2,5}))?[^\s"'<>]*)|(?:\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])|\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}):(\d{2,5})\b|\bport\s*:?\s*(\d{2,5})\b`)
+var (
+	urlRE      = regexp.MustCompile(`(?i)https?://(?:\[[0-9a-f:]+\]|[a-z0-9.-]+)(?::(\d{2,5}))?[^\s"'<>]*`)
+	hostPortRE = regexp.MustCompile(`(?i)(?:\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3})|\[[0-9a-f:]*\]):(\d{2,5})\b`)
+	portRE     = regexp.MustCompile(`(?i)\bport\s*:?\s*(\d{2,5})\b`)
+)
 
 // Endpoint is a place a service said it listens.
 type Endpoint struct {
@@ -26,31 +30,26 @@ type Endpoint struct {
 
 // FindEndpoint looks for a URL or port in one line of output.
 func FindEndpoint(line string) (Endpoint, bool) {
-	m := endpointRE.FindStringSubmatch(line)
-	if m == nil {
-		return Endpoint{}, false
-	}
-	if m[1] != "" {
-		url := strings.TrimRight(m[1], ".,;:)]}")
-		port, _ := strconv.Atoi(m[2])
+	if m := urlRE.FindStringSubmatch(line); m != nil {
+		url := strings.TrimRight(m[0], ".,;:)]}")
+		port, _ := strconv.Atoi(m[1])
 		if port == 0 {
+			port = 80
 			if strings.HasPrefix(strings.ToLower(url), "https") {
 				port = 443
-			} else {
-				port = 80
 			}
 		}
-		return Endpoint{URL: url, Port: port}, port > 0 && port < 65536
+		return Endpoint{URL: url, Port: port}, port < 65536
 	}
-	p := m[3]
-	if p == "" {
-		p = m[4]
+	for _, re := range []*regexp.Regexp{hostPortRE, portRE} {
+		if m := re.FindStringSubmatch(line); m != nil {
+			port, _ := strconv.Atoi(m[1])
+			if port > 0 && port < 65536 {
+				return Endpoint{URL: fmt.Sprintf("http://localhost:%d", port), Port: port}, true
+			}
+		}
 	}
-	port, _ := strconv.Atoi(p)
-	if port <= 0 || port > 65535 {
-		return Endpoint{}, false
-	}
-	return Endpoint{URL: fmt.Sprintf("http://localhost:%d", port), Port: port}, true
+	return Endpoint{}, false
 }
 
 // Accepts reports whether something accepts connections on the port, on
