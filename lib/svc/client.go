@@ -64,6 +64,9 @@ func Start(o StartOptions) (*StartResult, error) {
 	if Supervised(d) {
 		return nil, fmt.Errorf("%w: a service called %s is running (svc stop %s, or --name)", ErrNameTaken, name, name)
 	}
+	if l, err := Look(d); err == nil && Live(l.Status) {
+		return nil, fmt.Errorf("%w: %s lost its monitor but its process %d still runs (svc stop %s)", ErrNameTaken, name, l.PID, name)
+	}
 	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
@@ -198,6 +201,9 @@ func Look(d Dir) (*Listing, error) {
 	if !l.Supervised && Live(s.Status) {
 		if s.PID == 0 || !proc.Alive(proc.Info{PID: s.PID, Start: s.PIDStart}) {
 			l.Status = Stopped
+		} else if l.LogNote == "" {
+			last, _ := LastRow(d)
+			l.LogNote = fmt.Sprintf("its monitor is gone: the log ends at row %d, and nothing it prints now is kept", last)
 		}
 	}
 	return l, nil
@@ -213,6 +219,9 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 		l, err := Look(d)
 		if err != nil {
 			return nil, err
+		}
+		if Live(l.Status) {
+			return stopOrphan(d, l, grace), nil
 		}
 		return &StopReport{Name: d.Name, Status: l.Status, Note: "not running"}, nil
 	}
@@ -231,6 +240,32 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	}
 	waitUnlocked(d, 10*time.Second)
 	return &rep, nil
+}
+
+// stopOrphan stops a service whose monitor is gone but whose process,
+// identity confirmed by its start time, still runs: its process group and
+// its descendants get the ladder (without the monitor, escapers that left
+// both cannot be found).
+func stopOrphan(d Dir, l *Listing, grace time.Duration) *StopReport {
+	if grace <= 0 {
+		grace = l.Spec.StopGrace
+	}
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	// Identity first: the recorded pid must still have its start time.
+	if !proc.Alive(proc.Info{PID: l.PID, Start: l.PIDStart}) {
+		return &StopReport{Name: d.Name, Status: Stopped, Note: "not running"}
+	}
+	rep := LadderFrom(l.PID, grace)
+	rep.Name, rep.Status = d.Name, Stopped
+	rep.Note = "its monitor was gone; stopped by pid and start time"
+	now := time.Now()
+	s := l.State
+	s.Status, s.EndedAt = Stopped, &now
+	s.LogNote = "the log ends where its monitor died"
+	_ = WriteState(d, &s)
+	return &rep
 }
 
 // waitUnlocked blocks until the monitor has released the lock (it exits

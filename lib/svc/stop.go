@@ -33,9 +33,28 @@ type StopReport struct {
 // too). SIGTERM to all, then SIGKILL to what is left after grace; each pid
 // is signalled only after its start time confirms it is the same process.
 func Ladder(root, pgid int, grace time.Duration) StopReport {
+	return ladder(root, pgid, false, grace)
+}
+
+// LadderFrom is Ladder for a tree whose root is itself to be stopped: a
+// service whose monitor is gone.
+func LadderFrom(root int, grace time.Duration) StopReport {
+	return ladder(root, root, true, grace)
+}
+
+func ladder(root, pgid int, withRoot bool, grace time.Duration) StopReport {
 	start := time.Now()
 	var rep StopReport
-	procs := proc.Tree(root, pgid)
+	tree := func() []proc.Info {
+		t := proc.Tree(root, pgid)
+		if withRoot {
+			if r, err := proc.Stat(root); err == nil && r.State != 'Z' {
+				t = append([]proc.Info{r}, t...)
+			}
+		}
+		return t
+	}
+	procs := tree()
 	for _, p := range procs {
 		if proc.Signal(p, syscall.SIGTERM) {
 			rep.Signalled = append(rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGTERM", Escaper: p.PGID != pgid})
@@ -46,7 +65,7 @@ func Ladder(root, pgid int, grace time.Duration) StopReport {
 	}
 	left := proc.WaitGone(procs, time.Now().Add(grace))
 	// Anything the tree started while it was being stopped joins the rest.
-	for _, p := range proc.Tree(root, pgid) {
+	for _, p := range tree() {
 		if !contains(procs, p) {
 			left = append(left, p)
 		}
