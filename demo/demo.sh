@@ -62,3 +62,26 @@ say "agent-host --backend exec: any command is a backend (here, ndjson itself)"
 show "{ ndjson make type=hello id=h1 protocol:=1
   ndjson make type=run_turn id=t1 runId=r1 params.chatId=c1 'params.prompt={\"answer\":42}'
 } | agent-host --backend exec -- ndjson get answer | ndjson where event.type==completed | ndjson get -r event.text"
+
+say "svc: a real server in the background, ready as soon as it listens"
+export SVC_HOME="$work/svc"
+if command -v python3 >/dev/null; then
+  show "svc start --name web --cwd $work -- python3 -m http.server 0 --bind 127.0.0.1"
+  url=$(ndjson get -r url < "$SVC_HOME/web/state.json")
+  show "svc ls"
+  if command -v curl >/dev/null; then show "curl -s -o /dev/null -w '%{http_code}\n' $url"; fi
+  show "svc tail web"
+  show "svc stop web"
+else
+  echo "(python3 is not installed: starting a shell server instead)"
+  show "svc start --name web -- 'echo listening on port 1; exec sleep 600'"
+  show "svc stop web"
+fi
+
+say "svc: a crash is reported in milliseconds, with the log's tail"
+show "svc start --name crashy -- 'echo loading config; echo \"fatal: config.yaml not found\" >&2; exit 2' || echo \"(exit \$?)\""
+
+say "svc: stop gets everything, even what double-forked out of the process group"
+show "svc start --name forker --settle 200ms -- '(setsid sleep 600 &); exec sleep 601'"
+show "svc stop --json forker | ndjson fmt"
+show "svc ls --json | ndjson get -r name status"

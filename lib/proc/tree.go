@@ -127,3 +127,24 @@ func WaitGone(ps []Info, deadline time.Time) []Info {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Children lists pid's children, from /proc/PID/task/*/children.
+func Children(pid int) []int {
+	if pid <= 0 {
+		return nil
+	}
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

@@ -36,6 +36,7 @@ type Report struct {
 	Signal   string   `json:"signal,omitempty"`
 	Tail     []string `json:"tail,omitempty"`
 	Holder   string   `json:"holder,omitempty"`
+	at       time.Time
 }
 
 // monitor supervises one service for its whole life.
@@ -110,16 +111,21 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	if err := m.startCommand(); err != nil {
 		return m.fail(err.Error())
 	}
-	if preoccupied != "" {
-		m.setState(func(s *State) { s.PortPreoccupied, s.PortHolder, s.Port = true, preoccupied, m.spec.ReadyPort })
-	}
-	m.send(Report{Event: "started", PID: m.cmd.Process.Pid, Holder: preoccupied})
-	go m.reap()
-	go m.serveControl(ln)
+	// Output and readiness first: the state write (an fsync) can wait.
 	lines := make(chan string, 256)
 	m.watching.Store(m.spec.ReadyRegex != "" || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
-	go m.watchReady(lines)
 	go m.copyOutput(lines)
+	go m.watchReady(lines)
+	go m.reap()
+	info, _ := proc.Stat(m.cmd.Process.Pid)
+	m.setState(func(s *State) {
+		s.PID, s.PIDStart = m.cmd.Process.Pid, info.Start
+		if preoccupied != "" {
+			s.PortPreoccupied, s.PortHolder, s.Port = true, preoccupied, m.spec.ReadyPort
+		}
+	})
+	m.send(Report{Event: "started", PID: m.cmd.Process.Pid, Holder: preoccupied})
+	go m.serveControl(ln)
 	return m.supervise()
 }
 
@@ -177,8 +183,6 @@ func (m *monitor) startCommand() error {
 	}
 	w.Close()
 	m.cmd = cmd
-	info, _ := proc.Stat(cmd.Process.Pid)
-	m.setState(func(s *State) { s.PID, s.PIDStart = cmd.Process.Pid, info.Start })
 	m.outputR = r
 	return nil
 }
@@ -357,7 +361,7 @@ func (m *monitor) watchReady(lines <-chan string) {
 	defer m.watching.Store(false)
 	defer func() { go drain(lines) }()
 	since := func() float64 { return float64(time.Since(m.start).Microseconds()) / 1000 }
-	ready := func(r Report) { r.Event, r.AfterMs = "ready", since(); m.readyCh <- r }
+	ready := func(r Report) { r.Event, r.AfterMs, r.at = "ready", since(), time.Now(); m.readyCh <- r }
 	pgid := m.cmd.Process.Pid
 	switch {
 	case m.spec.ReadyRegex != "":
@@ -480,7 +484,7 @@ func (m *monitor) supervise() int {
 	for {
 		select {
 		case r := <-m.readyCh:
-			now := time.Now()
+			now := r.at
 			m.setState(func(s *State) {
 				if s.Status == Starting || s.Status == Running {
 					s.Status, s.URL, s.Port, s.ReadyBy, s.ReadyAt = Ready, r.URL, r.Port, r.By, &now

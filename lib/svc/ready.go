@@ -1,10 +1,10 @@
 package svc
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"net"
-	"net/http"
+	neturl "net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -65,46 +65,42 @@ func Accepts(port int) bool {
 	return false
 }
 
-// HTTPReady reports whether url answers an HTTP request at all.
-func HTTPReady(url string) bool {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get(url)
+// HTTPReady reports whether url answers an HTTP request at all, whatever
+// the status. It speaks just enough HTTP/1.0 for that (net/http would
+// double the monitor's size); for https it checks that the port accepts.
+func HTTPReady(rawURL string) bool {
+	u, err := neturl.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			host = net.JoinHostPort(u.Hostname(), "443")
+		} else {
+			host = net.JoinHostPort(u.Hostname(), "80")
+		}
+	}
+	c, err := net.DialTimeout("tcp", host, time.Second)
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
-	return true
-}
-
-// listeners returns the socket inodes listening on port (TCP, v4 and v6).
-func listeners(port int) map[string]bool {
-	inodes := map[string]bool{}
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(file)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		sc.Scan() // header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			local := fields[1]
-			i := strings.LastIndexByte(local, ':')
-			p, err := strconv.ParseInt(local[i+1:], 16, 32)
-			if err == nil && int(p) == port {
-				inodes[fields[9]] = true
-			}
-		}
-		f.Close()
+	defer c.Close()
+	if u.Scheme == "https" {
+		return true
 	}
-	return inodes
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	path := u.RequestURI()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n", path, u.Host); err != nil {
+		return false
+	}
+	buf := make([]byte, 5)
+	n, _ := io.ReadFull(c, buf)
+	return n == 5 && string(buf) == "HTTP/"
 }
 
 // holds reports whether pid has one of the socket inodes open.
-func holds(pid int, inodes map[string]bool) bool {
+func holds(pid int, inodes map[uint64]bool) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -112,7 +108,10 @@ func holds(pid int, inodes map[string]bool) bool {
 	}
 	for _, e := range entries {
 		link, err := os.Readlink(dir + "/" + e.Name())
-		if err == nil && strings.HasPrefix(link, "socket:[") && inodes[link[8:len(link)-1]] {
+		if err != nil || !strings.HasPrefix(link, "socket:[") {
+			continue
+		}
+		if ino, err := strconv.ParseUint(link[8:len(link)-1], 10, 64); err == nil && inodes[ino] {
 			return true
 		}
 	}
@@ -123,9 +122,18 @@ func holds(pid int, inodes map[string]bool) bool {
 // service's tree (root's descendants and group pgid), and otherwise which
 // process holds it, as "pid 812 (node)"; "" when nobody visible does.
 func PortOwner(port, root, pgid int) (ours bool, holder string) {
-	inodes := listeners(port)
+	inodes := proc.ListeningInodes(port)
 	if len(inodes) == 0 {
 		return false, ""
+	}
+	// Fast path: the server is most often the service's leader or one of
+	// its first descendants; look there before reading every process.
+	near := []int{pgid}
+	for i := 0; i < len(near) && i < 16; i++ {
+		if holds(near[i], inodes) {
+			return true, ""
+		}
+		near = append(near, proc.Children(near[i])...)
 	}
 	for _, p := range proc.Tree(root, pgid) {
 		if holds(p.PID, inodes) {
