@@ -94,6 +94,15 @@ row "count type" "$ND count type" \
 row "get -r event.text" "$ND get -r event.text" "jq -r .event.text" "" 5 ""
 row "check" "$ND check" "jq empty" "" 5 ""
 
+echo
+# svc against nohup, pm2 (npm) and supervisord (Debian), installed here
+# when missing; a failed install is reported by svcbench as "not measured".
+command -v pm2 >/dev/null || { echo "bench: installing pm2" >&2; npm install -g pm2@5 >/dev/null 2>&1 || true; }
+command -v supervisord >/dev/null || install_pkg supervisord supervisor || true
+go build -o "$BENCH_DIR/svcbench" ./bench/svcbench
+"$BENCH_DIR/svcbench" -svc "$PWD/bin/svc" -ndjson "$PWD/bin/ndjson" | tee "$BENCH_DIR/svc.txt"
+fails=$((fails + $(grep -c MISSED "$BENCH_DIR/svc.txt" || true)))
+echo
 go build -o "$BENCH_DIR/hostbench" ./bench/hostbench
 "$BENCH_DIR/hostbench" -bin "$PWD/bin/agent-host" | tee "$BENCH_DIR/host.txt"
 fails=$((fails + $(grep -c MISSED "$BENCH_DIR/host.txt" || true)))
