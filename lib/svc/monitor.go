@@ -58,6 +58,7 @@ type monitor struct {
 	exitCh   chan syscall.WaitStatus
 	copyDone chan struct{}
 	outputR  *os.File
+	termCh   chan os.Signal // SIGTERM to the monitor stops the service
 
 	waitMu  sync.Mutex
 	waited  map[int]syscall.WaitStatus // reaped children other than the service
@@ -75,7 +76,7 @@ type stopRequest struct {
 // reports to the starting svc on report (fd 3), and returns the exit code.
 func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	m := &monitor{d: d, spec: spec, report: json.NewEncoder(report), start: time.Now(),
-		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), exitCh: make(chan syscall.WaitStatus, 1), copyDone: make(chan struct{})}
+		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), termCh: make(chan os.Signal, 1), exitCh: make(chan syscall.WaitStatus, 1), copyDone: make(chan struct{})}
 	lock, ok, err := TryLock(d)
 	if err != nil {
 		m.send(Report{Event: "failed", Error: "taking the lock: " + err.Error()})
@@ -89,7 +90,17 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	// Anything that double-forks out of the service's group reparents to
 	// the monitor, which can then stop it with the rest.
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	// Handled, not ignored: an ignored disposition would be inherited by
+	// the service across exec, and svc start may itself have been run with
+	// SIGINT, SIGQUIT or SIGPIPE ignored (a background job of a script).
+	// Handled signals are reset to their defaults in the service.
+	quiet := make(chan os.Signal, 8)
+	signal.Notify(quiet, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
+	go func() {
+		for range quiet {
+		}
+	}()
+	signal.Notify(m.termCh, syscall.SIGTERM)
 
 	if m.log, err = OpenLog(d, spec.LogMax, spec.LogKeep); err != nil {
 		return m.fail("opening the log: " + err.Error())
@@ -504,6 +515,13 @@ func (m *monitor) supervise() int {
 			Ladder(os.Getpid(), pgid, m.spec.StopGrace)
 			m.finish(ws, Exited)
 			return 0
+		case <-m.termCh:
+			// Someone stopped the monitor itself: stop the service first.
+			go func() {
+				sr := stopRequest{grace: m.spec.StopGrace, reply: make(chan StopReport, 1), sent: make(chan struct{})}
+				close(sr.sent)
+				m.stopReq <- sr
+			}()
 		case req := <-m.stopReq:
 			rep := Ladder(os.Getpid(), pgid, req.grace)
 			var ws syscall.WaitStatus
