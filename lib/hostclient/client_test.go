@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -351,6 +352,16 @@ func TestPingDeadline(t *testing.T) {
 	s.mu.Unlock()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	// SIGSTOP takes effect asynchronously: wait until the host is stopped.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if in, err := proc.Stat(pid); err == nil && in.State == 'T' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the host did not stop")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	pctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
