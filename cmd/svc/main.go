@@ -81,6 +81,7 @@ type startCmd struct {
 	StopGrace    time.Duration `help:"Wait this long after SIGTERM before SIGKILL." default:"5s" placeholder:"DUR"`
 	LogMax       cli.Size      `help:"Rotate the log at this size." default:"16MiB" placeholder:"SIZE"`
 	LogKeep      int           `help:"Keep this many log generations." default:"5" placeholder:"N"`
+	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
 	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
 	Command      []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
@@ -120,6 +121,15 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		return cli.Usagef("--cwd %s is not a directory", cwd)
+	}
+	if c.ReadyPort > 0 {
+		if holder := svc.PortHolder(c.ReadyPort); holder != "" {
+			if !c.Force {
+				return cli.WithHint(cli.Usagef("port %d is already held by %s", c.ReadyPort, holder),
+					"stop that process, choose another port, or svc start --force to start anyway")
+			}
+			fmt.Fprintf(env.Stderr, "svc: warning: port %d is already held by %s; it will not count as ready\n", c.ReadyPort, holder)
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {

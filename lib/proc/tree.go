@@ -112,19 +112,24 @@ func Signal(p Info, sig syscall.Signal) bool {
 }
 
 // WaitGone waits until none of ps is alive or the deadline passes, and
-// returns those still alive.
-func WaitGone(ps []Info, deadline time.Time) []Info {
+// returns those still alive. gone, when not nil, hears of each process as
+// it is first seen gone.
+func WaitGone(ps []Info, deadline time.Time, gone func(Info)) []Info {
+	left := ps
 	for {
-		var left []Info
-		for _, p := range ps {
+		var still []Info
+		for _, p := range left {
 			if Alive(p) {
-				left = append(left, p)
+				still = append(still, p)
+			} else if gone != nil {
+				gone(p)
 			}
 		}
+		left = still
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

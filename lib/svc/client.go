@@ -110,8 +110,12 @@ func Start(o StartOptions) (*StartResult, error) {
 			reports <- r
 		}
 	}()
-	settle := time.NewTimer(o.Settle)
-	defer settle.Stop()
+	// The settle window only starts once the monitor holds the lock and has
+	// started the command: under load, a monitor can take longer than the
+	// window just to come up, and silence from it proves nothing yet.
+	var settle <-chan time.Time
+	upTimer := time.NewTimer(30 * time.Second)
+	defer upTimer.Stop()
 	res := &StartResult{Name: name, Status: Starting}
 	begin := time.Now()
 	for {
@@ -132,6 +136,9 @@ func Start(o StartOptions) (*StartResult, error) {
 				return res, nil
 			case "started":
 				res.PID = r.PID
+				t := time.NewTimer(o.Settle)
+				defer t.Stop()
+				settle = t.C
 			case "ready":
 				res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs = Ready, r.URL, r.Port, r.By, r.AfterMs
 				return res, nil
@@ -142,8 +149,12 @@ func Start(o StartOptions) (*StartResult, error) {
 				res.Status, res.ExitCode, res.Signal, res.Tail, res.AfterMs = Exited, r.ExitCode, r.Signal, r.Tail, r.AfterMs
 				return res, nil
 			}
-		case <-settle.C:
+		case <-settle:
 			return withState(d, res, begin), nil
+		case <-upTimer.C:
+			if res.PID == 0 {
+				return nil, fmt.Errorf("the monitor of %s did not start the command within 30s (see %s/monitor.err)", name, d.Path())
+			}
 		}
 	}
 }

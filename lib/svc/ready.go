@@ -147,3 +147,19 @@ func PortOwner(port, root, pgid int) (ours bool, holder string) {
 	}
 	return false, "a process svc cannot see"
 }
+
+// PortHolder names the process listening on port ("pid 812 (node)"), ""
+// when nothing listens there, and "a process svc cannot see" when
+// something does but not a process visible here.
+func PortHolder(port int) string {
+	inodes := proc.ListeningInodes(port)
+	if len(inodes) == 0 {
+		return ""
+	}
+	for _, p := range proc.All() {
+		if holds(p.PID, inodes) {
+			return fmt.Sprintf("pid %d (%s)", p.PID, p.Comm)
+		}
+	}
+	return "a process svc cannot see"
+}

@@ -13,6 +13,9 @@ type Signalled struct {
 	Comm    string `json:"comm"`
 	Signal  string `json:"signal"`
 	Escaper bool   `json:"escaper"` // it had left the service's process group
+	// ExitMs is how long after the stop began the process was seen gone;
+	// absent when it was still alive at the end.
+	ExitMs *float64 `json:"exitMs,omitempty"`
 }
 
 // StopReport is what a stop did.
@@ -63,7 +66,9 @@ func ladder(root, pgid int, withRoot bool, grace time.Duration) StopReport {
 			}
 		}
 	}
-	left := proc.WaitGone(procs, time.Now().Add(grace))
+	exited := map[int]time.Time{}
+	noteGone := func(p proc.Info) { exited[p.PID] = time.Now() }
+	left := proc.WaitGone(procs, time.Now().Add(grace), noteGone)
 	// Anything the tree started while it was being stopped joins the rest.
 	for _, p := range tree() {
 		if !contains(procs, p) {
@@ -77,11 +82,17 @@ func ladder(root, pgid int, withRoot bool, grace time.Duration) StopReport {
 		}
 	}
 	if len(left) > 0 {
-		for _, p := range proc.WaitGone(left, time.Now().Add(2*time.Second)) {
+		for _, p := range proc.WaitGone(left, time.Now().Add(2*time.Second), noteGone) {
 			rep.StillAlive = append(rep.StillAlive, p.PID)
 		}
 	}
 	rep.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	for i := range rep.Signalled {
+		if gone, ok := exited[rep.Signalled[i].PID]; ok {
+			ms := float64(gone.Sub(start).Microseconds()) / 1000
+			rep.Signalled[i].ExitMs = &ms
+		}
+	}
 	return rep
 }
 
