@@ -82,6 +82,7 @@ type startCmd struct {
 	LogMax       cli.Size      `help:"Rotate the log at this size." default:"16MiB" placeholder:"SIZE"`
 	LogKeep      int           `help:"Keep this many log generations." default:"5" placeholder:"N"`
 	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
+	UntilExit    int           `help:"Stop the service when process PID exits, such as the calling shell: --until-exit $$." placeholder:"PID"`
 	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
 	Command      []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
@@ -137,7 +138,8 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
 		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
-			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep}})
+			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
+			UntilExit: c.UntilExit}})
 	if errors.Is(err, svc.ErrNameTaken) {
 		return cli.Usagef("%v", err)
 	}
@@ -322,6 +324,7 @@ func (c *restartCmd) Run(env *cli.Env) error {
 	if _, err := svc.Stop(d, 0); err != nil {
 		return err
 	}
+	s.Spec.UntilExit = 0 // the process it was tied to is not ours to pin again
 	exe, err := os.Executable()
 	if err != nil {
 		return err

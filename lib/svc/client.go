@@ -90,6 +90,18 @@ func Start(o StartOptions) (*StartResult, error) {
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = errFile, errFile
 	cmd.ExtraFiles = []*os.File{reportW}
+	if o.Spec.UntilExit > 0 {
+		// The process is pinned now, by a pidfd the monitor inherits, so a
+		// recycled pid can never stand in for it.
+		fd, err := unix.PidfdOpen(o.Spec.UntilExit, 0)
+		if err != nil {
+			reportW.Close()
+			return nil, fmt.Errorf("--until-exit %d: %v", o.Spec.UntilExit, err)
+		}
+		pidfd := os.NewFile(uintptr(fd), "until-exit")
+		defer pidfd.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, pidfd)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		reportW.Close()

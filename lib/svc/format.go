@@ -146,6 +146,9 @@ func FormatStatus(l *Listing, now time.Time) string {
 	if l.LogNote != "" {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
 	}
+	if l.StopNote != "" && !Live(l.Status) {
+		fmt.Fprintf(&b, "note: %s\n", l.StopNote)
+	}
 	return b.String()
 }
 

@@ -59,6 +59,7 @@ type monitor struct {
 	copyDone chan struct{}
 	outputR  *os.File
 	termCh   chan os.Signal // SIGTERM to the monitor stops the service
+	untilCh  chan struct{}  // the --until-exit process ended
 
 	waitMu  sync.Mutex
 	waited  map[int]syscall.WaitStatus // reaped children other than the service
@@ -76,7 +77,7 @@ type stopRequest struct {
 // reports to the starting svc on report (fd 3), and returns the exit code.
 func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	m := &monitor{d: d, spec: spec, report: json.NewEncoder(report), start: time.Now(),
-		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), termCh: make(chan os.Signal, 1), exitCh: make(chan syscall.WaitStatus, 1), copyDone: make(chan struct{})}
+		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), termCh: make(chan os.Signal, 1), untilCh: make(chan struct{}), exitCh: make(chan syscall.WaitStatus, 1), copyDone: make(chan struct{})}
 	lock, ok, err := TryLock(d)
 	if err != nil {
 		m.send(Report{Event: "failed", Error: "taking the lock: " + err.Error()})
@@ -137,6 +138,9 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	})
 	m.send(Report{Event: "started", PID: m.cmd.Process.Pid, Holder: preoccupied})
 	go m.serveControl(ln)
+	if spec.UntilExit > 0 {
+		go m.watchUntilExit()
+	}
 	return m.supervise()
 }
 
@@ -515,6 +519,15 @@ func (m *monitor) supervise() int {
 			Ladder(os.Getpid(), pgid, m.spec.StopGrace)
 			m.finish(ws, Exited)
 			return 0
+		case <-m.untilCh:
+			m.setState(func(s *State) {
+				s.StopNote = fmt.Sprintf("stopped because process %d (--until-exit) ended", m.spec.UntilExit)
+			})
+			go func() {
+				sr := stopRequest{grace: m.spec.StopGrace, reply: make(chan StopReport, 1), sent: make(chan struct{})}
+				close(sr.sent)
+				m.stopReq <- sr
+			}()
 		case <-m.termCh:
 			// Someone stopped the monitor itself: stop the service first.
 			go func() {
@@ -566,4 +579,20 @@ func (m *monitor) finish(ws syscall.WaitStatus, status string) {
 	}
 	m.setState(func(s *State) { s.Status, s.ExitCode, s.Signal, s.EndedAt = status, code, sig, &now })
 	m.send(Report{Event: "exited", ExitCode: code, Signal: sig, AfterMs: float64(time.Since(m.start).Microseconds()) / 1000, Tail: m.tailLines(10)})
+}
+
+// watchUntilExit waits on the pidfd svc start opened for --until-exit
+// (fd 4): it becomes readable when that process exits.
+func (m *monitor) watchUntilExit() {
+	fds := []unix.PollFd{{Fd: 4, Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			close(m.untilCh)
+			return
+		}
+	}
 }

@@ -34,6 +34,8 @@ type Spec struct {
 	StopGrace    time.Duration `json:"stopGraceNs"`
 	LogMax       int64         `json:"logMax"`
 	LogKeep      int           `json:"logKeep"`
+	// UntilExit stops the service when that process exits.
+	UntilExit int `json:"untilExit,omitempty"`
 }
 
 // State is state.json: a public interface (see svc(1)).
@@ -62,6 +64,8 @@ type State struct {
 	Error     string     `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.
 	LogNote string `json:"logNote,omitempty"`
+	// StopNote says why a service was stopped other than by svc stop.
+	StopNote string `json:"stopNote,omitempty"`
 }
 
 // WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,
