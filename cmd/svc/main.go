@@ -83,6 +83,8 @@ type startCmd struct {
 	LogKeep      int           `help:"Keep this many log generations." default:"5" placeholder:"N"`
 	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
 	UntilExit    int           `help:"Stop the service when process PID exits, such as the calling shell: --until-exit $$." placeholder:"PID"`
+	Restart      string        `help:"Restart the command when it ends: no, on-failure or always, with exponential backoff." enum:"no,on-failure,always" default:"no" placeholder:"WHEN"`
+	MaxRestarts  int           `help:"Give up after this many restarts (0: never)." default:"0" placeholder:"N"`
 	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
 	Command      []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
@@ -112,6 +114,9 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	if c.LogKeep < 1 {
 		return cli.Usagef("--log-keep must be at least 1")
 	}
+	if c.MaxRestarts < 0 {
+		return cli.Usagef("--max-restarts cannot be negative")
+	}
 	h, err := home(env)
 	if err != nil {
 		return err
@@ -139,7 +144,7 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
 		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-			UntilExit: c.UntilExit}})
+			UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}})
 	if errors.Is(err, svc.ErrNameTaken) {
 		return cli.Usagef("%v", err)
 	}

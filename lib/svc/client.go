@@ -46,6 +46,7 @@ type StartResult struct {
 	Error           string   `json:"error,omitempty"`
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
 	PortHolder      string   `json:"portHolder,omitempty"`
+	Restarts        int      `json:"restarts,omitempty"`
 }
 
 // Start starts a service under a new monitor and returns at the first of:
@@ -152,7 +153,10 @@ func Start(o StartOptions) (*StartResult, error) {
 				defer t.Stop()
 				settle = t.C
 			case "ready":
-				res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs = Ready, r.URL, r.Port, r.By, r.AfterMs
+				res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs, res.Restarts = Ready, r.URL, r.Port, r.By, r.AfterMs, r.Restarts
+				if r.PID != 0 {
+					res.PID = r.PID
+				}
 				return res, nil
 			case "running":
 				res.Status = Running
@@ -174,7 +178,10 @@ func Start(o StartOptions) (*StartResult, error) {
 func withState(d Dir, res *StartResult, begin time.Time) *StartResult {
 	res.AfterMs = ms(time.Since(begin))
 	if s, err := ReadState(d); err == nil {
-		res.PortPreoccupied, res.PortHolder = s.PortPreoccupied, s.PortHolder
+		res.PortPreoccupied, res.PortHolder, res.Restarts = s.PortPreoccupied, s.PortHolder, s.Restarts
+		if s.PID != 0 {
+			res.PID = s.PID
+		}
 		if res.Port == 0 {
 			res.Port = s.Port
 		}

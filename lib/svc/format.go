@@ -52,6 +52,9 @@ func FormatStart(r *StartResult) string {
 	if r.PortPreoccupied && r.Port > 0 {
 		fmt.Fprintf(&b, "note: port %d is held by %s, not by this service\n", r.Port, r.PortHolder)
 	}
+	if r.Restarts > 0 {
+		fmt.Fprintf(&b, "note: restarted %d %s so far (svc status %s)\n", r.Restarts, map[bool]string{true: "time", false: "times"}[r.Restarts == 1], r.Name)
+	}
 	return b.String()
 }
 
@@ -145,6 +148,17 @@ func FormatStatus(l *Listing, now time.Time) string {
 	b.WriteString("\n")
 	if l.LogNote != "" {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
+	}
+	if l.Restarts > 0 {
+		last := l.Runs[len(l.Runs)-1]
+		how := "exit code ?"
+		switch {
+		case last.Signal != "":
+			how = last.Signal
+		case last.ExitCode != nil:
+			how = fmt.Sprintf("exit code %d", *last.ExitCode)
+		}
+		fmt.Fprintf(&b, "restarts: %d; the last run ended with %s\n", l.Restarts, how)
 	}
 	if l.StopNote != "" && !Live(l.Status) {
 		fmt.Fprintf(&b, "note: %s\n", l.StopNote)

@@ -36,7 +36,20 @@ type Report struct {
 	Signal   string   `json:"signal,omitempty"`
 	Tail     []string `json:"tail,omitempty"`
 	Holder   string   `json:"holder,omitempty"`
+	Restarts int      `json:"restarts,omitempty"`
 	at       time.Time
+	run      int
+}
+
+// svcRun is one run of the service's command; with --restart there are
+// several in a monitor's life.
+type svcRun struct {
+	n        int
+	cmd      *exec.Cmd
+	out      *os.File      // the read end of its output pipe
+	copyDone chan struct{} // closed when its output is all in the log
+	watching atomic.Bool   // its readiness watcher still reads lines
+	start    time.Time
 }
 
 // monitor supervises one service for its whole life.
@@ -46,18 +59,16 @@ type monitor struct {
 	report *json.Encoder
 	lock   *os.File
 	log    *LogWriter
-	cmd    *exec.Cmd
+	cur    *svcRun // the current run; only the supervising goroutine changes it
 	start  time.Time
 
 	mu       sync.Mutex
 	state    State
-	tail     []byte      // the last output, for reports
-	watching atomic.Bool // the readiness watcher still reads lines
+	tail     []byte // the last output, for reports
 	readyCh  chan Report
 	stopReq  chan stopRequest
 	exitCh   chan syscall.WaitStatus
-	copyDone chan struct{}
-	outputR  *os.File
+	childPid int            // the current run's pid, under waitMu
 	termCh   chan os.Signal // SIGTERM to the monitor stops the service
 	untilCh  chan struct{}  // the --until-exit process ended
 
@@ -77,7 +88,7 @@ type stopRequest struct {
 // reports to the starting svc on report (fd 3), and returns the exit code.
 func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	m := &monitor{d: d, spec: spec, report: json.NewEncoder(report), start: time.Now(),
-		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), termCh: make(chan os.Signal, 1), untilCh: make(chan struct{}), exitCh: make(chan syscall.WaitStatus, 1), copyDone: make(chan struct{})}
+		readyCh: make(chan Report, 4), stopReq: make(chan stopRequest), termCh: make(chan os.Signal, 1), untilCh: make(chan struct{}), exitCh: make(chan syscall.WaitStatus, 1)}
 	lock, ok, err := TryLock(d)
 	if err != nil {
 		m.send(Report{Event: "failed", Error: "taking the lock: " + err.Error()})
@@ -120,23 +131,20 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 			preoccupied = "another process"
 		}
 	}
-	if err := m.startCommand(); err != nil {
+	go m.reap()
+	r, err := m.launch(1)
+	if err != nil {
 		return m.fail(err.Error())
 	}
-	// Output and readiness first: the state write (an fsync) can wait.
-	lines := make(chan string, 256)
-	m.watching.Store(m.spec.ReadyRegex != "" || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
-	go m.copyOutput(lines)
-	go m.watchReady(lines)
-	go m.reap()
-	info, _ := proc.Stat(m.cmd.Process.Pid)
+	m.cur = r
+	info, _ := proc.Stat(r.cmd.Process.Pid)
 	m.setState(func(s *State) {
-		s.PID, s.PIDStart = m.cmd.Process.Pid, info.Start
+		s.PID, s.PIDStart = r.cmd.Process.Pid, info.Start
 		if preoccupied != "" {
 			s.PortPreoccupied, s.PortHolder, s.Port = true, preoccupied, m.spec.ReadyPort
 		}
 	})
-	m.send(Report{Event: "started", PID: m.cmd.Process.Pid, Holder: preoccupied})
+	m.send(Report{Event: "started", PID: r.cmd.Process.Pid, Holder: preoccupied})
 	go m.serveControl(ln)
 	if spec.UntilExit > 0 {
 		go m.watchUntilExit()
@@ -164,17 +172,41 @@ func (m *monitor) setState(f func(*State)) {
 	_ = WriteState(m.d, &m.state)
 }
 
-// startCommand starts the service: one argument through /bin/sh -c,
+// launch starts run n of the service: one argument through /bin/sh -c,
 // several executed directly; its own process group; stdin at /dev/null;
-// stdout and stderr into one pipe, in order.
-func (m *monitor) startCommand() error {
+// stdout and stderr into one pipe, in order. Its output is copied and
+// watched for readiness at once; the state write (an fsync) comes after.
+func (m *monitor) launch(n int) (*svcRun, error) {
+	cmd, out, err := m.startCommand()
+	if err != nil {
+		return nil, err
+	}
+	r := &svcRun{n: n, cmd: cmd, out: out, copyDone: make(chan struct{}), start: time.Now()}
+	lines := make(chan string, 256)
+	r.watching.Store(m.spec.ReadyRegex != "" || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
+	go m.copyOutput(r, lines)
+	go m.watchReady(r, lines)
+	// The reaper may have collected a run that died at once, before its
+	// pid was known: hand that exit over now.
+	m.waitMu.Lock()
+	m.childPid = cmd.Process.Pid
+	ws, early := m.waited[cmd.Process.Pid]
+	delete(m.waited, cmd.Process.Pid)
+	m.waitMu.Unlock()
+	if early {
+		m.exitCh <- ws
+	}
+	return r, nil
+}
+
+func (m *monitor) startCommand() (*exec.Cmd, *os.File, error) {
 	argv := m.spec.Command
 	var cmd *exec.Cmd
 	if len(argv) == 1 {
 		cmd = exec.Command("/bin/sh", "-c", argv[0])
 	} else {
 		if _, err := exec.LookPath(argv[0]); err != nil {
-			return fmt.Errorf("cannot run %s: %v", argv[0], errors.Unwrap(err))
+			return nil, nil, fmt.Errorf("cannot run %s: %v", argv[0], errors.Unwrap(err))
 		}
 		cmd = exec.Command(argv[0], argv[1:]...)
 	}
@@ -182,24 +214,22 @@ func (m *monitor) startCommand() error {
 	cmd.Env = append(os.Environ(), m.spec.Env...)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer devnull.Close()
 	r, w, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, w, w
 	proc.InGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
-		return fmt.Errorf("cannot start the service: %v", err)
+		return nil, nil, fmt.Errorf("cannot start the service: %v", err)
 	}
 	w.Close()
-	m.cmd = cmd
-	m.outputR = r
-	return nil
+	return cmd, r, nil
 }
 
 // reap is the one owner of every wait: the service's, and those of
@@ -214,11 +244,13 @@ func (m *monitor) reap() {
 			if err != nil || pid <= 0 {
 				break
 			}
-			if pid == m.cmd.Process.Pid {
+			m.waitMu.Lock()
+			if pid == m.childPid {
+				m.childPid = 0
+				m.waitMu.Unlock()
 				m.exitCh <- ws
 				continue
 			}
-			m.waitMu.Lock()
 			if m.waited == nil {
 				m.waited = map[int]syscall.WaitStatus{}
 			}
@@ -262,25 +294,25 @@ func (m *monitor) waitChild(pid int, deadline time.Time) (syscall.WaitStatus, bo
 // being looked for in the output, complete lines also go to the watcher;
 // the last few KiB are kept for reports. Nothing else is done per line, so
 // output goes through at the speed of the log file.
-func (m *monitor) copyOutput(lines chan<- string) {
-	defer close(m.copyDone)
+func (m *monitor) copyOutput(r *svcRun, lines chan<- string) {
+	defer close(r.copyDone)
 	defer close(lines)
 	// A bigger pipe means fewer wake-ups for a chatty service.
-	_, _ = unix.FcntlInt(m.outputR.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	_, _ = unix.FcntlInt(r.out.Fd(), unix.F_SETPIPE_SZ, 1<<20)
 	buf := make([]byte, 256<<10)
 	var partial []byte
 	for {
-		n, err := m.outputR.Read(buf)
+		n, err := r.out.Read(buf)
 		if n > 0 {
 			data := buf[:n]
 			m.log.Write(data)
 			m.keepTail(data)
-			if m.watching.Load() {
+			if r.watching.Load() {
 				partial = m.feedLines(partial, data, lines)
 			}
 		}
 		if err != nil {
-			if len(partial) > 0 && m.watching.Load() {
+			if len(partial) > 0 && r.watching.Load() {
 				lines <- string(partial)
 			}
 			return
@@ -372,12 +404,12 @@ func (m *monitor) tailLines(n int) []string {
 
 // watchReady decides readiness: the --ready-* flag given, else an endpoint
 // the service prints, probed until it accepts and is the service's own.
-func (m *monitor) watchReady(lines <-chan string) {
-	defer m.watching.Store(false)
+func (m *monitor) watchReady(run *svcRun, lines <-chan string) {
+	defer run.watching.Store(false)
 	defer func() { go drain(lines) }()
 	since := func() float64 { return float64(time.Since(m.start).Microseconds()) / 1000 }
-	ready := func(r Report) { r.Event, r.AfterMs, r.at = "ready", since(), time.Now(); m.readyCh <- r }
-	pgid := m.cmd.Process.Pid
+	ready := func(r Report) { r.Event, r.AfterMs, r.at, r.run = "ready", since(), time.Now(), run.n; m.readyCh <- r }
+	pgid := run.cmd.Process.Pid
 	switch {
 	case m.spec.ReadyRegex != "":
 		re, err := regexp.Compile(m.spec.ReadyRegex)
@@ -418,7 +450,7 @@ func (m *monitor) watchReady(lines <-chan string) {
 	default:
 		for l := range lines {
 			if ep, ok := FindEndpoint(l); ok {
-				m.watching.Store(false)
+				run.watching.Store(false)
 				m.probe(ep, "output", pgid, ready)
 				return
 			}
@@ -495,17 +527,29 @@ func (m *monitor) supervise() int {
 	}
 	readyTimer := time.NewTimer(timeout)
 	defer readyTimer.Stop()
-	pgid := m.cmd.Process.Pid
+	selfStop := func() {
+		go func() {
+			sr := stopRequest{grace: m.spec.StopGrace, reply: make(chan StopReport, 1), sent: make(chan struct{})}
+			close(sr.sent)
+			m.stopReq <- sr
+		}()
+	}
+	failures := 0
 	for {
 		select {
 		case r := <-m.readyCh:
+			if r.run != m.cur.n {
+				continue // from a run that has ended
+			}
 			now := r.at
 			m.setState(func(s *State) {
 				if s.Status == Starting || s.Status == Running {
 					s.Status, s.URL, s.Port, s.ReadyBy, s.ReadyAt = Ready, r.URL, r.Port, r.By, &now
 					s.PortPreoccupied, s.PortHolder = false, ""
 				}
+				r.Restarts = s.Restarts
 			})
+			r.PID = m.cur.cmd.Process.Pid
 			m.send(r)
 		case <-readyTimer.C:
 			m.setState(func(s *State) {
@@ -513,59 +557,167 @@ func (m *monitor) supervise() int {
 					s.Status = Running
 				}
 			})
-			m.send(Report{Event: "running", PID: pgid})
+			m.send(Report{Event: "running", PID: m.cur.cmd.Process.Pid})
 		case ws := <-m.exitCh:
-			// The service ended by itself: stop what it left behind.
-			Ladder(os.Getpid(), pgid, m.spec.StopGrace)
-			m.finish(ws, Exited)
-			return 0
+			// The run ended by itself: stop what it left behind, then
+			// restart it or finish.
+			Ladder(os.Getpid(), m.cur.cmd.Process.Pid, m.spec.StopGrace)
+			m.drainRun(m.cur)
+			m.recordRun(m.cur, ws)
+			if !m.shouldRestart(ws) {
+				m.finish(ws, Exited)
+				return 0
+			}
+			if time.Since(m.cur.start) >= 10*time.Second {
+				failures = 0 // it had been up a while: not a crash loop
+			}
+			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
+			failures++
+			m.setState(func(s *State) { s.Status, s.Restarts, s.URL, s.ReadyAt = Starting, s.Restarts+1, "", nil })
+			if stopped := m.backoff(backoff); stopped != nil {
+				m.finishStopped(stopped)
+				return 0
+			}
+			r, err := m.launch(m.cur.n + 1)
+			if err != nil {
+				now := time.Now()
+				m.setState(func(s *State) { s.Status, s.Error, s.EndedAt = Failed, "restarting: "+err.Error(), &now })
+				return 1
+			}
+			m.cur = r
+			info, _ := proc.Stat(r.cmd.Process.Pid)
+			m.setState(func(s *State) { s.PID, s.PIDStart, s.Error = r.cmd.Process.Pid, info.Start, "" })
+			readyTimer.Reset(timeout)
 		case <-m.untilCh:
 			m.setState(func(s *State) {
 				s.StopNote = fmt.Sprintf("stopped because process %d (--until-exit) ended", m.spec.UntilExit)
 			})
-			go func() {
-				sr := stopRequest{grace: m.spec.StopGrace, reply: make(chan StopReport, 1), sent: make(chan struct{})}
-				close(sr.sent)
-				m.stopReq <- sr
-			}()
+			selfStop()
 		case <-m.termCh:
 			// Someone stopped the monitor itself: stop the service first.
-			go func() {
-				sr := stopRequest{grace: m.spec.StopGrace, reply: make(chan StopReport, 1), sent: make(chan struct{})}
-				close(sr.sent)
-				m.stopReq <- sr
-			}()
+			selfStop()
 		case req := <-m.stopReq:
-			rep := Ladder(os.Getpid(), pgid, req.grace)
+			rep := Ladder(os.Getpid(), m.cur.cmd.Process.Pid, req.grace)
 			var ws syscall.WaitStatus
 			select {
 			case ws = <-m.exitCh:
 			case <-time.After(5 * time.Second):
 			}
+			m.drainRun(m.cur)
+			m.recordRun(m.cur, ws)
 			m.finish(ws, Stopped)
 			rep.Name, rep.Status = m.d.Name, Stopped
 			if len(rep.StillAlive) > 0 {
 				rep.Note = fmt.Sprintf("%d processes are still alive", len(rep.StillAlive))
 			}
-			req.reply <- rep
-			select { // the monitor's exit would cut the reply short
-			case <-req.sent:
-			case <-time.After(2 * time.Second):
-			}
+			m.answer(req, rep)
 			return 0
 		}
 	}
 }
 
-// finish records the end: exit code or signal, the log drained and closed,
-// the terminal state written.
-func (m *monitor) finish(ws syscall.WaitStatus, status string) {
+// answer sends a stop report and waits for it to be written: the
+// monitor's exit would cut it short.
+func (m *monitor) answer(req stopRequest, rep StopReport) {
+	req.reply <- rep
 	select {
-	case <-m.copyDone:
+	case <-req.sent:
 	case <-time.After(2 * time.Second):
-		m.outputR.Close() // an escaped process holds the pipe: stop reading
-		<-m.copyDone
 	}
+}
+
+// shouldRestart applies --restart and --max-restarts to a run's end.
+func (m *monitor) shouldRestart(ws syscall.WaitStatus) bool {
+	switch m.spec.Restart {
+	case "always":
+	case "on-failure":
+		if ws.Exited() && ws.ExitStatus() == 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	m.mu.Lock()
+	restarts := m.state.Restarts
+	m.mu.Unlock()
+	if m.spec.MaxRestarts > 0 && restarts >= m.spec.MaxRestarts {
+		m.setState(func(s *State) { s.StopNote = fmt.Sprintf("gave up after %d restarts (--max-restarts)", restarts) })
+		return false
+	}
+	return true
+}
+
+// backoff waits before a restart; a stop in the meantime ends it, and is
+// returned.
+func (m *monitor) backoff(d time.Duration) *stopRequest {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case req := <-m.stopReq:
+			return &req
+		case <-m.termCh:
+			return &stopRequest{reply: make(chan StopReport, 1), sent: closedChan()}
+		case <-m.untilCh:
+			m.untilCh = nil
+			m.setState(func(s *State) {
+				s.StopNote = fmt.Sprintf("stopped because process %d (--until-exit) ended", m.spec.UntilExit)
+			})
+			return &stopRequest{reply: make(chan StopReport, 1), sent: closedChan()}
+		}
+	}
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// finishStopped ends a service stopped while it waited to restart: there
+// is nothing running to signal.
+func (m *monitor) finishStopped(req *stopRequest) {
+	m.log.Close()
+	now := time.Now()
+	m.setState(func(s *State) { s.Status, s.EndedAt = Stopped, &now })
+	m.answer(*req, StopReport{Name: m.d.Name, Status: Stopped, Signalled: []Signalled{}, Note: "stopped while waiting to restart"})
+}
+
+// recordRun adds a run's end to the state's history.
+func (m *monitor) recordRun(r *svcRun, ws syscall.WaitStatus) {
+	now := time.Now()
+	rec := RunRecord{N: r.n, PID: r.cmd.Process.Pid, StartedAt: r.start, EndedAt: now}
+	switch {
+	case ws.Exited():
+		c := ws.ExitStatus()
+		rec.ExitCode = &c
+	case ws.Signaled():
+		rec.Signal = unix.SignalName(ws.Signal())
+	}
+	m.setState(func(s *State) {
+		s.Runs = append(s.Runs, rec)
+		if len(s.Runs) > 20 {
+			s.Runs = s.Runs[len(s.Runs)-20:]
+		}
+	})
+}
+
+// drainRun waits until a run's output is all in the log, bounded: a
+// process that escaped the tree may hold the pipe.
+func (m *monitor) drainRun(r *svcRun) {
+	select {
+	case <-r.copyDone:
+	case <-time.After(2 * time.Second):
+		r.out.Close()
+		<-r.copyDone
+	}
+}
+
+// finish records the end: exit code or signal, the log closed, the
+// terminal state written.
+func (m *monitor) finish(ws syscall.WaitStatus, status string) {
 	m.log.Close()
 	now := time.Now()
 	var code *int

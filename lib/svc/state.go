@@ -36,6 +36,20 @@ type Spec struct {
 	LogKeep      int           `json:"logKeep"`
 	// UntilExit stops the service when that process exits.
 	UntilExit int `json:"untilExit,omitempty"`
+	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
+	// (0: no bound).
+	Restart     string `json:"restart,omitempty"`
+	MaxRestarts int    `json:"maxRestarts,omitempty"`
+}
+
+// RunRecord is how one run of the command ended.
+type RunRecord struct {
+	N         int       `json:"n"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt"`
+	ExitCode  *int      `json:"exitCode,omitempty"`
+	Signal    string    `json:"signal,omitempty"`
 }
 
 // State is state.json: a public interface (see svc(1)).
@@ -66,6 +80,10 @@ type State struct {
 	LogNote string `json:"logNote,omitempty"`
 	// StopNote says why a service was stopped other than by svc stop.
 	StopNote string `json:"stopNote,omitempty"`
+	// Restarts counts the runs after the first; Runs holds how the last
+	// 20 runs ended.
+	Restarts int         `json:"restarts,omitempty"`
+	Runs     []RunRecord `json:"runs,omitempty"`
 }
 
 // WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,
