@@ -75,3 +75,40 @@ func TestNdjsonSignalExit(t *testing.T) {
 		})
 	}
 }
+
+// Ctrl-C during svc run stops the command's whole tree and exits 130
+// with "interrupted".
+func TestSvcRunInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(binDir, "svc"), "run", "--", "sleep 4701 & echo started; sleep 4702")
+	cmd.Env = append(cmd.Environ(), "SVC_HOME="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "started\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("svc run did not end within 10s of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: interrupted") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	ps, _ := exec.Command("sh", "-c", `ps -eo args | grep -c "^sleep 470[12]$" || true`).Output()
+	if strings.TrimSpace(string(ps)) != "0" {
+		t.Errorf("%s sleeps left behind", ps)
+	}
+}

@@ -47,6 +47,92 @@ type grammar struct {
 	Restart restartCmd `cmd:"" help:"Stop a service and start it again as it was started."`
 	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
+	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
+}
+
+type runCmd struct {
+	Timeout    time.Duration `help:"Stop the command's whole tree after this long (exit 124)." placeholder:"DUR"`
+	Background string        `help:"auto: start dev servers, watchers and the like as services; always; never." enum:"auto,always,never" default:"auto" placeholder:"WHEN"`
+	Cwd        string        `help:"Run the command in this directory." placeholder:"DIR"`
+	Name       string        `help:"The service's name, when it goes to the background." placeholder:"NAME"`
+	JSON       bool          `name:"json" help:"Print one JSON object at the end (with the output in it) instead of streaming the output."`
+	Command    []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
+}
+
+func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
+	argv := c.Command
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return cli.Usagef("no command to run (svc run -- CMD ARGS...)")
+	}
+	line := strings.Join(argv, " ")
+	if c.Background == "always" || c.Background == "auto" && svc.LooksLongRunning(line) {
+		return c.background(env, argv)
+	}
+	out := env.Stdout
+	if c.JSON {
+		out = nil
+	}
+	res, err := svc.RunForeground(ctx, svc.RunOptions{Argv: argv, Cwd: c.Cwd, Timeout: c.Timeout, Out: out})
+	if err != nil {
+		return cli.Failf("%v", err)
+	}
+	if res.Interrupted {
+		var sig *cli.SignalError
+		if errors.As(context.Cause(ctx), &sig) {
+			res.ExitCode = 128 + int(sig.Signal)
+		}
+	}
+	if c.JSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.Stdout, string(b))
+	} else if res.Footer != "" {
+		fmt.Fprintf(env.Stderr, "svc: %s\n", res.Footer)
+	}
+	if res.ExitCode != 0 {
+		return cli.Quiet(res.ExitCode)
+	}
+	return nil
+}
+
+// background starts a command that would not exit as a service.
+func (c *runCmd) background(env *cli.Env, argv []string) error {
+	h, err := home(env)
+	if err != nil {
+		return err
+	}
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand},
+		Spec: svc.Spec{Command: argv, Cwd: cwd, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second, LogMax: 16 << 20, LogKeep: 5}})
+	if errors.Is(err, svc.ErrNameTaken) {
+		return cli.Usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		b, _ := json.Marshal(struct {
+			Background bool `json:"background"`
+			*svc.StartResult
+		}{true, res})
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		fmt.Fprint(env.Stdout, svc.FormatStart(res))
+		fmt.Fprintf(env.Stdout, "started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)\n", res.Name, res.Name)
+	}
+	if svc.Live(res.Status) {
+		return nil
+	}
+	return cli.Quiet(cli.ExitFailure)
 }
 
 func home(env *cli.Env) (string, error) {

@@ -1,0 +1,115 @@
+package svc
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// LooksLongRunning tells, from a command line alone, whether it starts
+// something that does not exit on its own: a dev server, a watcher, a
+// database, tail -f. svc run --background auto starts those as services.
+// It looks at the last command of a && or ; chain, past environment
+// assignments and wrappers such as npx and bundle exec.
+func LooksLongRunning(command string) bool {
+	words := lastCommand(command)
+	if len(words) == 0 {
+		return false
+	}
+	prog := filepath.Base(words[0])
+	args := words[1:]
+	has := func(flags ...string) bool {
+		for _, a := range args {
+			for _, f := range flags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	first := ""
+	if len(args) > 0 {
+		first = args[0]
+	}
+	switch prog {
+	case "npm", "pnpm", "yarn", "bun":
+		script := first
+		if script == "run" && len(args) > 1 {
+			script = args[1]
+		}
+		switch script {
+		case "dev", "start", "serve", "watch", "develop", "preview":
+			return true
+		}
+		return false
+	case "vite":
+		return first != "build" && first != "optimize"
+	case "next", "nuxt", "nuxi", "astro", "remix", "svelte-kit":
+		return first == "dev" || first == "start" || first == "preview"
+	case "webpack":
+		return first == "serve" || has("--watch", "-w")
+	case "webpack-dev-server", "nodemon", "live-server", "http-server", "serve", "browser-sync",
+		"uvicorn", "gunicorn", "hypercorn", "redis-server", "postgres", "mongod", "mysqld", "memcached", "nginx":
+		return !(prog == "nginx" && has("-t", "-s"))
+	case "tsc", "jest", "mocha", "esbuild", "rollup", "babel", "tailwindcss", "sass":
+		return has("--watch", "-w", "--watchAll", "--serve")
+	case "vitest":
+		return first != "run" && !has("--run")
+	case "python", "python3":
+		return len(args) >= 2 && args[0] == "-m" && (args[1] == "http.server" || args[1] == "uvicorn" || args[1] == "flask" && has("run"))
+	case "flask":
+		return first == "run"
+	case "rails":
+		return first == "s" || first == "server"
+	case "php":
+		return has("-S")
+	case "hugo":
+		return first == "server" || first == "serve"
+	case "jekyll":
+		return first == "serve" || first == "s"
+	case "docker", "podman":
+		if first == "compose" && len(args) > 1 && args[1] == "up" {
+			return !has("-d", "--detach")
+		}
+		return first == "run" && !has("-d", "--detach", "--rm") && false
+	case "docker-compose", "podman-compose":
+		return first == "up" && !has("-d", "--detach")
+	case "tail", "journalctl":
+		return has("-f", "-F", "--follow")
+	case "watch", "watchexec", "entr", "air", "reflex":
+		return true
+	case "go":
+		return false
+	case "cargo":
+		return first == "watch"
+	}
+	return false
+}
+
+// lastCommand returns the words of the last simple command of a line,
+// past environment assignments and wrappers (npx, bunx, exec, bundle exec).
+func lastCommand(command string) []string {
+	seg := command
+	for _, sep := range []string{"&&", "||", ";", "|"} {
+		if i := strings.LastIndex(seg, sep); i >= 0 {
+			seg = seg[i+len(sep):]
+		}
+	}
+	words := strings.Fields(seg)
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
+			words = words[1:] // FOO=bar
+		case w == "npx" || w == "bunx" || w == "exec" || w == "env" || w == "time" || w == "nohup" || w == "pnpx":
+			words = words[1:]
+		case w == "bundle" && len(words) > 1 && words[1] == "exec":
+			words = words[2:]
+		case w == "poetry" && len(words) > 1 && words[1] == "run", w == "uv" && len(words) > 1 && words[1] == "run", w == "pipenv" && len(words) > 1 && words[1] == "run":
+			words = words[2:]
+		default:
+			return words
+		}
+	}
+	return nil
+}

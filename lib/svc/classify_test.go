@@ -1,0 +1,32 @@
+package svc
+
+import "testing"
+
+func TestLooksLongRunning(t *testing.T) {
+	long := []string{
+		"vite", "vite --port 5173", "npx vite", "next dev", "npx next start", "nuxt dev",
+		"npm run dev", "npm start", "pnpm dev", "yarn serve", "bun run dev", "cd web && npm run dev",
+		"PORT=3000 npm run dev", "webpack serve", "webpack --watch", "webpack-dev-server", "nodemon app.js",
+		"tsc --watch", "tsc -w", "jest --watch", "vitest", "python -m http.server", "python3 -m http.server 8000",
+		"uvicorn app:app --reload", "flask run", "rails s", "bundle exec rails server", "php -S localhost:8000",
+		"hugo server", "docker compose up", "docker-compose up", "tail -f log.txt", "tail -F app.log",
+		"redis-server", "watch -n1 date", "cargo watch -x run", "poetry run uvicorn main:app",
+	}
+	short := []string{
+		"npm run build", "npm test", "npm install", "npm run lint", "vite build", "next build", "tsc",
+		"tsc -p .", "jest", "vitest run", "vitest --run", "python script.py", "python -m pytest",
+		"docker compose up -d", "docker compose up --detach", "docker-compose up -d", "docker compose build",
+		"tail -n 5 log.txt", "go test ./...", "go run .", "make", "cargo build", "ls -la", "echo vite",
+		"rails db:migrate", "webpack", "nginx -t", "",
+	}
+	for _, c := range long {
+		if !LooksLongRunning(c) {
+			t.Errorf("%q should look long-running", c)
+		}
+	}
+	for _, c := range short {
+		if LooksLongRunning(c) {
+			t.Errorf("%q should not look long-running", c)
+		}
+	}
+}
