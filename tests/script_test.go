@@ -88,6 +88,12 @@ func params(dir string) testscript.Params {
 			})
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "tmpfs" {
+				return canMountTmpfs(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"waitfile": cmdWaitfile,
@@ -204,4 +210,18 @@ func numbers() {
 		w.WriteByte('\n')
 	}
 	w.Flush()
+}
+
+// canMountTmpfs reports whether this process may mount a tmpfs (root in
+// most sandboxes, CI's included).
+func canMountTmpfs() bool {
+	dir, err := os.MkdirTemp("", "tmpfs-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	if exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).Run() != nil {
+		return false
+	}
+	return exec.Command("umount", dir).Run() == nil
 }

@@ -114,6 +114,7 @@ func RunMonitor(d Dir, spec Spec, report *os.File) int {
 	}()
 	signal.Notify(m.termCh, syscall.SIGTERM)
 
+	m.reserve()
 	if m.log, err = OpenLog(d, spec.LogMax, spec.LogKeep); err != nil {
 		return m.fail("opening the log: " + err.Error())
 	}
@@ -161,7 +162,9 @@ func (m *monitor) fail(msg string) int {
 	return 1
 }
 
-// setState changes the recorded state and writes it out.
+// setState changes the recorded state and writes it out. When the disk is
+// full, the space held in reserve is given up so that the state can still
+// say so.
 func (m *monitor) setState(f func(*State)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -169,7 +172,25 @@ func (m *monitor) setState(f func(*State)) {
 	if m.log != nil && m.log.Err() != nil && m.state.LogNote == "" {
 		m.state.LogNote = "logging stopped: " + m.log.Err().Error()
 	}
-	_ = WriteState(m.d, &m.state)
+	if err := WriteState(m.d, &m.state); err != nil && errors.Is(err, syscall.ENOSPC) {
+		if os.Remove(m.reservePath()) == nil {
+			_ = WriteState(m.d, &m.state)
+		}
+	}
+}
+
+func (m *monitor) reservePath() string { return m.d.Path() + "/reserve" }
+
+// reserve sets aside a little disk space, given up when the disk fills so
+// that the state can still record that logging stopped.
+func (m *monitor) reserve() {
+	f, err := os.OpenFile(m.reservePath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(make([]byte, 64<<10))
+	_ = f.Sync()
+	f.Close()
 }
 
 // launch starts run n of the service: one argument through /bin/sh -c,
@@ -305,7 +326,13 @@ func (m *monitor) copyOutput(r *svcRun, lines chan<- string) {
 		n, err := r.out.Read(buf)
 		if n > 0 {
 			data := buf[:n]
+			failed := m.log.Err() != nil
 			m.log.Write(data)
+			if !failed && m.log.Err() != nil {
+				// Logging just stopped (a full disk): the service goes on,
+				// its output is still drained, and the state says so.
+				m.setState(func(*State) {})
+			}
 			m.keepTail(data)
 			if r.watching.Load() {
 				partial = m.feedLines(partial, data, lines)
