@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 		"feeder":    feeder,
 		"httpserve": httpserve,
 		"numbers":   numbers,
+		"fakeagent": fakeagent,
 	})
 }
 
@@ -77,6 +78,12 @@ func params(dir string) testscript.Params {
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("HOME", env.WorkDir)
+			if td, err := filepath.Abs(filepath.Join("..", "lib", "grant", "testdata")); err == nil {
+				env.Setenv("TRANSCRIPTS", td)
+			}
+			// runagent's harnesses are the fake that replays transcripts.
+			env.Setenv("RUNAGENT_CLAUDE_BIN", "fakeagent")
+			env.Setenv("RUNAGENT_CODEX_BIN", "fakeagent")
 			home := filepath.Join(env.WorkDir, "svc")
 			env.Setenv("SVC_HOME", home)
 			// Whatever a script left running, even after a failure, is
@@ -224,4 +231,49 @@ func canMountTmpfs() bool {
 		return false
 	}
 	return exec.Command("umount", dir).Run() == nil
+}
+
+// fakeagent stands in for claude and codex: it records how it was started
+// (argv, /proc/self/cmdline, stdin, cwd, CODEX_HOME's files) in
+// $FAKE_RECORD, replays $FAKE_TRANSCRIPT.stdout/.stderr and exits with the
+// rc of its .meta; with FAKE_HANG=1 it then waits to be signalled.
+func fakeagent() {
+	stdin, _ := io.ReadAll(os.Stdin)
+	if rec := os.Getenv("FAKE_RECORD"); rec != "" {
+		cmdline, _ := os.ReadFile("/proc/self/cmdline")
+		cwd, _ := os.Getwd()
+		var homeFiles []string
+		if h := os.Getenv("CODEX_HOME"); h != "" {
+			entries, _ := os.ReadDir(h)
+			for _, e := range entries {
+				homeFiles = append(homeFiles, e.Name())
+			}
+			if b, err := os.ReadFile(filepath.Join(h, "config.toml")); err == nil {
+				os.WriteFile(rec+".config.toml", b, 0o600)
+			}
+		}
+		f, _ := os.Create(rec)
+		fmt.Fprintf(f, "argv: %q\ncmdline: %q\nstdin: %q\ncwd: %s\ncodex_home: %s\ncodex_home_files: %v\n",
+			os.Args[1:], strings.ReplaceAll(string(cmdline), "\x00", " "), stdin, cwd, os.Getenv("CODEX_HOME"), homeFiles)
+		f.Close()
+	}
+	rc := 0
+	if t := os.Getenv("FAKE_TRANSCRIPT"); t != "" {
+		out, _ := os.ReadFile(t + ".stdout")
+		errb, _ := os.ReadFile(t + ".stderr")
+		os.Stdout.Write(out)
+		os.Stderr.Write(errb)
+		if meta, err := os.ReadFile(t + ".meta"); err == nil {
+			for _, l := range strings.Split(string(meta), "\n") {
+				if v, ok := strings.CutPrefix(l, "rc: "); ok {
+					rc, _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+		}
+	}
+	if os.Getenv("FAKE_HANG") == "1" {
+		fmt.Fprintln(os.Stderr, "fakeagent: waiting to be signalled")
+		select {}
+	}
+	os.Exit(rc)
 }

@@ -25,3 +25,9 @@ func UseColor(mode string, w io.Writer, getenv func(string) string) bool {
 	}
 	return getenv("NO_COLOR") == "" && IsTerminal(w)
 }
+
+// IsTerminalReader reports whether r is a terminal.
+func IsTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}

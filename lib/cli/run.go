@@ -101,7 +101,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	err = kctx.Run()
 	if err != nil && ctx.Err() != nil {
 		var sig *SignalError
-		if errors.As(context.Cause(ctx), &sig) && ExitCode(err) != ExitUsage {
+		if errors.As(context.Cause(ctx), &sig) && ExitCode(err) != ExitUsage && !errors.Is(err, errReported) {
 			err = sig
 		}
 	}

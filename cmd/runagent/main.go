@@ -1,0 +1,221 @@
+// Command runagent runs one headless Claude Code or Codex agent at a
+// permission level: prompt on stdin, answer on stdout. See runagent(1).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/grant"
+)
+
+func main() { os.Exit(cli.Main(app())) }
+
+func app() cli.App {
+	return cli.App{
+		Name:        "runagent",
+		Description: "Run one headless Claude Code or Codex agent at a permission level: prompt on stdin, answer on stdout.",
+		Grammar:     &grammar{},
+	}
+}
+
+type grammar struct {
+	cli.Globals
+	Run    runCmd    `cmd:"" default:"withargs" help:"Run one agent (the default command)."`
+	Grants grantsCmd `cmd:"" help:"Print what each level grants."`
+}
+
+type runCmd struct {
+	Level       int      `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
+	Agent       string   `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
+	Dir         string   `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
+	ToolsURL    string   `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
+	Model       string   `help:"The model." placeholder:"MODEL"`
+	SessionID   string   `help:"Start a claude session with this UUID." placeholder:"UUID"`
+	Resume      string   `help:"Continue a claude session or a codex thread." placeholder:"ID"`
+	NewSession  bool     `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
+	PidFile     string   `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
+	MaxOutput   int      `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
+	JSON        bool     `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs}."`
+	PrintArgs   bool     `help:"Print the agent's argv and grant, and start nothing."`
+	File        string   `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
+	CodexConfig string   `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
+	Prompt      []string `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
+}
+
+func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
+	if c.Level == 0 {
+		return cli.WithHint(cli.Usagef("no level given: runagent grants no implicit authority"), "give --level 1, 2 or 3 (or set RUNAGENT_LEVEL); runagent grants shows what each allows")
+	}
+	if c.NewSession && (c.SessionID != "" || c.Resume != "") {
+		return cli.Usagef("--new-session cannot go with --session-id or --resume")
+	}
+	harness, err := grant.ParseHarness(c.Agent)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	session := c.SessionID
+	if c.NewSession && harness == grant.Claude {
+		session = newUUID()
+	}
+	g, err := grant.For(grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
+		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN")})
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if c.PrintArgs {
+		return printArgs(env.Stdout, g, c.JSON)
+	}
+	prompt, err := c.prompt(env)
+	if err != nil {
+		return err
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return cli.Usagef("-C %s is not a directory", dir)
+	}
+	res, err := agentrun.Run(ctx, agentrun.Request{Grant: g, Prompt: prompt, WorkDir: dir, PidFile: c.PidFile, MaxOutput: c.MaxOutput,
+		Codex: agentrun.CodexSource{Config: c.CodexConfig},
+		StopSignal: func() syscall.Signal {
+			var sig *cli.SignalError
+			if errors.As(context.Cause(ctx), &sig) {
+				return sig.Signal
+			}
+			return syscall.SIGTERM
+		}})
+	var se *agentrun.StartError
+	if errors.As(err, &se) {
+		return cli.Usagef("%s", se.Reason)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(env.Stdout, string(b))
+	} else if res.OK {
+		text := res.Text
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		io.WriteString(env.Stdout, text)
+	}
+	if res.OK {
+		return nil
+	}
+	if res.StoppedBy != "" {
+		fmt.Fprintf(env.Stderr, "runagent: %s\n", res.Reason)
+	} else if !c.JSON {
+		fmt.Fprintf(env.Stderr, "runagent: error: %s\n", res.Reason)
+	}
+	return cli.Quiet(res.Exit)
+}
+
+// prompt reads the prompt: -f FILE, the words, or standard input.
+func (c *runCmd) prompt(env *cli.Env) (string, error) {
+	var p string
+	switch {
+	case c.File != "" && len(c.Prompt) > 0:
+		return "", cli.Usagef("give the prompt as words or with -f, not both")
+	case c.File != "":
+		b, err := os.ReadFile(c.File)
+		if err != nil {
+			return "", cli.Usagef("cannot read the prompt file: %v", errors.Unwrap(err))
+		}
+		p = string(b)
+	case len(c.Prompt) > 0:
+		p = strings.Join(c.Prompt, " ")
+	default:
+		if cli.IsTerminalReader(env.Stdin) {
+			fmt.Fprintln(env.Stderr, "runagent: reading the prompt from the terminal; end it with Ctrl-D")
+		}
+		b, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return "", cli.Usagef("cannot read the prompt: %v", err)
+		}
+		p = string(b)
+	}
+	if strings.TrimSpace(p) == "" {
+		return "", cli.Usagef("the prompt is empty")
+	}
+	return p, nil
+}
+
+func printArgs(w io.Writer, g *grant.Grant, asJSON bool) error {
+	if asJSON {
+		b, _ := json.Marshal(g)
+		fmt.Fprintln(w, string(b))
+		return nil
+	}
+	quoted := make([]string, len(g.Argv))
+	for i, a := range g.Argv {
+		quoted[i] = shellQuote(a)
+	}
+	fmt.Fprintln(w, strings.Join(quoted, " "))
+	where := "in the working copy"
+	if g.Scratch {
+		where = "in a fresh empty scratch directory, removed after the run"
+	}
+	fmt.Fprintf(w, "# level %d, %s: runs %s; built-in tools: %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
+		g.Level, g.Harness, where, orNone(g.BuiltinTools), orNone(g.MCPServers))
+	if g.CodexConfig != "" {
+		fmt.Fprintf(w, "# CODEX_HOME/config.toml, over the user's provider settings:\n")
+		for _, l := range strings.Split(strings.TrimSpace(g.CodexConfig), "\n") {
+			fmt.Fprintf(w, "#   %s\n", l)
+		}
+	}
+	return nil
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+type grantsCmd struct {
+	JSON bool `name:"json" help:"One JSON object per level."`
+}
+
+func (c *grantsCmd) Run(env *cli.Env) error {
+	for _, r := range grant.Table() {
+		if c.JSON {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(env.Stdout, string(b))
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "level %d: runs in %s\n  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",
+			r.Level, r.Where, orNone(r.Claude), r.Codex, r.MCP, r.Settings)
+	}
+	return nil
+}

@@ -1,0 +1,332 @@
+// Package agentrun runs one headless agent under a grant: the prompt on
+// its stdin, its stream read as it comes, its answer or the reason there is
+// none, and nothing left behind — not the scratch directory of a level 1
+// run, not a codex run's CODEX_HOME, not a process in its group.
+//
+// There is no clock: nothing stops an agent but its own exit or a signal
+// from the user, which is forwarded to the agent's process group.
+package agentrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+// Request is one run.
+type Request struct {
+	Grant   *grant.Grant
+	Prompt  string
+	WorkDir string // the working copy, for levels 2 and 3
+	PidFile string // written the moment the agent starts
+	// MaxOutput caps the answer in characters (default 1,000,000).
+	MaxOutput int
+	// Env is the agent's environment (default: this process's).
+	Env []string
+	// Codex says where the user's codex configuration lives.
+	Codex CodexSource
+	// StopSignal names the signal that cancelled ctx, to forward it; nil
+	// means SIGTERM.
+	StopSignal func() syscall.Signal
+}
+
+// StartError is a run that could not start: nothing ran (exit 2).
+type StartError struct{ Reason string }
+
+func (e *StartError) Error() string { return e.Reason }
+
+// Result is how a run ended.
+type Result struct {
+	OK         bool    `json:"ok"`
+	Text       string  `json:"text,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	Agent      string  `json:"agent"`
+	Level      int     `json:"level"`
+	PID        int     `json:"pid"`
+	Session    string  `json:"session,omitempty"`
+	ExitCode   *int    `json:"exitCode"`
+	Signal     string  `json:"signal,omitempty"`
+	Truncated  bool    `json:"truncated"`
+	DurationMs float64 `json:"durationMs"`
+	// StoppedBy is the signal runagent received and forwarded, if any.
+	StoppedBy string `json:"stoppedBy,omitempty"`
+	// Exit is the status runagent exits with: 0, 1, or 128+N.
+	Exit int `json:"-"`
+}
+
+// Run runs the agent to its end.
+func Run(ctx context.Context, req Request) (*Result, error) {
+	g := req.Grant
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, &StartError{"the prompt is empty"}
+	}
+	if req.MaxOutput <= 0 {
+		req.MaxOutput = 1_000_000
+	}
+	env := req.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	redact := &redactor{}
+	if home, err := os.UserHomeDir(); err == nil {
+		redact.add(home, "~")
+	}
+
+	dir := req.WorkDir
+	if g.Scratch {
+		scratch, err := os.MkdirTemp("", "runagent-scratch-")
+		if err != nil {
+			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
+		}
+		defer os.RemoveAll(scratch)
+		dir = scratch
+		redact.add(scratch, "<scratch>")
+	} else if dir != "" {
+		redact.add(dir, "<working copy>")
+	}
+	if g.Harness == grant.Codex {
+		home, err := prepareCodexHome(g, req.Codex, env)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(home)
+		redact.add(home, "<CODEX_HOME>")
+		env = append(withoutKey(env, "CODEX_HOME"), "CODEX_HOME="+home)
+	}
+
+	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(req.Prompt) // never on the argv
+	cmd.WaitDelay = time.Second
+	proc.InGroup(cmd)
+	stdout, stdoutW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	tailErr := &tail{max: 4096}
+	cmd.Stdout, cmd.Stderr = stdoutW, tailErr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		stdoutW.Close()
+		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, errnoName(err))}
+	}
+	stdoutW.Close()
+	res := &Result{Agent: g.Harness, Level: g.Level, PID: cmd.Process.Pid}
+	if req.PidFile != "" {
+		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", cmd.Process.Pid)); err != nil {
+			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+			cmd.Wait()
+			return nil, &StartError{"could not write the pid file: " + errnoName(err)}
+		}
+	}
+
+	tr := &grant.Transcript{Harness: g.Harness}
+	tailOut := &tail{max: 4096}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		r := ndjson.NewReader(io.TeeReader(stdout, tailOut), 0)
+		for {
+			line, err := r.Next()
+			if ndjson.IsTooLong(err) {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			tr.Feed(line)
+		}
+	}()
+	exited := make(chan struct{})
+	go func() {
+		_ = proc.WaitExited(cmd.Process.Pid)
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		sig := syscall.SIGTERM
+		if req.StopSignal != nil {
+			sig = req.StopSignal()
+		}
+		res.StoppedBy = unix.SignalName(sig)
+		_ = proc.SignalGroup(cmd, sig)
+		<-exited // no clock: the agent ends when it ends
+	}
+	// The agent has exited but is not reaped: what it left in its group
+	// goes with it.
+	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+	waitErr := cmd.Wait()
+	_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
+	<-read
+	res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	res.Session = tr.Session
+
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		c := 0
+		res.ExitCode = &c
+		text, reason := tr.Answer()
+		if reason != "" {
+			res.Reason, res.Exit = reason, 1
+			break
+		}
+		if n := len([]rune(text)); n > req.MaxOutput {
+			text = string([]rune(text)[:req.MaxOutput]) + fmt.Sprintf("\n[cut off at %d characters]", req.MaxOutput)
+			res.Truncated = true
+		}
+		res.OK, res.Text = true, text
+	case errors.As(waitErr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.Signal = unix.SignalName(ws.Signal())
+			res.Reason = fmt.Sprintf("%s was ended by %s", g.Harness, res.Signal)
+		} else {
+			c := ee.ExitCode()
+			res.ExitCode = &c
+			why := tr.Failure()
+			if why == "" {
+				why = lastChars(tailErr.String(), 500)
+			}
+			if why == "" {
+				why = lastChars(tailOut.String(), 500)
+			}
+			res.Reason = fmt.Sprintf("%s exited %d", g.Harness, c)
+			if why != "" {
+				res.Reason += ": " + why
+			}
+		}
+		res.Exit = 1
+	default:
+		return nil, waitErr
+	}
+	if res.StoppedBy != "" {
+		n, _ := signalNumber(res.StoppedBy)
+		res.Exit = 128 + n
+		res.OK = false
+		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, g.Harness+" exited")
+	}
+	res.Reason = redact.apply(res.Reason)
+	return res, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func signalNumber(name string) (int, bool) {
+	for n := 1; n < 65; n++ {
+		if unix.SignalName(syscall.Signal(n)) == name {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// errnoName says what went wrong without the path it went wrong on:
+// "ENOENT", not "exec: /usr/local/bin/claude: no such file".
+func errnoName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			return n
+		}
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return "ENOENT (not installed, or not on PATH)"
+	}
+	return "an unexpected error"
+}
+
+func lastChars(s string, n int) string {
+	s = strings.TrimSpace(s)
+	r := []rune(s)
+	if len(r) > n {
+		return "…" + string(r[len(r)-n:])
+	}
+	return s
+}
+
+func withoutKey(env []string, key string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func writeAtomic(path, text string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
+}
+
+// redactor removes absolute paths from reasons.
+type redactor struct{ pairs [][2]string }
+
+func (r *redactor) add(path, name string) {
+	if abs, err := filepath.Abs(path); err == nil && abs != "/" {
+		r.pairs = append(r.pairs, [2]string{abs, name})
+	}
+}
+
+func (r *redactor) apply(s string) string {
+	// Longest first, so a scratch directory under the home is not half
+	// replaced.
+	for i := range r.pairs {
+		for j := i + 1; j < len(r.pairs); j++ {
+			if len(r.pairs[j][0]) > len(r.pairs[i][0]) {
+				r.pairs[i], r.pairs[j] = r.pairs[j], r.pairs[i]
+			}
+		}
+	}
+	for _, p := range r.pairs {
+		s = strings.ReplaceAll(s, p[0], p[1])
+	}
+	return s
+}

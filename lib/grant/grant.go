@@ -1,0 +1,210 @@
+// Package grant decides what a headless agent may do: the permission level,
+// the harness (Claude Code or Codex), and from them the exact argv,
+// environment and codex configuration of the run — a pure function of
+// (level, harness, options) that runagent --print-args shows without
+// starting anything. It also reads what the agent said: its answer, or why
+// there is none.
+//
+// The levels:
+//
+//	1  no built-in code tool exists at all (absent, not refused); the run
+//	   happens in a fresh empty scratch directory
+//	2  the code tools Read, Glob, Grep, Edit, Write and Bash, in the working copy
+//	3  as 2
+//
+// No level ever gets a subagent tool; every level loads none of the user's
+// own settings and exactly one MCP server: the run's tools URL, if given.
+package grant
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Harnesses.
+const (
+	Claude = "claude"
+	Codex  = "codex"
+)
+
+// ParseHarness checks a harness name; an unknown one is an error, never a
+// quiet fallback to the other harness.
+func ParseHarness(name string) (string, error) {
+	switch name {
+	case "", Claude:
+		return Claude, nil
+	case Codex:
+		return Codex, nil
+	}
+	return "", fmt.Errorf("unknown agent %q: runagent runs claude or codex", name)
+}
+
+// CodeTools are the built-in tools levels 2 and 3 get.
+func CodeTools() []string { return []string{"Read", "Glob", "Grep", "Edit", "Write", "Bash"} }
+
+// MCPName is the name the run's tools server has.
+const MCPName = "tools"
+
+// Options are the inputs of a grant.
+type Options struct {
+	Level    int
+	Harness  string
+	ToolsURL string // the run's MCP server, if any
+	Model    string
+	// SessionID starts a claude session with this UUID; Resume continues
+	// a claude session or a codex thread.
+	SessionID string
+	Resume    string
+	// Program overrides the harness's binary name (tests use fakes).
+	Program string
+}
+
+// Grant is everything a run is allowed, and how to start it.
+type Grant struct {
+	Harness string   `json:"agent"`
+	Level   int      `json:"level"`
+	Argv    []string `json:"argv"`
+	// Scratch: run in a fresh empty directory made for the run (level 1);
+	// otherwise in the working copy.
+	Scratch      bool     `json:"scratch"`
+	BuiltinTools []string `json:"builtinTools"`
+	MCPServers   []string `json:"mcpServers"`
+	Subagents    bool     `json:"subagents"`
+	// CodexConfig is the configuration the grant itself requires of a
+	// codex run; the user's provider settings are merged under it.
+	CodexConfig string `json:"codexConfig,omitempty"`
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// For computes the grant. It starts nothing and touches no file.
+func For(o Options) (*Grant, error) {
+	if o.Level < 1 || o.Level > 3 {
+		return nil, fmt.Errorf("level %d: the levels are 1, 2 and 3", o.Level)
+	}
+	h, err := ParseHarness(o.Harness)
+	if err != nil {
+		return nil, err
+	}
+	if o.SessionID != "" && o.Resume != "" {
+		return nil, fmt.Errorf("--session-id and --resume cannot be used together")
+	}
+	g := &Grant{Harness: h, Level: o.Level, Scratch: o.Level == 1, BuiltinTools: []string{}, MCPServers: []string{}}
+	if o.Level >= 2 {
+		g.BuiltinTools = CodeTools()
+	}
+	if o.ToolsURL != "" {
+		g.MCPServers = []string{MCPName}
+	}
+	prog := o.Program
+	if prog == "" {
+		prog = h
+	}
+	switch h {
+	case Claude:
+		if o.SessionID != "" && !uuidRE.MatchString(o.SessionID) {
+			return nil, fmt.Errorf("--session-id %q is not a UUID, which claude requires", o.SessionID)
+		}
+		g.Argv = claudeArgv(prog, o, g)
+	case Codex:
+		if o.SessionID != "" {
+			return nil, fmt.Errorf("--session-id is for claude; codex names its own threads (resume one with --resume)")
+		}
+		g.Argv = codexArgv(prog, o)
+		g.CodexConfig = codexConfig(o)
+	}
+	return g, nil
+}
+
+func claudeArgv(prog string, o Options, g *Grant) []string {
+	servers := map[string]any{}
+	if o.ToolsURL != "" {
+		servers[MCPName] = map[string]string{"type": "http", "url": o.ToolsURL}
+	}
+	mcp, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	argv := []string{prog, "-p", "--output-format", "stream-json", "--verbose",
+		"--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
+		"--tools", strings.Join(g.BuiltinTools, ",")}
+	// --tools decides what exists; --allowedTools what runs with nobody at
+	// a keyboard. Task (subagents) is in neither, at any level.
+	var allowed []string
+	if o.ToolsURL != "" {
+		allowed = append(allowed, "mcp__"+MCPName+"__*")
+	}
+	allowed = append(allowed, g.BuiltinTools...)
+	if len(allowed) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(allowed, ","))
+	}
+	if o.Level >= 2 {
+		argv = append(argv, "--permission-mode", "acceptEdits")
+	}
+	if o.Model != "" {
+		argv = append(argv, "--model", o.Model)
+	}
+	switch {
+	case o.SessionID != "":
+		argv = append(argv, "--session-id", o.SessionID)
+	case o.Resume != "":
+		argv = append(argv, "--resume", o.Resume)
+	}
+	// No positional argument: the prompt goes on stdin, and flags such as
+	// --allowedTools take several values.
+	return argv
+}
+
+func codexArgv(prog string, o Options) []string {
+	argv := []string{prog, "exec"}
+	// Exec-level options go before "resume": codex rejects -s after it.
+	if o.Level == 1 {
+		argv = append(argv, "-s", "read-only")
+	} else {
+		argv = append(argv, "-s", "workspace-write", "-c", "sandbox_workspace_write.network_access=true")
+	}
+	if o.Model != "" {
+		argv = append(argv, "-m", o.Model)
+	}
+	if o.Resume != "" {
+		argv = append(argv, "resume", o.Resume, "-")
+	}
+	// No --ephemeral: any run may be resumed.
+	return append(argv, "--json", "--skip-git-repo-check", "--ignore-rules")
+}
+
+// codexConfig is what the grant requires of codex's config.toml.
+func codexConfig(o Options) string {
+	var b strings.Builder
+	b.WriteString("# Written by runagent for one run; the grant's keys.\n")
+	b.WriteString("[features]\nmulti_agent = false\nplugins = false\n\n")
+	b.WriteString("[analytics]\nenabled = false\n")
+	if o.ToolsURL != "" {
+		fmt.Fprintf(&b, "\n[mcp_servers.%s]\nurl = %q\ndefault_tools_approval_mode = \"approve\"\n", MCPName, o.ToolsURL)
+	}
+	return b.String()
+}
+
+// Row is one line of the level table.
+type Row struct {
+	Level     int      `json:"level"`
+	Where     string   `json:"where"`
+	Claude    []string `json:"claudeTools"`
+	Codex     string   `json:"codexSandbox"`
+	MCP       string   `json:"mcp"`
+	Subagents bool     `json:"subagents"`
+	Settings  string   `json:"userSettings"`
+}
+
+// Table is the level table runagent grants prints.
+func Table() []Row {
+	var rows []Row
+	for level := 1; level <= 3; level++ {
+		r := Row{Level: level, Where: "the working copy", Claude: CodeTools(), Codex: "workspace-write, network on",
+			MCP: "the run's tools URL only", Settings: "none loaded"}
+		if level == 1 {
+			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only"
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

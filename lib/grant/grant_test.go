@@ -1,0 +1,115 @@
+package grant
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestClaudeGrants(t *testing.T) {
+	g, err := For(Options{Level: 1, Harness: "claude", ToolsURL: "http://127.0.0.1:7/run/r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"claude", "-p", "--output-format", "stream-json", "--verbose",
+		"--mcp-config", `{"mcpServers":{"tools":{"type":"http","url":"http://127.0.0.1:7/run/r1"}}}`, "--strict-mcp-config",
+		"--setting-sources", "", "--tools", "", "--allowedTools", "mcp__tools__*"}
+	if strings.Join(g.Argv, "|") != strings.Join(want, "|") {
+		t.Errorf("level 1:\n got %q\nwant %q", g.Argv, want)
+	}
+	if !g.Scratch || len(g.BuiltinTools) != 0 || g.Subagents {
+		t.Errorf("level 1 grant %+v", g)
+	}
+	g2, _ := For(Options{Level: 2, Harness: "claude", Model: "claude-sonnet-5", SessionID: "11111111-2222-4333-8444-555555555555"})
+	joined := strings.Join(g2.Argv, " ")
+	for _, want := range []string{`--mcp-config {"mcpServers":{}}`, "--tools Read,Glob,Grep,Edit,Write,Bash", "--allowedTools Read,Glob,Grep,Edit,Write,Bash",
+		"--permission-mode acceptEdits", "--model claude-sonnet-5", "--session-id 11111111-2222-4333-8444-555555555555"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("level 2 argv lacks %q: %s", want, joined)
+		}
+	}
+	for _, g := range []*Grant{g, g2} {
+		for _, a := range g.Argv {
+			if strings.Contains(a, "Task") || strings.Contains(a, "bypassPermissions") {
+				t.Errorf("grant has %q", a)
+			}
+		}
+	}
+	if g2.Scratch {
+		t.Error("level 2 runs in a scratch directory")
+	}
+}
+
+func TestCodexGrants(t *testing.T) {
+	g, _ := For(Options{Level: 1, Harness: "codex", ToolsURL: "http://127.0.0.1:7/run/r1"})
+	if got := strings.Join(g.Argv, " "); got != "codex exec -s read-only --json --skip-git-repo-check --ignore-rules" {
+		t.Errorf("level 1: %s", got)
+	}
+	if !strings.Contains(g.CodexConfig, "multi_agent = false") || !strings.Contains(g.CodexConfig, `default_tools_approval_mode = "approve"`) ||
+		!strings.Contains(g.CodexConfig, `url = "http://127.0.0.1:7/run/r1"`) {
+		t.Errorf("config:\n%s", g.CodexConfig)
+	}
+	g, _ = For(Options{Level: 3, Harness: "codex", Resume: "01a22faa-8cff", Model: "gpt-5.5"})
+	// exec-level options before resume; never --ephemeral.
+	if got := strings.Join(g.Argv, " "); got != "codex exec -s workspace-write -c sandbox_workspace_write.network_access=true -m gpt-5.5 resume 01a22faa-8cff - --json --skip-git-repo-check --ignore-rules" {
+		t.Errorf("level 3 resume: %s", got)
+	}
+}
+
+func TestGrantErrors(t *testing.T) {
+	for _, o := range []Options{
+		{Level: 0, Harness: "claude"}, {Level: 4}, {Level: 1, Harness: "gemini"}, {Level: 1, Harness: "Claude"},
+		{Level: 1, SessionID: "not-a-uuid"}, {Level: 1, Harness: "codex", SessionID: "11111111-2222-4333-8444-555555555555"},
+		{Level: 1, SessionID: "11111111-2222-4333-8444-555555555555", Resume: "x"},
+	} {
+		if _, err := For(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// The answers of the recorded real runs.
+func TestAnswersFromTranscripts(t *testing.T) {
+	cases := []struct {
+		harness, name string
+		text, reason  string
+		session       string
+	}{
+		{Claude, "level1-mcp-echo", "TOOL_RESULT(False): echo: ping from model", "", "11111111-2222-4333-8444-555555555555"},
+		{Claude, "err500-streamjson", "", "claude: API Error: 500 fake-anthropic forced HTTP 500", "b6cde0dc-dc39-422e-994c-9f46a22027ee"},
+		{Codex, "resume-1-new", "FIRST-CX", "", "01a22faa-8cff-7c22-b46c-f4df0b04a6d5"},
+		{Codex, "message-then-turn-failed", "", "codex: the turn failed: We’re currently experiencing high demand", ""},
+		{Codex, "err-failed", "", "codex: the turn failed: stream disconnected before completion", ""},
+	}
+	for _, c := range cases {
+		f, err := os.Open(filepath.Join("testdata", c.harness, c.name+".stdout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &Transcript{Harness: c.harness}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			tr.Feed(sc.Bytes())
+		}
+		f.Close()
+		text, reason := tr.Answer()
+		if text != c.text || !strings.HasPrefix(reason, c.reason) || (c.reason == "") != (reason == "") {
+			t.Errorf("%s/%s: text %q reason %q", c.harness, c.name, text, reason)
+		}
+		if c.session != "" && tr.Session != c.session {
+			t.Errorf("%s/%s: session %q", c.harness, c.name, tr.Session)
+		}
+	}
+	// A message followed by turn.failed: the failure wins even on exit 0.
+	tr := &Transcript{Harness: Codex}
+	for _, l := range []string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"error","message":"Reconnecting... 1/5"}`,
+		`{"type":"item.completed","item":{"type":"agent_message","text":"done!"}}`, `{"type":"turn.completed"}`} {
+		tr.Feed([]byte(l))
+	}
+	if text, reason := tr.Answer(); text != "done!" || reason != "" {
+		t.Errorf("an error line before a retry is not a failure: %q %q", text, reason)
+	}
+}

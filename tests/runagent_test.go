@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SIGTERM to runagent goes to the agent's process group; runagent waits
+// for the agent, names the signal, removes the run's CODEX_HOME and exits
+// 143. The prompt was never on the agent's command line.
+func TestRunagentForwardsSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(dir, "fakeagent")
+	if err := os.Symlink(self, fake); err != nil {
+		t.Fatal(err)
+	}
+	userHome := filepath.Join(dir, "codexhome")
+	os.Mkdir(userHome, 0o700)
+	os.WriteFile(filepath.Join(userHome, "auth.json"), []byte(`{}`), 0o600)
+	pidFile := filepath.Join(dir, "pid")
+	rec := filepath.Join(dir, "rec")
+	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile)
+	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_RECORD="+rec,
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	cmd.Stdin = strings.NewReader("TOP-SECRET-PROMPT")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// The pid file appears the moment the agent starts; the record, once
+	// it has read its prompt.
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		r, _ := os.ReadFile(rec)
+		if pid > 0 && bytes.Contains(r, []byte("codex_home_files")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid file and record within 10s; stderr %s", stderr.String())
+		}
+	}
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if len(cmdline) == 0 || bytes.Contains(cmdline, []byte("TOP-SECRET")) {
+		t.Errorf("agent cmdline %q", cmdline)
+	}
+	r, _ := os.ReadFile(rec)
+	var codexHome string
+	for _, l := range strings.Split(string(r), "\n") {
+		if v, ok := strings.CutPrefix(l, "codex_home: "); ok {
+			codexHome = v
+		}
+	}
+	if _, err := os.Stat(codexHome); err != nil {
+		t.Fatalf("CODEX_HOME %q missing during the run: %v", codexHome, err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("runagent did not end within 10s of SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "runagent: stopped by SIGTERM; codex was ended by SIGTERM") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !bytes.Contains(st, []byte(") Z ")) {
+			t.Errorf("agent %d still running", pid)
+		}
+	}
+	if _, err := os.Stat(codexHome); err == nil {
+		t.Errorf("the run's CODEX_HOME %s was left behind", codexHome)
+	}
+}
