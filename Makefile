@@ -15,7 +15,7 @@ BINS  := $(addprefix bin/,$(CMDS))
 MAN1  := $(wildcard man/*.1)
 MAN7  := $(wildcard man/*.7)
 
-.PHONY: all test fmt-check vet race scripts man-lint fuzz install demo bench clean help FORCE
+.PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench clean help FORCE
 
 all: $(BINS) ## build every command into ./bin
 
@@ -37,6 +37,19 @@ race: all ## unit tests and the testscript suite (against ./bin), with the race 
 
 scripts: all ## only the testscript suite in tests/scripts
 	AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -run 'TestScripts' ./tests/
+
+PEERS_DIR ?= $(HOME)/.cache/agentry-peers
+test-peers: all ## runagent against the real claude and codex CLIs, offline (installs them, pinned, into PEERS_DIR)
+	@bash tests/peers/install.sh "$(PEERS_DIR)"
+	$(GO) test -count=1 -run XXX ./tests/peers/ >/dev/null  # compile while the network is there
+	@# Where a network namespace can be made (root), the tests run with loopback
+	@# only, which proves that nothing in them reaches outside the machine.
+	@if unshare -n true 2>/dev/null; then \
+	  echo "test-peers: in a network namespace with loopback only"; \
+	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin unshare -n sh -c 'ip link set lo up && exec $(GO) test -count=1 -v ./tests/peers/'; \
+	else \
+	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -v ./tests/peers/; \
+	fi
 
 man-lint: ## lint every man page with mandoc
 	@command -v mandoc >/dev/null || { echo "man-lint: mandoc is not installed (apt-get install mandoc)"; exit 1; }
