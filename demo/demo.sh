@@ -85,3 +85,12 @@ say "svc: stop gets everything, even what double-forked out of the process group
 show "svc start --name forker --settle 200ms -- '(setsid sleep 600 &); exec sleep 601'"
 show "svc stop --json forker | ndjson fmt"
 show "svc ls --json | ndjson get -r name status"
+
+say "runagent: what each permission level grants, and the exact argv of a run (nothing started)"
+show "runagent grants | head -4"
+show "runagent --agent codex -l 2 --tools-url http://127.0.0.1:7000/run/r1 --print-args"
+if command -v claude >/dev/null; then
+  show "echo 'In one sentence: what is a process group?' | runagent -l 1 || echo \"(exit \$?)\""
+else
+  echo "(claude is not installed: npm install -g @anthropic-ai/claude-code@2.1.332, then make demo runs a real level 1 turn; make test-peers runs one offline)"
+fi

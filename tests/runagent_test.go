@@ -91,3 +91,42 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 		t.Errorf("the run's CODEX_HOME %s was left behind", codexHome)
 	}
 }
+
+// An agent ended by a signal that was not runagent's: a failure that
+// names the signal, exit 1.
+func TestRunagentAgentKilled(t *testing.T) {
+	dir := t.TempDir()
+	self, _ := os.Executable()
+	fake := filepath.Join(dir, "fakeagent")
+	if err := os.Symlink(self, fake); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(filepath.Join(binDir, "runagent"), "-l", "2", "--pid-file", pidFile, "hello")
+	cmd.Env = append(os.Environ(), "RUNAGENT_CLAUDE_BIN="+fake, "FAKE_HANG=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if time.Now().After(deadline) {
+			t.Fatal("no pid file")
+		}
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("runagent did not end after its agent was killed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "runagent: error: claude was ended by SIGKILL") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}

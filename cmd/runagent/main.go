@@ -168,8 +168,15 @@ func printArgs(w io.Writer, g *grant.Grant, asJSON bool) error {
 	if g.Scratch {
 		where = "in a fresh empty scratch directory, removed after the run"
 	}
-	fmt.Fprintf(w, "# level %d, %s: runs %s; built-in tools: %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
-		g.Level, g.Harness, where, orNone(g.BuiltinTools), orNone(g.MCPServers))
+	tools := "built-in tools: " + orNone(g.BuiltinTools)
+	if g.Harness == grant.Codex {
+		tools = "sandbox: read-only"
+		if g.Level >= 2 {
+			tools = "sandbox: workspace-write, network on"
+		}
+	}
+	fmt.Fprintf(w, "# level %d, %s: runs %s; %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
+		g.Level, g.Harness, where, tools, orNone(g.MCPServers))
 	if g.CodexConfig != "" {
 		fmt.Fprintf(w, "# CODEX_HOME/config.toml, over the user's provider settings:\n")
 		for _, l := range strings.Split(strings.TrimSpace(g.CodexConfig), "\n") {
