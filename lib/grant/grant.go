@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -59,6 +60,12 @@ type Options struct {
 	Resume    string
 	// Program overrides the harness's binary name (tests use fakes).
 	Program string
+	// MCPServers, when set, are the run's MCP servers by name, each with
+	// its configuration as claude takes it; they replace ToolsURL (claude).
+	MCPServers map[string]json.RawMessage
+	// Stream starts claude in streaming mode: one user message per stdin
+	// line, partial messages streamed (agent-host's claude backend).
+	Stream bool
 }
 
 // Grant is everything a run is allowed, and how to start it.
@@ -98,6 +105,9 @@ func For(o Options) (*Grant, error) {
 	if o.ToolsURL != "" {
 		g.MCPServers = []string{MCPName}
 	}
+	if o.MCPServers != nil {
+		g.MCPServers = sortedKeys(o.MCPServers)
+	}
 	prog := o.Program
 	if prog == "" {
 		prog = h
@@ -123,15 +133,28 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	if o.ToolsURL != "" {
 		servers[MCPName] = map[string]string{"type": "http", "url": o.ToolsURL}
 	}
+	if o.MCPServers != nil {
+		servers = map[string]any{}
+		for name, cfg := range o.MCPServers {
+			servers[name] = cfg
+		}
+	}
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	argv := []string{prog, "-p", "--output-format", "stream-json", "--verbose",
-		"--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
-		"--tools", strings.Join(g.BuiltinTools, ",")}
+	argv := []string{prog, "-p"}
+	if o.Stream {
+		argv = append(argv, "--input-format", "stream-json")
+	}
+	argv = append(argv, "--output-format", "stream-json", "--verbose")
+	if o.Stream {
+		argv = append(argv, "--include-partial-messages")
+	}
+	argv = append(argv, "--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
+		"--tools", strings.Join(g.BuiltinTools, ","))
 	// --tools decides what exists; --allowedTools what runs with nobody at
 	// a keyboard. Task (subagents) is in neither, at any level.
 	var allowed []string
-	if o.ToolsURL != "" {
-		allowed = append(allowed, "mcp__"+MCPName+"__*")
+	for _, name := range g.MCPServers {
+		allowed = append(allowed, "mcp__"+name+"__*")
 	}
 	allowed = append(allowed, g.BuiltinTools...)
 	if len(allowed) > 0 {
@@ -207,4 +230,13 @@ func Table() []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,0 +1,585 @@
+// Package claude is the agent-host backend for Claude Code: one
+// long-lived claude process per chat in streaming mode
+// (--input-format stream-json --output-format stream-json --verbose
+// --include-partial-messages), with the grant lib/grant gives the chat's
+// level. A turn writes one user message line and ends at the CLI's result.
+//
+// The translation: stream_event text deltas → text_delta; each assistant
+// content block → text, thinking or tool_call; user tool_result blocks →
+// tool_result; result → usage, then completed, or error when is_error
+// (retryable for 429 and 5xx); system/init → the chat's session id, and a
+// warning when an MCP server failed. An interrupt is the stream-json
+// control request; the CLI ends the turn with an aborted result. A CLI
+// that exits between turns is started again with --resume; one that dies
+// mid-turn ends that run with backend_failed.
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
+)
+
+// Config is the backend's configuration: hello.config's "claude" object.
+type Config struct {
+	// Program is the claude binary (default: claude on PATH, or
+	// $AGENT_HOST_CLAUDE_BIN).
+	Program string `json:"program"`
+	// Level is the default permission level for chats (default 2).
+	Level int `json:"level"`
+	// Workspace is the default working directory.
+	Workspace string `json:"workspace"`
+	// Models is the model catalog list_models answers with.
+	Models []protocol.ModelInfo `json:"models"`
+	// MaxLine caps lines read from the CLI (default 64 MiB).
+	MaxLine int `json:"maxLine"`
+	// Env is added to the CLI's environment.
+	Env []string `json:"env"`
+}
+
+// Backend hosts claude chats.
+type Backend struct {
+	cfg Config
+
+	mu    sync.Mutex
+	chats map[string]*chat
+}
+
+// New makes the backend from hello.config.
+func New(config json.RawMessage) (*Backend, error) {
+	var c struct {
+		Claude Config `json:"claude"`
+	}
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &c); err != nil {
+			return nil, fmt.Errorf("claude: bad config: %v", err)
+		}
+	}
+	cfg := c.Claude
+	if cfg.Program == "" {
+		cfg.Program = os.Getenv("AGENT_HOST_CLAUDE_BIN")
+	}
+	if cfg.Program == "" {
+		cfg.Program = "claude"
+	}
+	if _, err := exec.LookPath(cfg.Program); err != nil {
+		return nil, fmt.Errorf("claude is not installed on this machine (npm install -g @anthropic-ai/claude-code)")
+	}
+	if cfg.Level == 0 {
+		cfg.Level = 2
+	}
+	return &Backend{cfg: cfg, chats: map[string]*chat{}}, nil
+}
+
+func (b *Backend) Name() string { return "claude" }
+
+func (b *Backend) Version() string {
+	out, err := exec.Command(b.cfg.Program, "--version").Output()
+	if err != nil {
+		return "claude (version unknown)"
+	}
+	return "claude " + strings.Fields(string(out))[0]
+}
+
+// chat is one conversation and its CLI process.
+type chat struct {
+	id        string
+	mu        sync.Mutex // one turn at a time, and process changes
+	cli       *cli
+	session   string
+	turns     int
+	context   int
+	model     string
+	servers   map[string]json.RawMessage
+	level     int
+	workspace string
+}
+
+func (b *Backend) chat(id string) *chat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.chats[id]
+	if c == nil {
+		c = &chat{id: id, level: b.cfg.Level, workspace: b.cfg.Workspace}
+		b.chats[id] = c
+	}
+	return c
+}
+
+// cli is a running claude process.
+type cli struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // stdout, line by line; closed at the end
+	exited chan struct{}
+	stderr *tail
+	wmu    sync.Mutex
+}
+
+func (c *cli) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// start runs the chat's CLI, resuming its session when it has one.
+func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
+	level := c.level
+	if t != nil && t.Params.Level > 0 {
+		level = t.Params.Level
+	}
+	if t != nil && t.Params.Model != "" {
+		c.model = t.Params.Model
+	}
+	b.mu.Lock()
+	session := c.session
+	b.mu.Unlock()
+	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
+		Resume: session, MCPServers: c.servers, Stream: true})
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	cmd.Dir = c.workspace
+	if t != nil && t.Params.Workspace != "" {
+		cmd.Dir = t.Params.Workspace
+	}
+	cmd.Env = append(os.Environ(), b.cfg.Env...)
+	proc.InGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &cli{cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	cmd.Stderr = io.MultiWriter(os.Stderr, p.stderr) // the host's stderr is the backend's
+	if err := cmd.Start(); err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
+	}
+	go func() {
+		defer close(p.lines)
+		r := ndjson.NewReader(stdout, b.cfg.MaxLine)
+		for {
+			line, err := r.Next()
+			if ndjson.IsTooLong(err) {
+				if t != nil {
+					t.Log("warn", "claude: skipped an over-long line from the CLI")
+				}
+				continue
+			}
+			if err != nil {
+				return
+			}
+			p.lines <- append([]byte(nil), line...)
+		}
+	}()
+	go func() {
+		_ = proc.WaitExited(cmd.Process.Pid)
+		_ = proc.SignalGroup(cmd, syscall.SIGKILL) // what it left in its group
+		cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// stop ends a CLI: its stdin closed so it can flush its session, then
+// SIGTERM, then SIGKILL.
+func (p *cli) stop(grace time.Duration) {
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(grace):
+	}
+	_ = proc.SignalGroup(p.cmd, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(grace):
+	}
+	_ = proc.SignalGroup(p.cmd, syscall.SIGKILL)
+	<-p.exited
+}
+
+func (p *cli) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+var errLostSession = host.Failed(protocol.CodeBackendFailed, "the chat's session could not be resumed", true)
+
+// RunTurn runs one turn on the chat's CLI. When the CLI cannot resume the
+// chat's session — it died before saving it — the turn runs again in a new
+// session, with a warning.
+func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	c := b.chat(t.Params.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := b.turn(ctx, c, t)
+	if err == errLostSession {
+		b.mu.Lock()
+		lost := c.session
+		c.session = ""
+		b.mu.Unlock()
+		t.Log("warn", fmt.Sprintf("claude could not resume session %s (its process died before saving it); this turn starts a new session", lost))
+		if c.cli != nil {
+			c.cli.stop(2 * time.Second)
+			c.cli = nil
+		}
+		err = b.turn(ctx, c, t)
+	}
+	return err
+}
+
+func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
+	if c.cli != nil && !c.cli.alive() {
+		c.cli = nil // it exited between turns: --resume below
+	}
+	if c.cli == nil {
+		p, err := b.start(c, t)
+		if err != nil {
+			return err
+		}
+		c.cli = p
+	}
+	p := c.cli
+	if err := p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.Params.Prompt}}); err != nil {
+		c.cli = nil
+		return host.Failed(protocol.CodeBackendFailed, "claude is not taking input: "+lastLine(p.stderr.String()), true)
+	}
+	tr := &translator{t: t, c: c, b: b}
+	interrupted := t.Interrupted
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				// The CLI died mid-turn: this run fails, the host lives, and
+				// the next turn starts it again with --resume.
+				c.cli = nil
+				<-p.exited
+				return host.Failed(protocol.CodeBackendFailed, "claude died mid-turn: "+lastLine(p.stderr.String()), true)
+			}
+			if done, err := tr.line(line); done {
+				return err
+			}
+		case <-interrupted:
+			interrupted = nil
+			_ = p.send(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("interrupt-%d", time.Now().UnixNano()),
+				"request": map[string]any{"subtype": "interrupt"}})
+		case <-ctx.Done():
+			// The host gave up waiting: kill the CLI; the next turn resumes.
+			_ = proc.SignalGroup(p.cmd, syscall.SIGKILL)
+			<-p.exited
+			c.cli = nil
+			return host.ErrInterrupted
+		}
+	}
+}
+
+// translator turns the CLI's lines into agent events.
+type translator struct {
+	t    *host.Turn
+	c    *chat
+	b    *Backend
+	last string
+	// lostSession: the CLI could not resume the chat's session (it died
+	// before saving it); the turn is run again in a new session.
+	lostSession bool
+}
+
+// line handles one line; done is set at the turn's result.
+func (x *translator) line(line []byte) (done bool, err error) {
+	if ndjson.Check(line) != ndjson.Valid {
+		x.t.Log("warn", fmt.Sprintf("claude: skipped a line that is not JSON: %.80q", line))
+		return false, nil
+	}
+	s := string(line)
+	switch gjson.Get(s, "type").Str {
+	case "system":
+		if gjson.Get(s, "subtype").Str == "init" {
+			x.b.mu.Lock()
+			x.c.session = gjson.Get(s, "session_id").Str
+			x.b.mu.Unlock()
+			gjson.Get(s, "mcp_servers").ForEach(func(_, srv gjson.Result) bool {
+				if srv.Get("status").Str == "failed" {
+					x.t.Log("warn", fmt.Sprintf("MCP server %q failed to connect; the run goes on without it", srv.Get("name").Str))
+				}
+				return true
+			})
+		}
+	case "stream_event":
+		if d := gjson.Get(s, "event.delta"); gjson.Get(s, "event.type").Str == "content_block_delta" && d.Get("type").Str == "text_delta" {
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: d.Get("text").Str})
+		}
+	case "assistant":
+		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
+			switch blk.Get("type").Str {
+			case "text":
+				x.last = blk.Get("text").Str
+				x.t.Emit(protocol.AgentEvent{Type: protocol.EvText, Text: x.last})
+			case "thinking":
+				x.t.Emit(protocol.AgentEvent{Type: protocol.EvThinking, Text: blk.Get("thinking").Str})
+			case "tool_use":
+				x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: blk.Get("id").Str, Name: blk.Get("name").Str,
+					Input: json.RawMessage(blk.Get("input").Raw)})
+			}
+			return true
+		})
+	case "user":
+		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
+			if blk.Get("type").Str == "tool_result" {
+				x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: blk.Get("tool_use_id").Str,
+					Output: contentText(blk.Get("content")), IsError: blk.Get("is_error").Bool()})
+			}
+			return true
+		})
+	case "result":
+		return true, x.result(s)
+	}
+	return false, nil
+}
+
+func (x *translator) result(s string) error {
+	if gjson.Get(s, "is_error").Bool() && strings.Contains(gjson.Get(s, "errors").Raw, "No conversation found") {
+		x.lostSession = true
+		return errLostSession
+	}
+	u := &protocol.Usage{
+		InputTokens:      gjson.Get(s, "usage.input_tokens").Int(),
+		OutputTokens:     gjson.Get(s, "usage.output_tokens").Int(),
+		CacheReadTokens:  gjson.Get(s, "usage.cache_read_input_tokens").Int(),
+		CacheWriteTokens: gjson.Get(s, "usage.cache_creation_input_tokens").Int(),
+		CostUSD:          gjson.Get(s, "total_cost_usd").Float(),
+		DurationMs:       gjson.Get(s, "duration_ms").Int(),
+	}
+	x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: u})
+	x.b.mu.Lock()
+	if id := gjson.Get(s, "session_id").Str; id != "" {
+		x.c.session = id
+	}
+	x.c.turns++
+	if ctxTokens := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; ctxTokens > 0 {
+		x.c.context = int(ctxTokens)
+	}
+	session := x.c.session
+	x.b.mu.Unlock()
+	if !gjson.Get(s, "is_error").Bool() {
+		text := gjson.Get(s, "result").Str
+		if text == "" {
+			text = x.last
+		}
+		x.t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text, Usage: u, SessionID: session})
+		return nil
+	}
+	reason := gjson.Get(s, "terminal_reason").Str
+	if strings.HasPrefix(reason, "aborted") {
+		return host.ErrInterrupted
+	}
+	msg := gjson.Get(s, "result").Str
+	if msg == "" {
+		msg = "claude: " + gjson.Get(s, "subtype").Str
+	}
+	status := gjson.Get(s, "api_error_status").Int()
+	retryable := status == 429 || status >= 500
+	return host.Failed(protocol.CodeBackendFailed, msg, retryable)
+}
+
+func contentText(r gjson.Result) string {
+	if r.Type == gjson.String {
+		return r.Str
+	}
+	var b strings.Builder
+	r.ForEach(func(_, blk gjson.Result) bool {
+		b.WriteString(blk.Get("text").Str)
+		return true
+	})
+	return b.String()
+}
+
+// WarmSession starts the chat's CLI ahead of its first turn.
+func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil && c.cli.alive() {
+		return nil
+	}
+	p, err := b.start(c, nil)
+	if err != nil {
+		return err
+	}
+	c.cli = p
+	return nil
+}
+
+// SessionInfo reports what the backend knows of the chat.
+func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.chats[chatID]
+	if c == nil {
+		return nil, nil
+	}
+	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.session, Turns: c.turns, ContextTokens: c.context, ContextWindow: b.window(c.model)}, nil
+}
+
+func (b *Backend) window(model string) int {
+	for _, m := range b.cfg.Models {
+		if m.ID == model && m.ContextWindow > 0 {
+			return m.ContextWindow
+		}
+	}
+	return 200000
+}
+
+// ResetSession ends the chat's process and forgets its session.
+func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	c := b.chats[chatID]
+	delete(b.chats, chatID)
+	b.mu.Unlock()
+	if c == nil {
+		return false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil {
+		c.cli.stop(2 * time.Second)
+		c.cli = nil
+	}
+	return true, nil
+}
+
+// SetMCPServers gives the chat a new MCP configuration: the CLI is ended
+// between turns (never mid-turn: this waits for the turn) and started
+// again with --resume and the new --mcp-config on the next turn.
+func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[string]json.RawMessage) (*protocol.ToolRefresh, error) {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
+	for name := range servers {
+		if _, ok := c.servers[name]; !ok {
+			r.Added = append(r.Added, name)
+		}
+	}
+	for name := range c.servers {
+		if _, ok := servers[name]; !ok {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	sort.Strings(r.Added)
+	sort.Strings(r.Removed)
+	c.servers = servers
+	if c.cli != nil {
+		c.cli.stop(5 * time.Second)
+		c.cli = nil
+	}
+	return r, nil
+}
+
+// RefreshTools restarts the chat's CLI with its current servers.
+func (b *Backend) RefreshTools(ctx context.Context, chatID string) (*protocol.ToolRefresh, error) {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	servers := c.servers
+	c.mu.Unlock()
+	if servers == nil {
+		servers = map[string]json.RawMessage{}
+	}
+	r, err := b.SetMCPServers(ctx, chatID, servers)
+	if r != nil {
+		r.Added, r.Removed = []string{}, []string{}
+	}
+	return r, err
+}
+
+// ListModels answers from the configured catalog.
+func (b *Backend) ListModels(ctx context.Context, filter string) ([]protocol.ModelInfo, int, error) {
+	var out []protocol.ModelInfo
+	for _, m := range b.cfg.Models {
+		if filter == "free" && !m.Free {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, len(b.cfg.Models), nil
+}
+
+// Close ends every chat's CLI: stdin closed (it flushes its session), then
+// SIGTERM, then SIGKILL.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	chats := b.chats
+	b.chats = map[string]*chat{}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		c.mu.Lock()
+		if p := c.cli; p != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); p.stop(5 * time.Second) }()
+		}
+		c.mu.Unlock()
+	}
+	wg.Wait()
+	return nil
+}
+
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "no output on stderr"
+	}
+	lines := strings.Split(s, "\n")
+	return lines[len(lines)-1]
+}
