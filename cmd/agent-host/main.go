@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/backend/claude"
+	"github.com/agentry/agentry/lib/backend/codex"
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/backend/exec"
 	"github.com/agentry/agentry/lib/cli"
@@ -30,7 +31,7 @@ func app() cli.App {
 type grammar struct {
 	cli.Globals
 
-	Backend           string        `help:"Backend to host: echo, exec or claude (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
+	Backend           string        `help:"Backend to host: echo, exec, claude or codex (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
 	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them." default:"30s" placeholder:"DUR"`
@@ -58,8 +59,10 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 			return exec.New(command, env.Stderr)
 		case "claude":
 			return claude.New(config)
+		case "codex":
+			return codex.New(config)
 		}
-		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec and claude)", name)
+		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec, claude and codex)", name)
 	}
 	// Check the flag's backend now, so a mistake is a usage error before
 	// any protocol is spoken.

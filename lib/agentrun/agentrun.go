@@ -98,7 +98,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		redact.add(dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex {
-		home, err := prepareCodexHome(g, req.Codex, env)
+		home, err := PrepareCodexHome(g, req.Codex, env)
 		if err != nil {
 			return nil, err
 		}

@@ -21,11 +21,11 @@ type CodexSource struct {
 	Sessions string
 }
 
-// prepareCodexHome makes the run's own CODEX_HOME: a config.toml with the
+// PrepareCodexHome makes the run's own CODEX_HOME: a config.toml with the
 // user's provider settings and the grant's keys (which win), a copy of the
 // user's credential when there is one, and the shared sessions directory.
 // The caller removes it when the run ends, however it ends.
-func prepareCodexHome(g *grant.Grant, src CodexSource, env []string) (string, error) {
+func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (string, error) {
 	userHome := src.Home
 	if userHome == "" {
 		if h := lookup(env, "CODEX_HOME"); h != "" {

@@ -192,3 +192,42 @@ func killClaude(t *testing.T) {
 		t.Fatal(errors.New("found no claude to kill"))
 	}
 }
+
+// hostWithCodex starts agent-host --backend codex against the fake
+// Responses API.
+func hostWithCodex(t *testing.T, api *server) hostclient.Client {
+	t.Helper()
+	env := append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: filepath.Join(filepath.Dir(runagentBin), "agent-host"),
+		Args: []string{"--backend", "codex"}, Env: env, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx, "peers", json.RawMessage(`{"codex":{"level":1}}`)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A two-turn codex thread keeps its conversation; a failed turn is a
+// terminal error.
+func TestHostCodex(t *testing.T) {
+	need(t)
+	c := hostWithCodex(t, fakeOpenAI(t))
+	evs, done, err := runTurn(t, c, "r1", "c1", "SAY noted. remember DELTA-4")
+	if err != nil || done.StopReason != protocol.StopCompleted || last(evs).Text != "noted. remember DELTA-4" || last(evs).SessionID == "" {
+		t.Fatalf("turn 1: %+v %+v %v", evs, done, err)
+	}
+	thread := last(evs).SessionID
+	evs, done, err = runTurn(t, c, "r2", "c1", "RECALL")
+	if err != nil || !strings.Contains(last(evs).Text, "DELTA-4") || last(evs).SessionID != thread {
+		t.Fatalf("turn 2: %+v %+v %v", last(evs), done, err)
+	}
+	evs, done, err = runTurn(t, c, "r3", "c2", "FAILAFTER partial")
+	if err != nil || done.StopReason != protocol.StopError || last(evs).Type != protocol.EvError {
+		t.Fatalf("failed turn: %+v %+v %v", evs, done, err)
+	}
+}

@@ -1,0 +1,362 @@
+// Package codex is the agent-host backend for Codex: a turn is one
+// `codex exec --json` run (the first) or `codex exec … resume THREAD -`
+// (the next), with the argv and the per-run CODEX_HOME lib/grant and
+// lib/agentrun give the chat's level, the prompt on stdin.
+//
+// The translation: thread.started → the chat's session (thread) id;
+// agent_message → text; reasoning → thinking; mcp_tool_call,
+// command_execution and file_change → tool_call when they start and
+// tool_result when they complete; turn.completed → usage (codex reports it
+// cumulative for the thread: the per-turn difference is reported) and
+// completed; turn.failed → a terminal error. An interrupt is SIGINT to the
+// codex process group; codex then exits with no terminal event, and the
+// run ends as interrupted.
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
+)
+
+// Config is hello.config's "codex" object.
+type Config struct {
+	Program   string `json:"program"`   // default: $AGENT_HOST_CODEX_BIN, else codex
+	Level     int    `json:"level"`     // default 2
+	Workspace string `json:"workspace"` //
+	// ConfigFile is a config.toml to take the model provider from
+	// (default: the user's $CODEX_HOME/config.toml).
+	ConfigFile string `json:"configFile"`
+}
+
+// Backend runs codex turns.
+type Backend struct {
+	cfg   Config
+	mu    sync.Mutex
+	chats map[string]*chat
+}
+
+type chat struct {
+	thread string
+	turns  int
+	// cumulative usage at the end of the last turn
+	in, out, cached int64
+}
+
+// New makes the backend from hello.config.
+func New(config json.RawMessage) (*Backend, error) {
+	var c struct {
+		Codex Config `json:"codex"`
+	}
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &c); err != nil {
+			return nil, fmt.Errorf("codex: bad config: %v", err)
+		}
+	}
+	cfg := c.Codex
+	if cfg.Program == "" {
+		cfg.Program = os.Getenv("AGENT_HOST_CODEX_BIN")
+	}
+	if cfg.Program == "" {
+		cfg.Program = "codex"
+	}
+	if _, err := exec.LookPath(cfg.Program); err != nil {
+		return nil, fmt.Errorf("codex is not installed on this machine (npm install -g @openai/codex)")
+	}
+	if cfg.Level == 0 {
+		cfg.Level = 2
+	}
+	return &Backend{cfg: cfg, chats: map[string]*chat{}}, nil
+}
+
+func (b *Backend) Name() string { return "codex" }
+
+func (b *Backend) Version() string {
+	out, err := exec.Command(b.cfg.Program, "--version").Output()
+	if err != nil {
+		return "codex (version unknown)"
+	}
+	f := strings.Fields(string(out))
+	return "codex " + f[len(f)-1]
+}
+
+func (b *Backend) chat(id string) *chat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.chats[id]
+	if c == nil {
+		c = &chat{}
+		b.chats[id] = c
+	}
+	return c
+}
+
+// RunTurn runs one codex exec for the turn.
+func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	c := b.chat(t.Params.ChatID)
+	level := b.cfg.Level
+	if t.Params.Level > 0 {
+		level = t.Params.Level
+	}
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program, Model: t.Params.Model, Resume: thread})
+	if err != nil {
+		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	env := os.Environ()
+	home, err := agentrun.PrepareCodexHome(g, agentrun.CodexSource{Config: b.cfg.ConfigFile}, env)
+	if err != nil {
+		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	cmd.Dir = b.cfg.Workspace
+	if t.Params.Workspace != "" {
+		cmd.Dir = t.Params.Workspace
+	}
+	if g.Scratch {
+		scratch, err := os.MkdirTemp("", "agent-host-codex-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+		cmd.Dir = scratch
+	}
+	cmd.Env = append(env, "CODEX_HOME="+home)
+	cmd.Stdin = strings.NewReader(t.Params.Prompt)
+	proc.InGroup(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	errTail := &tail{max: 4096}
+	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
+	if err := cmd.Start(); err != nil {
+		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex: "+err.Error(), false)
+	}
+	x := &translator{t: t, b: b, c: c}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		r := ndjson.NewReader(stdout, 0)
+		for {
+			line, err := r.Next()
+			if ndjson.IsTooLong(err) {
+				t.Log("warn", "codex: skipped an over-long line")
+				continue
+			}
+			if err != nil {
+				return
+			}
+			x.line(line)
+		}
+	}()
+	exited := make(chan struct{})
+	go func() { _ = proc.WaitExited(cmd.Process.Pid); close(exited) }()
+	interrupted := false
+	select {
+	case <-exited:
+	case <-t.Interrupted:
+		interrupted = true
+		_ = proc.SignalGroup(cmd, syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+			<-exited
+		}
+	case <-ctx.Done():
+		interrupted = true
+		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+		<-exited
+	}
+	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+	waitErr := cmd.Wait()
+	<-read
+	switch {
+	case x.failed != "":
+		return host.Failed(protocol.CodeBackendFailed, x.failed, false)
+	case x.completed:
+		return nil
+	case interrupted:
+		return host.ErrInterrupted
+	case waitErr != nil:
+		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%v): %s", waitErr, lastLine(errTail.String())), false)
+	}
+	return host.Failed(protocol.CodeBackendFailed, "codex ended without finishing its turn", false)
+}
+
+// translator turns codex's --json lines into agent events.
+type translator struct {
+	t         *host.Turn
+	b         *Backend
+	c         *chat
+	last      string
+	completed bool
+	failed    string
+}
+
+func (x *translator) line(line []byte) {
+	if ndjson.Check(line) != ndjson.Valid {
+		return
+	}
+	s := string(line)
+	item := gjson.Get(s, "item")
+	switch gjson.Get(s, "type").Str {
+	case "thread.started":
+		x.b.mu.Lock()
+		x.c.thread = gjson.Get(s, "thread_id").Str
+		x.b.mu.Unlock()
+	case "item.started":
+		if toolish(item.Get("type").Str) {
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: item.Get("id").Str, Name: toolName(item), Input: json.RawMessage(toolInput(item))})
+		}
+	case "item.completed":
+		switch typ := item.Get("type").Str; {
+		case typ == "agent_message":
+			x.last = item.Get("text").Str
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvText, Text: x.last})
+		case typ == "reasoning":
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvThinking, Text: item.Get("text").Str})
+		case toolish(typ):
+			out, isErr := toolOutput(item)
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: item.Get("id").Str, Output: out, IsError: isErr})
+		}
+	case "turn.completed":
+		in, out, cached := gjson.Get(s, "usage.input_tokens").Int(), gjson.Get(s, "usage.output_tokens").Int(), gjson.Get(s, "usage.cached_input_tokens").Int()
+		x.b.mu.Lock()
+		u := &protocol.Usage{InputTokens: in - x.c.in, OutputTokens: out - x.c.out, CacheReadTokens: cached - x.c.cached}
+		x.c.in, x.c.out, x.c.cached = in, out, cached
+		x.c.turns++
+		thread := x.c.thread
+		x.b.mu.Unlock()
+		x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: u})
+		x.t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: x.last, Usage: u, SessionID: thread})
+		x.completed = true
+	case "turn.failed":
+		x.failed = gjson.Get(s, "error.message").Str
+		if x.failed == "" {
+			x.failed = "codex: the turn failed"
+		}
+	}
+}
+
+func toolish(typ string) bool {
+	return typ == "mcp_tool_call" || typ == "command_execution" || typ == "file_change"
+}
+
+func toolName(item gjson.Result) string {
+	switch item.Get("type").Str {
+	case "mcp_tool_call":
+		return "mcp__" + item.Get("server").Str + "__" + item.Get("tool").Str
+	case "command_execution":
+		return "command"
+	}
+	return "file_change"
+}
+
+func toolInput(item gjson.Result) string {
+	switch item.Get("type").Str {
+	case "mcp_tool_call":
+		if a := item.Get("arguments"); a.Exists() {
+			return a.Raw
+		}
+	case "command_execution":
+		b, _ := json.Marshal(map[string]string{"command": item.Get("command").Str})
+		return string(b)
+	case "file_change":
+		if ch := item.Get("changes"); ch.Exists() {
+			return ch.Raw
+		}
+	}
+	return "{}"
+}
+
+func toolOutput(item gjson.Result) (string, bool) {
+	switch item.Get("type").Str {
+	case "mcp_tool_call":
+		if e := item.Get("error"); e.Exists() && e.Type != gjson.Null {
+			return e.String(), true
+		}
+		var b strings.Builder
+		item.Get("result.content").ForEach(func(_, c gjson.Result) bool {
+			b.WriteString(c.Get("text").Str)
+			return true
+		})
+		return b.String(), false
+	case "command_execution":
+		code := item.Get("exit_code")
+		return item.Get("aggregated_output").Str, code.Exists() && code.Int() != 0
+	}
+	return item.Get("status").Str, item.Get("status").Str == "failed"
+}
+
+// SessionInfo reports the chat's thread.
+func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.chats[chatID]
+	if c == nil {
+		return nil, nil
+	}
+	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.thread, Turns: c.turns, ContextTokens: int(c.in)}, nil
+}
+
+// WarmSession has nothing to warm: codex starts per turn.
+func (b *Backend) WarmSession(ctx context.Context, chatID string) error { return nil }
+
+// ResetSession forgets the chat's thread.
+func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.chats[chatID]
+	delete(b.chats, chatID)
+	return ok, nil
+}
+
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "no output on stderr"
+	}
+	l := strings.Split(s, "\n")
+	return l[len(l)-1]
+}
