@@ -91,6 +91,10 @@ show "runagent grants | head -4"
 show "runagent --agent codex -l 2 --tools-url http://127.0.0.1:7000/run/r1 --print-args"
 if command -v claude >/dev/null; then
   show "echo 'In one sentence: what is a process group?' | runagent -l 1 || echo \"(exit \$?)\""
+  say "agent-host --backend claude: a real Claude Code turn through the sidecar"
+  show "{ ndjson make type=hello id=h1 protocol:=1 config.claude.level:=1
+  ndjson make type=run_turn id=t1 runId=r1 params.chatId=c1 'params.prompt=Say hello in five words.'
+} | agent-host --backend claude | ndjson where type==event event.type==completed | ndjson get -r event.text"
 else
   echo "(claude is not installed: npm install -g @anthropic-ai/claude-code@2.1.332, then make demo runs a real level 1 turn; make test-peers runs one offline)"
 fi

@@ -231,3 +231,19 @@ func TestHostCodex(t *testing.T) {
 		t.Fatalf("failed turn: %+v %+v %v", evs, done, err)
 	}
 }
+
+// one_shot: a single claude -p run; its answer completes the run.
+func TestHostClaudeOneShot(t *testing.T) {
+	need(t)
+	c := hostWithClaude(t, fakeAnthropic(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.RunOneShot(ctx, "o1", protocol.OneShotParams{Prompt: "SAY one shot done", ContextLabel: "heartbeat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, done, err := r.Collect(ctx)
+	if err != nil || done.StopReason != protocol.StopCompleted || last(evs).Text != "one shot done" || done.Usage == nil {
+		t.Fatalf("one shot: %+v %+v %v", evs, done, err)
+	}
+}

@@ -46,6 +46,8 @@ type Config struct {
 	Workspace string `json:"workspace"`
 	// Models is the model catalog list_models answers with.
 	Models []protocol.ModelInfo `json:"models"`
+	// ModelsFile is a JSON file holding the catalog, when Models is empty.
+	ModelsFile string `json:"modelsFile"`
 	// MaxLine caps lines read from the CLI (default 64 MiB).
 	MaxLine int `json:"maxLine"`
 	// Env is added to the CLI's environment.
@@ -83,7 +85,88 @@ func New(config json.RawMessage) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
+	if len(cfg.Models) == 0 && cfg.ModelsFile != "" {
+		b, err := os.ReadFile(cfg.ModelsFile)
+		if err != nil {
+			return nil, fmt.Errorf("claude: the models file: %v", err)
+		}
+		if err := json.Unmarshal(b, &cfg.Models); err != nil {
+			return nil, fmt.Errorf("claude: the models file is not a JSON array of models: %v", err)
+		}
+	}
 	return &Backend{cfg: cfg, chats: map[string]*chat{}}, nil
+}
+
+// OneShot is a single claude -p run with the one-shot parameters, the
+// prompt on stdin; its tool calls are reported as log notices, and its
+// answer as the run's completed event.
+func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, error) {
+	p := t.OneShot
+	g, err := grant.For(grant.Options{Level: b.cfg.Level, Harness: grant.Claude, Program: b.cfg.Program, Model: p.Model})
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	argv := g.Argv
+	if p.SystemPrompt != "" {
+		argv = append(argv, "--system-prompt", p.SystemPrompt)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = p.Workspace
+	if cmd.Dir == "" {
+		cmd.Dir = b.cfg.Workspace
+	}
+	cmd.Env = append(os.Environ(), b.cfg.Env...)
+	cmd.Stdin = strings.NewReader(p.Prompt)
+	proc.InGroup(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	errTail := &tail{max: 4096}
+	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
+	if err := cmd.Start(); err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
+	}
+	label := p.ContextLabel
+	if label == "" {
+		label = "one-shot"
+	}
+	var usage *protocol.Usage
+	sink := &host.Turn{Log: t.Log, Emit: func(e protocol.AgentEvent) {
+		switch e.Type {
+		case protocol.EvToolCall:
+			t.Log("info", fmt.Sprintf("%s: calling %s", label, e.Name))
+		case protocol.EvUsage:
+			usage = e.Usage
+		case protocol.EvCompleted:
+			t.Emit(e)
+		}
+	}}
+	x := &translator{t: sink, c: &chat{}, b: b}
+	var result error
+	done := false
+	go func() {
+		<-ctx.Done()
+		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+	}()
+	r := ndjson.NewReader(stdout, b.cfg.MaxLine)
+	for !done {
+		line, err := r.Next()
+		if ndjson.IsTooLong(err) {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		done, result = x.line(line)
+	}
+	_ = proc.WaitExited(cmd.Process.Pid)
+	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
+	cmd.Wait()
+	if !done {
+		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+lastLine(errTail.String()), false)
+	}
+	return usage, result
 }
 
 func (b *Backend) Name() string { return "claude" }

@@ -1,0 +1,85 @@
+package peers
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/grant"
+)
+
+// TestBenchHostOverhead measures what agent-host adds to a claude turn
+// against the fake API: the same turns on a claude process driven
+// directly with stream-json input, and through agent-host with the
+// subprocess client. make bench runs it (AGENTRY_PEERS_BENCH=1) when the
+// CLIs are installed.
+func TestBenchHostOverhead(t *testing.T) {
+	need(t)
+	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
+		t.Skip("a benchmark: make bench runs it")
+	}
+	const turns = 25
+	api := fakeAnthropic(t)
+	env := claudeEnv(t, api)
+
+	// Directly.
+	g, _ := grant.For(grant.Options{Level: 2, Harness: grant.Claude, Program: claudeBin, Stream: true})
+	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	cmd.Env, cmd.Dir = env, t.TempDir()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<24)
+	directTurn := func(i int) time.Duration {
+		msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": fmt.Sprintf("SAY turn %d", i)}})
+		start := time.Now()
+		stdin.Write(append(msg, '\n'))
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), `{"type":"result"`) || strings.Contains(sc.Text(), `"type":"result"`) && strings.Contains(sc.Text(), `"subtype"`) {
+				break
+			}
+		}
+		return time.Since(start)
+	}
+	c := hostWithClaude(t, api)
+	hostedTurn := func(i int) time.Duration {
+		start := time.Now()
+		_, done, err := runTurn(t, c, fmt.Sprintf("r%d", i), "bench", fmt.Sprintf("SAY turn %d", i))
+		if err != nil || done.StopReason != "completed" {
+			t.Fatalf("turn %d: %+v %v", i, done, err)
+		}
+		return time.Since(start)
+	}
+	// Interleaved, so that the machine's drift weighs on both alike; the
+	// first turn of each warms up.
+	directTurn(0)
+	hostedTurn(0)
+	direct := make([]time.Duration, 0, turns)
+	hosted := make([]time.Duration, 0, turns)
+	for i := 1; i <= turns; i++ {
+		direct = append(direct, directTurn(i))
+		hosted = append(hosted, hostedTurn(i))
+	}
+	med := func(d []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), d...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[len(s)/2]
+	}
+	over := med(hosted) - med(direct)
+	verdict := "met"
+	if over > 5*time.Millisecond {
+		verdict = "MISSED"
+	}
+	fmt.Printf("agent-host over a claude turn (fake API, median of %d): direct %.1f ms, through agent-host %.1f ms, overhead %.2f ms   target <= 5 ms: %s\n",
+		turns, float64(med(direct).Microseconds())/1000, float64(med(hosted).Microseconds())/1000, float64(over.Microseconds())/1000, verdict)
+}
