@@ -124,11 +124,21 @@ func TestHostClaudeMCP(t *testing.T) {
 	if err != nil || strings.Join(tools.Added, ",") != "tools" {
 		t.Fatalf("set_mcp_servers: %+v %v", tools, err)
 	}
-	evs, done, err := runTurn(t, c, "r1", "c1", `CALL mcp__tools__echo {"text":"round trip"}`)
-	var call, result bool
-	for _, e := range evs {
-		call = call || e.Type == protocol.EvToolCall && e.Name == "mcp__tools__echo"
-		result = result || e.Type == protocol.EvToolResult && e.Output == "echo: round trip" && !e.IsError
+	roundTrip := func(runID string) ([]protocol.AgentEvent, *protocol.RunDone, error, bool, bool) {
+		evs, done, err := runTurn(t, c, runID, "c1", `CALL mcp__tools__echo {"text":"round trip"}`)
+		var call, result bool
+		for _, e := range evs {
+			call = call || e.Type == protocol.EvToolCall && e.Name == "mcp__tools__echo"
+			result = result || e.Type == protocol.EvToolResult && e.Output == "echo: round trip" && !e.IsError
+		}
+		return evs, done, err, call, result
+	}
+	evs, done, err, call, result := roundTrip("r1")
+	if !result {
+		// Claude Code connects MCP servers as it starts; on a loaded
+		// machine the first call can come before the connection. Once.
+		t.Logf("first attempt did not reach the tool (retrying once): %+v", evs)
+		evs, done, err, call, result = roundTrip("r1b")
 	}
 	if err != nil || !call || !result || last(evs).Text != "TOOL_RESULT(False): echo: round trip" || done.StopReason != protocol.StopCompleted {
 		t.Fatalf("MCP round trip: call %v result %v %+v %+v %v", call, result, evs, done, err)

@@ -108,6 +108,12 @@ func TestClaudeLevel1(t *testing.T) {
 		t.Error("Bash ran at level 1")
 	}
 	r = runagent(t, env, work, "-l", "1", "--tools-url", mcp.URL+"/mcp", `CALL mcp__tools__echo {"text":"ping from model"}`)
+	if strings.Contains(r.stdout, "No such tool available") {
+		// Claude Code connects MCP servers as it starts; on a loaded
+		// machine the first call can come before the connection. Once.
+		t.Logf("the MCP tool was not connected yet (retrying once): %s", r.stdout)
+		r = runagent(t, env, work, "-l", "1", "--tools-url", mcp.URL+"/mcp", `CALL mcp__tools__echo {"text":"ping from model"}`)
+	}
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "TOOL_RESULT(False): echo: ping from model" {
 		t.Fatalf("MCP at level 1: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
