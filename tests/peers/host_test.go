@@ -257,3 +257,14 @@ func TestHostClaudeOneShot(t *testing.T) {
 		t.Fatalf("one shot: %+v %+v %v", evs, done, err)
 	}
 }
+
+// set_mcp_servers names a server that cannot be reached in its answer.
+func TestHostClaudeMCPErrors(t *testing.T) {
+	need(t)
+	c := hostWithClaude(t, fakeAnthropic(t))
+	tools, err := c.SetMCPServers(context.Background(), "c1", map[string]json.RawMessage{
+		"down": json.RawMessage(`{"type":"http","url":"http://127.0.0.1:9/mcp"}`)})
+	if err != nil || tools.Errors["down"] == "" || strings.Join(tools.Added, ",") != "down" {
+		t.Fatalf("set_mcp_servers with a dead server: %+v %v", tools, err)
+	}
+}

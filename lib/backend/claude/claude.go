@@ -17,8 +17,10 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -580,6 +582,13 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	}
 	sort.Strings(r.Added)
 	sort.Strings(r.Removed)
+	// The CLI only connects at its next turn; an HTTP server that cannot
+	// be reached now is reported now, by name.
+	for _, name := range sortedNames(servers) {
+		if err := probeMCP(ctx, servers[name]); err != nil {
+			r.Errors[name] = err.Error()
+		}
+	}
 	c.servers = servers
 	if c.cli != nil {
 		c.cli.stop(5 * time.Second)
@@ -665,4 +674,40 @@ func lastLine(s string) string {
 	}
 	lines := strings.Split(s, "\n")
 	return lines[len(lines)-1]
+}
+
+func sortedNames(m map[string]json.RawMessage) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// probeMCP checks that an HTTP MCP server answers an initialize request.
+// Servers of other types (stdio) are not probed.
+func probeMCP(ctx context.Context, cfg json.RawMessage) error {
+	typ, url := gjson.GetBytes(cfg, "type").Str, gjson.GetBytes(cfg, "url").Str
+	if url == "" || (typ != "" && typ != "http" && typ != "sse") {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent-host","version":"1"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("bad url: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot connect: %v", errors.Unwrap(err))
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("answered HTTP %d to initialize", resp.StatusCode)
+	}
+	return nil
 }
