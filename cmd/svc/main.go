@@ -119,20 +119,8 @@ func (c *runCmd) background(env *cli.Env, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if c.JSON {
-		b, _ := json.Marshal(struct {
-			Background bool `json:"background"`
-			*svc.StartResult
-		}{true, res})
-		fmt.Fprintln(env.Stdout, string(b))
-	} else {
-		fmt.Fprint(env.Stdout, svc.FormatStart(res))
-		fmt.Fprintf(env.Stdout, "started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)\n", res.Name, res.Name)
-	}
-	if svc.Live(res.Status) {
-		return nil
-	}
-	return cli.Quiet(cli.ExitFailure)
+	res.Background = true
+	return reportStart(env, res, c.JSON, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", res.Name, res.Name))
 }
 
 func home(env *cli.Env) (string, error) {
@@ -237,11 +225,20 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return cli.WithCode(err, cli.ExitUsage)
 	}
-	if c.JSON {
+	return reportStart(env, res, c.JSON, "")
+}
+
+// reportStart prints what start found and returns start's exit status: 0
+// for a live service, 1 for one that ended or failed.
+func reportStart(env *cli.Env, res *svc.StartResult, asJSON bool, note string) error {
+	if asJSON {
 		b, _ := json.Marshal(res)
 		fmt.Fprintln(env.Stdout, string(b))
 	} else {
 		fmt.Fprint(env.Stdout, svc.FormatStart(res))
+		if note != "" {
+			fmt.Fprintln(env.Stdout, note)
+		}
 	}
 	if svc.Live(res.Status) {
 		return nil
@@ -424,16 +421,7 @@ func (c *restartCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	if c.JSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(env.Stdout, string(b))
-	} else {
-		fmt.Fprint(env.Stdout, svc.FormatStart(res))
-	}
-	if svc.Live(res.Status) {
-		return nil
-	}
-	return cli.Quiet(cli.ExitFailure)
+	return reportStart(env, res, c.JSON, "")
 }
 
 type rmCmd struct {

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -117,7 +116,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer stdout.Close()
-	tailErr := &tail{max: 4096}
+	tailErr := proc.NewTail(4096)
 	cmd.Stdout, cmd.Stderr = stdoutW, tailErr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -135,7 +134,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	tr := &grant.Transcript{Harness: g.Harness}
-	tailOut := &tail{max: 4096}
+	tailOut := proc.NewTail(4096)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -281,29 +280,6 @@ func writeAtomic(path, text string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
 }
 
 // redactor removes absolute paths from reasons.

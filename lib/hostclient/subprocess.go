@@ -80,7 +80,7 @@ func (s *subprocess) spawn() error {
 	if err != nil {
 		return err
 	}
-	tail := &tailWriter{max: 4096}
+	tail := proc.NewTail(4096)
 	var errw io.Writer = tail
 	if s.opts.Stderr != nil {
 		errw = io.MultiWriter(tail, s.opts.Stderr)
@@ -269,27 +269,4 @@ func (s *subprocess) close() error {
 	s.kill()
 	<-exited
 	return nil
-}
-
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
 }

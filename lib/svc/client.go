@@ -47,6 +47,8 @@ type StartResult struct {
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
 	PortHolder      string   `json:"portHolder,omitempty"`
 	Restarts        int      `json:"restarts,omitempty"`
+	// Background: svc run sent the command to the background.
+	Background bool `json:"background,omitempty"`
 }
 
 // Start starts a service under a new monitor and returns at the first of:

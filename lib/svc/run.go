@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -83,7 +81,7 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 	w.Close()
 
-	keep := &keeper{max: o.Keep}
+	keep := proc.NewTail(o.Keep)
 	copied := make(chan error, 1)
 	go func() {
 		var dst io.Writer = keep
@@ -122,7 +120,7 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	_ = r.SetReadDeadline(time.Now().Add(o.Drain))
 	res.StillHeld = <-copied != nil
 	res.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
-	res.Output, res.Truncated = keep.String()
+	res.Output, res.Truncated = keep.String(), keep.Truncated()
 
 	var ee *exec.ExitError
 	switch {
@@ -165,29 +163,4 @@ func stopGroup(cmd *exec.Cmd, exited <-chan struct{}, grace time.Duration) {
 		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
 		<-exited
 	}
-}
-
-// keeper keeps the last max bytes written to it.
-type keeper struct {
-	mu        sync.Mutex
-	max       int
-	buf       []byte
-	truncated bool
-}
-
-func (k *keeper) Write(p []byte) (int, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.buf = append(k.buf, p...)
-	if len(k.buf) > k.max {
-		k.buf = append(k.buf[:0], k.buf[len(k.buf)-k.max:]...)
-		k.truncated = true
-	}
-	return len(p), nil
-}
-
-func (k *keeper) String() (string, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return strings.ToValidUTF8(string(k.buf), "\uFFFD"), k.truncated
 }

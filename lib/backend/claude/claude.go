@@ -124,7 +124,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	if err != nil {
 		return nil, err
 	}
-	errTail := &tail{max: 4096}
+	errTail := proc.NewTail(4096)
 	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
 	if err := cmd.Start(); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
@@ -166,7 +166,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
 	cmd.Wait()
 	if !done {
-		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+lastLine(errTail.String()), false)
+		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+errTail.LastLine(), false)
 	}
 	return usage, result
 }
@@ -212,7 +212,7 @@ type cli struct {
 	stdin  io.WriteCloser
 	lines  chan []byte // stdout, line by line; closed at the end
 	exited chan struct{}
-	stderr *tail
+	stderr *proc.Tail
 	wmu    sync.Mutex
 }
 
@@ -259,7 +259,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &cli{cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	p := &cli{cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
 	cmd.Stderr = io.MultiWriter(os.Stderr, p.stderr) // the host's stderr is the backend's
 	if err := cmd.Start(); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
@@ -357,7 +357,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	p := c.cli
 	if err := p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.Params.Prompt}}); err != nil {
 		c.cli = nil
-		return host.Failed(protocol.CodeBackendFailed, "claude is not taking input: "+lastLine(p.stderr.String()), true)
+		return host.Failed(protocol.CodeBackendFailed, "claude is not taking input: "+p.stderr.LastLine(), true)
 	}
 	tr := &translator{t: t, c: c, b: b}
 	interrupted := t.Interrupted
@@ -369,7 +369,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 				// the next turn starts it again with --resume.
 				c.cli = nil
 				<-p.exited
-				return host.Failed(protocol.CodeBackendFailed, "claude died mid-turn: "+lastLine(p.stderr.String()), true)
+				return host.Failed(protocol.CodeBackendFailed, "claude died mid-turn: "+p.stderr.LastLine(), true)
 			}
 			if done, err := tr.line(line); done {
 				return err
@@ -643,37 +643,6 @@ func (b *Backend) Close() error {
 	}
 	wg.Wait()
 	return nil
-}
-
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "no output on stderr"
-	}
-	lines := strings.Split(s, "\n")
-	return lines[len(lines)-1]
 }
 
 func sortedNames(m map[string]json.RawMessage) []string {

@@ -145,7 +145,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if err != nil {
 		return err
 	}
-	errTail := &tail{max: 4096}
+	errTail := proc.NewTail(4096)
 	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
 	if err := cmd.Start(); err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex: "+err.Error(), false)
@@ -197,7 +197,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	case interrupted:
 		return host.ErrInterrupted
 	case waitErr != nil:
-		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%v): %s", waitErr, lastLine(errTail.String())), false)
+		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%v): %s", waitErr, errTail.LastLine()), false)
 	}
 	return host.Failed(protocol.CodeBackendFailed, "codex ended without finishing its turn", false)
 }
@@ -328,35 +328,4 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 	_, ok := b.chats[chatID]
 	delete(b.chats, chatID)
 	return ok, nil
-}
-
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "no output on stderr"
-	}
-	l := strings.Split(s, "\n")
-	return l[len(l)-1]
 }

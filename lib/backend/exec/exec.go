@@ -22,7 +22,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -100,7 +99,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		defer close(outDone)
 		b.stream(stdout, t, &text)
 	}()
-	tail := &tailBuffer{max: 2048}
+	tail := proc.NewTail(2048)
 	errDone := make(chan struct{})
 	go func() {
 		defer close(errDone)
@@ -201,27 +200,4 @@ func describe(name string, st *os.ProcessState, tail string) string {
 		how += ": " + tail
 	}
 	return how
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.buf), "\uFFFD")
 }
