@@ -148,6 +148,7 @@ func Start(o StartOptions) (*StartResult, error) {
 			case "failed":
 				res.Status, res.Error = Failed, r.Error
 				res.AfterMs = ms(time.Since(begin))
+				waitUnlocked(d, 2*time.Second) // the monitor is exiting: let it go first
 				return res, nil
 			case "started":
 				res.PID = r.PID
@@ -165,6 +166,9 @@ func Start(o StartOptions) (*StartResult, error) {
 				return withState(d, res, begin), nil
 			case "exited":
 				res.Status, res.ExitCode, res.Signal, res.Tail, res.AfterMs = Exited, r.ExitCode, r.Signal, r.Tail, r.AfterMs
+				// The monitor exits right after this report; once start
+				// returns, every other command must see it gone.
+				waitUnlocked(d, 2*time.Second)
 				return res, nil
 			}
 		case <-settle:
