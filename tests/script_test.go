@@ -88,10 +88,16 @@ func params(dir string) testscript.Params {
 			env.Setenv("SVC_HOME", home)
 			// Whatever a script left running, even after a failure, is
 			// stopped: no test leaves a process behind.
+			// The disk-full script keeps its home on a tmpfs under full/.
+			full := filepath.Join(env.WorkDir, "full")
 			env.Defer(func() {
-				cmd := exec.Command(filepath.Join(binDir, "svc"), "stop", "--all", "--grace", "1s")
-				cmd.Env = append(os.Environ(), "SVC_HOME="+home)
-				cmd.Run()
+				for _, h := range []string{home, filepath.Join(full, "svc")} {
+					cmd := exec.Command(filepath.Join(binDir, "svc"), "stop", "--all", "--grace", "1s")
+					cmd.Env = append(os.Environ(), "SVC_HOME="+h)
+					cmd.Run()
+				}
+				// The tmpfs, if a failure left it mounted.
+				exec.Command("umount", "-l", full).Run()
 			})
 			return nil
 		},
