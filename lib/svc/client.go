@@ -311,12 +311,20 @@ func waitUnlocked(d Dir, timeout time.Duration) bool {
 	if err != nil {
 		return true
 	}
-	defer f.Close()
+	// The goroutine owns f: on a timeout it is still blocked in flock on
+	// f's descriptor, which must not be closed (and its number reused)
+	// under it. It unlocks and closes f once flock returns.
 	done := make(chan error, 1)
-	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_SH) }()
+	go func() {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		if err == nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		}
+		f.Close()
+		done <- err
+	}()
 	select {
 	case err := <-done:
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		return err == nil
 	case <-time.After(timeout):
 		return false
