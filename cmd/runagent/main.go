@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,8 +102,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	if c.JSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(env.Stdout, string(b))
+		cli.PrintJSON(env.Stdout, res)
 	} else if res.OK {
 		text := res.Text
 		if !strings.HasSuffix(text, "\n") {
@@ -155,8 +153,7 @@ func (c *runCmd) prompt(env *cli.Env) (string, error) {
 
 func printArgs(w io.Writer, g *grant.Grant, asJSON bool) error {
 	if asJSON {
-		b, _ := json.Marshal(g)
-		fmt.Fprintln(w, string(b))
+		cli.PrintJSON(w, g)
 		return nil
 	}
 	quoted := make([]string, len(g.Argv))
@@ -217,8 +214,7 @@ type grantsCmd struct {
 func (c *grantsCmd) Run(env *cli.Env) error {
 	for _, r := range grant.Table() {
 		if c.JSON {
-			b, _ := json.Marshal(r)
-			fmt.Fprintln(env.Stdout, string(b))
+			cli.PrintJSON(env.Stdout, r)
 			continue
 		}
 		fmt.Fprintf(env.Stdout, "level %d: runs in %s\n  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",

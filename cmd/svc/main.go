@@ -86,8 +86,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		}
 	}
 	if c.JSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(env.Stdout, string(b))
+		cli.PrintJSON(env.Stdout, res)
 	} else if res.Footer != "" {
 		fmt.Fprintf(env.Stderr, "svc: %s\n", res.Footer)
 	}
@@ -232,8 +231,7 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 // for a live service, 1 for one that ended or failed.
 func reportStart(env *cli.Env, res *svc.StartResult, asJSON bool, note string) error {
 	if asJSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(env.Stdout, string(b))
+		cli.PrintJSON(env.Stdout, res)
 	} else {
 		fmt.Fprint(env.Stdout, svc.FormatStart(res))
 		if note != "" {
@@ -270,8 +268,7 @@ func (c *lsCmd) Run(env *cli.Env) error {
 	}
 	if c.JSON {
 		for _, l := range rows {
-			b, _ := json.Marshal(svc.ListJSON(l))
-			fmt.Fprintln(env.Stdout, string(b))
+			cli.PrintJSON(env.Stdout, svc.ListJSON(l))
 		}
 		return nil
 	}
@@ -294,8 +291,7 @@ func (c *statusCmd) Run(env *cli.Env) error {
 		return cli.Usagef("%v", err)
 	}
 	if c.JSON {
-		b, _ := json.Marshal(svc.ListJSON(l))
-		fmt.Fprintln(env.Stdout, string(b))
+		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
 	} else {
 		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
 	}
@@ -383,8 +379,7 @@ func (c *stopCmd) Run(env *cli.Env) error {
 			failed++
 		}
 		if c.JSON {
-			b, _ := json.Marshal(rep)
-			fmt.Fprintln(env.Stdout, string(b))
+			cli.PrintJSON(env.Stdout, rep)
 		} else {
 			fmt.Fprint(env.Stdout, svc.FormatStop(rep))
 		}
@@ -460,8 +455,7 @@ func (c *waitCmd) Run(env *cli.Env) error {
 	}
 	l, err := svc.WaitReady(d, c.Timeout)
 	if l != nil && c.JSON {
-		b, _ := json.Marshal(svc.ListJSON(l))
-		fmt.Fprintln(env.Stdout, string(b))
+		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
 	} else if l != nil && err == nil {
 		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
 	}

@@ -175,17 +175,8 @@ func TestClaudeAPIError(t *testing.T) {
 func TestClaudeSIGTERM(t *testing.T) {
 	need(t)
 	api := fakeAnthropic(t)
-	env := claudeEnv(t, api)
 	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	cmd := exec.Command(runagentBin, "-l", "1", "--pid-file", pidFile)
-	cmd.Env, cmd.Dir = env, dir
-	cmd.Stdin = strings.NewReader("SLOW 400 UNIQUE-PROMPT-TEXT")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, errb, pidFile := startRunagent(t, claudeEnv(t, api), dir, "SLOW 400 UNIQUE-PROMPT-TEXT", "-l", "1")
 	defer cmd.Process.Kill()
 	var pid int
 	for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
@@ -196,21 +187,50 @@ func TestClaudeSIGTERM(t *testing.T) {
 		}
 	}
 	// Wait until the model is streaming, so the agent is mid-turn.
+	waitRequest(t, api, "claude", errb)
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if bytes.Contains(cmdline, []byte("UNIQUE-PROMPT-TEXT")) {
+		t.Error("the prompt is on the agent's command line")
+	}
+	termAndCheck(t, cmd, errb, pid, "claude")
+}
+
+// startRunagent starts runagent ARGS --pid-file in dir with stdin as the
+// prompt; it returns the command, its stderr and the pid file's path.
+func startRunagent(t *testing.T, env []string, dir, stdin string, args ...string) (*exec.Cmd, *bytes.Buffer, string) {
+	t.Helper()
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(runagentBin, append(args, "--pid-file", pidFile)...)
+	cmd.Env, cmd.Dir = env, dir
+	cmd.Stdin = strings.NewReader(stdin)
+	errb := new(bytes.Buffer)
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, errb, pidFile
+}
+
+// waitRequest waits until the fake API has had a request from the agent.
+func waitRequest(t *testing.T, api *server, agent string, errb *bytes.Buffer) {
+	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		api.mu.Lock()
 		n := api.requests
 		api.mu.Unlock()
 		if n > 0 {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("claude never called the model")
+			t.Fatalf("%s never called the model; stderr %s", agent, errb.String())
 		}
 	}
-	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if bytes.Contains(cmdline, []byte("UNIQUE-PROMPT-TEXT")) {
-		t.Error("the prompt is on the agent's command line")
-	}
+}
+
+// termAndCheck sends runagent SIGTERM and checks that it ends with 143,
+// names the signal, and leaves the agent (pid) gone.
+func termAndCheck(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer, pid int, agent string) {
+	t.Helper()
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -223,7 +243,7 @@ func TestClaudeSIGTERM(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", code, errb.String())
 	}
 	if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
-		t.Errorf("claude (pid %d) is still running", pid)
+		t.Errorf("%s (pid %d) is still running", agent, pid)
 	}
 }
 
@@ -320,48 +340,16 @@ func TestCodexSIGTERM(t *testing.T) {
 	api := fakeOpenAI(t)
 	tmp := t.TempDir()
 	env := append(codexEnv(t, api), "TMPDIR="+tmp)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	cmd := exec.Command(runagentBin, "--agent", "codex", "-l", "1", "--pid-file", pidFile)
-	cmd.Env, cmd.Dir = env, dir
-	cmd.Stdin = strings.NewReader("SLOW 400")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, errb, pidFile := startRunagent(t, env, t.TempDir(), "SLOW 400", "--agent", "codex", "-l", "1")
 	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		api.mu.Lock()
-		n := api.requests
-		api.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("codex never called the model; stderr %s", errb.String())
-		}
-	}
+	waitRequest(t, api, "codex", errb)
 	homes, _ := filepath.Glob(filepath.Join(tmp, "runagent-codex-*"))
 	if len(homes) != 1 {
 		t.Fatalf("%d run CODEX_HOMEs during the run", len(homes))
 	}
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("runagent did not end within 30s of SIGTERM")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(errb.String(), "runagent: stopped by SIGTERM") {
-		t.Errorf("exit %d, stderr %s", code, errb.String())
-	}
-	if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
-		t.Errorf("codex (pid %d) is still running", pid)
-	}
+	termAndCheck(t, cmd, errb, pid, "codex")
 	if _, err := os.Stat(homes[0]); err == nil {
 		t.Errorf("the run's CODEX_HOME was left behind")
 	}

@@ -75,15 +75,11 @@ func New(config json.RawMessage) (*Backend, error) {
 		}
 	}
 	cfg := c.Claude
-	if cfg.Program == "" {
-		cfg.Program = os.Getenv("AGENT_HOST_CLAUDE_BIN")
+	prog, err := grant.Program(grant.Claude, cfg.Program, os.Getenv("AGENT_HOST_CLAUDE_BIN"))
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Program == "" {
-		cfg.Program = "claude"
-	}
-	if _, err := exec.LookPath(cfg.Program); err != nil {
-		return nil, fmt.Errorf("claude is not installed on this machine (npm install -g @anthropic-ai/claude-code)")
-	}
+	cfg.Program = prog
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}

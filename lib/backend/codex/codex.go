@@ -68,15 +68,11 @@ func New(config json.RawMessage) (*Backend, error) {
 		}
 	}
 	cfg := c.Codex
-	if cfg.Program == "" {
-		cfg.Program = os.Getenv("AGENT_HOST_CODEX_BIN")
+	prog, err := grant.Program(grant.Codex, cfg.Program, os.Getenv("AGENT_HOST_CODEX_BIN"))
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Program == "" {
-		cfg.Program = "codex"
-	}
-	if _, err := exec.LookPath(cfg.Program); err != nil {
-		return nil, fmt.Errorf("codex is not installed on this machine (npm install -g @openai/codex)")
-	}
+	cfg.Program = prog
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
