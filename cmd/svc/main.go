@@ -356,7 +356,9 @@ func (c *stopCmd) Run(env *cli.Env) error {
 	if c.All {
 		all, _ := svc.List(h)
 		for _, n := range all {
-			if svc.Supervised(svc.Dir{Home: h, Name: n}) {
+			// Live, not just supervised: a service whose monitor was
+			// killed still runs, and --all must stop it too.
+			if l, err := svc.Look(svc.Dir{Home: h, Name: n}); err == nil && svc.Live(l.Status) {
 				names = append(names, n)
 			}
 		}
