@@ -33,18 +33,32 @@ func (p Problem) String() string {
 // MaxDepth is the deepest nesting Check accepts, as encoding/json does.
 const MaxDepth = 10000
 
-// Check tells whether line is exactly one JSON value in valid UTF-8. It is
-// one pass with no allocation for nesting up to 64 levels. Strings, where
-// the bytes are, are scanned eight bytes at a time until a byte that needs a
-// look; the scanning is inline, because a call per string costs more than
-// most strings take. gjson.Valid, by contrast, does not look at UTF-8.
+// Check tells whether line is exactly one JSON value in valid UTF-8, with
+// no allocation for nesting up to 64 levels. gjson.Valid, by contrast, does
+// not look at UTF-8.
+//
+// With AVX2, the whole line's UTF-8 is checked first, 32 bytes at a step,
+// and the JSON walk then skips string bytes 32 at a time, stopping only at
+// quotes, backslashes and control bytes. Elsewhere, or when the line is not
+// valid UTF-8 (so that the first problem is the one named), the walk checks
+// UTF-8 itself and scans strings eight bytes at a time.
 func Check(line []byte) Problem {
+	if fastUTF8 && validUTF8(line) {
+		return check(line, 0)
+	}
+	return check(line, msb)
+}
+
+// check walks line as JSON. hi is msb when string bytes from 0x80 up need
+// their UTF-8 checked, 0 when the line's UTF-8 is known good.
+func check(line []byte, hi uint64) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	b := line
 	n := len(b)
 	i := skipSpace(b, 0)
 	inKey := false
+	vec := hi == 0 && n >= 32 // UTF-8 checked already, and room for the vector scan
 	var p Problem
 	var c byte
 	if i == n {
@@ -101,12 +115,24 @@ key:
 
 str:
 	for {
-		for i+8 <= n {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto look
+		if vec {
+			// Most strings are short keys: one SWAR step before the call.
+			if i+8 <= n {
+				if m := special(binary.LittleEndian.Uint64(b[i:]), 0); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					goto look
+				}
+				i += 8
 			}
-			i += 8
+			i = scanString(b, i)
+		} else {
+			for i+8 <= n {
+				if m := special(binary.LittleEndian.Uint64(b[i:]), hi); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					goto look
+				}
+				i += 8
+			}
 		}
 		if i >= n {
 			return BadJSON
@@ -123,6 +149,9 @@ str:
 				continue
 			}
 			return BadJSON
+		case c >= 0x80 && hi == 0: // UTF-8 checked already
+			i++
+			continue
 		}
 		if i, p = strSpecial(b, i); p != Valid {
 			return p
@@ -277,16 +306,17 @@ const (
 )
 
 // special returns, for eight string bytes in x, a mask with the high bit
-// set in each byte that needs a look — a control byte, '"', '\\' or a
-// non-ASCII byte — and zero when all eight are plain. The lowest set bit is
-// exact, so bits.TrailingZeros64(m)/8 is the index of the first such byte.
-func special(x uint64) uint64 {
+// set in each byte that needs a look — a control byte, '"', '\\', or (when
+// hi is msb) a non-ASCII byte — and zero when all eight are plain. The
+// lowest set bit is exact, so bits.TrailingZeros64(m)/8 is the index of the
+// first such byte.
+func special(x, hi uint64) uint64 {
 	ctl := (x - 0x20*lsb) &^ x // a byte below 0x20
 	q := x ^ '"'*lsb           // zero where a byte is '"'
 	bs := x ^ '\\'*lsb         // zero where a byte is '\\'
 	zq := (q - lsb) &^ q       // high bit where q has a zero byte
 	zb := (bs - lsb) &^ bs     // likewise for bs
-	return (ctl | zq | zb | x) & msb
+	return (ctl | zq | zb | x&hi) & msb
 }
 
 func hex4(b []byte) bool {

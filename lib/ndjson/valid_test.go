@@ -44,6 +44,12 @@ func TestCheck(t *testing.T) {
 		if got := Check([]byte(c.in)); got != c.want {
 			t.Errorf("Check(%.40q) = %v, want %v", c.in, got, c.want)
 		}
+		if got := Check([]byte(strings.Repeat(" ", 32) + c.in)); got != c.want {
+			t.Errorf("Check(32 spaces + %.40q) = %v, want %v", c.in, got, c.want)
+		}
+		if got := check([]byte(c.in), msb); got != c.want {
+			t.Errorf("scalar check(%.40q) = %v, want %v", c.in, got, c.want)
+		}
 		if c.want != BadUTF8 && len(c.in) < 1000 {
 			if ref := reference([]byte(c.in)); ref != c.want {
 				t.Errorf("reference(%.40q) = %v, test case says %v", c.in, ref, c.want)
@@ -60,15 +66,25 @@ func FuzzCheck(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, want := Check(b), reference(b)
-		if got == want {
-			return
+		want := reference(b)
+		// Leading space takes short inputs onto the vector path too.
+		padded := append([]byte("                                "), b...)
+		for _, in := range [][]byte{b, padded} {
+			if got := Check(in); !agrees(got, want, b) {
+				t.Fatalf("Check(%q) = %v, reference says %v", in, got, want)
+			}
+			if got := check(in, msb); !agrees(got, want, b) {
+				t.Fatalf("scalar check(%q) = %v, reference says %v", in, got, want)
+			}
 		}
-		// Where both JSON and UTF-8 are wrong, either answer names a real
-		// problem.
-		if (got == BadJSON || got == BadUTF8) && (want == BadJSON || want == BadUTF8) && !utf8.Valid(b) {
-			return
-		}
-		t.Fatalf("Check(%q) = %v, reference says %v", b, got, want)
 	})
+}
+
+func agrees(got, want Problem, b []byte) bool {
+	if got == want {
+		return true
+	}
+	// Where both JSON and UTF-8 are wrong, either answer names a real
+	// problem.
+	return (got == BadJSON || got == BadUTF8) && (want == BadJSON || want == BadUTF8) && !utf8.Valid(b)
 }

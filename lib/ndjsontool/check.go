@@ -267,7 +267,7 @@ func joinCounts(m map[string]int64) string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+		parts[i] = fmt.Sprintf("%s %d", tsvEscape(nil, k), m[k]) // one line, whatever the type holds
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,30 @@
+package ndjson
+
+import "golang.org/x/sys/cpu"
+
+// fastUTF8 says whether the AVX2 routines below can run. It is set once,
+// from what the CPU and the OS support, and never changes.
+var fastUTF8 = cpu.X86.HasAVX2
+
+// validUTF8 tells whether b is valid UTF-8, 32 bytes at a step. Call it
+// only when fastUTF8 is true.
+func validUTF8(b []byte) bool {
+	n := len(b) &^ 31
+	var tail [32]byte // zeros after the end: ASCII, so a cut-off sequence shows
+	copy(tail[:], b[n:])
+	return validUTF8AVX2(b[:n], &tail)
+}
+
+// validUTF8AVX2 checks b, whose length is a multiple of 32, then the 32
+// bytes of tail as if they followed it.
+//
+//go:noescape
+func validUTF8AVX2(b []byte, tail *[32]byte) bool
+
+// scanString returns the index of the first byte at or after i that is
+// '"', a control byte, or a backslash that does not start a two-byte escape,
+// stepping over two-byte escapes; len(b) when there is none. len(b) must be
+// at least 32. Call it only when fastUTF8 is true.
+//
+//go:noescape
+func scanString(b []byte, i int) int

@@ -1,0 +1,124 @@
+package ndjson
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func checkUTF8(t *testing.T, b []byte) {
+	t.Helper()
+	if got, want := validUTF8(b), utf8.Valid(b); got != want {
+		t.Fatalf("validUTF8(%q) = %v, unicode/utf8 says %v", b, got, want)
+	}
+}
+
+// TestValidUTF8Pairs tries every two-byte and, over interesting bytes,
+// every three- and four-byte sequence at every offset around a block edge.
+func TestValidUTF8Pairs(t *testing.T) {
+	if !fastUTF8 {
+		t.Skip("no vector UTF-8 check here")
+	}
+	var edge []byte
+	for _, c := range []int{0, 0x20, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf7, 0xf8, 0xff} {
+		edge = append(edge, byte(c))
+	}
+	buf := make([]byte, 70)
+	for _, off := range []int{0, 1, 28, 29, 30, 31, 32, 33, 60, 61, 62, 63} {
+		for i := range buf {
+			buf[i] = 'z'
+		}
+		for a := range 256 {
+			for b := range 256 {
+				buf[off], buf[off+1] = byte(a), byte(b)
+				checkUTF8(t, buf[:off+2])
+				checkUTF8(t, buf[:off+3])
+			}
+		}
+		if off%32 < 29 {
+			continue // three and four bytes: only where they cross a block edge
+		}
+		buf[off+4] = 'q'
+		for _, a := range edge {
+			for _, b := range edge {
+				for _, c := range edge {
+					buf[off], buf[off+1], buf[off+2] = a, b, c
+					checkUTF8(t, buf[:off+3])
+					if off > 32 {
+						continue // four bytes: across the first edge only, for time
+					}
+					for _, d := range edge {
+						buf[off+3] = d
+						checkUTF8(t, buf[:off+4])
+						checkUTF8(t, buf[:off+5])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestValidUTF8Random(t *testing.T) {
+	if !fastUTF8 {
+		t.Skip("no vector UTF-8 check here")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "é", "日", "🚀", "\x80", "\xc3", "\xe6\x97", "\xf0\x9f\x9a", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", " "}
+	for range 200000 {
+		var b []byte
+		for range r.IntN(80) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		checkUTF8(t, b)
+	}
+}
+
+func FuzzValidUTF8(f *testing.F) {
+	f.Add([]byte("naïve café 日本語 🚀"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if fastUTF8 {
+			checkUTF8(t, b)
+		}
+	})
+}
+
+// scanRef is scanString in plain Go.
+func scanRef(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c < 0x20:
+			return i
+		case c == '\\':
+			if i+1 >= len(b) || !strings.ContainsRune(`"\/bfnrt`, rune(b[i+1])) {
+				return i
+			}
+			i++
+		}
+	}
+	return len(b)
+}
+
+func TestScanString(t *testing.T) {
+	if !fastUTF8 {
+		t.Skip("no vector string scan here")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"abcdefgh", "x", "é", "日本", "\\\"", "\\\\", "\\n", "\\u00e9", "\\x", "\"", "\t", "\x00", "\x1f", " ", "\x7f", "\xff", "\\"}
+	for range 200000 {
+		var b []byte
+		for len(b) < 32 {
+			for range r.IntN(40) {
+				p := pieces[r.IntN(len(pieces))]
+				if r.IntN(4) != 0 {
+					p = pieces[r.IntN(3)]
+				}
+				b = append(b, p...)
+			}
+		}
+		i := r.IntN(len(b) + 1)
+		if got, want := scanString(b, i), scanRef(b, i); got != want {
+			t.Fatalf("scanString(%q, %d) = %d, want %d", b, i, got, want)
+		}
+	}
+}
