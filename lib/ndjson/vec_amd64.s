@@ -26,23 +26,17 @@ DATA b2hi<>+0(SB)/8, $0x0101010101010101
 DATA b2hi<>+8(SB)/8, $0x01010101babaaee6
 GLOBL b2hi<>(SB), RODATA|NOPTR, $16
 
-DATA nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA nib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL nib<>(SB), RODATA|NOPTR, $16
-
-DATA c60<>+0(SB)/8, $0x6060606060606060
-DATA c60<>+8(SB)/8, $0x6060606060606060
-GLOBL c60<>(SB), RODATA|NOPTR, $16
-
-DATA c70<>+0(SB)/8, $0x7070707070707070
-DATA c70<>+8(SB)/8, $0x7070707070707070
-GLOBL c70<>(SB), RODATA|NOPTR, $16
-
 DATA c80<>+0(SB)/8, $0x8080808080808080
 DATA c80<>+8(SB)/8, $0x8080808080808080
 DATA c80<>+16(SB)/8, $0x8080808080808080
 DATA c80<>+24(SB)/8, $0x8080808080808080
 GLOBL c80<>(SB), RODATA|NOPTR, $32
+
+// BCAST sets every byte of Y to v.
+#define BCAST(v, X, Y) \
+	MOVL $v, AX; \
+	MOVD AX, X; \
+	VPBROADCASTB X, Y
 
 // BLOCK checks the 32 bytes in Y0 against the 32 before them in Y15,
 // ORs what is wrong into Y14, and leaves Y0 in Y15.
@@ -77,9 +71,9 @@ TEXT ·validUTF8AVX2(SB), NOSPLIT, $0-33
 	VBROADCASTI128 b1hi<>(SB), Y13
 	VBROADCASTI128 b1lo<>(SB), Y12
 	VBROADCASTI128 b2hi<>(SB), Y11
-	VBROADCASTI128 nib<>(SB), Y10
-	VBROADCASTI128 c60<>(SB), Y9
-	VBROADCASTI128 c70<>(SB), Y7
+	BCAST(0x0f, X10, Y10)
+	BCAST(0x60, X9, Y9)
+	BCAST(0x70, X7, Y7)
 	VPXOR Y15, Y15, Y15
 	VPXOR Y14, Y14, Y14
 
@@ -135,6 +129,18 @@ DATA escok<>+240(SB)/8, $0x0000000000000000
 DATA escok<>+248(SB)/8, $0x0000000000000000
 GLOBL escok<>(SB), RODATA|NOPTR, $256
 
+// STOPS sets a bit in AX for each of the 32 bytes at addr that is '"',
+// '\\' or a control byte.
+#define STOPS(addr) \
+	VMOVDQU   addr, Y0; \
+	VPCMPEQB  Y1, Y0, Y4; \
+	VPCMPEQB  Y2, Y0, Y5; \
+	VPMINUB   Y3, Y0, Y6; \
+	VPCMPEQB  Y6, Y0, Y6; \
+	VPOR      Y5, Y4, Y4; \
+	VPOR      Y6, Y4, Y4; \
+	VPMOVMSKB Y4, AX
+
 // func scanString(b []byte, i int) int
 //
 // Returns the index of the first byte at or after i that is '"', a control
@@ -147,15 +153,9 @@ TEXT ·scanString(SB), NOSPLIT, $0-40
 	MOVQ b_len+8(FP), BX
 	MOVQ i+24(FP), DX
 	LEAQ escok<>(SB), R8
-	MOVL $0x22, AX
-	MOVD AX, X1
-	VPBROADCASTB X1, Y1
-	MOVL $0x5c, AX
-	MOVD AX, X2
-	VPBROADCASTB X2, Y2
-	MOVL $0x1f, AX
-	MOVD AX, X3
-	VPBROADCASTB X3, Y3
+	BCAST(0x22, X1, Y1) // '"'
+	BCAST(0x5c, X2, Y2) // '\\'
+	BCAST(0x1f, X3, Y3) // the highest control byte
 
 next:
 	MOVQ BX, CX
@@ -164,28 +164,14 @@ next:
 	CMPQ CX, $32
 	JB   end
 
-	VMOVDQU   (SI)(DX*1), Y0
-	VPCMPEQB  Y1, Y0, Y4
-	VPCMPEQB  Y2, Y0, Y5
-	VPMINUB   Y3, Y0, Y6
-	VPCMPEQB  Y6, Y0, Y6
-	VPOR      Y5, Y4, Y4
-	VPOR      Y6, Y4, Y4
-	VPMOVMSKB Y4, AX
+	STOPS((SI)(DX*1))
 	TESTL     AX, AX
 	JNZ       found
 	ADDQ      $32, DX
 	JMP       next
 
 end: // fewer than 32 left: look at the last 32, drop the CX-32 before i
-	VMOVDQU   -32(SI)(BX*1), Y0
-	VPCMPEQB  Y1, Y0, Y4
-	VPCMPEQB  Y2, Y0, Y5
-	VPMINUB   Y3, Y0, Y6
-	VPCMPEQB  Y6, Y0, Y6
-	VPOR      Y5, Y4, Y4
-	VPOR      Y6, Y4, Y4
-	VPMOVMSKB Y4, AX
+	STOPS(-32(SI)(BX*1))
 	NEGQ      CX
 	ADDQ      $32, CX
 	SHRL      CX, AX
