@@ -94,9 +94,9 @@ func required(m Msg) string {
 	return ""
 }
 
-// known returns the JSON names of a message struct's fields.
+// known returns the JSON names of a struct's fields.
 func known(t reflect.Type) map[string]bool {
-	names := map[string]bool{"type": true}
+	names := map[string]bool{}
 	for i := 0; i < t.NumField(); i++ {
 		tag := t.Field(i).Tag.Get("json")
 		name, _, _ := strings.Cut(tag, ",")
@@ -109,14 +109,32 @@ func known(t reflect.Type) map[string]bool {
 
 // setExtra keeps the fields of line that m's type does not define.
 func setExtra(m Msg, line []byte) {
-	v := reflect.ValueOf(m).Elem()
-	f := v.FieldByName("Extra")
+	f := reflect.ValueOf(m).Elem().FieldByName("Extra")
 	if !f.IsValid() {
 		return
 	}
-	names := known(v.Type())
+	if extra := extraFields(line, msgFields[m.MsgType()]); extra != nil {
+		f.Set(reflect.ValueOf(extra))
+	}
+}
+
+// msgFields holds, for each message type, the names of its fields and
+// "type"; read-only.
+var msgFields = func() map[string]map[string]bool {
+	all := map[string]map[string]bool{}
+	for _, typ := range Types() {
+		names := known(reflect.TypeOf(newMsg(typ)).Elem())
+		names["type"] = true
+		all[typ] = names
+	}
+	return all
+}()
+
+// extraFields returns the fields of the object obj whose names are not in
+// names, or nil when there are none.
+func extraFields(obj []byte, names map[string]bool) Extra {
 	var extra Extra
-	gjson.ParseBytes(line).ForEach(func(k, val gjson.Result) bool {
+	gjson.ParseBytes(obj).ForEach(func(k, val gjson.Result) bool {
 		if !names[k.Str] {
 			if extra == nil {
 				extra = Extra{}
@@ -125,9 +143,47 @@ func setExtra(m Msg, line []byte) {
 		}
 		return true
 	})
-	if extra != nil {
-		f.Set(reflect.ValueOf(extra))
+	return extra
+}
+
+// appendExtra appends extra's fields to the JSON object body, in key order.
+func appendExtra(body []byte, extra Extra) []byte {
+	if len(extra) == 0 {
+		return body
 	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := body[:len(body)-1] // drop the '}'
+	for _, k := range keys {
+		if b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
+		kb, _ := json.Marshal(k)
+		b = append(append(append(b, kb...), ':'), extra[k]...)
+	}
+	return append(b, '}')
+}
+
+// marshalExtra marshals v, a struct without JSON methods, with extra's
+// fields after its own.
+func marshalExtra(v any, extra Extra) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(body, extra), nil
+}
+
+// unmarshalExtra unmarshals data into v, a pointer to a struct without JSON
+// methods whose field names are names, and returns the other fields.
+func unmarshalExtra(data []byte, v any, names map[string]bool) (Extra, error) {
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	return extraFields(data, names), nil
 }
 
 // Encode writes a message as one line of JSON, without the newline: its
@@ -153,22 +209,10 @@ func Encode(m Msg) ([]byte, error) {
 		b.WriteByte(',')
 		b.Write(body[1 : len(body)-1])
 	}
-	if f := reflect.ValueOf(m).Elem().FieldByName("Extra"); f.IsValid() && f.Len() > 0 {
-		extra := f.Interface().(Extra)
-		keys := make([]string, 0, len(extra))
-		for k := range extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			kb, _ := json.Marshal(k)
-			b.WriteByte(',')
-			b.Write(kb)
-			b.WriteByte(':')
-			b.Write(extra[k])
-		}
-	}
 	b.WriteByte('}')
+	if f := reflect.ValueOf(m).Elem().FieldByName("Extra"); f.IsValid() && f.Len() > 0 {
+		return appendExtra(b.Bytes(), f.Interface().(Extra)), nil
+	}
 	return b.Bytes(), nil
 }
 

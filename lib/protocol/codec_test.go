@@ -77,6 +77,42 @@ func TestUnknownFieldsSurvive(t *testing.T) {
 	}
 }
 
+// A new event type, a new field on a known event and a new usage counter
+// all reach a daemon, and go back out as they came.
+func TestUnknownEventFieldsSurvive(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"event","runId":"r1","seq":3,"event":{"type":"citation","url":"https://example.com","title":"x"}}`,
+		`{"type":"event","runId":"r1","seq":4,"event":{"type":"text_delta","text":"hi","lang":"en"}}`,
+		`{"type":"event","runId":"r1","seq":5,"event":{"type":"completed","text":"ok","usage":{"inputTokens":3,"outputTokens":4,"reasoningTokens":9}}}`,
+		`{"type":"run_done","id":"t1","runId":"r1","events":5,"usage":{"inputTokens":3,"outputTokens":4,"reasoningTokens":9}}`,
+	} {
+		m := Parse([]byte(line))
+		out, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jsonEqual(t, out, []byte(line)) {
+			t.Errorf("in  %s\nout %s", line, out)
+		}
+	}
+	e := Parse([]byte(`{"type":"event","runId":"r1","seq":4,"event":{"type":"text_delta","text":"hi","lang":"en"}}`)).(*Event)
+	if e.Event.Text != "hi" || string(e.Event.Extra["lang"]) != `"en"` {
+		t.Errorf("event: %+v", e.Event)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 func TestParseBadLines(t *testing.T) {
 	cases := []struct {
 		line, reason, id string
@@ -114,6 +150,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"run_turn","id":"t","runId":"r","params":{"chatId":"c","prompt":"\u0000"}}`))
 	f.Add([]byte(`{"type":"event","runId":"r","seq":1,"event":{"type":"text","text":"x"},"extra":[1,2]}`))
+	f.Add([]byte(`{"type":"event","runId":"r","seq":2,"event":{"type":"new","a\"b":1,"usage":{"inputTokens":1,"more":{}}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m := Parse(line)
 		out, err := Encode(m)

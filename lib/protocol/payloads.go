@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // ChatRunParams are the parameters of one chat turn.
 type ChatRunParams struct {
@@ -38,6 +41,24 @@ type Usage struct {
 	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
 	CostUSD          float64 `json:"costUsd,omitempty"`
 	DurationMs       int64   `json:"durationMs,omitempty"`
+	Extra            Extra   `json:"-"` // counters this version does not know
+}
+
+// The field names of the payloads that keep unknown fields; read-only.
+var (
+	usageFields      = known(reflect.TypeFor[Usage]())
+	agentEventFields = known(reflect.TypeFor[AgentEvent]())
+)
+
+func (u Usage) MarshalJSON() ([]byte, error) {
+	type plain Usage
+	return marshalExtra(plain(u), u.Extra)
+}
+
+func (u *Usage) UnmarshalJSON(b []byte) (err error) {
+	type plain Usage
+	u.Extra, err = unmarshalExtra(b, (*plain)(u), usageFields)
+	return err
 }
 
 // PlanUsage is the subscription's rate-limit windows.
@@ -95,6 +116,21 @@ type AgentEvent struct {
 	Error      *ErrorInfo      `json:"error,omitempty"`
 	Model      string          `json:"model,omitempty"`
 	SessionID  string          `json:"sessionId,omitempty"`
+	// Extra keeps the fields this version does not know — of a new event
+	// type, or new on a known one — so a daemon that forwards an event
+	// forwards all of it.
+	Extra Extra `json:"-"`
+}
+
+func (e AgentEvent) MarshalJSON() ([]byte, error) {
+	type plain AgentEvent
+	return marshalExtra(plain(e), e.Extra)
+}
+
+func (e *AgentEvent) UnmarshalJSON(b []byte) (err error) {
+	type plain AgentEvent
+	e.Extra, err = unmarshalExtra(b, (*plain)(e), agentEventFields)
+	return err
 }
 
 // Agent event types.
