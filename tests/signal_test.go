@@ -3,6 +3,8 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -111,4 +113,61 @@ func TestSvcRunInterrupt(t *testing.T) {
 	if strings.TrimSpace(string(ps)) != "0" {
 		t.Errorf("%s sleeps left behind", ps)
 	}
+}
+
+// Ctrl-C during svc wait ends the wait at once with 130, and leaves the
+// service alone.
+func TestSvcWaitInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	svcCmd := func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(binDir, "svc"), args...)
+		c.Env = append(c.Environ(), "SVC_HOME="+dir)
+		return c
+	}
+	if out, err := svcCmd("start", "--name", "slow", "--ready-regex", "NEVER", "--ready-timeout", "1h", "--settle", "0s", "--", "sleep 4711").CombinedOutput(); err != nil {
+		t.Fatalf("svc start: %v %s", err, out)
+	}
+	defer svcCmd("stop", "slow").Run()
+	cmd := svcCmd("wait", "--timeout", "0", "slow")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// An inotify descriptor shows the wait has begun, so its handlers are in.
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasInotify(cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("svc wait never began to wait")
+		}
+		time.Sleep(5 * time.Millisecond) // polling /proc, not synchronising on time
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("svc wait did not end within 5s of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if out, _ := svcCmd("ls").Output(); !bytes.Contains(out, []byte("starting")) {
+		t.Errorf("the service should still be starting:\n%s", out)
+	}
+}
+
+func hasInotify(pid int) bool {
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fd); l == "anon_inode:inotify" {
+			return true
+		}
+	}
+	return false
 }

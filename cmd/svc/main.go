@@ -334,7 +334,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	print := svc.RowPrinter(env.Stdout, c.JSON)
 	if c.Follow {
-		return svc.Follow(d, since, ctx.Done(), print)
+		return svc.Follow(ctx, d, since, print)
 	}
 	_, err = svc.ReadRows(d, since, print)
 	return err
@@ -450,12 +450,15 @@ type waitCmd struct {
 	Name    string        `arg:"" help:"The service."`
 }
 
-func (c *waitCmd) Run(env *cli.Env) error {
+func (c *waitCmd) Run(ctx context.Context, env *cli.Env) error {
 	d, err := dir(env, c.Name)
 	if err != nil {
 		return err
 	}
-	l, err := svc.WaitReady(d, c.Timeout)
+	l, err := svc.WaitReady(ctx, d, c.Timeout)
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: reported as the signal
+	}
 	if l != nil && c.JSON {
 		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
 	} else if l != nil && err == nil {

@@ -2,6 +2,7 @@ package svc
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -343,12 +344,11 @@ func Remove(d Dir) error {
 }
 
 // Follow calls fn for each row after since as the log grows, until the
-// service has ended and its log is drained, or stop is closed.
-func Follow(d Dir, since int64, stop <-chan struct{}, fn func(row int64, line []byte) error) error {
+// service has ended and its log is drained (nil), or ctx is done (nil: the
+// caller asked to stop).
+func Follow(ctx context.Context, d Dir, since int64, fn func(row int64, line []byte) error) error {
 	w, _ := newWatcher(d.Path())
-	if w != nil {
-		defer w.close()
-	}
+	defer w.close()
 	for {
 		alive := Supervised(d)
 		last, err := ReadRows(d, since, fn)
@@ -360,21 +360,18 @@ func Follow(d Dir, since int64, stop <-chan struct{}, fn func(row int64, line []
 			_, err := ReadRows(d, since, fn) // anything written before the end
 			return err
 		}
-		select {
-		case <-stop:
+		if w.wait(ctx, 250*time.Millisecond) != nil {
 			return nil
-		case <-w.changed(250 * time.Millisecond):
 		}
 	}
 }
 
 // WaitReady waits until the service is ready (nil), has ended (an error
-// naming its status), or the timeout passes (os.ErrDeadlineExceeded).
-func WaitReady(d Dir, timeout time.Duration) (*Listing, error) {
+// naming its status), the timeout passes (os.ErrDeadlineExceeded) or ctx
+// is done (its error).
+func WaitReady(ctx context.Context, d Dir, timeout time.Duration) (*Listing, error) {
 	w, _ := newWatcher(d.Path())
-	if w != nil {
-		defer w.close()
-	}
+	defer w.close()
 	deadline := time.Now().Add(timeout)
 	for {
 		l, err := Look(d)
@@ -396,19 +393,25 @@ func WaitReady(d Dir, timeout time.Duration) (*Listing, error) {
 		if timeout <= 0 {
 			left = time.Hour
 		}
-		<-w.changed(min(left, 250*time.Millisecond))
+		if err := w.wait(ctx, min(left, 250*time.Millisecond)); err != nil {
+			return l, err
+		}
 	}
 }
 
-// watcher wakes on changes in a directory (inotify), with a timeout as a
-// floor so nothing waits forever on a missed event.
+// watcher wakes on changes in a directory (inotify). The inotify
+// descriptor is non-blocking and read through the runtime's poller, so a
+// deadline bounds each wait, cancelling ctx ends one at once, and no
+// goroutine is left blocked in a read after close. A nil watcher (no
+// inotify here) waits out each timeout; the timeout is also the floor for
+// an event missed.
 type watcher struct {
-	fd int
-	ch chan struct{}
+	f   *os.File
+	buf []byte
 }
 
 func newWatcher(dir string) (*watcher, error) {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
@@ -416,38 +419,30 @@ func newWatcher(dir string) (*watcher, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	w := &watcher{fd: fd, ch: make(chan struct{}, 1)}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			if _, err := unix.Read(fd, buf); err != nil {
-				return
-			}
-			select {
-			case w.ch <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	return w, nil
+	return &watcher{f: os.NewFile(uintptr(fd), "inotify:"+dir), buf: make([]byte, 4096)}, nil
 }
 
-func (w *watcher) changed(timeout time.Duration) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
+// wait returns when something in the directory changed or timeout has
+// passed (nil), or when ctx is done (its error).
+func (w *watcher) wait(ctx context.Context, timeout time.Duration) error {
+	if w == nil {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
-		var ch chan struct{}
-		if w != nil {
-			ch = w.ch
-		}
 		select {
-		case <-ch:
+		case <-ctx.Done():
 		case <-t.C:
 		}
-		close(out)
-	}()
-	return out
+		return ctx.Err()
+	}
+	w.f.SetReadDeadline(time.Now().Add(timeout))
+	stop := context.AfterFunc(ctx, func() { w.f.SetReadDeadline(time.Unix(1, 0)) })
+	w.f.Read(w.buf) // events, a deadline, or ctx: each is a reason to look again
+	stop()
+	return ctx.Err()
 }
 
-func (w *watcher) close() { unix.Close(w.fd) }
+func (w *watcher) close() {
+	if w != nil {
+		w.f.Close()
+	}
+}
