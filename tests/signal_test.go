@@ -162,6 +162,54 @@ func TestSvcWaitInterrupt(t *testing.T) {
 	}
 }
 
+// Ctrl-C while svc start waits for readiness ends the wait at once with
+// 130, shows the service, and leaves it running.
+func TestSvcStartInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	svcCmd := func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(binDir, "svc"), args...)
+		c.Env = append(c.Environ(), "SVC_HOME="+dir)
+		return c
+	}
+	defer svcCmd("stop", "slow").Run()
+	cmd := svcCmd("start", "--name", "slow", "--ready-regex", "NEVER", "--ready-timeout", "1h", "--settle", "1h", "--", "sleep 4712")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The state naming the service's pid shows start is in its wait.
+	state := filepath.Join(dir, "slow", "state.json")
+	deadline := time.Now().Add(10 * time.Second)
+	for b, _ := os.ReadFile(state); !bytes.Contains(b, []byte(`"pid":`)); b, _ = os.ReadFile(state) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no state with a pid within 10s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file, not synchronising on time
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("svc start did not end within 5s of SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "slow is starting (pid ") || !strings.Contains(stdout.String(), "svc stop slow to stop it") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	if out, _ := svcCmd("ls").Output(); !bytes.Contains(out, []byte("starting")) {
+		t.Errorf("the service should still be starting:\n%s", out)
+	}
+}
+
 func hasInotify(pid int) bool {
 	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 	for _, fd := range fds {

@@ -69,7 +69,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	line := strings.Join(argv, " ")
 	if c.Background == "always" || c.Background == "auto" && svc.LooksLongRunning(line) {
-		return c.background(env, argv)
+		return c.background(ctx, env, argv)
 	}
 	out := env.Stdout
 	if c.JSON {
@@ -97,7 +97,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 }
 
 // background starts a command that would not exit as a service.
-func (c *runCmd) background(env *cli.Env, argv []string) error {
+func (c *runCmd) background(ctx context.Context, env *cli.Env, argv []string) error {
 	h, err := home(env)
 	if err != nil {
 		return err
@@ -110,8 +110,11 @@ func (c *runCmd) background(env *cli.Env, argv []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand},
+	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand},
 		Spec: svc.Spec{Command: argv, Cwd: cwd, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second, LogMax: 16 << 20, LogKeep: 5}})
+	if res != nil && err != nil && ctx.Err() != nil {
+		return interruptedStart(ctx, env, res, c.JSON)
+	}
 	if errors.Is(err, svc.ErrNameTaken) {
 		return cli.Usagef("%v", err)
 	}
@@ -214,10 +217,13 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
+	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
 		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
 			UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}})
+	if res != nil && err != nil && ctx.Err() != nil {
+		return interruptedStart(ctx, env, res, c.JSON)
+	}
 	if errors.Is(err, svc.ErrNameTaken) {
 		return cli.Usagef("%v", err)
 	}
@@ -225,6 +231,13 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 		return cli.WithCode(err, cli.ExitUsage)
 	}
 	return reportStart(env, res, c.JSON, "")
+}
+
+// interruptedStart shows a service whose start was interrupted — it runs
+// on — and returns the interruption.
+func interruptedStart(ctx context.Context, env *cli.Env, res *svc.StartResult, asJSON bool) error {
+	reportStart(env, res, asJSON, fmt.Sprintf("svc stop %s to stop it", res.Name))
+	return ctx.Err()
 }
 
 // reportStart prints what start found and returns start's exit status: 0
@@ -397,7 +410,7 @@ type restartCmd struct {
 	Name string `arg:"" help:"The service."`
 }
 
-func (c *restartCmd) Run(env *cli.Env) error {
+func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
 	d, err := dir(env, c.Name)
 	if err != nil {
 		return err
@@ -414,7 +427,10 @@ func (c *restartCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand}, Spec: s.Spec})
+	res, err := svc.Start(ctx, svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand}, Spec: s.Spec})
+	if res != nil && err != nil && ctx.Err() != nil {
+		return interruptedStart(ctx, env, res, c.JSON)
+	}
 	if err != nil {
 		return err
 	}

@@ -53,8 +53,11 @@ type StartResult struct {
 }
 
 // Start starts a service under a new monitor and returns at the first of:
-// ready, exit, failure, or the settle window.
-func Start(o StartOptions) (*StartResult, error) {
+// ready, exit, failure, or the settle window. When ctx is done first, the
+// service is left running and Start returns what it knows with ctx's error
+// — as soon as the monitor has started the command, so there is a pid to
+// show.
+func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err := EnsureHome(o.Home); err != nil {
 		return nil, err
 	}
@@ -134,8 +137,14 @@ func Start(o StartOptions) (*StartResult, error) {
 	defer upTimer.Stop()
 	res := &StartResult{Name: name, Status: Starting}
 	begin := time.Now()
+	done := ctx.Done()
 	for {
 		select {
+		case <-done:
+			if res.PID != 0 {
+				return withState(d, res, begin), ctx.Err()
+			}
+			done = nil // the "started" report will end the wait
 		case r, ok := <-reports:
 			if !ok {
 				if res.PID == 0 {
@@ -153,6 +162,9 @@ func Start(o StartOptions) (*StartResult, error) {
 				return res, nil
 			case "started":
 				res.PID = r.PID
+				if ctx.Err() != nil {
+					return withState(d, res, begin), ctx.Err()
+				}
 				t := time.NewTimer(o.Settle)
 				defer t.Stop()
 				settle = t.C
