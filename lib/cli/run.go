@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -200,6 +201,31 @@ func complete(app App, env *Env) (code int) {
 			code = req.code
 		}
 	}()
+	if def := parser.Model.Node.DefaultCmd; def != nil {
+		// kongplete reads the line from the process environment; this is
+		// the completion run of the process, which ends right after.
+		line := os.Getenv("COMP_LINE")
+		if with, ok := withDefaultCmd(line, def.Name); ok {
+			point, err := strconv.Atoi(os.Getenv("COMP_POINT"))
+			if err != nil || point > len(line) {
+				point = len(line)
+			}
+			os.Setenv("COMP_LINE", with)
+			os.Setenv("COMP_POINT", strconv.Itoa(point+len(with)-len(line)))
+		}
+	}
 	kongplete.Complete(parser, kongplete.WithExitFunc(func(c int) { panic(exitRequest{c}) }))
 	return ExitOK
+}
+
+// withDefaultCmd puts the default command's name into a completion line
+// whose first word is a flag, so that `runagent --le<TAB>` completes the
+// flags of the command that will run. Flags every command has complete
+// either way.
+func withDefaultCmd(line, cmd string) (string, bool) {
+	prog, rest, ok := strings.Cut(line, " ")
+	if !ok || !strings.HasPrefix(rest, "-") {
+		return line, false
+	}
+	return prog + " " + cmd + " " + rest, true
 }
