@@ -2,6 +2,7 @@ package svc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,7 +116,16 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 		return nil, fmt.Errorf("starting the monitor: %w", err)
 	}
 	reportW.Close()
-	go cmd.Wait() // reaps the monitor if it ends while we are here
+	// Reaps the monitor if it ends while we are here; once it has, every
+	// file it held is closed.
+	monitorGone := make(chan struct{})
+	go func() { cmd.Wait(); close(monitorGone) }()
+	waitMonitor := func() {
+		select {
+		case <-monitorGone:
+		case <-time.After(2 * time.Second):
+		}
+	}
 
 	reports := make(chan Report, 8)
 	go func() {
@@ -158,7 +168,7 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 			case "failed":
 				res.Status, res.Error = Failed, r.Error
 				res.AfterMs = ms(time.Since(begin))
-				waitUnlocked(d, 2*time.Second) // the monitor is exiting: let it go first
+				waitMonitor() // the monitor is exiting: let it go first
 				return res, nil
 			case "started":
 				res.PID = r.PID
@@ -181,7 +191,7 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 				res.Status, res.ExitCode, res.Signal, res.Tail, res.AfterMs = Exited, r.ExitCode, r.Signal, r.Tail, r.AfterMs
 				// The monitor exits right after this report; once start
 				// returns, every other command must see it gone.
-				waitUnlocked(d, 2*time.Second)
+				waitMonitor()
 				return res, nil
 			}
 		case <-settle:
@@ -274,6 +284,7 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 		}
 		return &StopReport{Name: d.Name, Status: l.Status, Note: "not running"}, nil
 	}
+	mon, monOK := monitorProc(d)
 	c, err := net.DialTimeout("unix", d.Socket(), 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
@@ -287,8 +298,33 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	if err := json.NewDecoder(c).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("the monitor of %s did not answer: %v", d.Name, err)
 	}
+	// Gone means gone: the lock goes with the monitor's first descriptors,
+	// and its log and stderr file may still be open for a moment after.
+	deadline := time.Now().Add(10 * time.Second)
 	waitUnlocked(d, 10*time.Second)
+	if monOK {
+		proc.WaitGone([]proc.Info{mon}, deadline, nil)
+	}
 	return &rep, nil
+}
+
+// monitorProc returns the monitor process of a supervised service, from
+// its state, once /proc confirms the pid runs svc's monitor for this very
+// service.
+func monitorProc(d Dir) (proc.Info, bool) {
+	s, err := ReadState(d)
+	if err != nil || s.MonitorPID <= 0 {
+		return proc.Info{}, false
+	}
+	info, err := proc.Stat(s.MonitorPID)
+	if err != nil {
+		return proc.Info{}, false
+	}
+	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.MonitorPID))
+	if err != nil || !bytes.Contains(argv, []byte("\x00"+MonitorCommand+"\x00"+d.Home+"\x00"+d.Name+"\x00")) {
+		return proc.Info{}, false
+	}
+	return info, true
 }
 
 // stopOrphan stops a service whose monitor is gone but whose process,
