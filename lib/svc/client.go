@@ -258,7 +258,15 @@ func Look(d Dir) (*Listing, error) {
 	}
 	l := &Listing{State: *s, Supervised: Supervised(d)}
 	if !l.Supervised && Live(s.Status) {
-		if s.PID == 0 || !proc.Alive(proc.Info{PID: s.PID, Start: s.PIDStart}) {
+		// The monitor may have written its last state and exited since the
+		// read above; it lets go of the lock only after that write, so a
+		// second read now is final.
+		if again, err := ReadState(d); err == nil {
+			l.State = *again
+		}
+	}
+	if !l.Supervised && Live(l.Status) {
+		if l.PID == 0 || !proc.Alive(proc.Info{PID: l.PID, Start: l.PIDStart}) {
 			l.Status = Stopped
 		} else if l.LogNote == "" {
 			last, _ := LastRow(d)
@@ -269,7 +277,7 @@ func Look(d Dir) (*Listing, error) {
 }
 
 // Stop asks the service's monitor to stop it and waits until the monitor
-// has let go of the lock.
+// is gone.
 func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	if _, err := os.Stat(d.Path()); err != nil {
 		return nil, fmt.Errorf("no service called %s", d.Name)
