@@ -81,9 +81,7 @@ func TestNdjsonSignalExit(t *testing.T) {
 // Ctrl-C during svc run stops the command's whole tree and exits 130
 // with "interrupted".
 func TestSvcRunInterrupt(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(binDir, "svc"), "run", "--", "sleep 4701 & echo started; sleep 4702")
-	cmd.Env = append(cmd.Environ(), "SVC_HOME="+dir)
+	cmd := svcIn(t.TempDir())("run", "--", "sleep 4701 & echo started; sleep 4702")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,15 +95,7 @@ func TestSvcRunInterrupt(t *testing.T) {
 	if err != nil || line != "started\n" {
 		t.Fatalf("%q %v", line, err)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("svc run did not end within 10s of SIGINT")
-	}
+	interrupt(t, cmd)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: interrupted") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -118,12 +108,7 @@ func TestSvcRunInterrupt(t *testing.T) {
 // Ctrl-C during svc wait ends the wait at once with 130, and leaves the
 // service alone.
 func TestSvcWaitInterrupt(t *testing.T) {
-	dir := t.TempDir()
-	svcCmd := func(args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(binDir, "svc"), args...)
-		c.Env = append(c.Environ(), "SVC_HOME="+dir)
-		return c
-	}
+	svcCmd := svcIn(t.TempDir())
 	if out, err := svcCmd("start", "--name", "slow", "--ready-regex", "NEVER", "--ready-timeout", "1h", "--settle", "0s", "--", "sleep 4711").CombinedOutput(); err != nil {
 		t.Fatalf("svc start: %v %s", err, out)
 	}
@@ -135,25 +120,8 @@ func TestSvcWaitInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An inotify descriptor shows the wait has begun, so its handlers are in.
-	deadline := time.Now().Add(10 * time.Second)
-	for !hasInotify(cmd.Process.Pid) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("svc wait never began to wait")
-		}
-		time.Sleep(5 * time.Millisecond) // polling /proc, not synchronising on time
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("svc wait did not end within 5s of SIGINT")
-	}
+	pollUntil(t, cmd, "svc wait to begin its wait", func() bool { return hasInotify(cmd.Process.Pid) })
+	interrupt(t, cmd)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -166,11 +134,7 @@ func TestSvcWaitInterrupt(t *testing.T) {
 // 130, shows the service, and leaves it running.
 func TestSvcStartInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	svcCmd := func(args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(binDir, "svc"), args...)
-		c.Env = append(c.Environ(), "SVC_HOME="+dir)
-		return c
-	}
+	svcCmd := svcIn(dir)
 	defer svcCmd("stop", "slow").Run()
 	cmd := svcCmd("start", "--name", "slow", "--ready-regex", "NEVER", "--ready-timeout", "1h", "--settle", "1h", "--", "sleep 4712")
 	var stdout, stderr bytes.Buffer
@@ -179,26 +143,11 @@ func TestSvcStartInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The state naming the service's pid shows start is in its wait.
-	state := filepath.Join(dir, "slow", "state.json")
-	deadline := time.Now().Add(10 * time.Second)
-	for b, _ := os.ReadFile(state); !bytes.Contains(b, []byte(`"pid":`)); b, _ = os.ReadFile(state) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("no state with a pid within 10s")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file, not synchronising on time
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("svc start did not end within 5s of SIGINT")
-	}
+	pollUntil(t, cmd, "a state with a pid", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "slow", "state.json"))
+		return bytes.Contains(b, []byte(`"pid":`))
+	})
+	interrupt(t, cmd)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -207,6 +156,45 @@ func TestSvcStartInterrupt(t *testing.T) {
 	}
 	if out, _ := svcCmd("ls").Output(); !bytes.Contains(out, []byte("starting")) {
 		t.Errorf("the service should still be starting:\n%s", out)
+	}
+}
+
+// svcIn returns a maker of svc commands that use home as SVC_HOME.
+func svcIn(home string) func(args ...string) *exec.Cmd {
+	return func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(binDir, "svc"), args...)
+		c.Env = append(c.Environ(), "SVC_HOME="+home)
+		return c
+	}
+}
+
+// pollUntil polls ok, for at most 10s, while cmd runs; past that it kills
+// cmd and fails, naming what never came.
+func pollUntil(t *testing.T, cmd *exec.Cmd, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no %s within 10s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling, not synchronising on time
+	}
+}
+
+// interrupt sends cmd SIGINT and waits for it to end, for at most 5s.
+func interrupt(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not end within 5s of SIGINT", strings.Join(cmd.Args, " "))
 	}
 }
 
