@@ -60,12 +60,9 @@ type runCmd struct {
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
-	argv := c.Command
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return cli.Usagef("no command to run (svc run -- CMD ARGS...)")
+	argv, err := commandArgs(c.Command, "run")
+	if err != nil {
+		return err
 	}
 	line := strings.Join(argv, " ")
 	if c.Background == "always" || c.Background == "auto" && svc.LooksLongRunning(line) {
@@ -106,11 +103,11 @@ func (c *runCmd) background(ctx context.Context, env *cli.Env, argv []string) er
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
-	exe, err := os.Executable()
+	monitor, err := monitorArgv()
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand},
+	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: monitor,
 		Spec: svc.Spec{Command: argv, Cwd: cwd, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second, LogMax: 16 << 20, LogKeep: 5}})
 	if res != nil && err != nil && ctx.Err() != nil {
 		return interruptedStart(ctx, env, res, c.JSON)
@@ -123,6 +120,27 @@ func (c *runCmd) background(ctx context.Context, env *cli.Env, argv []string) er
 	}
 	res.Background = true
 	return reportStart(env, res, c.JSON, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", res.Name, res.Name))
+}
+
+// commandArgs is the command given after --, which must not be empty.
+func commandArgs(args []string, verb string) ([]string, error) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, cli.Usagef("no command to %s (svc %s -- CMD ARGS...)", verb, verb)
+	}
+	return args, nil
+}
+
+// monitorArgv is how svc runs a service's monitor: itself, with the hidden
+// subcommand.
+func monitorArgv() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{exe, svc.MonitorCommand}, nil
 }
 
 func home(env *cli.Env) (string, error) {
@@ -166,12 +184,9 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
-	argv := c.Command
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return cli.Usagef("no command to start (svc start -- CMD ARGS...)")
+	argv, err := commandArgs(c.Command, "start")
+	if err != nil {
+		return err
 	}
 	n := 0
 	for _, set := range []bool{c.ReadyURL != "", c.ReadyPort != 0, c.ReadyRegex != "", c.ReadyCmd != ""} {
@@ -213,11 +228,11 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 			fmt.Fprintf(env.Stderr, "svc: warning: port %d is already held by %s; it will not count as ready\n", c.ReadyPort, holder)
 		}
 	}
-	exe, err := os.Executable()
+	monitor, err := monitorArgv()
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: []string{exe, svc.MonitorCommand},
+	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: monitor,
 		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
 			UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}})
@@ -423,11 +438,11 @@ func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	s.Spec.UntilExit = 0 // the process it was tied to is not ours to pin again
-	exe, err := os.Executable()
+	monitor, err := monitorArgv()
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: []string{exe, svc.MonitorCommand}, Spec: s.Spec})
+	res, err := svc.Start(ctx, svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: monitor, Spec: s.Spec})
 	if res != nil && err != nil && ctx.Err() != nil {
 		return interruptedStart(ctx, env, res, c.JSON)
 	}
