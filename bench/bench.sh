@@ -6,13 +6,13 @@
 #
 #   BENCH_DIR   where the corpus is kept between runs (default /tmp/agentry-bench)
 #   BENCH_LINES lines in the corpus (default 1000000, about 270 MB)
-#   RUNS        runs per measurement for ndjson and grep (default 5; jq gets 3)
+#   RUNS        runs per measurement for ndjson and grep (default 7; jq gets 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
 BENCH_DIR=${BENCH_DIR:-/tmp/agentry-bench}
 BENCH_LINES=${BENCH_LINES:-1000000}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-7}
 JQ_RUNS=${JQ_RUNS:-3}
 ND="$PWD/bin/ndjson"
 mkdir -p "$BENCH_DIR"
@@ -36,20 +36,31 @@ nonascii=$(LC_ALL=C tr -d '\000-\177' < "$corpus" | wc -c)
 cat "$corpus" > /dev/null # warm the page cache
 
 out="$BENCH_DIR/out"
-# measure N CMD: runs CMD (a shell string, stdin from the corpus, stdout to
-# a file: never /dev/null, which grep notices and stops early for) N times;
-# prints "median_seconds max_rss_kb".
+# once CMD: runs CMD (a shell string, stdin from the corpus, stdout to a
+# file: never /dev/null, which grep notices and stops early for); prints
+# "seconds max_rss_kb".
+once() {
+  local t0 t1
+  t0=$EPOCHREALTIME
+  /usr/bin/time -f %M -o "$BENCH_DIR/rss" bash -c "$1" < "$corpus" > "$out" || true
+  t1=$EPOCHREALTIME
+  echo "$(echo "$t1 - $t0" | bc -l) $(tail -1 "$BENCH_DIR/rss")"
+}
+# median: the median of the numbers on stdin.
+median() { sort -g | awk '{a[NR]=$1} END {printf "%.4f\n", a[int((NR+1)/2)]}'; }
+# measure N CMD [FLOOR_CMD]: runs CMD N times — alternating with FLOOR_CMD
+# when given, so that a noisy spell on a shared machine falls on both —
+# and prints "median_seconds max_rss_kb [floor_median_seconds]". CMD runs
+# last, so $out holds its output.
 measure() {
-  local n=$1 cmd=$2 times=() rss=0 t0 t1 r
+  local n=$1 cmd=$2 floor=${3:-} times=() ftimes=() rss=0 t r
   for ((i = 0; i < n; i++)); do
-    t0=$EPOCHREALTIME
-    /usr/bin/time -f %M -o "$BENCH_DIR/rss" bash -c "$cmd" < "$corpus" > "$out" || true
-    t1=$EPOCHREALTIME
-    times+=("$(echo "$t1 - $t0" | bc -l)")
-    r=$(tail -1 "$BENCH_DIR/rss")
+    if [ -n "$floor" ]; then read -r t _ < <(once "$floor"); ftimes+=("$t"); fi
+    read -r t r < <(once "$cmd")
+    times+=("$t")
     ((r > rss)) && rss=$r
   done
-  printf '%s\n' "${times[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.4f %d\n", a[int((NR+1)/2)], rss}'
+  echo "$(printf '%s\n' "${times[@]}" | median) $rss $([ -n "$floor" ] && printf '%s\n' "${ftimes[@]}" | median)"
 }
 command -v bc >/dev/null || install_pkg bc bc
 
@@ -58,19 +69,18 @@ vec="no AVX2: scalar validation"
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
 printf 'corpus: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
   "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
-printf 'medians of %d runs (jq: %d)\n\n' "$RUNS" "$JQ_RUNS"
+printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate\n\n' "$RUNS" "$JQ_RUNS"
 printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
 fails=0
 # row OP NDJSON_CMD JQ_CMD GREP_CMD MIN_X_JQ MAX_X_GREP
 row() {
   local op=$1 ndc=$2 jqc=$3 grepc=$4 minjq=$5 maxgrep=$6
-  read -r nd ndrss < <(measure "$RUNS" "$ndc")
+  local nd ndrss gt
+  read -r nd ndrss gt < <(measure "$RUNS" "$ndc" "$grepc")
   local ndlines; ndlines=$(wc -l < "$out")
   read -r jqt jqrss < <(measure "$JQ_RUNS" "$jqc")
   local jqlines; jqlines=$(wc -l < "$out")
-  local gt=""
-  if [ -n "$grepc" ]; then read -r gt _ < <(measure "$RUNS" "$grepc"); fi
   local mbs xjq xgrep=""
   mbs=$(echo "$bytes / $nd / 1000000" | bc -l)
   xjq=$(echo "$jqt / $nd" | bc -l)
