@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // MonitorCommand is the hidden subcommand svc start re-executes itself
@@ -205,10 +206,17 @@ func pl(n int, w string) string {
 func RowPrinter(w io.Writer, asJSON bool) func(int64, []byte) error {
 	return func(row int64, line []byte) error {
 		if asJSON {
+			// JSON strings hold only UTF-8: a line that is not keeps its
+			// exact bytes in "base64" too, next to a readable "line".
+			var raw []byte
+			if !utf8.Valid(line) {
+				raw = line
+			}
 			b, _ := json.Marshal(struct {
-				Row  int64  `json:"row"`
-				Line string `json:"line"`
-			}{row, string(line)})
+				Row    int64  `json:"row"`
+				Line   string `json:"line"`
+				Base64 []byte `json:"base64,omitempty"`
+			}{row, string(line), raw})
 			_, err := w.Write(append(b, '\n'))
 			return err
 		}
