@@ -67,7 +67,7 @@ func Accepts(port int) bool {
 
 // HTTPReady reports whether url answers an HTTP request at all, whatever
 // the status. It speaks just enough HTTP/1.0 for that (net/http would
-// double the monitor's size); for https it checks that the port accepts.
+// double the monitor's size); for https, that a TLS server answers.
 func HTTPReady(rawURL string) bool {
 	u, err := neturl.Parse(rawURL)
 	if err != nil || u.Host == "" {
@@ -87,7 +87,7 @@ func HTTPReady(rawURL string) bool {
 	}
 	defer c.Close()
 	if u.Scheme == "https" {
-		return true
+		return tlsAnswers(c, u.Hostname())
 	}
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	path := u.RequestURI()
