@@ -93,9 +93,9 @@ func Parse(expr string) (*Pred, error) {
 	}
 	at, op, width := findOp(expr)
 	if at < 0 {
-		p := &Pred{Path: strings.TrimSpace(expr), Op: Truthy}
+		p := &Pred{Path: trimPath(expr), Op: Truthy}
 		if strings.HasPrefix(p.Path, "!") {
-			p.Op, p.Path = Falsy, strings.TrimSpace(p.Path[1:])
+			p.Op, p.Path = Falsy, trimPath(p.Path[1:])
 		}
 		if p.Path == "" {
 			return nil, fmt.Errorf("predicate %q has no path", expr)
@@ -105,7 +105,7 @@ func Parse(expr string) (*Pred, error) {
 	if op == 255 {
 		return nil, fmt.Errorf("predicate %q: '=' is not an operator; use '==' to compare", expr)
 	}
-	p := &Pred{Path: strings.TrimRight(expr[:at], " \t"), Op: op, Value: strings.TrimLeft(expr[at+width:], " \t")}
+	p := &Pred{Path: trimPath(expr[:at]), Op: op, Value: strings.TrimLeft(expr[at+width:], " \t")}
 	if p.Path == "" {
 		return nil, fmt.Errorf("predicate %q has no path before %q", expr, op.String())
 	}
@@ -119,6 +119,23 @@ func Parse(expr string) (*Pred, error) {
 	}
 	p.lit = parseLiteral(p.Value)
 	return p, nil
+}
+
+// trimPath drops the spaces and tabs around a path, but not one escaped
+// with a backslash: `a\ ` keeps its space.
+func trimPath(s string) string {
+	s = strings.TrimLeft(s, " \t")
+	for n := len(s); n > 0 && (s[n-1] == ' ' || s[n-1] == '\t'); n-- {
+		slashes := 0
+		for j := n - 2; j >= 0 && s[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			break
+		}
+		s = s[:n-1]
+	}
+	return s
 }
 
 // findOp returns the index, operator and width of the first operator in
@@ -205,7 +222,13 @@ func (p *Pred) String() string {
 	case Falsy:
 		return "!" + p.Path
 	}
-	return p.Path + p.Op.String() + p.Value
+	s := p.Path + p.Op.String() + p.Value
+	if q, err := Parse(s); err == nil && q.Path == p.Path && q.Op == p.Op && q.Value == p.Value {
+		return s
+	}
+	// Run together, the parts can read as another operator ("a<" "=" "x"
+	// as a<=x, "a!" "==" "1" as a!==1); spaces keep them apart.
+	return p.Path + " " + p.Op.String() + " " + p.Value
 }
 
 // Match reports whether line, a JSON value, satisfies the predicate. line

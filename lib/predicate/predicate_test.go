@@ -72,3 +72,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An escaped space ends a path as part of it, and printing keeps apart
+// what would otherwise read as another operator.
+func TestEscapedSpaceAndPrinting(t *testing.T) {
+	p, err := Parse(`a\ ==1`)
+	if err != nil || p.Path != `a\ ` || !p.Match([]byte(`{"a ":1}`)) || p.Match([]byte(`{"a":1}`)) {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for expr, want := range map[string]string{`0< =`: `0 < =`, `a! ==1`: `a! == 1`, `type==event`: `type==event`} {
+		p, err := Parse(expr)
+		if err != nil || p.String() != want {
+			t.Errorf("Parse(%q).String() = %q, %v; want %q", expr, p, err, want)
+		}
+	}
+}
