@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/hostclient"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // hostProc is an agent-host under test, fed through a pipe.
@@ -174,5 +178,70 @@ func alive(pid int) bool {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitPid reads the pid a turn's command wrote, polling for at most 10s.
+func waitPid(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && strings.HasSuffix(string(b), "\n") {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s within 10s", file)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file, not synchronising on time
+	}
+}
+
+// A daemon's Close stops the host at once and everything its backend
+// started — here a grandchild of the host, in the turn's own process
+// group, which a SIGKILL to the host alone would leave running.
+func TestHostClientCloseLeavesNothing(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: filepath.Join(binDir, "agent-host"),
+		Args: []string{"--backend", "exec", "--", "sh", "-c", "sleep 4811 & echo $! > " + pidfile + "; wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx, "tests", nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := waitPid(t, pidfile)
+	start := time.Now()
+	c.Close()
+	if alive(pid) {
+		t.Errorf("the turn's child %d outlived Close", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if done, err := r.Wait(ctx); err == nil && done.StopReason != protocol.StopInterrupted {
+		t.Errorf("the run in flight ended %+v, not interrupted", done)
+	}
+}
+
+// A host killed outright takes its backend's command with it.
+func TestAgentHostKilledTakesItsCommand(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	h := startHost(t, "--backend", "exec", "--", "sh", "-c", "echo $$ > "+pidfile+"; exec sleep 4812")
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"x"}}`)
+	pid := waitPid(t, pidfile)
+	h.cmd.Process.Kill()
+	h.wait()
+	if alive(pid) {
+		t.Errorf("the turn's command %d outlived its host", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

@@ -111,6 +111,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	cmd.Stdin = strings.NewReader(req.Prompt) // never on the argv
 	cmd.WaitDelay = time.Second
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -172,7 +172,11 @@ func (h *Host) Deliver(m protocol.Msg) {
 	case *protocol.Shutdown:
 		// Closing now, in input order: no run read after this line starts.
 		if h.beginDrain(id) {
-			go h.drain()
+			timeout := h.opts.DrainTimeout
+			if m.DrainMs != nil {
+				timeout = time.Duration(max(*m.DrainMs, 0)) * time.Millisecond
+			}
+			go h.drain(timeout)
 		}
 	default:
 		if !ready {

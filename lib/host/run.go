@@ -236,7 +236,17 @@ func (h *Host) interrupt(chatID, runID string) bool {
 // is sent. Only the first call drains; later ones wait for its bye.
 func (h *Host) Drain(id string) {
 	if h.beginDrain(id) {
-		h.drain()
+		h.drain(h.opts.DrainTimeout)
+	}
+	<-h.bye
+}
+
+// Abort stops the host at once: Drain with no time for runs in flight,
+// which are interrupted, then the backend closed. It returns once bye is
+// sent.
+func (h *Host) Abort() {
+	if h.beginDrain("") {
+		h.drain(0)
 	}
 	<-h.bye
 }
@@ -259,10 +269,10 @@ func (h *Host) beginDrain(id string) bool {
 	return true
 }
 
-func (h *Host) drain() {
+func (h *Host) drain(timeout time.Duration) {
 	all := make(chan struct{})
 	go func() { h.runsDone.Wait(); h.requests.Wait(); close(all) }()
-	t := time.NewTimer(h.opts.DrainTimeout)
+	t := time.NewTimer(timeout)
 	select {
 	case <-all:
 	case <-t.C:
@@ -272,7 +282,9 @@ func (h *Host) drain() {
 			left = append(left, r)
 		}
 		h.mu.Unlock()
-		h.Log("warn", "host", fmt.Sprintf("%d runs still in flight after the %v drain timeout; interrupting them", len(left), h.opts.DrainTimeout))
+		if len(left) > 0 {
+			h.Log("warn", "host", fmt.Sprintf("%d runs still in flight after the %v drain timeout; interrupting them", len(left), timeout))
+		}
 		for _, r := range left {
 			r.stop(h.opts.InterruptGrace)
 		}

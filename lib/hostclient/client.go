@@ -40,7 +40,9 @@ type Client interface {
 	// Ping checks the host is alive; a subprocess that does not answer by
 	// ctx's deadline is treated as dead.
 	Ping(ctx context.Context) error
-	// Close stops the host at once, failing whatever is pending.
+	// Close stops the host at once: runs in flight are interrupted and the
+	// backend's processes stopped, nothing is left running; whatever else
+	// is pending fails.
 	Close() error
 }
 

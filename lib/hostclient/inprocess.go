@@ -39,13 +39,13 @@ func (ip *inProcess) conn(ctx context.Context) (*conn, error) {
 func (ip *inProcess) ping(ctx context.Context) error { return pingConn(ctx, ip.c) }
 
 func (ip *inProcess) shutdown(ctx context.Context) error {
-	err := shutdownConn(ctx, ip.c)
+	err := shutdownConn(ctx, ip.c, nil)
 	ip.c.fail(errors.New("agent-host: shut down"))
 	return err
 }
 
 func (ip *inProcess) close() error {
 	ip.c.fail(errors.New("agent-host client: closed"))
-	go ip.h.Drain("")
+	ip.h.Abort() // runs interrupted, the backend's processes stopped
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -167,9 +168,17 @@ func pingConn(ctx context.Context, c *conn) error {
 	return nil
 }
 
-// shutdownConn sends shutdown on c and waits for bye.
-func shutdownConn(ctx context.Context, c *conn) error {
-	m, err := c.call(ctx, func(id string) protocol.Msg { return &protocol.Shutdown{ID: id} })
+// shutdownConn sends shutdown on c and waits for bye. drain, when not nil,
+// replaces the host's drain timeout.
+func shutdownConn(ctx context.Context, c *conn, drain *time.Duration) error {
+	m, err := c.call(ctx, func(id string) protocol.Msg {
+		sd := &protocol.Shutdown{ID: id}
+		if drain != nil {
+			ms := drain.Milliseconds()
+			sd.DrainMs = &ms
+		}
+		return sd
+	})
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ func (s *subprocess) spawn() error {
 	cmd := exec.Command(s.opts.Path, s.opts.Args...)
 	cmd.Env, cmd.Dir = s.opts.Env, s.opts.Dir
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGTERM) // the daemon gone: drain, and stop the backend's processes
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -249,7 +250,7 @@ func (s *subprocess) shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	exited := s.exited
 	s.mu.Unlock()
-	if err := shutdownConn(ctx, c); err != nil {
+	if err := shutdownConn(ctx, c, nil); err != nil {
 		return err
 	}
 	select {
@@ -261,11 +262,30 @@ func (s *subprocess) shutdown(ctx context.Context) error {
 	}
 }
 
+// closeGrace bounds how long Close waits for the host to stop its
+// backend's processes: an interrupt's grace, then a CLI's stop ladder.
+const closeGrace = 20 * time.Second
+
+// close stops the host at once, with a shutdown that gives runs in flight
+// no time: the host interrupts them and stops its backend's processes. A
+// SIGKILL to the host alone would leave those running, in process groups
+// of their own; it comes only if the host has not ended by closeGrace.
 func (s *subprocess) close() error {
 	s.mu.Lock()
 	s.closed = true
-	exited := s.exited
+	exited, c, alive := s.exited, s.cur, !s.reaped
 	s.mu.Unlock()
+	if alive && c != nil && c.err() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+		now := time.Duration(0)
+		if shutdownConn(ctx, c, &now) == nil {
+			select {
+			case <-exited:
+			case <-ctx.Done():
+			}
+		}
+		cancel()
+	}
 	s.kill()
 	<-exited
 	return nil

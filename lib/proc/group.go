@@ -21,6 +21,17 @@ func InGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
+// DiesWithParent has the kernel send cmd sig when the process that
+// started it dies, however it dies: a sidecar killed outright does not
+// leave its agent running on. (Go never ends the thread that started a
+// child while the program runs, which is what the kernel ties this to.)
+func DiesWithParent(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = sig
+}
+
 // SignalGroup sends sig to the process group that cmd leads. It must only
 // be called between cmd.Start and the reaping of cmd (cmd.Wait): until the
 // leader is reaped its pid, and so the group id, cannot be reused, which

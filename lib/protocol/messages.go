@@ -99,8 +99,11 @@ type ResetSession struct {
 
 // Shutdown drains the host: no new runs, in-flight runs finish, then bye.
 type Shutdown struct {
-	ID    string `json:"id"`
-	Extra Extra  `json:"-"`
+	ID string `json:"id"`
+	// DrainMs, when given, replaces the host's drain timeout for this
+	// shutdown: 0 interrupts the runs in flight at once.
+	DrainMs *int64 `json:"drainMs,omitempty"`
+	Extra   Extra  `json:"-"`
 }
 
 // Ping asks for an ok, to tell that the host is alive.

@@ -74,6 +74,7 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	defer r.Close()
 	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		w.Close()

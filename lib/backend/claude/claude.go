@@ -116,6 +116,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	cmd.Env = append(os.Environ(), b.cfg.Env...)
 	cmd.Stdin = strings.NewReader(p.Prompt)
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -247,6 +248,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	cmd.Env = append(os.Environ(), b.cfg.Env...)
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

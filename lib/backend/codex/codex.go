@@ -137,6 +137,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	cmd.Env = append(env, "CODEX_HOME="+home)
 	cmd.Stdin = strings.NewReader(t.Params.Prompt)
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

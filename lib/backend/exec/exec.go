@@ -70,6 +70,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	// on the prompt's copy for long once the command has exited.
 	cmd.WaitDelay = time.Second
 	proc.InGroup(cmd)
+	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return err
