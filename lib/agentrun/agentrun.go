@@ -86,7 +86,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 
 	dir := req.WorkDir
 	if g.Scratch {
-		scratch, err := os.MkdirTemp("", "runagent-scratch-")
+		scratch, err := RunDir("runagent-scratch")
 		if err != nil {
 			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
 		}

@@ -48,7 +48,7 @@ func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (string, er
 	if authErr != nil && !hasProvider && !hasKey {
 		return "", &StartError{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
 	}
-	home, err := os.MkdirTemp("", "runagent-codex-")
+	home, err := RunDir("runagent-codex")
 	if err != nil {
 		return "", &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
 	}

@@ -127,7 +127,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		cmd.Dir = t.Params.Workspace
 	}
 	if g.Scratch {
-		scratch, err := os.MkdirTemp("", "agent-host-codex-")
+		scratch, err := agentrun.RunDir("agent-host-codex")
 		if err != nil {
 			return err
 		}
