@@ -60,7 +60,8 @@ func get(line []byte, path string, fp fastPath) value {
 }
 
 // lookup finds the value at keys in b, a valid JSON text, as gjson would:
-// the first member of that name; a number indexes an array.
+// the first member of that name; a number indexes an array. On anything
+// else its answer means nothing, but it never panics.
 func lookup(b []byte, keys fastPath) ([]byte, bool) {
 	i := skipWS(b, 0)
 	for _, k := range keys {
@@ -95,6 +96,9 @@ func member(b []byte, i int, k string) (int, bool) {
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		end, escaped := stringEnd(b, i)
+		if end < i+2 {
+			return 0, false // a string cut off: not valid JSON
+		}
 		var match bool
 		if escaped {
 			match = string(appendUnescaped(nil, str(b[i:end]))) == k
