@@ -56,18 +56,7 @@ func TestNdjsonSignalExit(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatal("no output within 10s")
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			waited := make(chan error, 1)
-			go func() { waited <- cmd.Wait() }()
-			select {
-			case <-waited:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-waited
-				t.Fatal("ndjson did not end within 10s of the signal")
-			}
+			signalAndWait(t, cmd, sig)
 			if got, want := cmd.ProcessState.ExitCode(), 128+int(sig); got != want {
 				t.Errorf("exit %d, want %d; stderr %q", got, want, stderr.String())
 			}
@@ -95,7 +84,7 @@ func TestSvcRunInterrupt(t *testing.T) {
 	if err != nil || line != "started\n" {
 		t.Fatalf("%q %v", line, err)
 	}
-	interrupt(t, cmd)
+	signalAndWait(t, cmd, syscall.SIGINT)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: interrupted") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -121,7 +110,7 @@ func TestSvcWaitInterrupt(t *testing.T) {
 	}
 	// An inotify descriptor shows the wait has begun, so its handlers are in.
 	pollUntil(t, cmd, "svc wait to begin its wait", func() bool { return hasInotify(cmd.Process.Pid) })
-	interrupt(t, cmd)
+	signalAndWait(t, cmd, syscall.SIGINT)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -147,7 +136,7 @@ func TestSvcStartInterrupt(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "slow", "state.json"))
 		return bytes.Contains(b, []byte(`"pid":`))
 	})
-	interrupt(t, cmd)
+	signalAndWait(t, cmd, syscall.SIGINT)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -183,10 +172,12 @@ func pollUntil(t *testing.T, cmd *exec.Cmd, what string, ok func() bool) {
 	}
 }
 
-// interrupt sends cmd SIGINT and waits for it to end, for at most 5s.
-func interrupt(t *testing.T, cmd *exec.Cmd) {
+// signalAndWait sends cmd sig and waits for it to end, for at most 5s.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 	t.Helper()
-	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	select {
@@ -194,7 +185,7 @@ func interrupt(t *testing.T, cmd *exec.Cmd) {
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%s did not end within 5s of SIGINT", strings.Join(cmd.Args, " "))
+		t.Fatalf("%s did not end within 5s of %v", strings.Join(cmd.Args, " "), sig)
 	}
 }
 
