@@ -42,7 +42,7 @@ func (in input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
 	if in.MaxLine < 1 || in.MaxLine > 1<<40 {
 		return nil, cli.Usagef("--max-line must be between 1 byte and 1TiB")
 	}
-	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Err: env.Stderr, MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
+	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
 }
 
 type getCmd struct {

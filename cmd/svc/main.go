@@ -5,35 +5,30 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/monitor"
+	"github.com/alecthomas/kong"
 )
 
-func main() {
-	// The monitor is this binary re-executed with a hidden subcommand that
-	// svc start names explicitly; it is never guessed from the environment.
-	if len(os.Args) == 5 && os.Args[1] == svc.MonitorCommand {
-		var spec svc.Spec
-		if err := json.Unmarshal([]byte(os.Args[4]), &spec); err != nil {
-			os.Exit(2)
-		}
-		os.Exit(svc.RunMonitor(svc.Dir{Home: os.Args[2], Name: os.Args[3]}, spec, os.NewFile(3, "report")))
-	}
-	os.Exit(cli.Main(app()))
-}
+func main() { os.Exit(cli.Main(app())) }
 
 func app() cli.App {
 	return cli.App{
 		Name:        "svc",
 		Description: "Start long-running commands in the background, know when they are ready, keep their logs, stop whole process trees.",
 		Grammar:     &grammar{},
+		Options: []kong.Option{kong.Vars{
+			"readyTimeout": svc.DefaultReadyTimeout.String(), "settle": svc.DefaultSettle.String(),
+			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
+			"logKeep": fmt.Sprint(svc.DefaultLogKeep),
+		}},
 	}
 }
 
@@ -48,7 +43,18 @@ type grammar struct {
 	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
+	// The monitor is this binary re-executed by svc start with a hidden
+	// subcommand it names explicitly; it is never guessed from the
+	// environment.
+	Monitor monitorCmd `cmd:"" name:"__monitor" hidden:""`
 }
+
+type monitorCmd struct {
+	Home string `arg:""`
+	Name string `arg:""`
+}
+
+func (c *monitorCmd) Run() error { return monitor.Run(svc.Dir{Home: c.Home, Name: c.Name}) }
 
 type runCmd struct {
 	Timeout    time.Duration `help:"Stop the command's whole tree after this long (exit 124)." placeholder:"DUR"`
@@ -64,18 +70,22 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	line := strings.Join(argv, " ")
-	if c.Background == "always" || c.Background == "auto" && svc.LooksLongRunning(line) {
-		return c.background(ctx, env, argv)
-	}
-	out := env.Stdout
-	if c.JSON {
-		out = nil
-	}
-	res, err := svc.RunForeground(ctx, svc.RunOptions{Argv: argv, Cwd: c.Cwd, Timeout: c.Timeout, Out: out})
+	h, err := svc.Home(env.Getenv)
 	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	opts := proc.RunOptions{Argv: argv, Cwd: c.Cwd, Timeout: c.Timeout, Out: env.Stdout}
+	if c.JSON {
+		opts.Out = nil
+	}
+	out, err := svc.Run(ctx, svc.RunRequest{RunOptions: opts, Background: c.Background, Home: h, Name: c.Name, Executable: executable()})
+	if out == nil {
 		return cli.Failf("%v", err)
 	}
+	if bg := out.Background; bg != nil || err != nil {
+		return reportStart(ctx, env, bg, err, c.JSON, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", nameOf(bg), nameOf(bg)))
+	}
+	res := out.Foreground
 	if res.Interrupted {
 		var sig *cli.SignalError
 		if errors.As(context.Cause(ctx), &sig) {
@@ -85,7 +95,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, res)
 	} else if res.Footer != "" {
-		fmt.Fprintf(env.Stderr, "svc: %s\n", res.Footer)
+		env.Voice().Notef("%s", res.Footer)
 	}
 	if res.ExitCode != 0 {
 		return cli.Quiet(res.ExitCode)
@@ -93,33 +103,11 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	return nil
 }
 
-// background starts a command that would not exit as a service.
-func (c *runCmd) background(ctx context.Context, env *cli.Env, argv []string) error {
-	h, err := home(env)
-	if err != nil {
-		return err
+func nameOf(r *svc.StartResult) string {
+	if r == nil {
+		return ""
 	}
-	cwd := c.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	monitor, err := monitorArgv()
-	if err != nil {
-		return err
-	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: 4 * time.Second, Monitor: monitor,
-		Spec: svc.Spec{Command: argv, Cwd: cwd, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second, LogMax: 16 << 20, LogKeep: 5}})
-	if res != nil && err != nil && ctx.Err() != nil {
-		return interruptedStart(ctx, env, res, c.JSON)
-	}
-	if errors.Is(err, svc.ErrNameTaken) {
-		return cli.Usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	res.Background = true
-	return reportStart(env, res, c.JSON, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", res.Name, res.Name))
+	return r.Name
 }
 
 // commandArgs is the command given after --, which must not be empty.
@@ -133,28 +121,19 @@ func commandArgs(args []string, verb string) ([]string, error) {
 	return args, nil
 }
 
-// monitorArgv is how svc runs a service's monitor: itself, with the hidden
-// subcommand.
-func monitorArgv() ([]string, error) {
+// executable is the svc binary, which svc start runs as the monitor.
+func executable() string {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return os.Args[0]
 	}
-	return []string{exe, svc.MonitorCommand}, nil
-}
-
-func home(env *cli.Env) (string, error) {
-	h, err := svc.Home(env.Getenv)
-	if err != nil {
-		return "", cli.Usagef("%v", err)
-	}
-	return h, nil
+	return exe
 }
 
 func dir(env *cli.Env, name string) (svc.Dir, error) {
-	h, err := home(env)
+	h, err := svc.Home(env.Getenv)
 	if err != nil {
-		return svc.Dir{}, err
+		return svc.Dir{}, cli.Usagef("%v", err)
 	}
 	if err := svc.ValidName(name); err != nil {
 		return svc.Dir{}, cli.Usagef("%v", err)
@@ -165,16 +144,16 @@ func dir(env *cli.Env, name string) (svc.Dir, error) {
 type startCmd struct {
 	Name         string        `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
 	Cwd          string        `help:"Run the command in this directory." placeholder:"DIR"`
-	Env          []string      `help:"Add K=V to the command's environment (repeatable)." placeholder:"K=V"`
-	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL"`
-	ReadyPort    int           `help:"Ready when this port accepts, held by the service." placeholder:"PORT"`
-	ReadyRegex   string        `help:"Ready when a log line matches this regular expression." placeholder:"RE"`
-	ReadyCmd     string        `help:"Ready when this shell command exits 0 (run every 100ms)." placeholder:"CMD"`
-	ReadyTimeout time.Duration `help:"With no readiness by then, a live service is running." default:"60s" placeholder:"DUR"`
-	Settle       time.Duration `help:"Return after this long at most, whatever the state." default:"4s" placeholder:"DUR"`
-	StopGrace    time.Duration `help:"Wait this long after SIGTERM before SIGKILL." default:"5s" placeholder:"DUR"`
-	LogMax       cli.Size      `help:"Rotate the log at this size." default:"16MiB" placeholder:"SIZE"`
-	LogKeep      int           `help:"Keep this many log generations." default:"5" placeholder:"N"`
+	Env          []string      `help:"Add K=V to the command's environment; a bare K passes this shell's value of K (repeatable)." placeholder:"K=V"`
+	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL" xor:"ready"`
+	ReadyPort    int           `help:"Ready when this port accepts, held by the service." placeholder:"PORT" xor:"ready"`
+	ReadyRegex   string        `help:"Ready when a log line matches this regular expression." placeholder:"RE" xor:"ready"`
+	ReadyCmd     string        `help:"Ready when this shell command exits 0 (run every 100ms)." placeholder:"CMD" xor:"ready"`
+	ReadyTimeout time.Duration `help:"With no readiness by then, a live service is running." default:"${readyTimeout}" placeholder:"DUR"`
+	Settle       time.Duration `help:"Return after this long at most, whatever the state." default:"${settle}" placeholder:"DUR"`
+	StopGrace    time.Duration `help:"Wait this long after SIGTERM before SIGKILL." default:"${stopGrace}" placeholder:"DUR"`
+	LogMax       cli.Size      `help:"Rotate the log at this size." default:"${logMax}" placeholder:"SIZE"`
+	LogKeep      int           `help:"Keep this many log generations." default:"${logKeep}" placeholder:"N"`
 	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
 	UntilExit    int           `help:"Stop the service when process PID exits, such as the calling shell: --until-exit $$." placeholder:"PID"`
 	Restart      string        `help:"Restart the command when it ends: no, on-failure or always, with exponential backoff." enum:"no,on-failure,always" default:"no" placeholder:"WHEN"`
@@ -184,80 +163,67 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
+	spec, err := c.spec(env)
+	if err != nil {
+		return err
+	}
+	warning, err := svc.CheckReadyPort(c.ReadyPort, c.Force)
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		env.Voice().Warnf("%s", warning)
+	}
+	h, err := svc.Home(env.Getenv)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Executable: executable(), Spec: spec})
+	if res == nil {
+		return cli.WithCode(err, cli.ExitUsage) // nothing was started
+	}
+	return reportStart(ctx, env, res, err, c.JSON, "")
+}
+
+// spec is the service's spec from the flags, checked.
+func (c *startCmd) spec(env *cli.Env) (svc.Spec, error) {
 	argv, err := commandArgs(c.Command, "start")
 	if err != nil {
-		return err
+		return svc.Spec{}, err
 	}
-	n := 0
-	for _, set := range []bool{c.ReadyURL != "", c.ReadyPort != 0, c.ReadyRegex != "", c.ReadyCmd != ""} {
-		if set {
-			n++
-		}
-	}
-	if n > 1 {
-		return cli.Usagef("give at most one of --ready-url, --ready-port, --ready-regex and --ready-cmd")
-	}
-	for _, kv := range c.Env {
-		if !strings.Contains(kv, "=") {
-			return cli.Usagef("--env %q is not K=V", kv)
-		}
-	}
-	if c.LogKeep < 1 {
-		return cli.Usagef("--log-keep must be at least 1")
-	}
-	if c.MaxRestarts < 0 {
-		return cli.Usagef("--max-restarts cannot be negative")
-	}
-	h, err := home(env)
+	envs, err := svc.EnvAssignments(c.Env, env.Getenv)
 	if err != nil {
-		return err
+		return svc.Spec{}, err
+	}
+	switch {
+	case c.LogKeep < 1:
+		return svc.Spec{}, cli.Usagef("--log-keep must be at least 1")
+	case c.MaxRestarts < 0:
+		return svc.Spec{}, cli.Usagef("--max-restarts cannot be negative")
 	}
 	cwd := c.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return cli.Usagef("--cwd %s is not a directory", cwd)
+		return svc.Spec{}, cli.Usagef("--cwd %s is not a directory", cwd)
 	}
-	if c.ReadyPort > 0 {
-		if holder := svc.PortHolder(c.ReadyPort); holder != "" {
-			if !c.Force {
-				return cli.WithHint(cli.Usagef("port %d is already held by %s", c.ReadyPort, holder),
-					"stop that process, choose another port, or svc start --force to start anyway")
-			}
-			fmt.Fprintf(env.Stderr, "svc: warning: port %d is already held by %s; it will not count as ready\n", c.ReadyPort, holder)
-		}
-	}
-	monitor, err := monitorArgv()
-	if err != nil {
+	return svc.Spec{Command: argv, Cwd: cwd, Env: envs, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
+		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
+		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}, nil
+}
+
+// reportStart prints what a start found and returns its exit status: 0
+// for a live service, 1 for one that ended or failed, a start error as it
+// is, and an interruption — the service runs on — as the signal.
+func reportStart(ctx context.Context, env *cli.Env, res *svc.StartResult, err error, asJSON bool, note string) error {
+	interrupted := res != nil && err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
 		return err
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Monitor: monitor,
-		Spec: svc.Spec{Command: argv, Cwd: cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
-			ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-			UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}})
-	if res != nil && err != nil && ctx.Err() != nil {
-		return interruptedStart(ctx, env, res, c.JSON)
+	if interrupted {
+		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
 	}
-	if errors.Is(err, svc.ErrNameTaken) {
-		return cli.Usagef("%v", err)
-	}
-	if err != nil {
-		return cli.WithCode(err, cli.ExitUsage)
-	}
-	return reportStart(env, res, c.JSON, "")
-}
-
-// interruptedStart shows a service whose start was interrupted — it runs
-// on — and returns the interruption.
-func interruptedStart(ctx context.Context, env *cli.Env, res *svc.StartResult, asJSON bool) error {
-	reportStart(env, res, asJSON, fmt.Sprintf("svc stop %s to stop it", res.Name))
-	return ctx.Err()
-}
-
-// reportStart prints what start found and returns start's exit status: 0
-// for a live service, 1 for one that ended or failed.
-func reportStart(env *cli.Env, res *svc.StartResult, asJSON bool, note string) error {
 	if asJSON {
 		cli.PrintJSON(env.Stdout, res)
 	} else {
@@ -266,7 +232,10 @@ func reportStart(env *cli.Env, res *svc.StartResult, asJSON bool, note string) e
 			fmt.Fprintln(env.Stdout, note)
 		}
 	}
-	if svc.Live(res.Status) {
+	switch {
+	case interrupted:
+		return ctx.Err()
+	case res.Status.Live():
 		return nil
 	}
 	return cli.Quiet(cli.ExitFailure)
@@ -277,30 +246,21 @@ type lsCmd struct {
 }
 
 func (c *lsCmd) Run(env *cli.Env) error {
-	h, err := home(env)
+	h, err := svc.Home(env.Getenv)
 	if err != nil {
-		return err
+		return cli.Usagef("%v", err)
 	}
-	names, err := svc.List(h)
-	if err != nil {
-		return err
+	rows, errs := svc.LookAll(h)
+	for _, err := range errs {
+		env.Voice().Warnf("%v", err)
 	}
-	var rows []*svc.Listing
-	for _, n := range names {
-		l, err := svc.Look(svc.Dir{Home: h, Name: n})
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "svc: %v\n", err)
-			continue
-		}
-		rows = append(rows, l)
-	}
-	if c.JSON {
-		for _, l := range rows {
-			cli.PrintJSON(env.Stdout, svc.ListJSON(l))
-		}
+	if !c.JSON {
+		fmt.Fprint(env.Stdout, svc.FormatList(rows, time.Now()))
 		return nil
 	}
-	fmt.Fprint(env.Stdout, svc.FormatList(rows, time.Now()))
+	for _, l := range rows {
+		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
+	}
 	return nil
 }
 
@@ -323,7 +283,7 @@ func (c *statusCmd) Run(env *cli.Env) error {
 	} else {
 		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
 	}
-	if svc.Live(l.Status) {
+	if l.Status.Live() {
 		return nil
 	}
 	return cli.Quiet(3)
@@ -345,20 +305,9 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	if _, err := os.Stat(d.Path()); err != nil {
 		return cli.Usagef("no service called %s", c.Name)
 	}
-	since := c.Since
-	if since < 0 {
-		n := c.Lines
-		if n < 0 {
-			n = 10
-		}
-		last, err := svc.LastRow(d)
-		if err != nil {
-			return err
-		}
-		since = max(last-int64(n), 0)
-	} else if c.Lines >= 0 {
-		last, _ := svc.LastRow(d)
-		since = max(since, last-int64(c.Lines))
+	since, err := svc.TailStart(d, c.Lines, c.Since)
+	if err != nil {
+		return err
 	}
 	print := svc.RowPrinter(env.Stdout, c.JSON)
 	if c.Follow {
@@ -376,20 +325,13 @@ type stopCmd struct {
 }
 
 func (c *stopCmd) Run(env *cli.Env) error {
-	h, err := home(env)
+	h, err := svc.Home(env.Getenv)
 	if err != nil {
-		return err
+		return cli.Usagef("%v", err)
 	}
 	names := c.Names
 	if c.All {
-		all, _ := svc.List(h)
-		for _, n := range all {
-			// Live, not just supervised: a service whose monitor was
-			// killed still runs, and --all must stop it too.
-			if l, err := svc.Look(svc.Dir{Home: h, Name: n}); err == nil && svc.Live(l.Status) {
-				names = append(names, n)
-			}
-		}
+		names = append(names, svc.LiveNames(h)...)
 	} else if len(names) == 0 {
 		return cli.Usagef("name a service to stop, or --all")
 	}
@@ -401,7 +343,7 @@ func (c *stopCmd) Run(env *cli.Env) error {
 		}
 		rep, err := svc.Stop(d, c.Grace)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "svc: error: %v\n", err)
+			env.Voice().Error(err)
 			failed++
 			continue
 		}
@@ -430,26 +372,11 @@ func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	s, err := svc.ReadState(d)
-	if err != nil {
-		return cli.Usagef("cannot restart %s: %v", c.Name, err)
-	}
-	if _, err := svc.Stop(d, 0); err != nil {
+	res, err := svc.Restart(ctx, d, executable())
+	if err != nil && res == nil {
 		return err
 	}
-	s.Spec.UntilExit = 0 // the process it was tied to is not ours to pin again
-	monitor, err := monitorArgv()
-	if err != nil {
-		return err
-	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: d.Home, Name: c.Name, Settle: 4 * time.Second, Monitor: monitor, Spec: s.Spec})
-	if res != nil && err != nil && ctx.Err() != nil {
-		return interruptedStart(ctx, env, res, c.JSON)
-	}
-	if err != nil {
-		return err
-	}
-	return reportStart(env, res, c.JSON, "")
+	return reportStart(ctx, env, res, err, c.JSON, "")
 }
 
 type rmCmd struct {

@@ -46,7 +46,12 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Prog is the program's name, set by Run.
+	Prog string
 }
+
+// Voice is the program's voice on the environment's stderr.
+func (e *Env) Voice() Voice { return Voice{Prog: e.Prog, W: e.Stderr} }
 
 // OSEnv is the process's real environment.
 func OSEnv() *Env {
@@ -79,6 +84,7 @@ func Main(app App) int {
 // Run parses args with app's grammar and runs the selected command, printing
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
+	env.Prog = app.Name
 	parser, err := newParser(app, env)
 	if err != nil {
 		// A grammar that does not build is a bug in the binary, and the
@@ -147,10 +153,7 @@ func report(name string, stderr io.Writer, err error) int {
 	if errors.Is(err, errReported) {
 		return code
 	}
-	fmt.Fprintf(stderr, "%s: error: %s\n", name, oneLine(err.Error()))
-	if h := Hint(err); h != "" {
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, oneLine(h))
-	}
+	Voice{Prog: name, W: stderr}.Error(err)
 	return code
 }
 

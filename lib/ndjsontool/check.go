@@ -97,9 +97,8 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 			_, err := st.Out.Write(out.Bytes())
 			return err
 		}
-		fmt.Fprintf(&out, "ndjson: line %d: %s\n", p.line, p.detail)
-		_, err := st.Err.Write(out.Bytes())
-		return err
+		st.Voice.Notef("line %d: %s", p.line, p.detail)
+		return nil
 	}
 	first := true
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *checkChunk {

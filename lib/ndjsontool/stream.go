@@ -11,6 +11,7 @@ package ndjsontool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"unsafe"
@@ -23,7 +24,7 @@ import (
 type Stream struct {
 	In      io.Reader
 	Out     io.Writer
-	Err     io.Writer // where the end-of-stream report goes
+	Voice   cli.Voice // the end-of-stream report, on stderr
 	MaxLine int       // line cap in bytes; 0 means ndjson.DefaultMaxLine
 	Strict  bool      // a skipped line makes the verb fail (exit 1)
 	Workers int       // 0 means one per core
@@ -71,11 +72,11 @@ func (s *skips) report(st *Stream) error {
 			if i == len(msgs)-1 {
 				return cli.WithHint(cli.Failf("%s", m), "run 'ndjson check' to list every bad line")
 			}
-			fmt.Fprintf(st.Err, "ndjson: error: %s\n", m)
+			st.Voice.Error(errors.New(m))
 		}
 	}
 	for _, m := range msgs {
-		fmt.Fprintf(st.Err, "ndjson: %s\n", m)
+		st.Voice.Notef("%s", m)
 	}
 	return nil
 }

@@ -10,10 +10,6 @@ import (
 	"unicode/utf8"
 )
 
-// MonitorCommand is the hidden subcommand svc start re-executes itself
-// with to become a service's monitor.
-const MonitorCommand = "__monitor"
-
 func secs(ms float64) string { return fmt.Sprintf("%.2fs", ms/1000) }
 
 // FormatStart says what svc start found, for people.
@@ -62,7 +58,7 @@ func FormatStart(r *StartResult) string {
 // listJSON is one line of svc ls --json.
 type listJSON struct {
 	Name            string     `json:"name"`
-	Status          string     `json:"status"`
+	Status          Status     `json:"status"`
 	Supervised      bool       `json:"supervised"`
 	PID             int        `json:"pid,omitempty"`
 	URL             string     `json:"url,omitempty"`
@@ -120,11 +116,11 @@ func FormatList(ls []*Listing, now time.Time) string {
 	fmt.Fprintln(w, "NAME\tSTATUS\tPID\tUP\tWHERE / HOW\tCOMMAND")
 	for _, l := range ls {
 		pid, up := "-", "-"
-		if Live(l.Status) {
+		if l.Status.Live() {
 			pid, up = fmt.Sprint(l.PID), age(l.StartedAt, now)
 		}
-		status := l.Status
-		if Live(l.Status) && !l.Supervised {
+		status := string(l.Status)
+		if l.Status.Live() && !l.Supervised {
 			status += " (unsupervised)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, outcome(l), strings.Join(l.Spec.Command, " "))
@@ -140,7 +136,7 @@ func FormatStatus(l *Listing, now time.Time) string {
 	if o := outcome(l); o != "" {
 		fmt.Fprintf(&b, " (%s)", o)
 	}
-	if Live(l.Status) {
+	if l.Status.Live() {
 		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, age(l.StartedAt, now))
 		if !l.Supervised {
 			b.WriteString(", unsupervised")
@@ -161,7 +157,7 @@ func FormatStatus(l *Listing, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "restarts: %d; the last run ended with %s\n", l.Restarts, how)
 	}
-	if l.StopNote != "" && !Live(l.Status) {
+	if l.StopNote != "" && !l.Status.Live() {
 		fmt.Fprintf(&b, "note: %s\n", l.StopNote)
 	}
 	return b.String()
@@ -169,7 +165,7 @@ func FormatStatus(l *Listing, now time.Time) string {
 
 // FormatStop says what a stop did, for people.
 func FormatStop(r *StopReport) string {
-	if r.Note == "not running" {
+	if r.NotRunning {
 		return fmt.Sprintf("%s is not running (%s)\n", r.Name, r.Status)
 	}
 	var b strings.Builder

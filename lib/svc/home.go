@@ -58,9 +58,9 @@ func ValidName(name string) error {
 	return nil
 }
 
-// DefaultName derives a name from a command: the base name of its program
+// defaultName derives a name from a command: the base name of its program
 // (the first word of a shell command), cleaned to a valid name.
-func DefaultName(argv []string) string {
+func defaultName(argv []string) string {
 	word := ""
 	if len(argv) > 0 {
 		fields := strings.Fields(argv[0])
@@ -113,8 +113,8 @@ func hashString(s string) string {
 	return fmt.Sprintf("%016x", h)
 }
 
-// EnsureHome makes the state home (mode 0700) and checks it is writable.
-func EnsureHome(home string) error {
+// ensureHome makes the state home (mode 0700) and checks it is writable.
+func ensureHome(home string) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("cannot make the state directory: %w", err)
 	}

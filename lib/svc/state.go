@@ -8,18 +8,21 @@ import (
 	"time"
 )
 
-// Statuses a service can be in.
+// Status is what state a service is in.
+type Status string
+
+// The statuses a service can be in.
 const (
-	Starting = "starting" // started, not ready yet
-	Ready    = "ready"    // readiness detected
-	Running  = "running"  // alive, nothing to connect to after the ready timeout
-	Exited   = "exited"   // ended by itself; exit code or signal recorded
-	Failed   = "failed"   // could not start, or a required readiness check failed
-	Stopped  = "stopped"  // stopped by the user, or found dead with no exit observed
+	Starting Status = "starting" // started, not ready yet
+	Ready    Status = "ready"    // readiness detected
+	Running  Status = "running"  // alive, nothing to connect to after the ready timeout
+	Exited   Status = "exited"   // ended by itself; exit code or signal recorded
+	Failed   Status = "failed"   // could not start, or a required readiness check failed
+	Stopped  Status = "stopped"  // stopped by the user, or found dead with no exit observed
 )
 
 // Live reports whether a status is one of a running service.
-func Live(status string) bool { return status == Starting || status == Ready || status == Running }
+func (s Status) Live() bool { return s == Starting || s == Ready || s == Running }
 
 // Spec is how a service was asked to run; restart runs it again.
 type Spec struct {
@@ -42,6 +45,37 @@ type Spec struct {
 	MaxRestarts int    `json:"maxRestarts,omitempty"`
 }
 
+// The defaults of a spec's fields and of svc start's settle window: svc
+// start's flags show these, and Start fills them into a spec that leaves
+// them zero.
+const (
+	DefaultReadyTimeout = 60 * time.Second
+	DefaultStopGrace    = 5 * time.Second
+	DefaultLogMax       = 16 << 20
+	DefaultLogKeep      = 5
+	DefaultSettle       = 4 * time.Second
+)
+
+// withDefaults fills the fields left zero.
+func (s Spec) withDefaults() Spec {
+	if s.ReadyTimeout <= 0 {
+		s.ReadyTimeout = DefaultReadyTimeout
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = DefaultStopGrace
+	}
+	if s.LogMax <= 0 {
+		s.LogMax = DefaultLogMax
+	}
+	if s.LogKeep <= 0 {
+		s.LogKeep = DefaultLogKeep
+	}
+	if s.Restart == "" {
+		s.Restart = "no"
+	}
+	return s
+}
+
 // RunRecord is how one run of the command ended.
 type RunRecord struct {
 	N         int       `json:"n"`
@@ -55,7 +89,7 @@ type RunRecord struct {
 // State is state.json: a public interface (see svc(1)).
 type State struct {
 	Name   string `json:"name"`
-	Status string `json:"status"`
+	Status Status `json:"status"`
 	Spec   Spec   `json:"spec"`
 	// PID is the service's process (the leader of its process group);
 	// PIDStart its start time in clock ticks since boot, from

@@ -1,106 +1,159 @@
 package svc
 
 import (
-	"syscall"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
 )
 
-// Signalled is one process the stop ladder signalled.
-type Signalled struct {
-	PID     int    `json:"pid"`
-	Comm    string `json:"comm"`
-	Signal  string `json:"signal"`
-	Escaper bool   `json:"escaper"` // it had left the service's process group
-	// ExitMs is how long after the stop began the process was seen gone;
-	// absent when it was still alive at the end.
-	ExitMs *float64 `json:"exitMs,omitempty"`
+// Stop asks the service's monitor to stop it and waits until the monitor
+// is gone. A service whose monitor was killed is stopped here, by pid and
+// start time.
+func Stop(d Dir, grace time.Duration) (*StopReport, error) {
+	if _, err := os.Stat(d.Path()); err != nil {
+		return nil, fmt.Errorf("no service called %s", d.Name)
+	}
+	if !Supervised(d) {
+		l, err := Look(d)
+		if err != nil {
+			return nil, err
+		}
+		if l.Status.Live() {
+			return stopOrphan(d, grace)
+		}
+		return notRunning(d.Name, l.Status), nil
+	}
+	mon, monOK := monitorProc(d)
+	rep, err := ask(d, Request{Op: OpStop, GraceMs: grace.Milliseconds()})
+	if err != nil {
+		return nil, err
+	}
+	// Gone means gone: the lock goes with the monitor's first descriptors,
+	// and its log and stderr file may still be open for a moment after.
+	deadline := time.Now().Add(10 * time.Second)
+	waitUnlocked(d, 10*time.Second)
+	if monOK {
+		proc.WaitGone([]proc.Info{mon}, deadline, nil)
+	}
+	return rep, nil
 }
 
-// StopReport is what a stop did.
-type StopReport struct {
-	Name       string      `json:"name"`
-	Signalled  []Signalled `json:"signalled"`
-	SIGKILL    bool        `json:"sigkill"`
-	ElapsedMs  float64     `json:"elapsedMs"`
-	Escapers   int         `json:"escapers"`
-	StillAlive []int       `json:"stillAlive,omitempty"`
-	Status     string      `json:"status"`
-	Note       string      `json:"note,omitempty"`
+func notRunning(name string, status Status) *StopReport {
+	return &StopReport{Name: name, Status: status, NotRunning: true, Note: "not running"}
 }
 
-// Ladder stops every process of a service: the members of its process
-// group pgid and every descendant of root (the monitor, a subreaper, so
-// that escapers that double-forked out of the group are its descendants
-// too). SIGTERM to all, then SIGKILL to what is left after grace; each pid
-// is signalled only after its start time confirms it is the same process.
-func Ladder(root, pgid int, grace time.Duration) StopReport {
-	return ladder(root, pgid, false, grace)
+// ask sends one request to the monitor and reads its reply.
+func ask(d Dir, req Request) (*StopReport, error) {
+	c, err := net.DialTimeout("unix", d.Socket(), 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+	}
+	defer c.Close()
+	b, _ := json.Marshal(req)
+	if _, err := c.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	var rep Reply
+	if err := json.NewDecoder(c).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("the monitor of %s did not answer: %v", d.Name, err)
+	}
+	if rep.Error != "" {
+		return nil, fmt.Errorf("the monitor of %s refused the request: %s", d.Name, rep.Error)
+	}
+	if rep.StopReport == nil {
+		return nil, fmt.Errorf("the monitor of %s answered with no report", d.Name)
+	}
+	return rep.StopReport, nil
 }
 
-// LadderFrom is Ladder for a tree whose root is itself to be stopped: a
-// service whose monitor is gone.
-func LadderFrom(root int, grace time.Duration) StopReport {
-	return ladder(root, root, true, grace)
+// monitorProc returns the monitor process of a supervised service, from
+// its state, once /proc confirms the pid runs svc's monitor for this very
+// service.
+func monitorProc(d Dir) (proc.Info, bool) {
+	s, err := ReadState(d)
+	if err != nil || s.MonitorPID <= 0 {
+		return proc.Info{}, false
+	}
+	info, err := proc.Stat(s.MonitorPID)
+	if err != nil {
+		return proc.Info{}, false
+	}
+	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.MonitorPID))
+	if err != nil || !bytes.HasSuffix(argv, []byte("\x00"+MonitorCommand+"\x00"+d.Home+"\x00"+d.Name+"\x00")) {
+		return proc.Info{}, false
+	}
+	return info, true
 }
 
-func ladder(root, pgid int, withRoot bool, grace time.Duration) StopReport {
-	start := time.Now()
-	var rep StopReport
-	tree := func() []proc.Info {
-		t := proc.Tree(root, pgid)
-		if withRoot {
-			if r, err := proc.Stat(root); err == nil && r.State != 'Z' {
-				t = append([]proc.Info{r}, t...)
-			}
-		}
-		return t
+// stopOrphan stops a service whose monitor is gone but whose process,
+// identity confirmed by its start time, still runs: its process group and
+// its descendants get the ladder (without the monitor, escapers that left
+// both cannot be found). It takes the service's lock first — the dead
+// monitor's — so that state.json still has one writer at a time: whoever
+// holds the lock.
+func stopOrphan(d Dir, grace time.Duration) (*StopReport, error) {
+	lock, ok, err := TryLock(d)
+	if err != nil {
+		return nil, err
 	}
-	procs := tree()
-	for _, p := range procs {
-		if proc.Signal(p, syscall.SIGTERM) {
-			rep.Signalled = append(rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGTERM", Escaper: p.PGID != pgid})
-			if p.PGID != pgid {
-				rep.Escapers++
-			}
-		}
+	if !ok {
+		return nil, fmt.Errorf("%s is being stopped or started by another svc; try again", d.Name)
 	}
-	exited := map[int]time.Time{}
-	noteGone := func(p proc.Info) { exited[p.PID] = time.Now() }
-	left := proc.WaitGone(procs, time.Now().Add(grace), noteGone)
-	// Anything the tree started while it was being stopped joins the rest.
-	for _, p := range tree() {
-		if !contains(procs, p) {
-			left = append(left, p)
-		}
+	defer lock.Close()
+	l, err := Look(d)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range left {
-		if proc.Signal(p, syscall.SIGKILL) {
-			rep.SIGKILL = true
-			rep.Signalled = append(rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGKILL", Escaper: p.PGID != pgid})
-		}
+	// Identity first: the recorded pid must still have its start time.
+	if !l.Status.Live() || !proc.Alive(proc.Info{PID: l.PID, Start: l.PIDStart}) {
+		return notRunning(d.Name, Stopped), nil
 	}
-	if len(left) > 0 {
-		for _, p := range proc.WaitGone(left, time.Now().Add(2*time.Second), noteGone) {
-			rep.StillAlive = append(rep.StillAlive, p.PID)
-		}
+	if grace <= 0 {
+		grace = l.Spec.StopGrace
 	}
-	rep.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
-	for i := range rep.Signalled {
-		if gone, ok := exited[rep.Signalled[i].PID]; ok {
-			ms := float64(gone.Sub(start).Microseconds()) / 1000
-			rep.Signalled[i].ExitMs = &ms
-		}
+	if grace <= 0 {
+		grace = DefaultStopGrace
 	}
-	return rep
+	rep := &StopReport{Name: d.Name, LadderReport: proc.LadderFrom(l.PID, grace), Status: Stopped,
+		Note: "its monitor was gone; stopped by pid and start time"}
+	now := time.Now()
+	s := l.State
+	s.Status, s.EndedAt = Stopped, &now
+	s.LogNote = "the log ends where its monitor died"
+	_ = WriteState(d, &s)
+	return rep, nil
 }
 
-func contains(ps []proc.Info, p proc.Info) bool {
-	for _, q := range ps {
-		if q.PID == p.PID && q.Start == p.Start {
-			return true
-		}
+// waitUnlocked blocks until the monitor has released the lock (it exits
+// right after its last state write), or the timeout.
+func waitUnlocked(d Dir, timeout time.Duration) bool {
+	f, err := os.Open(d.LockPath())
+	if err != nil {
+		return true
 	}
-	return false
+	// The goroutine owns f: on a timeout it is still blocked in flock on
+	// f's descriptor, which must not be closed (and its number reused)
+	// under it. It unlocks and closes f once flock returns.
+	done := make(chan error, 1)
+	go func() {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		if err == nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		}
+		f.Close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-time.After(timeout):
+		return false
+	}
 }
+

@@ -1,4 +1,12 @@
-package svc
+// Package logfile is a service's log: the monitor's writer, which rotates
+// at line boundaries and never truncates, and the readers that number
+// rows across every generation and every run.
+//
+// The files live in the service's directory: log.NNNNNNNNNNNN, one per
+// generation, named by the row of its first line (rows count from 1), and
+// "log", a symlink to the newest. A row is a complete line; a last line
+// without its newline is not a row until it has one.
+package logfile
 
 import (
 	"bufio"
@@ -23,8 +31,8 @@ type generation struct {
 	path  string
 }
 
-func generations(d Dir) ([]generation, error) {
-	entries, err := os.ReadDir(d.Path())
+func generations(dir string) ([]generation, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +46,7 @@ func generations(d Dir) ([]generation, error) {
 		if err != nil {
 			continue
 		}
-		gens = append(gens, generation{first, filepath.Join(d.Path(), n)})
+		gens = append(gens, generation{first, filepath.Join(dir, n)})
 	}
 	sort.Slice(gens, func(i, j int) bool { return gens[i].first < gens[j].first })
 	return gens, nil
@@ -46,11 +54,11 @@ func generations(d Dir) ([]generation, error) {
 
 func genName(first int64) string { return fmt.Sprintf("log.%0*d", genDigits, first) }
 
-// LogWriter is the monitor's side of the log: the only writer. It appends,
+// Writer is the monitor's side of the log: the only writer. It appends,
 // rotates by renaming at a line boundary once the file reaches the size
 // cap, keeps a number of generations, and never truncates.
-type LogWriter struct {
-	d     Dir
+type Writer struct {
+	dir   string
 	max   int64
 	keep  int
 	f     *os.File
@@ -61,18 +69,18 @@ type LogWriter struct {
 	err   error // logging stopped, and why
 }
 
-// OpenLog opens the newest generation for appending, or starts the first.
+// Open opens the newest generation for appending, or starts the first.
 // A generation whose last line was cut off (a monitor killed mid-line) is
 // ended with a newline first, so rows stay lines.
-func OpenLog(d Dir, max int64, keep int) (*LogWriter, error) {
+func Open(dir string, max int64, keep int) (*Writer, error) {
 	if max <= 0 {
 		max = 16 << 20
 	}
 	if keep < 1 {
 		keep = 1
 	}
-	w := &LogWriter{d: d, max: max, keep: keep, first: 1}
-	gens, err := generations(d)
+	w := &Writer{dir: dir, max: max, keep: keep, first: 1}
+	gens, err := generations(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +126,8 @@ func countLines(path string) (rows int64, mid bool, size int64, err error) {
 	}
 }
 
-func (w *LogWriter) open(first int64) error {
-	f, err := os.OpenFile(filepath.Join(w.d.Path(), genName(first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+func (w *Writer) open(first int64) error {
+	f, err := os.OpenFile(filepath.Join(w.dir, genName(first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -128,25 +136,26 @@ func (w *LogWriter) open(first int64) error {
 }
 
 // link points "log" at the current generation, atomically.
-func (w *LogWriter) link() error {
-	tmp := w.d.LogLink() + ".tmp"
+func (w *Writer) link() error {
+	link := filepath.Join(w.dir, "log")
+	tmp := link + ".tmp"
 	os.Remove(tmp)
 	if err := os.Symlink(genName(w.first), tmp); err != nil {
 		return err
 	}
-	return os.Rename(tmp, w.d.LogLink())
+	return os.Rename(tmp, link)
 }
 
 // Err says whether logging stopped (disk full, say), and why.
-func (w *LogWriter) Err() error { return w.err }
+func (w *Writer) Err() error { return w.err }
 
 // NextRow is the row the next complete line will have.
-func (w *LogWriter) NextRow() int64 { return w.first + w.rows }
+func (w *Writer) NextRow() int64 { return w.first + w.rows }
 
 // Write appends p, rotating at line boundaries. Once a write fails,
 // logging stops and Err says why; Write still reports success so the
 // service's output keeps draining.
-func (w *LogWriter) Write(p []byte) (int, error) {
+func (w *Writer) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 && w.err == nil {
 		chunk := p
@@ -182,14 +191,14 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *LogWriter) rotate() error {
+func (w *Writer) rotate() error {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
 	if err := w.open(w.first + w.rows); err != nil {
 		return err
 	}
-	gens, err := generations(w.d)
+	gens, err := generations(w.dir)
 	if err != nil {
 		return err
 	}
@@ -201,7 +210,7 @@ func (w *LogWriter) rotate() error {
 }
 
 // Close ends a last line that has no newline, and closes the file.
-func (w *LogWriter) Close() error {
+func (w *Writer) Close() error {
 	if w.mid && w.err == nil {
 		w.Write([]byte{'\n'})
 	}
@@ -209,8 +218,8 @@ func (w *LogWriter) Close() error {
 }
 
 // LastRow is the row of the last complete line in the log, 0 if none.
-func LastRow(d Dir) (int64, error) {
-	gens, err := generations(d)
+func LastRow(dir string) (int64, error) {
+	gens, err := generations(dir)
 	if err != nil || len(gens) == 0 {
 		return 0, err
 	}
@@ -221,8 +230,8 @@ func LastRow(d Dir) (int64, error) {
 
 // ReadRows calls fn for every complete line after row since, in order, and
 // returns the last row it saw (since, when none).
-func ReadRows(d Dir, since int64, fn func(row int64, line []byte) error) (int64, error) {
-	gens, err := generations(d)
+func ReadRows(dir string, since int64, fn func(row int64, line []byte) error) (int64, error) {
+	gens, err := generations(dir)
 	if err != nil {
 		return since, err
 	}

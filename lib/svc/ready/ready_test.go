@@ -1,4 +1,4 @@
-package svc
+package ready
 
 import (
 	"crypto/ecdsa"
@@ -44,7 +44,7 @@ func serve(t *testing.T, ln net.Listener) string {
 
 // --ready-url: an http URL is ready when HTTP answers, an https one when
 // TLS does — a port that merely accepts, or answers plain HTTP, is not.
-func TestHTTPReady(t *testing.T) {
+func TestHTTP(t *testing.T) {
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +88,8 @@ func TestHTTPReady(t *testing.T) {
 		{"https://127.0.0.1:" + silentPort + "/", false},
 		{"http://127.0.0.1:" + silentPort + "/", false},
 	} {
-		if got := HTTPReady(c.url); got != c.want {
-			t.Errorf("HTTPReady(%s) = %v, want %v", c.url, got, c.want)
+		if got := HTTP(c.url); got != c.want {
+			t.Errorf("HTTP(%s) = %v, want %v", c.url, got, c.want)
 		}
 	}
 }

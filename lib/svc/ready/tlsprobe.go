@@ -1,4 +1,4 @@
-package svc
+package ready
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package svc
+package proc
 
 import (
 	"path/filepath"

@@ -1,4 +1,8 @@
-package svc
+// Package ready is how svc knows a service is ready: the endpoints a
+// server prints (a URL, a host:port, "port N"), probes of a port, an HTTP
+// URL and a TLS server, and whether a listening port belongs to the
+// service's own process tree or to someone else.
+package ready
 
 import (
 	"fmt"
@@ -65,10 +69,10 @@ func Accepts(port int) bool {
 	return false
 }
 
-// HTTPReady reports whether url answers an HTTP request at all, whatever
+// HTTP reports whether url answers an HTTP request at all, whatever
 // the status. It speaks just enough HTTP/1.0 for that (net/http would
 // double the monitor's size); for https, that a TLS server answers.
-func HTTPReady(rawURL string) bool {
+func HTTP(rawURL string) bool {
 	u, err := neturl.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return false

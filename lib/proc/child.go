@@ -1,0 +1,204 @@
+package proc
+
+import (
+	"fmt"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Child is a command started as the leader of a process group of its own:
+// the one lifecycle every agentry program uses for what it starts.
+//
+//	start     Start (or Reaper.Start): own group, parent-death signal
+//	watch     Exited: closed when the leader has exited, still unreaped
+//	signal    Signal: to the whole group, only while the leader is unreaped
+//	reap      Wait (reap only) or End (kill what the group left, then reap)
+//	decode    Exit: code, signal and the 128+N status
+//
+// Until the leader is reaped its pid, and so its group id, cannot be
+// reused: that is what makes a signal to the group safe, and why Signal
+// does nothing once Wait or End has run.
+type Child struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	reaper *Reaper
+
+	mu     sync.Mutex
+	reaped bool
+	exit   Exit
+}
+
+// Options say how a child is started.
+type Options struct {
+	// DeathSignal is what the kernel sends the child when the thread that
+	// started it dies, however it dies (default SIGKILL): a parent killed
+	// outright does not leave its child running on. (Go never ends the
+	// thread that started a child while the program runs.)
+	DeathSignal syscall.Signal
+	// Outlive leaves the child running when its parent dies: a service
+	// outlives a monitor killed outright, and is stopped by pid and start
+	// time afterwards.
+	Outlive bool
+}
+
+// Exit is how a process ended: an exit code, or the signal that ended it.
+type Exit struct {
+	Code   *int           `json:"code,omitempty"`
+	Signal syscall.Signal `json:"-"`
+}
+
+// ExitOf decodes a wait status.
+func ExitOf(ws syscall.WaitStatus) Exit {
+	switch {
+	case ws.Exited():
+		c := ws.ExitStatus()
+		return Exit{Code: &c}
+	case ws.Signaled():
+		return Exit{Signal: ws.Signal()}
+	}
+	return Exit{}
+}
+
+// Status is the exit status a shell would show: the code, or 128+N for
+// signal N.
+func (e Exit) Status() int {
+	if e.Signal != 0 {
+		return 128 + int(e.Signal)
+	}
+	if e.Code != nil {
+		return *e.Code
+	}
+	return 0
+}
+
+// OK reports an exit with code 0.
+func (e Exit) OK() bool { return e.Code != nil && *e.Code == 0 }
+
+// SignalName is the conventional name of the signal that ended the
+// process ("SIGTERM"), or "" when it exited.
+func (e Exit) SignalName() string {
+	if e.Signal == 0 {
+		return ""
+	}
+	if n := unix.SignalName(e.Signal); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(e.Signal))
+}
+
+// String says how it ended: "exited 3", "ended by SIGTERM".
+func (e Exit) String() string {
+	switch {
+	case e.Signal != 0:
+		return "ended by " + e.SignalName()
+	case e.Code != nil:
+		return fmt.Sprintf("exited %d", *e.Code)
+	}
+	return "ended"
+}
+
+// Start starts cmd as a Child: the leader of a new process group, with
+// the parent-death signal unless o.Outlive.
+func Start(cmd *exec.Cmd, o Options) (*Child, error) {
+	prepare(cmd, o)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &Child{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = WaitExited(cmd.Process.Pid)
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+func prepare(cmd *exec.Cmd, o Options) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if !o.Outlive {
+		sig := o.DeathSignal
+		if sig == 0 {
+			sig = syscall.SIGKILL
+		}
+		cmd.SysProcAttr.Pdeathsig = sig
+	}
+}
+
+// PID is the leader's pid, which is also the group's id.
+func (c *Child) PID() int { return c.cmd.Process.Pid }
+
+// Exited is closed when the leader has exited. For a child started
+// through a Reaper it is closed once the reaper has collected it.
+func (c *Child) Exited() <-chan struct{} { return c.exited }
+
+// Signal sends sig to the child's whole group. Once the leader is reaped
+// it does nothing: the group id may then name someone else's processes.
+// A group already gone is not an error.
+func (c *Child) Signal(sig syscall.Signal) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reaped {
+		return nil
+	}
+	err := unix.Kill(-c.cmd.Process.Pid, sig)
+	if err == unix.ESRCH {
+		return nil
+	}
+	return err
+}
+
+// Wait waits for the leader to exit, reaps it and decodes its exit. It
+// may be called more than once.
+func (c *Child) Wait() Exit {
+	<-c.exited
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped && c.reaper == nil {
+		_ = c.cmd.Wait()
+		if c.cmd.ProcessState != nil {
+			if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+				c.exit = ExitOf(ws)
+			}
+		}
+	}
+	c.reaped = true
+	return c.exit
+}
+
+// End waits for the leader to exit, kills with SIGKILL whatever it left
+// running in its group, then reaps it.
+func (c *Child) End() Exit {
+	<-c.exited
+	_ = c.Signal(syscall.SIGKILL)
+	return c.Wait()
+}
+
+// Stop sends sig to the group and waits up to grace for the leader to
+// exit; then SIGKILL to the group, and it waits on. It does not reap.
+func (c *Child) Stop(sig syscall.Signal, grace time.Duration) {
+	_ = c.Signal(sig)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+	case <-t.C:
+		_ = c.Signal(syscall.SIGKILL)
+		<-c.exited
+	}
+}
+
+// Running reports whether the leader has not exited yet.
+func (c *Child) Running() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}

@@ -1,0 +1,128 @@
+package proc
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// RunOptions are what a foreground run needs.
+type RunOptions struct {
+	Argv    []string      // one argument: through /bin/sh -c
+	Cwd     string        //
+	Timeout time.Duration // 0: none
+	Out     io.Writer     // where output streams, live
+	// Keep is how much output to keep for the result (default 1 MiB, the
+	// last of it).
+	Keep int
+	// Drain bounds how long output is read after the command exits, when a
+	// background child still holds the pipe (default 200ms).
+	Drain time.Duration
+	// Grace is the time between SIGTERM and SIGKILL when the run is
+	// stopped (default 2s).
+	Grace time.Duration
+}
+
+// RunResult is how a foreground run ended.
+type RunResult struct {
+	ExitCode    int     `json:"exitCode"` // the status to exit with
+	Code        *int    `json:"code,omitempty"`
+	Signal      string  `json:"signal,omitempty"`
+	TimedOut    bool    `json:"timedOut,omitempty"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+	StillHeld   bool    `json:"outputHeldByBackgroundChild,omitempty"`
+	ElapsedMs   float64 `json:"elapsedMs"`
+	Footer      string  `json:"footer,omitempty"`
+	Output      string  `json:"output"`
+	Truncated   bool    `json:"outputTruncated,omitempty"`
+}
+
+// ShellCommand is how every agentry program runs a command it was given:
+// one argument through /bin/sh -c, several executed directly.
+func ShellCommand(argv []string) *exec.Cmd {
+	if len(argv) == 1 {
+		return exec.Command("/bin/sh", "-c", argv[0])
+	}
+	return exec.Command(argv[0], argv[1:]...)
+}
+
+// RunForeground runs a command that should finish, and never hangs: stdin
+// at /dev/null, output streamed and kept, the command in its own process
+// group. It returns when the command exits, even if a background child
+// keeps the output pipe open; on the timeout or ctx (a signal) it stops
+// the whole group — SIGTERM, then SIGKILL after the grace. ExitCode is
+// 124 after the timeout and 130 when interrupted (the caller knows which
+// signal it was).
+func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
+	if o.Keep <= 0 {
+		o.Keep = 1 << 20
+	}
+	if o.Drain <= 0 {
+		o.Drain = 200 * time.Millisecond
+	}
+	if o.Grace <= 0 {
+		o.Grace = 2 * time.Second
+	}
+	cmd := ShellCommand(o.Argv)
+	cmd.Dir = o.Cwd
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
+	start := time.Now()
+	child, err := Start(cmd, Options{})
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+
+	keep := NewTail(o.Keep)
+	copied := make(chan error, 1)
+	go func() {
+		var dst io.Writer = keep
+		if o.Out != nil {
+			dst = io.MultiWriter(o.Out, keep)
+		}
+		_, err := io.Copy(dst, r)
+		copied <- err // nil: the end of the output; else the drain deadline
+	}()
+	var timeout <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	res := &RunResult{}
+	select {
+	case <-child.Exited():
+	case <-timeout:
+		res.TimedOut = true
+		child.Stop(syscall.SIGTERM, o.Grace)
+	case <-ctx.Done():
+		res.Interrupted = true
+		child.Stop(syscall.SIGTERM, o.Grace)
+	}
+	var exit Exit
+	if res.TimedOut || res.Interrupted {
+		exit = child.End() // the leader is gone: the rest of its group goes too
+	} else {
+		exit = child.Wait()
+	}
+	_ = r.SetReadDeadline(time.Now().Add(o.Drain))
+	res.StillHeld = <-copied != nil
+	res.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	res.Output, res.Truncated = keep.String(), keep.Truncated()
+	res.Code, res.Signal, res.ExitCode = exit.Code, exit.SignalName(), exit.Status()
+	switch {
+	case res.TimedOut:
+		res.ExitCode = 124
+	case res.Interrupted:
+		res.ExitCode = 130
+	}
+	return res, nil
+}

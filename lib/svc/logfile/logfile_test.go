@@ -1,0 +1,104 @@
+package logfile
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The log rotates at line boundaries, keeps its generations, and numbers
+// rows across rotation and reopening without a gap or a repeat.
+func TestLogRowsSurviveRotation(t *testing.T) {
+	d := t.TempDir()
+	os.Mkdir(d, 0o700)
+	w, err := Open(d, 100, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for i := 1; i <= 500; i++ {
+		fmt.Fprintf(&all, "line %d\n", i)
+	}
+	// Write in awkward pieces, splitting lines.
+	for b := all.Bytes(); len(b) > 0; {
+		n := min(len(b), 7)
+		w.Write(b[:n])
+		b = b[n:]
+	}
+	w.Write([]byte("no newline"))
+	w.Close()
+	// Reopen, as a restarted monitor would, and go on.
+	w, err = Open(d, 100, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("after restart\n"))
+	w.Close()
+
+	var got []string
+	last, err := ReadRows(d, 0, func(row int64, line []byte) error {
+		got = append(got, fmt.Sprintf("%d:%s", row, line))
+		return nil
+	})
+	if err != nil || last != 502 || len(got) != 502 {
+		t.Fatalf("last %d, %d rows, %v", last, len(got), err)
+	}
+	for i := 1; i <= 500; i++ {
+		if got[i-1] != fmt.Sprintf("%d:line %d", i, i) {
+			t.Fatalf("row %d is %q", i, got[i-1])
+		}
+	}
+	if got[500] != "501:no newline" || got[501] != "502:after restart" {
+		t.Errorf("end %q", got[500:])
+	}
+	gens, _ := generations(d)
+	if len(gens) < 20 {
+		t.Errorf("only %d generations for 4 KiB at 100 bytes each", len(gens))
+	}
+	for _, g := range gens {
+		b, _ := os.ReadFile(g.path)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			t.Errorf("generation %s ends mid-line", g.path)
+		}
+	}
+	// --since reads incrementally.
+	var after []int64
+	ReadRows(d, 495, func(row int64, line []byte) error { after = append(after, row); return nil })
+	if fmt.Sprint(after) != "[496 497 498 499 500 501 502]" {
+		t.Errorf("since 495: %v", after)
+	}
+	if lr, _ := LastRow(d); lr != 502 {
+		t.Errorf("LastRow %d", lr)
+	}
+}
+
+func TestLogKeepsGenerations(t *testing.T) {
+	d := t.TempDir()
+	os.Mkdir(d, 0o700)
+	w, _ := Open(d, 50, 3)
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(w, "row %03d\n", i)
+	}
+	w.Close()
+	gens, _ := generations(d)
+	if len(gens) != 3 {
+		t.Fatalf("%d generations kept, want 3", len(gens))
+	}
+	var rows []int64
+	ReadRows(d, 0, func(row int64, line []byte) error {
+		if string(line) != fmt.Sprintf("row %03d", row-1) {
+			t.Errorf("row %d holds %q", row, line)
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	if rows[len(rows)-1] != 100 {
+		t.Errorf("last row %d", rows[len(rows)-1])
+	}
+	if target, _ := os.Readlink(filepath.Join(d, "log")); target != genName(gens[2].first) {
+		t.Errorf("log links to %s", target)
+	}
+}
+

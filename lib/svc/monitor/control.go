@@ -1,0 +1,120 @@
+package monitor
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+	"golang.org/x/sys/unix"
+)
+
+// stopRequest is a stop for the supervising loop; a nil reply is a stop
+// nobody waits on (SIGTERM to the monitor, --until-exit).
+type stopRequest struct {
+	grace time.Duration
+	reply chan svc.StopReport
+	sent  chan struct{} // closed once the reply is written
+}
+
+// serveControl answers requests on the monitor's socket: one svc.Request
+// line in, one svc.Reply line out.
+func (m *monitor) serveControl(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go m.answerConn(c)
+	}
+}
+
+func (m *monitor) answerConn(c net.Conn) {
+	defer c.Close()
+	enc := json.NewEncoder(c)
+	var req svc.Request
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
+		_ = enc.Encode(svc.Reply{Error: "a request is one JSON line: " + err.Error()})
+		return
+	}
+	if req.Op != svc.OpStop {
+		_ = enc.Encode(svc.Reply{Error: fmt.Sprintf("unknown request %q", req.Op)})
+		return
+	}
+	grace := time.Duration(req.GraceMs) * time.Millisecond
+	if grace <= 0 {
+		grace = m.spec.StopGrace
+	}
+	sr := stopRequest{grace: grace, reply: make(chan svc.StopReport, 1), sent: make(chan struct{})}
+	m.events.stop <- sr
+	rep := <-sr.reply
+	_ = enc.Encode(svc.Reply{StopReport: &rep})
+	close(sr.sent)
+}
+
+// selfStop stops the service from inside the monitor.
+func (m *monitor) selfStop() {
+	go func() { m.events.stop <- stopRequest{grace: m.spec.StopGrace} }()
+}
+
+// stop runs the ladder over the service's tree and records the end.
+func (m *monitor) stop(req stopRequest) {
+	lad := proc.Ladder(os.Getpid(), m.cur.child.PID(), req.grace)
+	var exit proc.Exit
+	select {
+	case <-m.cur.child.Exited():
+		exit = m.cur.child.Wait()
+	case <-time.After(5 * time.Second):
+	}
+	m.drainRun(m.cur)
+	m.rec.addRun(m.cur, exit)
+	m.finish(exit, svc.Stopped)
+	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped}
+	if len(rep.StillAlive) > 0 {
+		rep.Note = fmt.Sprintf("%d processes are still alive", len(rep.StillAlive))
+	}
+	m.answer(req, rep)
+}
+
+// answer sends a stop report and waits for it to be written: the
+// monitor's exit would cut it short.
+func (m *monitor) answer(req stopRequest, rep svc.StopReport) {
+	if req.reply == nil {
+		return
+	}
+	req.reply <- rep
+	select {
+	case <-req.sent:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+// finishStopped ends a service stopped while it waited to restart: there
+// is nothing running to signal.
+func (m *monitor) finishStopped(req *stopRequest) {
+	m.log.Close()
+	now := time.Now()
+	m.rec.set(func(s *svc.State) { s.Status, s.EndedAt = svc.Stopped, &now })
+	m.answer(*req, svc.StopReport{Name: m.d.Name, Status: svc.Stopped, Note: "stopped while waiting to restart",
+		LadderReport: proc.LadderReport{Signalled: []proc.Signalled{}}})
+}
+
+// watchUntilExit waits on the --until-exit pidfd: it becomes readable
+// when that process exits.
+func watchUntilExit(pidfd *os.File, until chan<- struct{}) {
+	fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			close(until)
+			return
+		}
+	}
+}

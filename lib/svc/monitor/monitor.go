@@ -1,0 +1,359 @@
+// Package monitor is the process that supervises one service for its
+// whole life: "svc __monitor HOME NAME", started by svc start in a new
+// session. It holds the service's lock (its liveness, for every other
+// command), is a child subreaper and the one owner of every wait, starts
+// the command in its own process group with stdin at /dev/null and its
+// output in one pipe into the log, watches for readiness, answers stop
+// requests on its socket, restarts the command when asked to, and writes
+// state.json — the only writer while it lives.
+//
+// The files are split by job: monitor.go (start and the supervising
+// loop), output.go (the output into the log, and the lines readiness
+// looks at), watch.go (readiness), control.go (the socket, and what stops
+// the service), state.go (the recorded state).
+package monitor
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/logfile"
+	"github.com/agentry/agentry/lib/svc/ready"
+)
+
+// monitor supervises one service.
+type monitor struct {
+	d      svc.Dir
+	spec   svc.Spec
+	ends   *svc.MonitorEnds
+	reaper *proc.Reaper
+	log    *logfile.Writer
+	cur    *run // the current run; only the supervising goroutine changes it
+	start  time.Time
+	rec    *recorder
+	out    *tail
+	events events
+}
+
+// events are what the supervising loop waits on.
+type events struct {
+	ready chan readyReport
+	stop  chan stopRequest
+	term  chan os.Signal // SIGTERM to the monitor stops the service
+	until chan struct{}  // the --until-exit process ended
+}
+
+// run is one run of the service's command; with --restart there are
+// several in a monitor's life.
+type run struct {
+	n        int
+	child    *proc.Child
+	out      *os.File      // the read end of its output pipe
+	copyDone chan struct{} // closed when its output is all in the log
+	start    time.Time
+}
+
+// Run is the monitor process: it takes the lock, starts the service and
+// supervises it until it ends or is stopped. Its error is a usage error
+// (no handoff from svc start) or carries the monitor's exit status.
+func Run(d svc.Dir) error {
+	ends, err := svc.Inherit()
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if code := supervise(d, ends); code != 0 {
+		return cli.Quiet(code)
+	}
+	return nil
+}
+
+func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
+	m := &monitor{d: d, spec: ends.Spec, ends: ends, start: time.Now(), out: &tail{},
+		events: events{ready: make(chan readyReport, 4), stop: make(chan stopRequest), term: make(chan os.Signal, 1), until: make(chan struct{})}}
+	lock, ok, err := svc.TryLock(d)
+	if err != nil {
+		m.send(svc.Report{Event: svc.EvFailed, Error: "taking the lock: " + err.Error()})
+		return 1
+	}
+	if !ok {
+		m.send(svc.Report{Event: svc.EvTaken})
+		return 2
+	}
+	defer lock.Close() // the lock is the monitor's life: held until it exits
+	m.rec = newRecorder(d, svc.State{Name: d.Name, Status: svc.Starting, Spec: m.spec, MonitorPID: os.Getpid(), StartedAt: m.start})
+	// Anything that double-forks out of the service's group reparents to
+	// the monitor, which can then stop it with the rest.
+	m.reaper = proc.NewReaper()
+	handleSignals(m.events.term)
+
+	if m.log, err = logfile.Open(d.Path(), m.spec.LogMax, m.spec.LogKeep); err != nil {
+		return m.fail("opening the log: " + err.Error())
+	}
+	m.rec.log = m.log
+	ln, err := net.Listen("unix", d.Socket())
+	if err != nil {
+		return m.fail("listening for stop requests: " + err.Error())
+	}
+	defer ln.Close()
+
+	preoccupied := m.preoccupied()
+	r, err := m.launch(1)
+	if err != nil {
+		return m.fail(err.Error())
+	}
+	m.cur = r
+	info, _ := proc.Stat(r.child.PID())
+	m.rec.set(func(s *svc.State) {
+		s.PID, s.PIDStart = r.child.PID(), info.Start
+		if preoccupied != "" {
+			s.PortPreoccupied, s.PortHolder, s.Port = true, preoccupied, m.spec.ReadyPort
+		}
+	})
+	m.send(svc.Report{Event: svc.EvStarted, PID: r.child.PID(), Holder: preoccupied})
+	go m.serveControl(ln)
+	if m.ends.Until != nil {
+		go watchUntilExit(m.ends.Until, m.events.until)
+	}
+	return m.supervise()
+}
+
+// handleSignals has SIGTERM stop the service, and handles — does not
+// ignore — the signals a terminal or a script sends: an ignored
+// disposition would be inherited by the service across exec, and svc
+// start may itself run with SIGINT, SIGQUIT or SIGPIPE ignored (a
+// background job of a script). Handled signals are reset in the service.
+func handleSignals(term chan os.Signal) {
+	quiet := make(chan os.Signal, 8)
+	signal.Notify(quiet, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
+	go func() {
+		for range quiet {
+		}
+	}()
+	signal.Notify(term, syscall.SIGTERM)
+}
+
+// preoccupied names who holds --ready-port before the service starts.
+func (m *monitor) preoccupied() string {
+	if m.spec.ReadyPort <= 0 || !ready.Accepts(m.spec.ReadyPort) {
+		return ""
+	}
+	if _, holder := ready.PortOwner(m.spec.ReadyPort, os.Getpid(), -1); holder != "" {
+		return holder
+	}
+	return "another process"
+}
+
+func (m *monitor) send(r svc.Report) { _ = m.ends.Reports.Encode(r) }
+
+func (m *monitor) sinceStart() float64 { return float64(time.Since(m.start).Microseconds()) / 1000 }
+
+func (m *monitor) fail(msg string) int {
+	now := time.Now()
+	m.rec.set(func(s *svc.State) { s.Status, s.Error, s.EndedAt = svc.Failed, msg, &now })
+	m.send(svc.Report{Event: svc.EvFailed, Error: msg})
+	return 1
+}
+
+// launch starts run n of the service: its own process group, not tied to
+// the monitor's life (a service outlives a monitor killed outright, and
+// is stopped by pid and start time after); stdin at /dev/null; stdout and
+// stderr into one pipe, in order. Its output is copied and watched for
+// readiness at once; the state write (an fsync) comes after.
+func (m *monitor) launch(n int) (*run, error) {
+	argv := m.spec.Command
+	if len(argv) > 1 {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return nil, fmt.Errorf("cannot run %s: %v", argv[0], unwrap(err))
+		}
+	}
+	cmd := proc.ShellCommand(argv)
+	cmd.Dir = m.spec.Cwd
+	cmd.Env = append(os.Environ(), m.spec.Env...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
+	child, err := m.reaper.Start(cmd, proc.Options{Outlive: true})
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("cannot start the service: %v", err)
+	}
+	run := &run{n: n, child: child, out: r, copyDone: make(chan struct{}), start: time.Now()}
+	lines := make(chan string, 256)
+	w8 := m.newWatch(run, lines)
+	go m.copyOutput(run, w8, lines)
+	go w8.decide()
+	return run, nil
+}
+
+func unwrap(err error) error {
+	if e, ok := err.(*exec.Error); ok {
+		return e.Err
+	}
+	return err
+}
+
+// supervise waits for what happens first, to the end.
+func (m *monitor) supervise() int {
+	readyTimer := time.NewTimer(m.spec.ReadyTimeout)
+	defer readyTimer.Stop()
+	failures := 0
+	for {
+		select {
+		case r := <-m.events.ready:
+			if r.run == m.cur.n { // not from a run that has ended
+				m.becameReady(r)
+			}
+		case <-readyTimer.C:
+			m.rec.set(func(s *svc.State) {
+				if s.Status == svc.Starting {
+					s.Status = svc.Running
+				}
+			})
+			m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
+		case <-m.cur.child.Exited():
+			// The run ended by itself: stop what it left behind, then
+			// restart it or finish.
+			exit := m.endRun()
+			if !m.shouldRestart(exit) {
+				m.finish(exit, svc.Exited)
+				return 0
+			}
+			if time.Since(m.cur.start) >= 10*time.Second {
+				failures = 0 // it had been up a while: not a crash loop
+			}
+			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
+			failures++
+			m.rec.set(func(s *svc.State) { s.Status, s.Restarts, s.URL, s.ReadyAt = svc.Starting, s.Restarts+1, "", nil })
+			if stopped := m.backoff(backoff); stopped != nil {
+				m.finishStopped(stopped)
+				return 0
+			}
+			if err := m.relaunch(); err != nil {
+				return 1
+			}
+			readyTimer.Reset(m.spec.ReadyTimeout)
+		case <-m.events.until:
+			m.events.until = nil
+			m.noteUntilExit()
+			m.selfStop()
+		case <-m.events.term:
+			// Someone stopped the monitor itself: stop the service first.
+			m.selfStop()
+		case req := <-m.events.stop:
+			m.stop(req)
+			return 0
+		}
+	}
+}
+
+func (m *monitor) becameReady(r readyReport) {
+	now := r.at
+	rep := r.Report
+	m.rec.set(func(s *svc.State) {
+		if s.Status == svc.Starting || s.Status == svc.Running {
+			s.Status, s.URL, s.Port, s.ReadyBy, s.ReadyAt = svc.Ready, rep.URL, rep.Port, rep.By, &now
+			s.PortPreoccupied, s.PortHolder = false, ""
+		}
+		rep.Restarts = s.Restarts
+	})
+	rep.PID = m.cur.child.PID()
+	m.send(rep)
+}
+
+// endRun stops what an ended run left in its tree, waits for its output
+// to be in the log, and records how it ended.
+func (m *monitor) endRun() proc.Exit {
+	proc.Ladder(os.Getpid(), m.cur.child.PID(), m.spec.StopGrace)
+	exit := m.cur.child.Wait()
+	m.drainRun(m.cur)
+	m.rec.addRun(m.cur, exit)
+	return exit
+}
+
+func (m *monitor) relaunch() error {
+	r, err := m.launch(m.cur.n + 1)
+	if err != nil {
+		now := time.Now()
+		m.rec.set(func(s *svc.State) { s.Status, s.Error, s.EndedAt = svc.Failed, "restarting: "+err.Error(), &now })
+		return err
+	}
+	m.cur = r
+	info, _ := proc.Stat(r.child.PID())
+	m.rec.set(func(s *svc.State) { s.PID, s.PIDStart, s.Error = r.child.PID(), info.Start, "" })
+	return nil
+}
+
+// shouldRestart applies --restart and --max-restarts to a run's end.
+func (m *monitor) shouldRestart(exit proc.Exit) bool {
+	switch m.spec.Restart {
+	case "always":
+	case "on-failure":
+		if exit.OK() {
+			return false
+		}
+	default:
+		return false
+	}
+	restarts := m.rec.get().Restarts
+	if m.spec.MaxRestarts > 0 && restarts >= m.spec.MaxRestarts {
+		m.rec.set(func(s *svc.State) { s.StopNote = fmt.Sprintf("gave up after %d restarts (--max-restarts)", restarts) })
+		return false
+	}
+	return true
+}
+
+// backoff waits before a restart; a stop in the meantime ends it, and is
+// returned.
+func (m *monitor) backoff(d time.Duration) *stopRequest {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case req := <-m.events.stop:
+		return &req
+	case <-m.events.term:
+		return &stopRequest{}
+	case <-m.events.until:
+		m.events.until = nil
+		m.noteUntilExit()
+		return &stopRequest{}
+	}
+}
+
+func (m *monitor) noteUntilExit() {
+	m.rec.set(func(s *svc.State) {
+		s.StopNote = fmt.Sprintf("stopped because process %d (--until-exit) ended", m.spec.UntilExit)
+	})
+}
+
+// drainRun waits until a run's output is all in the log, bounded: a
+// process that escaped the tree may hold the pipe.
+func (m *monitor) drainRun(r *run) {
+	select {
+	case <-r.copyDone:
+	case <-time.After(2 * time.Second):
+		r.out.Close()
+		<-r.copyDone
+	}
+}
+
+// finish records the end: exit code or signal, the log closed, the
+// terminal state written, and the report to svc start.
+func (m *monitor) finish(exit proc.Exit, status svc.Status) {
+	m.log.Close()
+	now := time.Now()
+	m.rec.set(func(s *svc.State) { s.Status, s.ExitCode, s.Signal, s.EndedAt = status, exit.Code, exit.SignalName(), &now })
+	m.send(svc.Report{Event: svc.EvExited, ExitCode: exit.Code, Signal: exit.SignalName(), AfterMs: m.sinceStart(), Tail: m.out.lines(10)})
+}

@@ -1,0 +1,307 @@
+package svc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc/ready"
+)
+
+// ErrNameTaken is returned when a live service already has the name.
+var ErrNameTaken = errors.New("name taken")
+
+// StartOptions are what svc start needs.
+type StartOptions struct {
+	Home   string
+	Name   string // empty: derived from the command
+	Spec   Spec   // fields left zero take their defaults
+	Settle time.Duration
+	// Executable is the svc binary, which runs the monitor.
+	Executable string
+}
+
+// StartResult is the first true thing about a started service.
+type StartResult struct {
+	Name    string  `json:"name"`
+	Status  Status  `json:"status"`
+	PID     int     `json:"pid,omitempty"`
+	URL     string  `json:"url,omitempty"`
+	Port    int     `json:"port,omitempty"`
+	ReadyBy string  `json:"readyBy,omitempty"`
+	AfterMs float64 `json:"afterMs"`
+	// For a service that ended: its exit code or signal, and its log's tail.
+	ExitCode        *int     `json:"exitCode,omitempty"`
+	Signal          string   `json:"signal,omitempty"`
+	Tail            []string `json:"tail,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
+	PortHolder      string   `json:"portHolder,omitempty"`
+	Restarts        int      `json:"restarts,omitempty"`
+	// Background: svc run sent the command to the background.
+	Background bool `json:"background,omitempty"`
+}
+
+// Start starts a service under a new monitor and returns at the first of:
+// ready, exit, failure, or the settle window. When ctx is done first, the
+// service is left running and Start returns what it knows with ctx's error
+// — as soon as the monitor has started the command, so there is a pid to
+// show.
+func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	d, err := claim(o.Home, o.Name, o.Spec.Command)
+	if err != nil {
+		return nil, err
+	}
+	errFile, err := os.OpenFile(d.Path()+"/monitor.err", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer errFile.Close()
+	spec := o.Spec.withDefaults()
+	launch, err := launchMonitor(o.Executable, d, spec, errFile)
+	if err != nil {
+		return nil, err
+	}
+	defer launch.reports.Close()
+	if err := launch.start(spec); err != nil {
+		return nil, err
+	}
+	// Reaps the monitor if it ends while we are here; once it has, every
+	// file it held is closed.
+	monitorGone := make(chan struct{})
+	go func() { launch.cmd.Wait(); close(monitorGone) }()
+	w := &startWait{d: d, settle: o.Settle, monitorGone: monitorGone, res: &StartResult{Name: d.Name, Status: Starting}, begin: time.Now()}
+	return w.wait(ctx, readReports(launch.reports))
+}
+
+// claim picks the service's name and makes its directory, refusing a name
+// a live service has.
+func claim(home, name string, command []string) (Dir, error) {
+	if err := ensureHome(home); err != nil {
+		return Dir{}, cli.WithCode(err, cli.ExitUsage)
+	}
+	if name == "" {
+		name = uniqueName(home, defaultName(command))
+	} else if err := ValidName(name); err != nil {
+		return Dir{}, cli.Usagef("%v", err)
+	}
+	d := Dir{Home: home, Name: name}
+	if Supervised(d) {
+		return Dir{}, cli.WithHint(cli.Usagef("%w: a service called %s is running", ErrNameTaken, name),
+			fmt.Sprintf("svc stop %s, or choose another --name", name))
+	}
+	if l, err := Look(d); err == nil && l.Status.Live() {
+		return Dir{}, cli.WithHint(cli.Usagef("%w: %s lost its monitor but its process %d still runs", ErrNameTaken, name, l.PID),
+			fmt.Sprintf("svc stop %s", name))
+	}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return Dir{}, err
+	}
+	return d, nil
+}
+
+// readReports decodes the monitor's reports until the pipe closes.
+func readReports(f *os.File) <-chan Report {
+	reports := make(chan Report, 8)
+	go func() {
+		defer close(reports)
+		dec := json.NewDecoder(bufio.NewReader(f))
+		for {
+			var r Report
+			if dec.Decode(&r) != nil {
+				return
+			}
+			reports <- r
+		}
+	}()
+	return reports
+}
+
+// startWait is svc start waiting for the first true thing.
+type startWait struct {
+	d           Dir
+	settle      time.Duration
+	monitorGone <-chan struct{}
+	res         *StartResult
+	begin       time.Time
+}
+
+func (w *startWait) wait(ctx context.Context, reports <-chan Report) (*StartResult, error) {
+	// The settle window only starts once the monitor holds the lock and has
+	// started the command: under load, a monitor can take longer than the
+	// window just to come up, and silence from it proves nothing yet.
+	var settle <-chan time.Time
+	upTimer := time.NewTimer(30 * time.Second)
+	defer upTimer.Stop()
+	done := ctx.Done()
+	for {
+		select {
+		case <-done:
+			if w.res.PID != 0 {
+				return w.withState(), ctx.Err()
+			}
+			done = nil // the "started" report will end the wait
+		case r, ok := <-reports:
+			if !ok {
+				if w.res.PID == 0 {
+					return nil, fmt.Errorf("the monitor of %s ended before starting it (see %s/monitor.err)", w.d.Name, w.d.Path())
+				}
+				return w.withState(), nil
+			}
+			if r.Event == EvStarted {
+				w.res.PID = r.PID
+				if ctx.Err() != nil {
+					return w.withState(), ctx.Err()
+				}
+				t := time.NewTimer(w.settle)
+				defer t.Stop()
+				settle = t.C
+				continue
+			}
+			if res, err := w.report(r); res != nil || err != nil {
+				return res, err
+			}
+		case <-settle:
+			return w.withState(), nil
+		case <-upTimer.C:
+			if w.res.PID == 0 {
+				return nil, fmt.Errorf("the monitor of %s did not start the command within 30s (see %s/monitor.err)", w.d.Name, w.d.Path())
+			}
+		}
+	}
+}
+
+// report takes one report other than "started"; a result ends the wait.
+func (w *startWait) report(r Report) (*StartResult, error) {
+	res := w.res
+	switch r.Event {
+	case EvTaken:
+		return nil, cli.WithHint(cli.Usagef("%w: a service called %s is running", ErrNameTaken, w.d.Name),
+			fmt.Sprintf("svc stop %s, or choose another --name", w.d.Name))
+	case EvFailed:
+		res.Status, res.Error = Failed, r.Error
+		res.AfterMs = ms(time.Since(w.begin))
+		w.waitMonitor() // the monitor is exiting: let it go first
+		return res, nil
+	case EvReady:
+		res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs, res.Restarts = Ready, r.URL, r.Port, r.By, r.AfterMs, r.Restarts
+		if r.PID != 0 {
+			res.PID = r.PID
+		}
+		return res, nil
+	case EvRunning:
+		res.Status = Running
+		return w.withState(), nil
+	case EvExited:
+		res.Status, res.ExitCode, res.Signal, res.Tail, res.AfterMs = Exited, r.ExitCode, r.Signal, r.Tail, r.AfterMs
+		// The monitor exits right after this report; once start returns,
+		// every other command must see it gone.
+		w.waitMonitor()
+		return res, nil
+	}
+	return nil, nil
+}
+
+func (w *startWait) waitMonitor() {
+	select {
+	case <-w.monitorGone:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+func (w *startWait) withState() *StartResult {
+	res := w.res
+	res.AfterMs = ms(time.Since(w.begin))
+	if s, err := ReadState(w.d); err == nil {
+		res.PortPreoccupied, res.PortHolder, res.Restarts = s.PortPreoccupied, s.PortHolder, s.Restarts
+		if s.PID != 0 {
+			res.PID = s.PID
+		}
+		if res.Port == 0 {
+			res.Port = s.Port
+		}
+	}
+	return res
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// uniqueName returns base, or base-2, base-3 … : the first not in use by a
+// live service.
+func uniqueName(home, base string) string {
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = base + "-" + strconv.Itoa(i)
+		}
+		if !Supervised(Dir{Home: home, Name: name}) {
+			return name
+		}
+	}
+}
+
+// Restart stops a service and starts it again with the spec it was
+// started with (less --until-exit: the process it was tied to is not
+// ours to pin again).
+func Restart(ctx context.Context, d Dir, executable string) (*StartResult, error) {
+	s, err := ReadState(d)
+	if err != nil {
+		return nil, cli.Usagef("cannot restart %s: %v", d.Name, err)
+	}
+	if _, err := Stop(d, 0); err != nil {
+		return nil, err
+	}
+	s.Spec.UntilExit = 0
+	return Start(ctx, StartOptions{Home: d.Home, Name: d.Name, Executable: executable, Spec: s.Spec})
+}
+
+// CheckReadyPort refuses a --ready-port another process already listens
+// on: it could never show the service ready. With force it is a warning,
+// returned for the caller to print.
+func CheckReadyPort(port int, force bool) (warning string, err error) {
+	if port <= 0 {
+		return "", nil
+	}
+	holder := ready.PortHolder(port)
+	switch {
+	case holder == "":
+		return "", nil
+	case force:
+		return fmt.Sprintf("port %d is already held by %s; it will not count as ready", port, holder), nil
+	}
+	return "", cli.WithHint(cli.Usagef("port %d is already held by %s", port, holder),
+		"stop that process, choose another port, or svc start --force to start anyway")
+}
+
+// EnvAssignments checks --env values: K=V as given, and a bare K takes
+// the caller's own value of K (so that a secret need not be typed on a
+// command line).
+func EnvAssignments(kvs []string, getenv func(string) string) ([]string, error) {
+	out := make([]string, 0, len(kvs))
+	for _, kv := range kvs {
+		if strings.Contains(kv, "=") {
+			if strings.HasPrefix(kv, "=") {
+				return nil, cli.Usagef("--env %q has no name", kv)
+			}
+			out = append(out, kv)
+			continue
+		}
+		v := getenv(kv)
+		if v == "" {
+			return nil, cli.WithHint(cli.Usagef("--env %q is not K=V, and %s is not set here", kv, kv),
+				"give K=V, or export K first to pass its value without writing it on the command line")
+		}
+		out = append(out, kv+"="+v)
+	}
+	return out, nil
+}

@@ -1,0 +1,197 @@
+package svc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+// The contract between svc start and the monitor it starts, and between
+// every other svc command and a running monitor, in one place.
+//
+// svc start runs "svc __monitor HOME NAME" in a new session, with stdin at
+// /dev/null, stdout and stderr appended to NAME/monitor.err, and these
+// inherited descriptors — the argv carries no spec, so nothing given with
+// --env is readable by other users through /proc/PID/cmdline:
+//
+//	fd 3  reports: the monitor writes Reports, one JSON line each
+//	fd 4  spec:    svc start writes the Spec as JSON, then closes it
+//	fd 5  until:   a pidfd of the --until-exit process (only with it)
+//
+// A running monitor answers on its abstract unix socket (Dir.Socket): one
+// Request line in, one Reply line out.
+
+// MonitorCommand is the hidden subcommand svc re-executes itself with to
+// become a service's monitor.
+const MonitorCommand = "__monitor"
+
+const (
+	fdReports = 3
+	fdSpec    = 4
+	fdUntil   = 5
+)
+
+// Event names a Report.
+type Event string
+
+// What a monitor reports to the svc start that started it, in order:
+// taken or failed (and the monitor ends), or started, then at most one of
+// ready, running and exited (a ready or running service may still exit).
+const (
+	EvTaken   Event = "taken"   // another monitor holds the name
+	EvFailed  Event = "failed"  // the command could not be started
+	EvStarted Event = "started" // the command runs, with its pid
+	EvReady   Event = "ready"   // readiness detected
+	EvRunning Event = "running" // alive, and no readiness within the ready timeout
+	EvExited  Event = "exited"  // the command ended, with its exit and tail
+)
+
+// Report is one thing the monitor tells the starting svc.
+type Report struct {
+	Event    Event    `json:"event"`
+	Error    string   `json:"error,omitempty"`
+	PID      int      `json:"pid,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	Port     int      `json:"port,omitempty"`
+	By       string   `json:"by,omitempty"`
+	AfterMs  float64  `json:"afterMs,omitempty"`
+	ExitCode *int     `json:"exitCode,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
+	Tail     []string `json:"tail,omitempty"`
+	Holder   string   `json:"holder,omitempty"`
+	Restarts int      `json:"restarts,omitempty"`
+}
+
+// OpStop is the one control request: stop the service.
+const OpStop = "stop"
+
+// Request is a control request to a running monitor.
+type Request struct {
+	Op      string `json:"op"`
+	GraceMs int64  `json:"graceMs,omitempty"`
+}
+
+// Reply is a monitor's answer: the stop report, or an error. The report's
+// fields are at the top level, so the reply of a stop is a StopReport.
+type Reply struct {
+	*StopReport
+	Error string `json:"error,omitempty"`
+}
+
+// StopReport is what a stop did.
+type StopReport struct {
+	Name string `json:"name"`
+	proc.LadderReport
+	Status Status `json:"status"`
+	// NotRunning: there was nothing to stop.
+	NotRunning bool   `json:"-"`
+	Note       string `json:"note,omitempty"`
+}
+
+// monitorLaunch is svc start's end of the handoff: the monitor's command,
+// and the descriptors it inherits. Close releases the starter's copies
+// once the monitor has started.
+type monitorLaunch struct {
+	cmd     *exec.Cmd
+	reports *os.File // read end
+	spec    *os.File // write end
+	closers []*os.File
+}
+
+// launchMonitor prepares the monitor of d, with the spec on its own pipe.
+func launchMonitor(exe string, d Dir, spec Spec, stderr *os.File) (*monitorLaunch, error) {
+	l := &monitorLaunch{}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
+	l.reports, l.spec = repR, specW
+	l.closers = []*os.File{repW, specR}
+	files := []*os.File{repW, specR}
+	if spec.UntilExit > 0 {
+		// The process is pinned now, by a pidfd the monitor inherits, so a
+		// recycled pid can never stand in for it.
+		fd, err := unix.PidfdOpen(spec.UntilExit, 0)
+		if err != nil {
+			l.closeAll()
+			return nil, fmt.Errorf("--until-exit %d: %v", spec.UntilExit, err)
+		}
+		pidfd := os.NewFile(uintptr(fd), "until-exit")
+		l.closers = append(l.closers, pidfd)
+		files = append(files, pidfd)
+	}
+	cmd := exec.Command(exe, MonitorCommand, d.Home, d.Name)
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.ExtraFiles = files
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	l.cmd = cmd
+	return l, nil
+}
+
+// start starts the monitor and hands it the spec.
+func (l *monitorLaunch) start(spec Spec) error {
+	err := l.cmd.Start()
+	for _, f := range l.closers {
+		f.Close()
+	}
+	if err != nil {
+		l.reports.Close()
+		l.spec.Close()
+		return fmt.Errorf("starting the monitor: %w", err)
+	}
+	// The pipe holds 64 KiB; a larger spec is read by the monitor as it
+	// is written, so write it on the side.
+	go func() {
+		_ = json.NewEncoder(l.spec).Encode(spec)
+		l.spec.Close()
+	}()
+	return nil
+}
+
+func (l *monitorLaunch) closeAll() {
+	for _, f := range append(l.closers, l.reports, l.spec) {
+		f.Close()
+	}
+}
+
+// MonitorEnds is the monitor's end of the handoff.
+type MonitorEnds struct {
+	Spec    Spec
+	Reports *json.Encoder
+	// Until is the --until-exit pidfd, or nil.
+	Until *os.File
+}
+
+// Inherit reads the monitor's end of the handoff: its spec from fd 4, the
+// report pipe on fd 3 and, when the spec has UntilExit, the pidfd on fd 5.
+func Inherit() (*MonitorEnds, error) {
+	for _, fd := range []int{fdReports, fdSpec} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return nil, fmt.Errorf("the monitor is started by svc start, which hands it descriptor %d; it has none", fd)
+		}
+	}
+	reports := os.NewFile(fdReports, "reports")
+	specFile := os.NewFile(fdSpec, "spec")
+	defer specFile.Close()
+	var spec Spec
+	if err := json.NewDecoder(specFile).Decode(&spec); err != nil {
+		return nil, fmt.Errorf("reading the spec from svc start: %v", err)
+	}
+	ends := &MonitorEnds{Spec: spec, Reports: json.NewEncoder(reports)}
+	if spec.UntilExit > 0 {
+		ends.Until = os.NewFile(fdUntil, "until-exit")
+	}
+	return ends, nil
+}
