@@ -156,4 +156,3 @@ func waitUnlocked(d Dir, timeout time.Duration) bool {
 		return false
 	}
 }
-

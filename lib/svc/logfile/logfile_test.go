@@ -101,4 +101,3 @@ func TestLogKeepsGenerations(t *testing.T) {
 		t.Errorf("log links to %s", target)
 	}
 }
-

@@ -354,6 +354,8 @@ func (m *monitor) drainRun(r *run) {
 func (m *monitor) finish(exit proc.Exit, status svc.Status) {
 	m.log.Close()
 	now := time.Now()
-	m.rec.set(func(s *svc.State) { s.Status, s.ExitCode, s.Signal, s.EndedAt = status, exit.Code, exit.SignalName(), &now })
+	m.rec.set(func(s *svc.State) {
+		s.Status, s.ExitCode, s.Signal, s.EndedAt = status, exit.Code, exit.SignalName(), &now
+	})
 	m.send(svc.Report{Event: svc.EvExited, ExitCode: exit.Code, Signal: exit.SignalName(), AfterMs: m.sinceStart(), Tail: m.out.lines(10)})
 }

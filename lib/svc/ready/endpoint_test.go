@@ -29,4 +29,3 @@ func TestFindEndpoint(t *testing.T) {
 		}
 	}
 }
-
