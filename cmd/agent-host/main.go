@@ -51,16 +51,17 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	if len(command) > 0 && command[0] == "--" {
 		command = command[1:]
 	}
+	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr}
 	factory := func(name string, config json.RawMessage) (host.Backend, error) {
 		switch name {
 		case "echo":
 			return echo.New(config)
 		case "exec":
-			return exec.New(command, env.Stderr)
+			return exec.New(command, benv)
 		case "claude":
-			return claude.New(config)
+			return claude.New(config, benv)
 		case "codex":
-			return codex.New(config)
+			return codex.New(config, benv)
 		}
 		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec, claude and codex)", name)
 	}

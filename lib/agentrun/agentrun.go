@@ -110,8 +110,6 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin = strings.NewReader(req.Prompt) // never on the argv
 	cmd.WaitDelay = time.Second
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -120,16 +118,16 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	tailErr := proc.NewTail(4096)
 	cmd.Stdout, cmd.Stderr = stdoutW, tailErr
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		stdoutW.Close()
+	child, err := proc.Start(cmd, proc.Options{})
+	stdoutW.Close()
+	if err != nil {
 		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, errnoName(err))}
 	}
-	stdoutW.Close()
-	res := &Result{Agent: g.Harness, Level: g.Level, PID: cmd.Process.Pid}
+	res := &Result{Agent: g.Harness, Level: g.Level, PID: child.PID()}
 	if req.PidFile != "" {
-		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", cmd.Process.Pid)); err != nil {
-			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-			cmd.Wait()
+		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", child.PID())); err != nil {
+			_ = child.Signal(syscall.SIGKILL)
+			child.End()
 			return nil, &StartError{"could not write the pid file: " + errnoName(err)}
 		}
 	}
@@ -151,70 +149,25 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 			tr.Feed(line)
 		}
 	}()
-	exited := make(chan struct{})
-	go func() {
-		_ = proc.WaitExited(cmd.Process.Pid)
-		close(exited)
-	}()
 	select {
-	case <-exited:
+	case <-child.Exited():
 	case <-ctx.Done():
 		sig := syscall.SIGTERM
 		if req.StopSignal != nil {
 			sig = req.StopSignal()
 		}
 		res.StoppedBy = unix.SignalName(sig)
-		_ = proc.SignalGroup(cmd, sig)
-		<-exited // no clock: the agent ends when it ends
+		_ = child.Signal(sig)
+		<-child.Exited() // no clock: the agent ends when it ends
 	}
-	// The agent has exited but is not reaped: what it left in its group
-	// goes with it.
-	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-	waitErr := cmd.Wait()
+	// What the agent left in its group goes with it.
+	exit := child.End()
 	_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
 	<-read
 	res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	res.Session = tr.Session
-
-	var ee *exec.ExitError
-	switch {
-	case waitErr == nil:
-		c := 0
-		res.ExitCode = &c
-		text, reason := tr.Answer()
-		if reason != "" {
-			res.Reason, res.Exit = reason, 1
-			break
-		}
-		if n := len([]rune(text)); n > req.MaxOutput {
-			text = string([]rune(text)[:req.MaxOutput]) + fmt.Sprintf("\n[cut off at %d characters]", req.MaxOutput)
-			res.Truncated = true
-		}
-		res.OK, res.Text = true, text
-	case errors.As(waitErr, &ee):
-		ws, _ := ee.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			res.Signal = unix.SignalName(ws.Signal())
-			res.Reason = fmt.Sprintf("%s was ended by %s", g.Harness, res.Signal)
-		} else {
-			c := ee.ExitCode()
-			res.ExitCode = &c
-			why := tr.Failure()
-			if why == "" {
-				why = lastChars(tailErr.String(), 500)
-			}
-			if why == "" {
-				why = lastChars(tailOut.String(), 500)
-			}
-			res.Reason = fmt.Sprintf("%s exited %d", g.Harness, c)
-			if why != "" {
-				res.Reason += ": " + why
-			}
-		}
-		res.Exit = 1
-	default:
-		return nil, waitErr
-	}
+	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
+	res.outcome(g.Harness, exit, tr, req.MaxOutput, tailErr, tailOut)
 	if res.StoppedBy != "" {
 		n, _ := signalNumber(res.StoppedBy)
 		res.Exit = 128 + n
@@ -223,6 +176,40 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Reason = redact.apply(res.Reason)
 	return res, nil
+}
+
+// outcome decides the answer, or the reason there is none, from how the
+// agent exited and what it said.
+func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript, maxOutput int, tailErr, tailOut *proc.Tail) {
+	switch {
+	case exit.OK():
+		text, reason := tr.Answer()
+		if reason != "" {
+			res.Reason, res.Exit = reason, 1
+			return
+		}
+		if n := len([]rune(text)); n > maxOutput {
+			text = string([]rune(text)[:maxOutput]) + fmt.Sprintf("\n[cut off at %d characters]", maxOutput)
+			res.Truncated = true
+		}
+		res.OK, res.Text = true, text
+		return
+	case exit.Signal != 0:
+		res.Reason = fmt.Sprintf("%s was ended by %s", harness, exit.SignalName())
+	default:
+		why := tr.Failure()
+		if why == "" {
+			why = lastChars(tailErr.String(), 500)
+		}
+		if why == "" {
+			why = lastChars(tailOut.String(), 500)
+		}
+		res.Reason = harness + " " + exit.String()
+		if why != "" {
+			res.Reason += ": " + why
+		}
+	}
+	res.Exit = 1
 }
 
 func orDefault(s, d string) string {

@@ -16,6 +16,8 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"strings"
 
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -103,3 +105,31 @@ type Closer interface {
 // Factory makes the backend hello asks for: name is the backend chosen by
 // flag unless hello.config names another, and config is hello.config.
 type Factory func(name string, config json.RawMessage) (Backend, error)
+
+// Env is the outside world a backend's processes see: given by the host
+// program, never read from the process's own, so tests can drive it.
+type Env struct {
+	// Environ is the environment the backend's commands run with.
+	Environ []string
+	// Stderr receives the backend's commands' stderr (the host's own
+	// stderr, which a supervisor tails).
+	Stderr io.Writer
+}
+
+// Getenv is the value of key in Environ.
+func (e Env) Getenv(key string) string {
+	for i := len(e.Environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e.Environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// StderrOr is Stderr, or io.Discard when there is none.
+func (e Env) StderrOr() io.Writer {
+	if e.Stderr == nil {
+		return io.Discard
+	}
+	return e.Stderr
+}

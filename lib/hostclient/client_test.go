@@ -326,7 +326,7 @@ func TestHostDies(t *testing.T) {
 	if !errors.Is(err, ErrHostDied) || done == nil || done.StopReason != protocol.StopLost {
 		t.Fatalf("run in flight when the host died: %+v %v", done, err)
 	}
-	if _, err := dying.Wait(ctx(t)); !errors.Is(err, ErrHostDied) || !strings.Contains(err.Error(), "exit status 3") {
+	if _, err := dying.Wait(ctx(t)); !errors.Is(err, ErrHostDied) || !strings.Contains(err.Error(), "exited 3") {
 		t.Errorf("the run that killed it: %v", err)
 	}
 	d, err := mustRun(t, c, "r3", "c1", "after the restart")
@@ -348,7 +348,7 @@ func TestPingDeadline(t *testing.T) {
 	hello(t, c)
 	s := c.(*client).c.(*subprocess)
 	s.mu.Lock()
-	pid := s.cmd.Process.Pid
+	pid := s.child.PID()
 	s.mu.Unlock()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

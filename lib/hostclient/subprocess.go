@@ -58,9 +58,8 @@ type subprocess struct {
 
 	mu       sync.Mutex
 	cur      *conn
-	cmd      *exec.Cmd
+	child    *proc.Child
 	exited   chan struct{} // closed once the current process is reaped
-	reaped   bool
 	closed   bool
 	hello    *protocol.Hello // replayed on restart
 	failures int
@@ -71,8 +70,6 @@ type subprocess struct {
 func (s *subprocess) spawn() error {
 	cmd := exec.Command(s.opts.Path, s.opts.Args...)
 	cmd.Env, cmd.Dir = s.opts.Env, s.opts.Dir
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGTERM) // the daemon gone: drain, and stop the backend's processes
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -88,12 +85,14 @@ func (s *subprocess) spawn() error {
 	}
 	cmd.Stdout, cmd.Stderr = stdoutW, errw
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	// The daemon gone, the host gets SIGTERM: it drains, and stops its
+	// backend's processes.
+	child, err := proc.Start(cmd, proc.Options{DeathSignal: syscall.SIGTERM})
+	stdoutW.Close()
+	if err != nil {
 		stdout.Close()
-		stdoutW.Close()
 		return fmt.Errorf("starting agent-host: %w", err)
 	}
-	stdoutW.Close()
 	w := ndjson.NewWriter(stdin)
 	c := newConn(func(m protocol.Msg) error {
 		b, err := protocol.Encode(m)
@@ -106,7 +105,7 @@ func (s *subprocess) spawn() error {
 		return nil
 	}, s.opts.Notice)
 	exited := make(chan struct{})
-	s.cur, s.cmd, s.exited, s.reaped = c, cmd, exited, false
+	s.cur, s.child, s.exited = c, child, exited
 
 	readDone := make(chan struct{})
 	go func() {
@@ -126,24 +125,14 @@ func (s *subprocess) spawn() error {
 		}
 	}()
 	go func() {
-		_ = proc.WaitExited(cmd.Process.Pid)
-		// The host has exited but is not reaped: its group id is still
-		// ours, so kill what it left behind, then read what it wrote
-		// before it died, bounded in case an escaped process holds the pipe.
-		s.mu.Lock()
-		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-		s.mu.Unlock()
+		// Once the host has exited, what it left in its group is killed,
+		// and what it wrote before it died is read, bounded in case an
+		// escaped process holds the pipe.
+		exit := child.End()
 		_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
 		<-readDone
-		s.mu.Lock()
-		waitErr := cmd.Wait()
-		s.reaped = true
-		s.mu.Unlock()
 		stdout.Close()
-		how := "exited"
-		if waitErr != nil {
-			how = waitErr.Error()
-		}
+		how := exit.String()
 		if t := strings.TrimSpace(tail.String()); t != "" {
 			how += "; stderr: " + t
 		}
@@ -236,10 +225,9 @@ func (s *subprocess) ping(ctx context.Context) error {
 // kill ends the current host's whole group, if it is not reaped yet.
 func (s *subprocess) kill() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.reaped {
-		_ = proc.SignalGroup(s.cmd, syscall.SIGKILL)
-	}
+	child := s.child
+	s.mu.Unlock()
+	_ = child.Signal(syscall.SIGKILL)
 }
 
 func (s *subprocess) shutdown(ctx context.Context) error {
@@ -273,7 +261,7 @@ const closeGrace = 20 * time.Second
 func (s *subprocess) close() error {
 	s.mu.Lock()
 	s.closed = true
-	exited, c, alive := s.exited, s.cur, !s.reaped
+	exited, c, alive := s.exited, s.cur, s.child.Running()
 	s.mu.Unlock()
 	if alive && c != nil && c.err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)

@@ -59,13 +59,14 @@ type Config struct {
 // Backend hosts claude chats.
 type Backend struct {
 	cfg Config
+	env host.Env
 
 	mu    sync.Mutex
 	chats map[string]*chat
 }
 
-// New makes the backend from hello.config.
-func New(config json.RawMessage) (*Backend, error) {
+// New makes the backend from hello.config; its CLIs run in env.
+func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	var c struct {
 		Claude Config `json:"claude"`
 	}
@@ -75,7 +76,7 @@ func New(config json.RawMessage) (*Backend, error) {
 		}
 	}
 	cfg := c.Claude
-	prog, err := grant.Program(grant.Claude, cfg.Program, os.Getenv("AGENT_HOST_CLAUDE_BIN"))
+	prog, err := grant.Program(grant.Claude, cfg.Program, env.Getenv("AGENT_HOST_CLAUDE_BIN"))
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func New(config json.RawMessage) (*Backend, error) {
 			return nil, fmt.Errorf("claude: the models file is not a JSON array of models: %v", err)
 		}
 	}
-	return &Backend{cfg: cfg, chats: map[string]*chat{}}, nil
+	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
 }
 
 // OneShot is a single claude -p run with the one-shot parameters, the
@@ -113,17 +114,19 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	if cmd.Dir == "" {
 		cmd.Dir = b.cfg.Workspace
 	}
-	cmd.Env = append(os.Environ(), b.cfg.Env...)
+	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
 	cmd.Stdin = strings.NewReader(p.Prompt)
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGKILL)
-	stdout, err := cmd.StdoutPipe()
+	cmd.WaitDelay = time.Second
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	defer stdout.Close()
 	errTail := proc.NewTail(4096)
-	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), errTail)
+	child, err := proc.Start(cmd, proc.Options{})
+	stdoutW.Close()
+	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
 	label := p.ContextLabel
@@ -144,10 +147,8 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	x := &translator{t: sink, c: &chat{}, b: b}
 	var result error
 	done := false
-	go func() {
-		<-ctx.Done()
-		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-	}()
+	stopKill := context.AfterFunc(ctx, func() { _ = child.Signal(syscall.SIGKILL) })
+	defer stopKill()
 	r := ndjson.NewReader(stdout, b.cfg.MaxLine)
 	for !done {
 		line, err := r.Next()
@@ -159,9 +160,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 		}
 		done, result = x.line(line)
 	}
-	_ = proc.WaitExited(cmd.Process.Pid)
-	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-	cmd.Wait()
+	child.End()
 	if !done {
 		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+errTail.LastLine(), false)
 	}
@@ -171,7 +170,9 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 func (b *Backend) Name() string { return "claude" }
 
 func (b *Backend) Version() string {
-	out, err := exec.Command(b.cfg.Program, "--version").Output()
+	cmd := exec.Command(b.cfg.Program, "--version")
+	cmd.Env = b.env.Environ
+	out, err := cmd.Output()
 	if err != nil {
 		return "claude (version unknown)"
 	}
@@ -205,10 +206,10 @@ func (b *Backend) chat(id string) *chat {
 
 // cli is a running claude process.
 type cli struct {
-	cmd    *exec.Cmd
+	child  *proc.Child
 	stdin  io.WriteCloser
-	lines  chan []byte // stdout, line by line; closed at the end
-	exited chan struct{}
+	lines  chan []byte   // stdout, line by line; closed at the end
+	exited chan struct{} // closed once it is reaped, with what it left in its group
 	stderr *proc.Tail
 	wmu    sync.Mutex
 }
@@ -246,23 +247,27 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if t != nil && t.Params.Workspace != "" {
 		cmd.Dir = t.Params.Workspace
 	}
-	cmd.Env = append(os.Environ(), b.cfg.Env...)
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGKILL)
+	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	p := &cli{cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
-	cmd.Stderr = io.MultiWriter(os.Stderr, p.stderr) // the host's stderr is the backend's
-	if err := cmd.Start(); err != nil {
+	p := &cli{stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
+	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), p.stderr) // the host's stderr is the backend's
+	cmd.WaitDelay = time.Second
+	child, err := proc.Start(cmd, proc.Options{})
+	stdoutW.Close()
+	if err != nil {
+		stdout.Close()
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
+	p.child = child
 	go func() {
+		defer stdout.Close()
 		defer close(p.lines)
 		r := ndjson.NewReader(stdout, b.cfg.MaxLine)
 		for {
@@ -280,9 +285,10 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		}
 	}()
 	go func() {
-		_ = proc.WaitExited(cmd.Process.Pid)
-		_ = proc.SignalGroup(cmd, syscall.SIGKILL) // what it left in its group
-		cmd.Wait()
+		child.End()
+		// The rest of stdout is read, bounded in case an escaped process
+		// holds it.
+		_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
 		close(p.exited)
 	}()
 	return p, nil
@@ -297,13 +303,7 @@ func (p *cli) stop(grace time.Duration) {
 		return
 	case <-time.After(grace):
 	}
-	_ = proc.SignalGroup(p.cmd, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return
-	case <-time.After(grace):
-	}
-	_ = proc.SignalGroup(p.cmd, syscall.SIGKILL)
+	p.child.Stop(syscall.SIGTERM, grace)
 	<-p.exited
 }
 
@@ -378,7 +378,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 				"request": map[string]any{"subtype": "interrupt"}})
 		case <-ctx.Done():
 			// The host gave up waiting: kill the CLI; the next turn resumes.
-			_ = proc.SignalGroup(p.cmd, syscall.SIGKILL)
+			_ = p.child.Signal(syscall.SIGKILL)
 			<-p.exited
 			c.cli = nil
 			return host.ErrInterrupted

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/grant"
@@ -46,6 +47,7 @@ type Config struct {
 // Backend runs codex turns.
 type Backend struct {
 	cfg   Config
+	env   host.Env
 	mu    sync.Mutex
 	chats map[string]*chat
 }
@@ -57,8 +59,8 @@ type chat struct {
 	in, out, cached int64
 }
 
-// New makes the backend from hello.config.
-func New(config json.RawMessage) (*Backend, error) {
+// New makes the backend from hello.config, its commands run in env.
+func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	var c struct {
 		Codex Config `json:"codex"`
 	}
@@ -68,7 +70,7 @@ func New(config json.RawMessage) (*Backend, error) {
 		}
 	}
 	cfg := c.Codex
-	prog, err := grant.Program(grant.Codex, cfg.Program, os.Getenv("AGENT_HOST_CODEX_BIN"))
+	prog, err := grant.Program(grant.Codex, cfg.Program, env.Getenv("AGENT_HOST_CODEX_BIN"))
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +78,15 @@ func New(config json.RawMessage) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
-	return &Backend{cfg: cfg, chats: map[string]*chat{}}, nil
+	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
 }
 
 func (b *Backend) Name() string { return "codex" }
 
 func (b *Backend) Version() string {
-	out, err := exec.Command(b.cfg.Program, "--version").Output()
+	cmd := exec.Command(b.cfg.Program, "--version")
+	cmd.Env = b.env.Environ
+	out, err := cmd.Output()
 	if err != nil {
 		return "codex (version unknown)"
 	}
@@ -115,7 +119,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if err != nil {
 		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
-	env := os.Environ()
+	env := b.env.Environ
 	home, err := agentrun.PrepareCodexHome(g, agentrun.CodexSource{Config: b.cfg.ConfigFile}, env)
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
@@ -136,15 +140,17 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	}
 	cmd.Env = append(env, "CODEX_HOME="+home)
 	cmd.Stdin = strings.NewReader(t.Params.Prompt)
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGKILL)
-	stdout, err := cmd.StdoutPipe()
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
+	defer stdout.Close()
 	errTail := proc.NewTail(4096)
-	cmd.Stderr = io.MultiWriter(os.Stderr, errTail)
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), errTail)
+	cmd.WaitDelay = time.Second
+	child, err := proc.Start(cmd, proc.Options{})
+	stdoutW.Close()
+	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex: "+err.Error(), false)
 	}
 	x := &translator{t: t, b: b, c: c}
@@ -164,27 +170,24 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 			x.line(line)
 		}
 	}()
-	exited := make(chan struct{})
-	go func() { _ = proc.WaitExited(cmd.Process.Pid); close(exited) }()
 	interrupted := false
 	select {
-	case <-exited:
+	case <-child.Exited():
 	case <-t.Interrupted:
 		interrupted = true
-		_ = proc.SignalGroup(cmd, syscall.SIGINT)
+		_ = child.Signal(syscall.SIGINT)
 		select {
-		case <-exited:
+		case <-child.Exited():
 		case <-ctx.Done():
-			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-			<-exited
+			_ = child.Signal(syscall.SIGKILL)
 		}
 	case <-ctx.Done():
 		interrupted = true
-		_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-		<-exited
+		_ = child.Signal(syscall.SIGKILL)
 	}
-	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-	waitErr := cmd.Wait()
+	exit := child.End() // with what it left running in its group
+	// All of stdout is read, bounded in case an escaped process holds it.
+	_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
 	<-read
 	switch {
 	case x.failed != "":
@@ -193,8 +196,8 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		return nil
 	case interrupted:
 		return host.ErrInterrupted
-	case waitErr != nil:
-		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%v): %s", waitErr, errTail.LastLine()), false)
+	case !exit.OK():
+		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%s): %s", exit, errTail.LastLine()), false)
 	}
 	return host.Failed(protocol.CodeBackendFailed, "codex ended without finishing its turn", false)
 }

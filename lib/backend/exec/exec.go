@@ -34,22 +34,22 @@ import (
 // Backend runs Argv once per turn.
 type Backend struct {
 	Argv []string
-	// Stderr receives the command's stderr (the host's own stderr).
-	Stderr io.Writer
+	// Env is the command's environment, and where its stderr goes.
+	Env host.Env
 	// MaxOutput caps the text kept for the completed event (default 1 MB);
 	// every delta is still streamed.
 	MaxOutput int
 }
 
 // New makes an exec backend for argv.
-func New(argv []string, stderr io.Writer) (*Backend, error) {
+func New(argv []string, env host.Env) (*Backend, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("exec: no command given (agent-host --backend exec -- CMD ARGS...)")
 	}
 	if _, err := osexec.LookPath(argv[0]); err != nil {
 		return nil, fmt.Errorf("exec: %v", err)
 	}
-	return &Backend{Argv: argv, Stderr: stderr, MaxOutput: 1 << 20}, nil
+	return &Backend{Argv: argv, Env: env, MaxOutput: 1 << 20}, nil
 }
 
 func (b *Backend) Name() string    { return "exec" }
@@ -64,13 +64,11 @@ const drainAfterExit = 200 * time.Millisecond
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = t.Params.Workspace
-	cmd.Env = append(os.Environ(), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
+	cmd.Env = append(append([]string{}, b.Env.Environ...), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
 	cmd.Stdin = strings.NewReader(t.Params.Prompt)
 	// A process that escaped the group may hold stdin unread: never wait
 	// on the prompt's copy for long once the command has exited.
 	cmd.WaitDelay = time.Second
-	proc.InGroup(cmd)
-	proc.DiesWithParent(cmd, syscall.SIGKILL)
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -82,17 +80,14 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	if err := cmd.Start(); err != nil {
-		stdout.Close()
-		stdoutW.Close()
-		stderr.Close()
-		stderrW.Close()
-		return host.Failed(protocol.CodeBackendUnavailable, fmt.Sprintf("starting %s: %v", b.Argv[0], err), false)
-	}
+	child, err := proc.Start(cmd, proc.Options{})
 	stdoutW.Close()
 	stderrW.Close()
 	defer stdout.Close()
 	defer stderr.Close()
+	if err != nil {
+		return host.Failed(protocol.CodeBackendUnavailable, fmt.Sprintf("starting %s: %v", b.Argv[0], err), false)
+	}
 
 	var text bytes.Buffer
 	outDone := make(chan struct{})
@@ -104,33 +99,25 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	errDone := make(chan struct{})
 	go func() {
 		defer close(errDone)
-		w := io.Writer(tail)
-		if b.Stderr != nil {
-			w = io.MultiWriter(tail, b.Stderr)
-		}
-		_, _ = io.Copy(w, stderr)
+		_, _ = io.Copy(io.MultiWriter(tail, b.Env.StderrOr()), stderr)
 	}()
 
-	exited := make(chan error, 1)
-	go func() { exited <- proc.WaitExited(cmd.Process.Pid) }()
 	interrupted := false
 	intr := t.Interrupted
 	for waiting := true; waiting; {
 		select {
-		case <-exited:
+		case <-child.Exited():
 			waiting = false
 		case <-intr:
 			interrupted, intr = true, nil
-			_ = proc.SignalGroup(cmd, syscall.SIGINT)
+			_ = child.Signal(syscall.SIGINT)
 		case <-ctx.Done():
-			_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-			<-exited
+			_ = child.Signal(syscall.SIGKILL)
+			<-child.Exited()
 			waiting = false
 		}
 	}
-	// The leader has exited but is not reaped: its group id is still ours.
-	_ = proc.SignalGroup(cmd, syscall.SIGKILL)
-	waitErr := cmd.Wait()
+	exit := child.End() // with what it left running in its group
 	deadline := time.Now().Add(drainAfterExit)
 	_ = stdout.SetReadDeadline(deadline)
 	_ = stderr.SetReadDeadline(deadline)
@@ -140,11 +127,11 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if interrupted || ctx.Err() != nil {
 		return host.ErrInterrupted
 	}
-	if waitErr == nil {
+	if exit.OK() {
 		t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text.String()})
 		return nil
 	}
-	return host.Failed(protocol.CodeBackendFailed, describe(b.Argv[0], cmd.ProcessState, tail.String()), false)
+	return host.Failed(protocol.CodeBackendFailed, describe(b.Argv[0], exit, tail.String()), false)
 }
 
 // stream turns stdout into text_delta events, never splitting a UTF-8
@@ -190,13 +177,8 @@ func completeUTF8(b []byte) int {
 }
 
 // describe says how a failed command ended, with the tail of its stderr.
-func describe(name string, st *os.ProcessState, tail string) string {
-	var how string
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		how = fmt.Sprintf("%s was killed by signal %d (%v)", name, int(ws.Signal()), ws.Signal())
-	} else {
-		how = fmt.Sprintf("%s exited %d", name, st.ExitCode())
-	}
+func describe(name string, exit proc.Exit, tail string) string {
+	how := name + " " + exit.String()
 	if tail = strings.TrimSpace(tail); tail != "" {
 		how += ": " + tail
 	}
