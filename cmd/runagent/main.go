@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -64,15 +62,20 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	session := c.SessionID
 	if c.NewSession && harness == grant.Claude {
-		session = newUUID()
+		session = grant.NewSessionID()
 	}
 	g, err := grant.For(grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
 		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN")})
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if c.PrintArgs && c.JSON {
+		cli.PrintJSON(env.Stdout, g)
+		return nil
+	}
 	if c.PrintArgs {
-		return printArgs(env.Stdout, g, c.JSON)
+		g.Describe(env.Stdout)
+		return nil
 	}
 	prompt, err := c.prompt(env)
 	if err != nil {
@@ -114,9 +117,9 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return nil
 	}
 	if res.StoppedBy != "" {
-		fmt.Fprintf(env.Stderr, "runagent: %s\n", res.Reason)
+		env.Voice().Notef("%s", res.Reason)
 	} else if !c.JSON {
-		fmt.Fprintf(env.Stderr, "runagent: error: %s\n", res.Reason)
+		env.Voice().Error(errors.New(res.Reason))
 	}
 	return cli.Quiet(res.Exit)
 }
@@ -137,7 +140,7 @@ func (c *runCmd) prompt(env *cli.Env) (string, error) {
 		p = strings.Join(c.Prompt, " ")
 	default:
 		if cli.IsTerminalReader(env.Stdin) {
-			fmt.Fprintln(env.Stderr, "runagent: reading the prompt from the terminal; end it with Ctrl-D")
+			env.Voice().Notef("reading the prompt from the terminal; end it with Ctrl-D")
 		}
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
@@ -151,74 +154,17 @@ func (c *runCmd) prompt(env *cli.Env) (string, error) {
 	return p, nil
 }
 
-func printArgs(w io.Writer, g *grant.Grant, asJSON bool) error {
-	if asJSON {
-		cli.PrintJSON(w, g)
-		return nil
-	}
-	quoted := make([]string, len(g.Argv))
-	for i, a := range g.Argv {
-		quoted[i] = shellQuote(a)
-	}
-	fmt.Fprintln(w, strings.Join(quoted, " "))
-	where := "in the working copy"
-	if g.Scratch {
-		where = "in a fresh empty scratch directory, removed after the run"
-	}
-	tools := "built-in tools: " + orNone(g.BuiltinTools)
-	if g.Harness == grant.Codex {
-		tools = "sandbox: read-only"
-		if g.Level >= 2 {
-			tools = "sandbox: workspace-write, network on"
-		}
-	}
-	fmt.Fprintf(w, "# level %d, %s: runs %s; %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
-		g.Level, g.Harness, where, tools, orNone(g.MCPServers))
-	if g.CodexConfig != "" {
-		fmt.Fprintf(w, "# CODEX_HOME/config.toml, over the user's provider settings:\n")
-		for _, l := range strings.Split(strings.TrimSpace(g.CodexConfig), "\n") {
-			fmt.Fprintf(w, "#   %s\n", l)
-		}
-	}
-	return nil
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
 type grantsCmd struct {
 	JSON bool `name:"json" help:"One JSON object per level."`
 }
 
 func (c *grantsCmd) Run(env *cli.Env) error {
+	if !c.JSON {
+		grant.DescribeTable(env.Stdout)
+		return nil
+	}
 	for _, r := range grant.Table() {
-		if c.JSON {
-			cli.PrintJSON(env.Stdout, r)
-			continue
-		}
-		fmt.Fprintf(env.Stdout, "level %d: runs in %s\n  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",
-			r.Level, r.Where, orNone(r.Claude), r.Codex, r.MCP, r.Settings)
+		cli.PrintJSON(env.Stdout, r)
 	}
 	return nil
 }

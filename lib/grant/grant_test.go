@@ -3,6 +3,7 @@ package grant
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +112,24 @@ func TestAnswersFromTranscripts(t *testing.T) {
 	}
 	if text, reason := tr.Answer(); text != "done!" || reason != "" {
 		t.Errorf("an error line before a retry is not a failure: %q %q", text, reason)
+	}
+}
+
+func TestShellQuoteRoundTrips(t *testing.T) {
+	for _, s := range []string{"plain", "", "two words", "it's", `a"b`, "$HOME", "x;y", "--flag=v/1"} {
+		out, err := exec.Command("sh", "-c", "printf %s "+ShellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("ShellQuote(%q) = %s: the shell read %q (%v)", s, ShellQuote(s), out, err)
+		}
+	}
+}
+
+func TestNewSessionIDIsAUUIDClaudeTakes(t *testing.T) {
+	a, b := NewSessionID(), NewSessionID()
+	if a == b {
+		t.Fatalf("two session ids are the same: %s", a)
+	}
+	if _, err := For(Options{Level: 1, Harness: Claude, SessionID: a}); err != nil {
+		t.Errorf("%s: %v", a, err)
 	}
 }
