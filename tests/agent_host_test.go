@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/hostclient"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -164,37 +166,20 @@ func TestAgentHostExecLeavesNothing(t *testing.T) {
 // alive reports whether pid is a live process (not a zombie), waiting up
 // to a second for a killed one to go.
 func alive(pid int) bool {
-	deadline := time.Now().Add(time.Second)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(fields) > 0 && fields[0] == "Z" {
-			return false
-		}
-		if time.Now().After(deadline) {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return !await.Until(time.Second, func() bool {
+		in, err := proc.Stat(pid)
+		return err != nil || in.State == 'Z'
+	})
 }
 
 // waitPid reads the pid a turn's command wrote, polling for at most 10s.
 func waitPid(t *testing.T, file string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, _ := os.ReadFile(file)
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && strings.HasSuffix(string(b), "\n") {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s within 10s", file)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file, not synchronising on time
+	pid, err := await.PID(file, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return pid
 }
 
 // A daemon's Close stops the host at once and everything its backend

@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 // SIGTERM to runagent goes to the agent's process group; runagent waits
@@ -42,17 +45,12 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 	defer cmd.Process.Kill()
 	// The pid file appears the moment the agent starts; the record, once
 	// it has read its prompt.
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		r, _ := os.ReadFile(rec)
-		if pid > 0 && bytes.Contains(r, []byte("codex_home_files")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid file and record within 10s; stderr %s", stderr.String())
-		}
+	pid, err := await.PID(pidFile, 10*time.Second)
+	if err == nil {
+		_, err = await.Match(rec, regexp.MustCompile("codex_home_files"), 10*time.Second)
+	}
+	if err != nil {
+		t.Fatalf("%v; stderr %s", err, stderr.String())
 	}
 	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if len(cmdline) == 0 || bytes.Contains(cmdline, []byte("TOP-SECRET")) {
@@ -110,13 +108,9 @@ func TestRunagentAgentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		if time.Now().After(deadline) {
-			t.Fatal("no pid file")
-		}
+	pid, err := await.PID(pidFile, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	done := make(chan struct{})

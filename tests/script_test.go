@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 // binDir is where the binaries under test are; set once by TestMain.
@@ -150,23 +152,8 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 		timeout, err = time.ParseDuration(args[2])
 		ts.Check(err)
 	}
-	if !waitFor(ts.MkAbs(args[0]), re, timeout) {
-		b, _ := os.ReadFile(ts.MkAbs(args[0]))
-		ts.Fatalf("%s did not match %q within %v; it holds:\n%s", args[0], args[1], timeout, b)
-	}
-}
-
-// waitFor polls a file until it matches re or the deadline passes.
-func waitFor(path string, re *regexp.Regexp, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
+	if _, err := await.Match(ts.MkAbs(args[0]), re, timeout); err != nil {
+		ts.Fatalf("%v", err)
 	}
 }
 
@@ -187,7 +174,7 @@ func feeder() {
 		if want == "" {
 			continue
 		}
-		if !waitFor(os.Args[1], regexp.MustCompile(regexp.QuoteMeta(want)), 10*time.Second) {
+		if _, err := await.Match(os.Args[1], regexp.MustCompile(regexp.QuoteMeta(want)), 10*time.Second); err != nil {
 			fmt.Fprintf(os.Stderr, "feeder: %q did not reach %s while its input stayed open\n", want, os.Args[1])
 			os.Exit(1)
 		}

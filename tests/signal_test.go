@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 // A signal ends ndjson with 128+N, after the lines it had already passed on;
@@ -161,14 +163,10 @@ func svcIn(home string) func(args ...string) *exec.Cmd {
 // cmd and fails, naming what never came.
 func pollUntil(t *testing.T, cmd *exec.Cmd, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no %s within 10s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling, not synchronising on time
+	if !await.Until(10*time.Second, ok) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no %s within 10s", what)
 	}
 }
 

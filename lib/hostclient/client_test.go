@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/proc"
@@ -354,14 +355,11 @@ func TestPingDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	// SIGSTOP takes effect asynchronously: wait until the host is stopped.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if in, err := proc.Stat(pid); err == nil && in.State == 'T' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the host did not stop")
-		}
-		time.Sleep(time.Millisecond)
+	if !await.Until(10*time.Second, func() bool {
+		in, err := proc.Stat(pid)
+		return err == nil && in.State == 'T'
+	}) {
+		t.Fatal("the host did not stop")
 	}
 	pctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -110,7 +110,7 @@ func Start(cmd *exec.Cmd, o Options) (*Child, error) {
 	}
 	c := &Child{cmd: cmd, exited: make(chan struct{})}
 	go func() {
-		_ = WaitExited(cmd.Process.Pid)
+		_ = waitExited(cmd.Process.Pid)
 		close(c.exited)
 	}()
 	return c, nil

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 var (
@@ -178,13 +180,9 @@ func TestClaudeSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	cmd, errb, pidFile := startRunagent(t, claudeEnv(t, api), dir, "SLOW 400 UNIQUE-PROMPT-TEXT", "-l", "1")
 	defer cmd.Process.Kill()
-	var pid int
-	for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		if time.Now().After(deadline) {
-			t.Fatal("no pid file")
-		}
+	pid, err := await.PID(pidFile, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Wait until the model is streaming, so the agent is mid-turn.
 	waitRequest(t, api, "claude", errb)
@@ -214,16 +212,12 @@ func startRunagent(t *testing.T, env []string, dir, stdin string, args ...string
 // waitRequest waits until the fake API has had a request from the agent.
 func waitRequest(t *testing.T, api *server, agent string, errb *bytes.Buffer) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	if !await.Until(60*time.Second, func() bool {
 		api.mu.Lock()
-		n := api.requests
-		api.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never called the model; stderr %s", agent, errb.String())
-		}
+		defer api.mu.Unlock()
+		return api.requests > 0
+	}) {
+		t.Fatalf("%s never called the model; stderr %s", agent, errb.String())
 	}
 }
 

@@ -1,0 +1,143 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/await"
+)
+
+// gone reports whether pid has ended: no such process, or a zombie.
+func gone(pid int) bool {
+	in, err := Stat(pid)
+	return err != nil || in.State == 'Z'
+}
+
+// A signal to the child reaches its whole group; Exited closes while the
+// leader is still unreaped, so the group can still be named until Wait.
+func TestChildSignalsItsGroupAndExitedDoesNotReap(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", "sleep 300 & echo $! > "+dir+"/child; wait"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := await.PID(filepath.Join(dir, "child"), 10*time.Second)
+	if err != nil {
+		c.Signal(syscall.SIGKILL)
+		c.Wait()
+		t.Fatal(err)
+	}
+	if err := c.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Exited()
+	if in, err := Stat(c.PID()); err != nil || in.State != 'Z' {
+		t.Errorf("after Exited the leader should be an unreaped zombie: %+v %v", in, err)
+	}
+	if err := c.Signal(syscall.SIGKILL); err != nil {
+		t.Errorf("signalling an exited, unreaped group: %v", err)
+	}
+	exit := c.Wait()
+	if exit.Signal != syscall.SIGTERM || exit.Status() != 143 || exit.String() != "ended by SIGTERM" || exit.OK() {
+		t.Errorf("exit %+v: status %d, %q", exit, exit.Status(), exit.String())
+	}
+	if !await.Until(10*time.Second, func() bool { return gone(grandchild) }) {
+		t.Errorf("grandchild %d survived the signal to the group", grandchild)
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(c.PID())); err == nil {
+		t.Errorf("Wait left the leader unreaped")
+	}
+	if err := c.Signal(syscall.SIGKILL); err != nil {
+		t.Errorf("Signal after Wait must do nothing: %v", err)
+	}
+	if again := c.Wait(); again.String() != exit.String() {
+		t.Errorf("a second Wait says %q, the first %q", again, exit)
+	}
+}
+
+// End kills what the leader left behind in its group.
+func TestChildEndKillsWhatTheLeaderLeft(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", "sleep 300 & echo $! > "+dir+"/child; exit 3"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := await.PID(filepath.Join(dir, "child"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit := c.End()
+	if exit.Code == nil || *exit.Code != 3 || exit.Status() != 3 || exit.String() != "exited 3" {
+		t.Errorf("exit %+v (%q)", exit, exit)
+	}
+	if !await.Until(10*time.Second, func() bool { return gone(left) }) {
+		t.Errorf("End left %d running", left)
+	}
+}
+
+// Stop escalates to SIGKILL when the group ignores the first signal.
+func TestChildStopEscalates(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", "trap '' TERM; echo $$ > "+dir+"/up; while :; do :; done"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := await.PID(filepath.Join(dir, "up"), 10*time.Second); err != nil {
+		c.End()
+		t.Fatal(err)
+	}
+	c.Stop(syscall.SIGTERM, 50*time.Millisecond)
+	if c.Running() {
+		t.Fatal("Stop returned with the leader running")
+	}
+	if exit := c.Wait(); exit.Signal != syscall.SIGKILL {
+		t.Errorf("a TERM-proof child ended %q, want by SIGKILL", exit)
+	}
+}
+
+// The reaper test runs in a process of its own: a subreaper collects every
+// child of the process, which would race the other tests' Waits.
+func TestReaper(t *testing.T) {
+	if os.Getenv("PROC_TEST_REAPER") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReaper$", "-test.v")
+		cmd.Env = append(os.Environ(), "PROC_TEST_REAPER=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	r := NewReaper()
+	c, err := r.Start(exec.Command("sh", "-c", "exit 7"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-c.Exited() // through a reaper, closed once collected
+	if exit := c.Wait(); exit.Status() != 7 {
+		t.Errorf("the reaper decoded %q, want exited 7", exit)
+	}
+	// A daemon that leaves its parent: the orphan is reparented to us, and
+	// the reaper collects it when it dies instead of leaving a zombie.
+	orphanFile := filepath.Join(t.TempDir(), "orphan")
+	c, err = r.Start(exec.Command("sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "+orphanFile), Options{Outlive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	orphan, err := await.PID(orphanFile, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !await.Until(10*time.Second, func() bool { in, err := Stat(orphan); return err == nil && in.PPID == os.Getpid() }) {
+		syscall.Kill(orphan, syscall.SIGKILL)
+		t.Fatalf("orphan %d was not reparented to the subreaper", orphan)
+	}
+	syscall.Kill(orphan, syscall.SIGKILL)
+	if !await.Until(10*time.Second, func() bool { _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); return err != nil }) {
+		t.Errorf("orphan %d was left a zombie", orphan)
+	}
+}
