@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -56,6 +55,11 @@ type monitorCmd struct {
 
 func (c *monitorCmd) Run() error { return monitor.Run(svc.Dir{Home: c.Home, Name: c.Name}) }
 
+// verbs is the svc library's command-line face, in this environment.
+func verbs(env *cli.Env, asJSON bool) (*svc.Verbs, error) {
+	return svc.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
+}
+
 type runCmd struct {
 	Timeout    time.Duration `help:"Stop the command's whole tree after this long (exit 124)." placeholder:"DUR"`
 	Background string        `help:"auto: start dev servers, watchers and the like as services; always; never." enum:"auto,always,never" default:"auto" placeholder:"WHEN"`
@@ -66,79 +70,12 @@ type runCmd struct {
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
-	argv, err := commandArgs(c.Command, "run")
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	h, err := svc.Home(env.Getenv)
-	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	opts := proc.RunOptions{Argv: argv, Cwd: c.Cwd, Timeout: c.Timeout, Out: env.Stdout}
-	if c.JSON {
-		opts.Out = nil
-	}
-	out, err := svc.Run(ctx, svc.RunRequest{RunOptions: opts, Background: c.Background, Home: h, Name: c.Name, Executable: executable()})
-	if out == nil {
-		return cli.Failf("%v", err)
-	}
-	if bg := out.Background; bg != nil || err != nil {
-		return reportStart(ctx, env, bg, err, c.JSON, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", nameOf(bg), nameOf(bg)))
-	}
-	res := out.Foreground
-	if res.Interrupted {
-		var sig *cli.SignalError
-		if errors.As(context.Cause(ctx), &sig) {
-			res.ExitCode = 128 + int(sig.Signal)
-		}
-	}
-	if c.JSON {
-		cli.PrintJSON(env.Stdout, res)
-	} else if res.Footer != "" {
-		env.Voice().Notef("%s", res.Footer)
-	}
-	if res.ExitCode != 0 {
-		return cli.Quiet(res.ExitCode)
-	}
-	return nil
-}
-
-func nameOf(r *svc.StartResult) string {
-	if r == nil {
-		return ""
-	}
-	return r.Name
-}
-
-// commandArgs is the command given after --, which must not be empty.
-func commandArgs(args []string, verb string) ([]string, error) {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		return nil, cli.Usagef("no command to %s (svc %s -- CMD ARGS...)", verb, verb)
-	}
-	return args, nil
-}
-
-// executable is the svc binary, which svc start runs as the monitor.
-func executable() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
-}
-
-func dir(env *cli.Env, name string) (svc.Dir, error) {
-	h, err := svc.Home(env.Getenv)
-	if err != nil {
-		return svc.Dir{}, cli.Usagef("%v", err)
-	}
-	if err := svc.ValidName(name); err != nil {
-		return svc.Dir{}, cli.Usagef("%v", err)
-	}
-	return svc.Dir{Home: h, Name: name}, nil
+	return v.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: c.Command, Cwd: c.Cwd, Timeout: c.Timeout, Out: env.Stdout},
+		Background: c.Background, Name: c.Name})
 }
 
 type startCmd struct {
@@ -163,82 +100,14 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
-	spec, err := c.spec(env)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	warning, err := svc.CheckReadyPort(c.ReadyPort, c.Force)
-	if err != nil {
-		return err
-	}
-	if warning != "" {
-		env.Voice().Warnf("%s", warning)
-	}
-	h, err := svc.Home(env.Getenv)
-	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: h, Name: c.Name, Settle: c.Settle, Executable: executable(), Spec: spec})
-	if res == nil {
-		return cli.WithCode(err, cli.ExitUsage) // nothing was started
-	}
-	return reportStart(ctx, env, res, err, c.JSON, "")
-}
-
-// spec is the service's spec from the flags, checked.
-func (c *startCmd) spec(env *cli.Env) (svc.Spec, error) {
-	argv, err := commandArgs(c.Command, "start")
-	if err != nil {
-		return svc.Spec{}, err
-	}
-	envs, err := svc.EnvAssignments(c.Env, env.Getenv)
-	if err != nil {
-		return svc.Spec{}, err
-	}
-	switch {
-	case c.LogKeep < 1:
-		return svc.Spec{}, cli.Usagef("--log-keep must be at least 1")
-	case c.MaxRestarts < 0:
-		return svc.Spec{}, cli.Usagef("--max-restarts cannot be negative")
-	}
-	cwd := c.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return svc.Spec{}, cli.Usagef("--cwd %s is not a directory", cwd)
-	}
-	return svc.Spec{Command: argv, Cwd: cwd, Env: envs, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
+	return v.Start(ctx, svc.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force}, svc.Spec{
+		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}, nil
-}
-
-// reportStart prints what a start found and returns its exit status: 0
-// for a live service, 1 for one that ended or failed, a start error as it
-// is, and an interruption — the service runs on — as the signal.
-func reportStart(ctx context.Context, env *cli.Env, res *svc.StartResult, err error, asJSON bool, note string) error {
-	interrupted := res != nil && err != nil && ctx.Err() != nil
-	if err != nil && !interrupted {
-		return err
-	}
-	if interrupted {
-		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
-	}
-	if asJSON {
-		cli.PrintJSON(env.Stdout, res)
-	} else {
-		fmt.Fprint(env.Stdout, svc.FormatStart(res))
-		if note != "" {
-			fmt.Fprintln(env.Stdout, note)
-		}
-	}
-	switch {
-	case interrupted:
-		return ctx.Err()
-	case res.Status.Live():
-		return nil
-	}
-	return cli.Quiet(cli.ExitFailure)
+		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts})
 }
 
 type lsCmd struct {
@@ -246,22 +115,11 @@ type lsCmd struct {
 }
 
 func (c *lsCmd) Run(env *cli.Env) error {
-	h, err := svc.Home(env.Getenv)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err
 	}
-	rows, errs := svc.LookAll(h)
-	for _, err := range errs {
-		env.Voice().Warnf("%v", err)
-	}
-	if !c.JSON {
-		fmt.Fprint(env.Stdout, svc.FormatList(rows, time.Now()))
-		return nil
-	}
-	for _, l := range rows {
-		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
-	}
-	return nil
+	return v.List()
 }
 
 type statusCmd struct {
@@ -270,23 +128,11 @@ type statusCmd struct {
 }
 
 func (c *statusCmd) Run(env *cli.Env) error {
-	d, err := dir(env, c.Name)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	l, err := svc.Look(d)
-	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	if c.JSON {
-		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
-	} else {
-		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
-	}
-	if l.Status.Live() {
-		return nil
-	}
-	return cli.Quiet(3)
+	return v.Status(c.Name)
 }
 
 type tailCmd struct {
@@ -298,23 +144,11 @@ type tailCmd struct {
 }
 
 func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
-	d, err := dir(env, c.Name)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(d.Path()); err != nil {
-		return cli.Usagef("no service called %s", c.Name)
-	}
-	since, err := svc.TailStart(d, c.Lines, c.Since)
-	if err != nil {
-		return err
-	}
-	print := svc.RowPrinter(env.Stdout, c.JSON)
-	if c.Follow {
-		return svc.Follow(ctx, d, since, print)
-	}
-	_, err = svc.ReadRows(d, since, print)
-	return err
+	return v.Tail(ctx, c.Name, c.Lines, c.Since, c.Follow)
 }
 
 type stopCmd struct {
@@ -325,41 +159,11 @@ type stopCmd struct {
 }
 
 func (c *stopCmd) Run(env *cli.Env) error {
-	h, err := svc.Home(env.Getenv)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err
 	}
-	names := c.Names
-	if c.All {
-		names = append(names, svc.LiveNames(h)...)
-	} else if len(names) == 0 {
-		return cli.Usagef("name a service to stop, or --all")
-	}
-	failed := 0
-	for _, n := range names {
-		d, err := dir(env, n)
-		if err != nil {
-			return err
-		}
-		rep, err := svc.Stop(d, c.Grace)
-		if err != nil {
-			env.Voice().Error(err)
-			failed++
-			continue
-		}
-		if len(rep.StillAlive) > 0 {
-			failed++
-		}
-		if c.JSON {
-			cli.PrintJSON(env.Stdout, rep)
-		} else {
-			fmt.Fprint(env.Stdout, svc.FormatStop(rep))
-		}
-	}
-	if failed > 0 {
-		return cli.Quiet(cli.ExitFailure)
-	}
-	return nil
+	return v.Stop(c.Names, c.All, c.Grace)
 }
 
 type restartCmd struct {
@@ -368,15 +172,11 @@ type restartCmd struct {
 }
 
 func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
-	d, err := dir(env, c.Name)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Restart(ctx, d, executable())
-	if err != nil && res == nil {
-		return err
-	}
-	return reportStart(ctx, env, res, err, c.JSON, "")
+	return v.Restart(ctx, c.Name)
 }
 
 type rmCmd struct {
@@ -385,21 +185,11 @@ type rmCmd struct {
 }
 
 func (c *rmCmd) Run(env *cli.Env) error {
-	for _, n := range c.Names {
-		d, err := dir(env, n)
-		if err != nil {
-			return err
-		}
-		if c.Force && svc.Supervised(d) {
-			if _, err := svc.Stop(d, 0); err != nil {
-				return err
-			}
-		}
-		if err := svc.Remove(d); err != nil {
-			return cli.Usagef("%v", err)
-		}
+	v, err := verbs(env, false)
+	if err != nil {
+		return err
 	}
-	return nil
+	return v.Remove(c.Names, c.Force)
 }
 
 type waitCmd struct {
@@ -409,26 +199,9 @@ type waitCmd struct {
 }
 
 func (c *waitCmd) Run(ctx context.Context, env *cli.Env) error {
-	d, err := dir(env, c.Name)
+	v, err := verbs(env, c.JSON)
 	if err != nil {
 		return err
 	}
-	l, err := svc.WaitReady(ctx, d, c.Timeout)
-	if ctx.Err() != nil {
-		return ctx.Err() // interrupted: reported as the signal
-	}
-	if l != nil && c.JSON {
-		cli.PrintJSON(env.Stdout, svc.ListJSON(l))
-	} else if l != nil && err == nil {
-		fmt.Fprint(env.Stdout, svc.FormatStatus(l, time.Now()))
-	}
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return cli.Timeoutf("%s was not ready within %v", c.Name, c.Timeout)
-	case err != nil && l == nil:
-		return cli.Usagef("%v", err)
-	case err != nil:
-		return cli.Failf("%v", err)
-	}
-	return nil
+	return v.Wait(ctx, c.Name, c.Timeout)
 }

@@ -1,0 +1,334 @@
+package svc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/proc"
+)
+
+// Verbs are svc's commands as the command line runs them: each does the
+// operation, prints its result as text or as JSON, and returns the exit
+// status as an error for cli.Run (nil 0, cli.Quiet(1) and so on). The
+// operations themselves (Start, Stop, Look …) print nothing.
+type Verbs struct {
+	Home       string
+	Getenv     func(string) string
+	Out        io.Writer
+	JSON       bool
+	Voice      cli.Voice
+	Executable string // the svc binary, which runs the monitor
+}
+
+// NewVerbs finds the state home from the environment.
+func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.Voice) (*Verbs, error) {
+	h, err := Home(getenv)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice, Executable: exe}, nil
+}
+
+// Dir is the named service's directory, the name checked.
+func (v *Verbs) Dir(name string) (Dir, error) {
+	if err := ValidName(name); err != nil {
+		return Dir{}, cli.Usagef("%v", err)
+	}
+	return Dir{Home: v.Home, Name: name}, nil
+}
+
+// StartArgs are svc start's flags that are not the spec itself.
+type StartArgs struct {
+	Name   string
+	Settle time.Duration
+	Force  bool // start even when --ready-port is held by someone else
+}
+
+// Start checks the spec, starts the service and reports the first true
+// thing about it: 0 live, 1 ended or failed, 2 nothing started.
+func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
+	spec, err := v.checkSpec(spec)
+	if err != nil {
+		return err
+	}
+	warning, err := CheckReadyPort(spec.ReadyPort, a.Force)
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		v.Voice.Warnf("%s", warning)
+	}
+	res, err := Start(ctx, StartOptions{Home: v.Home, Name: a.Name, Settle: a.Settle, Executable: v.Executable, Spec: spec})
+	if res == nil {
+		return cli.WithCode(err, cli.ExitUsage) // nothing was started
+	}
+	return v.started(ctx, res, err, "")
+}
+
+// checkSpec resolves the command line's spec: the command after --, bare
+// --env K from this environment, the working directory.
+func (v *Verbs) checkSpec(s Spec) (Spec, error) {
+	argv, err := CommandArgs(s.Command, "start")
+	if err != nil {
+		return s, err
+	}
+	s.Command = argv
+	if s.Env, err = EnvAssignments(s.Env, v.Getenv); err != nil {
+		return s, err
+	}
+	switch {
+	case s.LogKeep < 1:
+		return s, cli.Usagef("--log-keep must be at least 1")
+	case s.MaxRestarts < 0:
+		return s, cli.Usagef("--max-restarts cannot be negative")
+	}
+	if s.Cwd == "" {
+		s.Cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(s.Cwd); err != nil || !st.IsDir() {
+		return s, cli.Usagef("--cwd %s is not a directory", s.Cwd)
+	}
+	return s, nil
+}
+
+// CommandArgs is the command given after --, which must not be empty.
+func CommandArgs(args []string, verb string) ([]string, error) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, cli.Usagef("no command to %s (svc %s -- CMD ARGS...)", verb, verb)
+	}
+	return args, nil
+}
+
+// started prints what a start found and returns its exit status: nil for
+// a live service, 1 for one that ended or failed, a start error as it is,
+// and an interruption — the service runs on — as the signal.
+func (v *Verbs) started(ctx context.Context, res *StartResult, err error, note string) error {
+	interrupted := res != nil && err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
+		return err
+	}
+	if interrupted {
+		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
+	}
+	if v.JSON {
+		cli.PrintJSON(v.Out, res)
+	} else {
+		fmt.Fprint(v.Out, FormatStart(res))
+		if note != "" {
+			fmt.Fprintln(v.Out, note)
+		}
+	}
+	switch {
+	case interrupted:
+		return ctx.Err()
+	case res.Status.Live():
+		return nil
+	}
+	return cli.Quiet(cli.ExitFailure)
+}
+
+// Restart stops the service and starts it again from its spec.
+func (v *Verbs) Restart(ctx context.Context, name string) error {
+	d, err := v.Dir(name)
+	if err != nil {
+		return err
+	}
+	res, err := Restart(ctx, d, v.Executable)
+	if err != nil && res == nil {
+		return err
+	}
+	return v.started(ctx, res, err, "")
+}
+
+// Run runs a command in the foreground, or starts it as a service when it
+// looks long-running; the exit status is the command's.
+func (v *Verbs) Run(ctx context.Context, req RunRequest) error {
+	argv, err := CommandArgs(req.Argv, "run")
+	if err != nil {
+		return err
+	}
+	req.Argv, req.Home, req.Executable = argv, v.Home, v.Executable
+	if v.JSON {
+		req.Out = nil
+	}
+	out, err := Run(ctx, req)
+	if out == nil {
+		return cli.Failf("%v", err)
+	}
+	if bg := out.Background; bg != nil || err != nil {
+		name := ""
+		if bg != nil {
+			name = bg.Name
+		}
+		return v.started(ctx, bg, err, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", name, name))
+	}
+	return v.ran(ctx, out.Foreground)
+}
+
+func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
+	var sig *cli.SignalError
+	if res.Interrupted && errors.As(context.Cause(ctx), &sig) {
+		res.ExitCode = 128 + int(sig.Signal)
+	}
+	if v.JSON {
+		cli.PrintJSON(v.Out, res)
+	} else if res.Footer != "" {
+		v.Voice.Notef("%s", res.Footer)
+	}
+	if res.ExitCode != 0 {
+		return cli.Quiet(res.ExitCode)
+	}
+	return nil
+}
+
+// List prints every service, liveness reconciled; a service that cannot
+// be read is a warning, not the end of the list.
+func (v *Verbs) List() error {
+	rows, errs := LookAll(v.Home)
+	for _, err := range errs {
+		v.Voice.Warnf("%v", err)
+	}
+	if !v.JSON {
+		fmt.Fprint(v.Out, FormatList(rows, time.Now()))
+		return nil
+	}
+	for _, l := range rows {
+		cli.PrintJSON(v.Out, ListJSON(l))
+	}
+	return nil
+}
+
+// Status prints one service: 0 when it is live, 3 when it is not.
+func (v *Verbs) Status(name string) error {
+	d, err := v.Dir(name)
+	if err != nil {
+		return err
+	}
+	l, err := Look(d)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	v.listing(l)
+	if l.Status.Live() {
+		return nil
+	}
+	return cli.Quiet(3)
+}
+
+func (v *Verbs) listing(l *Listing) {
+	if v.JSON {
+		cli.PrintJSON(v.Out, ListJSON(l))
+	} else {
+		fmt.Fprint(v.Out, FormatStatus(l, time.Now()))
+	}
+}
+
+// Tail prints the service's log rows: the last n, those after since, or
+// (follow) every row as it comes until the service has ended.
+func (v *Verbs) Tail(ctx context.Context, name string, n int, since int64, follow bool) error {
+	d, err := v.Dir(name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(d.Path()); err != nil {
+		return cli.Usagef("no service called %s", name)
+	}
+	from, err := TailStart(d, n, since)
+	if err != nil {
+		return err
+	}
+	print := RowPrinter(v.Out, v.JSON)
+	if follow {
+		return Follow(ctx, d, from, print)
+	}
+	_, err = ReadRows(d, from, print)
+	return err
+}
+
+// Stop stops the named services (all: every live one too) and prints a
+// report for each; 1 when any could not be stopped whole.
+func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
+	if all {
+		names = append(names, LiveNames(v.Home)...)
+	} else if len(names) == 0 {
+		return cli.Usagef("name a service to stop, or --all")
+	}
+	failed := false
+	for _, n := range names {
+		d, err := v.Dir(n)
+		if err != nil {
+			return err
+		}
+		rep, err := Stop(d, grace)
+		if err != nil {
+			v.Voice.Error(err)
+			failed = true
+			continue
+		}
+		failed = failed || len(rep.StillAlive) > 0
+		if v.JSON {
+			cli.PrintJSON(v.Out, rep)
+		} else {
+			fmt.Fprint(v.Out, FormatStop(rep))
+		}
+	}
+	if failed {
+		return cli.Quiet(cli.ExitFailure)
+	}
+	return nil
+}
+
+// Remove forgets stopped services; force stops a live one first.
+func (v *Verbs) Remove(names []string, force bool) error {
+	for _, n := range names {
+		d, err := v.Dir(n)
+		if err != nil {
+			return err
+		}
+		if force && Supervised(d) {
+			if _, err := Stop(d, 0); err != nil {
+				return err
+			}
+		}
+		if err := Remove(d); err != nil {
+			return cli.Usagef("%v", err)
+		}
+	}
+	return nil
+}
+
+// Wait waits until the service is ready: 0 ready, 1 ended, 124 timeout.
+func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) error {
+	d, err := v.Dir(name)
+	if err != nil {
+		return err
+	}
+	l, err := WaitReady(ctx, d, timeout)
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: reported as the signal
+	}
+	if l != nil && (v.JSON || err == nil) {
+		v.listing(l)
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return cli.Timeoutf("%s was not ready within %v", name, timeout)
+	case err != nil && l == nil:
+		return cli.Usagef("%v", err)
+	case err != nil:
+		return cli.Failf("%v", err)
+	}
+	return nil
+}
