@@ -112,6 +112,7 @@ func params(dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"waitfile": cmdWaitfile,
+			"procs":    cmdProcs,
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,9 +91,8 @@ func TestSvcRunInterrupt(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: interrupted") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
-	ps, _ := exec.Command("sh", "-c", `ps -eo args | grep -c "^sleep 470[12]$" || true`).Output()
-	if strings.TrimSpace(string(ps)) != "0" {
-		t.Errorf("%s sleeps left behind", ps)
+	if left := liveProcs(regexp.MustCompile(`^sleep 470[12]$`)); len(left) > 0 {
+		t.Errorf("sleeps left behind: %v", left)
 	}
 }
 
