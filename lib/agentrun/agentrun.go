@@ -75,69 +75,146 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxOutput <= 0 {
 		req.MaxOutput = 1_000_000
 	}
-	env := req.Env
-	if env == nil {
-		env = os.Environ()
+	w, err := prepare(req)
+	if err != nil {
+		return nil, err
 	}
-	redact := &redactor{}
-	if home, err := os.UserHomeDir(); err == nil {
-		redact.add(home, "~")
+	defer w.cleanup()
+	a, err := startAgent(req, w)
+	if err != nil {
+		return nil, err
 	}
+	defer a.stdout.Close()
+	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
+	tr := &grant.Transcript{Harness: g.Harness}
+	tailOut := proc.NewTail(4096)
+	read := transcribe(a.stdout, tailOut, tr)
+	select {
+	case <-a.child.Exited():
+	case <-ctx.Done():
+		sig := syscall.SIGTERM
+		if req.StopSignal != nil {
+			sig = req.StopSignal()
+		}
+		res.StoppedBy = unix.SignalName(sig)
+		_ = a.child.Signal(sig)
+		<-a.child.Exited() // no clock: the agent ends when it ends
+	}
+	// What the agent left in its group goes with it.
+	exit := a.child.End()
+	_ = a.stdout.SetReadDeadline(time.Now().Add(time.Second))
+	<-read
+	res.DurationMs = float64(time.Since(a.start).Microseconds()) / 1000
+	res.Session = tr.Session
+	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
+	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.tailErr, tailOut)
+	if res.StoppedBy != "" {
+		n, _ := signalNumber(res.StoppedBy)
+		res.Exit = 128 + n
+		res.OK = false
+		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, g.Harness+" exited")
+	}
+	res.Reason = w.redact.apply(res.Reason)
+	return res, nil
+}
 
-	dir := req.WorkDir
+// workspace is where the agent runs and with what environment; cleanup
+// removes what was made for the run (the scratch directory, CODEX_HOME).
+type workspace struct {
+	dir     string
+	env     []string
+	redact  *redactor
+	cleanup func()
+}
+
+// prepare makes the run's workspace: the scratch directory for level 1,
+// a CODEX_HOME holding the grant's configuration for codex.
+func prepare(req Request) (*workspace, error) {
+	g := req.Grant
+	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}}
+	var made []string
+	w.cleanup = func() {
+		for _, d := range made {
+			os.RemoveAll(d)
+		}
+	}
+	if w.env == nil {
+		w.env = os.Environ()
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		w.redact.add(home, "~")
+	}
 	if g.Scratch {
 		scratch, err := RunDir("runagent-scratch")
 		if err != nil {
 			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
 		}
-		defer os.RemoveAll(scratch)
-		dir = scratch
-		redact.add(scratch, "<scratch>")
-	} else if dir != "" {
-		redact.add(dir, "<working copy>")
+		made = append(made, scratch)
+		w.dir = scratch
+		w.redact.add(scratch, "<scratch>")
+	} else if w.dir != "" {
+		w.redact.add(w.dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex {
-		home, err := PrepareCodexHome(g, req.Codex, env)
+		home, err := PrepareCodexHome(g, req.Codex, w.env)
 		if err != nil {
+			w.cleanup()
 			return nil, err
 		}
-		defer os.RemoveAll(home)
-		redact.add(home, "<CODEX_HOME>")
-		env = append(withoutKey(env, "CODEX_HOME"), "CODEX_HOME="+home)
+		made = append(made, home)
+		w.redact.add(home, "<CODEX_HOME>")
+		w.env = append(withoutKey(w.env, "CODEX_HOME"), "CODEX_HOME="+home)
 	}
+	return w, nil
+}
 
+// agent is a started agent: its child, the read end of its stdout, the
+// tail of its stderr.
+type agent struct {
+	child   *proc.Child
+	stdout  *os.File
+	tailErr *proc.Tail
+	start   time.Time
+}
+
+// startAgent starts the grant's argv in the workspace with the prompt on
+// its stdin (never on its argv), and writes the pid file.
+func startAgent(req Request, w *workspace) (*agent, error) {
+	g := req.Grant
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = strings.NewReader(req.Prompt) // never on the argv
+	cmd.Dir, cmd.Env = w.dir, w.env
+	cmd.Stdin = strings.NewReader(req.Prompt)
 	cmd.WaitDelay = time.Second
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	defer stdout.Close()
-	tailErr := proc.NewTail(4096)
-	cmd.Stdout, cmd.Stderr = stdoutW, tailErr
-	start := time.Now()
-	child, err := proc.Start(cmd, proc.Options{})
+	a := &agent{stdout: stdout, tailErr: proc.NewTail(4096), start: time.Now()}
+	cmd.Stdout, cmd.Stderr = stdoutW, a.tailErr
+	a.child, err = proc.Start(cmd, proc.Options{})
 	stdoutW.Close()
 	if err != nil {
+		stdout.Close()
 		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, errnoName(err))}
 	}
-	res := &Result{Agent: g.Harness, Level: g.Level, PID: child.PID()}
 	if req.PidFile != "" {
-		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", child.PID())); err != nil {
-			_ = child.Signal(syscall.SIGKILL)
-			child.End()
+		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
+			_ = a.child.Signal(syscall.SIGKILL)
+			a.child.End()
+			stdout.Close()
 			return nil, &StartError{"could not write the pid file: " + errnoName(err)}
 		}
 	}
+	return a, nil
+}
 
-	tr := &grant.Transcript{Harness: g.Harness}
-	tailOut := proc.NewTail(4096)
+// transcribe feeds every line of the agent's stdout to tr, keeping its
+// tail; the channel closes when stdout is done.
+func transcribe(stdout io.Reader, tail *proc.Tail, tr *grant.Transcript) <-chan struct{} {
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		r := ndjson.NewReader(io.TeeReader(stdout, tailOut), 0)
+		r := ndjson.NewReader(io.TeeReader(stdout, tail), 0)
 		for {
 			line, err := r.Next()
 			if ndjson.IsTooLong(err) {
@@ -149,33 +226,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 			tr.Feed(line)
 		}
 	}()
-	select {
-	case <-child.Exited():
-	case <-ctx.Done():
-		sig := syscall.SIGTERM
-		if req.StopSignal != nil {
-			sig = req.StopSignal()
-		}
-		res.StoppedBy = unix.SignalName(sig)
-		_ = child.Signal(sig)
-		<-child.Exited() // no clock: the agent ends when it ends
-	}
-	// What the agent left in its group goes with it.
-	exit := child.End()
-	_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
-	<-read
-	res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
-	res.Session = tr.Session
-	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
-	res.outcome(g.Harness, exit, tr, req.MaxOutput, tailErr, tailOut)
-	if res.StoppedBy != "" {
-		n, _ := signalNumber(res.StoppedBy)
-		res.Exit = 128 + n
-		res.OK = false
-		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, g.Harness+" exited")
-	}
-	res.Reason = redact.apply(res.Reason)
-	return res, nil
+	return read
 }
 
 // outcome decides the answer, or the reason there is none, from how the
