@@ -214,17 +214,7 @@ func transcribe(stdout io.Reader, tail *proc.Tail, tr *grant.Transcript) <-chan 
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		r := ndjson.NewReader(io.TeeReader(stdout, tail), 0)
-		for {
-			line, err := r.Next()
-			if ndjson.IsTooLong(err) {
-				continue
-			}
-			if err != nil {
-				return
-			}
-			tr.Feed(line)
-		}
+		_ = ndjson.Lines(io.TeeReader(stdout, tail), 0, nil, func(line []byte) bool { tr.Feed(line); return true })
 	}()
 	return read
 }

@@ -110,19 +110,12 @@ func (s *subprocess) spawn() error {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		r := ndjson.NewReader(stdout, s.opts.MaxLine)
-		for {
-			line, err := r.Next()
-			if ndjson.IsTooLong(err) {
-				continue
-			}
-			if err != nil {
-				return
-			}
+		_ = ndjson.Lines(stdout, s.opts.MaxLine, nil, func(line []byte) bool {
 			if len(line) > 0 {
 				c.receive(protocol.Parse(line))
 			}
-		}
+			return true
+		})
 	}()
 	go func() {
 		// Once the host has exited, what it left in its group is killed,

@@ -1,6 +1,9 @@
 package ndjson
 
-import "io"
+import (
+	"errors"
+	"io"
+)
 
 // Reader reads one line at a time, by the framing rules of the package.
 type Reader struct {
@@ -54,3 +57,30 @@ func (r *Reader) Line() int64 { return r.line }
 
 // SawBOM reports whether a byte order mark was dropped from the start.
 func (r *Reader) SawBOM() bool { return r.bom }
+
+// Lines calls fn with every line of r in order, until fn returns false or
+// the stream ends, and returns the read error that ended it, if any (nil
+// at the end of the stream). An over-long line is skipped and, when
+// tooLong is not nil, reported to it. The slice fn gets is valid only
+// until fn returns.
+func Lines(r io.Reader, maxLine int, tooLong func(*TooLongError), fn func(line []byte) bool) error {
+	lr := NewReader(r, maxLine)
+	for {
+		line, err := lr.Next()
+		var tl *TooLongError
+		switch {
+		case errors.As(err, &tl):
+			if tooLong != nil {
+				tooLong(tl)
+			}
+			continue
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
+		if !fn(line) {
+			return nil
+		}
+	}
+}

@@ -244,3 +244,19 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func TestLinesSkipsOverLongLinesAndStopsWhenAsked(t *testing.T) {
+	in := "one\n" + strings.Repeat("x", 100) + "\ntwo\nthree\nfour\n"
+	var got []string
+	var skipped []int64
+	err := Lines(strings.NewReader(in), 64, func(e *TooLongError) { skipped = append(skipped, e.Line) }, func(l []byte) bool {
+		got = append(got, string(l))
+		return len(got) < 3
+	})
+	if err != nil || strings.Join(got, ",") != "one,two,three" || len(skipped) != 1 || skipped[0] != 2 {
+		t.Fatalf("got %q, skipped %v, err %v", got, skipped, err)
+	}
+	if err := Lines(iotest.ErrReader(io.ErrUnexpectedEOF), 0, nil, func([]byte) bool { return true }); err != io.ErrUnexpectedEOF {
+		t.Fatalf("a read error: %v", err)
+	}
+}

@@ -149,17 +149,10 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	done := false
 	stopKill := context.AfterFunc(ctx, func() { _ = child.Signal(syscall.SIGKILL) })
 	defer stopKill()
-	r := ndjson.NewReader(stdout, b.cfg.MaxLine)
-	for !done {
-		line, err := r.Next()
-		if ndjson.IsTooLong(err) {
-			continue
-		}
-		if err != nil {
-			break
-		}
+	_ = ndjson.Lines(stdout, b.cfg.MaxLine, nil, func(line []byte) bool {
 		done, result = x.line(line)
-	}
+		return !done
+	})
 	child.End()
 	if !done {
 		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+errTail.LastLine(), false)
@@ -269,20 +262,15 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
-		r := ndjson.NewReader(stdout, b.cfg.MaxLine)
-		for {
-			line, err := r.Next()
-			if ndjson.IsTooLong(err) {
-				if t != nil {
-					t.Log("warn", "claude: skipped an over-long line from the CLI")
-				}
-				continue
+		skipped := func(*ndjson.TooLongError) {
+			if t != nil {
+				t.Log("warn", "claude: skipped an over-long line from the CLI")
 			}
-			if err != nil {
-				return
-			}
-			p.lines <- append([]byte(nil), line...)
 		}
+		_ = ndjson.Lines(stdout, b.cfg.MaxLine, skipped, func(line []byte) bool {
+			p.lines <- append([]byte(nil), line...)
+			return true
+		})
 	}()
 	go func() {
 		child.End()
@@ -307,14 +295,7 @@ func (p *cli) stop(grace time.Duration) {
 	<-p.exited
 }
 
-func (p *cli) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *cli) alive() bool { return p.child.Running() }
 
 var errLostSession = host.Failed(protocol.CodeBackendFailed, "the chat's session could not be resumed", true)
 

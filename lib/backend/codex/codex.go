@@ -157,18 +157,8 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		r := ndjson.NewReader(stdout, 0)
-		for {
-			line, err := r.Next()
-			if ndjson.IsTooLong(err) {
-				t.Log("warn", "codex: skipped an over-long line")
-				continue
-			}
-			if err != nil {
-				return
-			}
-			x.line(line)
-		}
+		skipped := func(*ndjson.TooLongError) { t.Log("warn", "codex: skipped an over-long line") }
+		_ = ndjson.Lines(stdout, 0, skipped, func(line []byte) bool { x.line(line); return true })
 	}()
 	interrupted := false
 	select {
