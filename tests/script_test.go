@@ -267,7 +267,11 @@ func fakeagent() {
 	}
 	if os.Getenv("FAKE_HANG") == "1" {
 		fmt.Fprintln(os.Stderr, "fakeagent: waiting to be signalled")
-		select {}
+		// Not select{}: in a build without cgo the runtime would call
+		// that a deadlock and exit 2 instead of waiting for the signal.
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	os.Exit(rc)
 }
