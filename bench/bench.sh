@@ -107,6 +107,23 @@ row "count type" "$ND count type" \
 row "get -r event.text" "$ND get -r event.text" "jq -r .event.text" "" 5 ""
 row "check" "$ND check" "jq empty" "" 5 ""
 
+# The vector and the scalar validator on the same corpus, runs alternating:
+# the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
+# down the scalar walk.
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+  for op in check "count type"; do
+    read -r vt _ st < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
+    verdict=met
+    if (($(echo "$vt >= $st" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+    printf '%-22s %-7s %9.3f %10.0f\n' "$op: vector/scalar" AVX2 "$vt" "$(echo "$bytes / $vt / 1000000" | bc -l)"
+    printf '%-22s %-7s %9.3f %10.0f\n' "" scalar "$st" "$(echo "$bytes / $st / 1000000" | bc -l)"
+    printf '%-22s target: the vector path faster than the scalar one: %s (%.2fx)\n\n' "" "$verdict" "$(echo "$st / $vt" | bc -l)"
+  done
+else
+  echo "vector/scalar: no AVX2 on this CPU, so only the scalar path runs"
+  echo
+fi
+
 echo
 # svc against nohup, pm2 (npm) and supervisord (Debian), installed here
 # when missing; a failed install is reported by svcbench as "not measured".

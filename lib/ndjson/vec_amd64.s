@@ -35,7 +35,7 @@ GLOBL c80<>(SB), RODATA|NOPTR, $32
 // BCAST sets every byte of Y to v.
 #define BCAST(v, X, Y) \
 	MOVL $v, AX; \
-	MOVD AX, X; \
+	VMOVD AX, X; \
 	VPBROADCASTB X, Y
 
 // BLOCK checks the 32 bytes in Y0 against the 32 before them in Y15,
