@@ -37,7 +37,7 @@ type grammar struct {
 	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them." default:"30s" placeholder:"DUR"`
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
-	Command           []string      `arg:"" optional:"" passthrough:"" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
+	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
 }
 
 func (g *grammar) Run(ctx context.Context, env *cli.Env) error {

@@ -16,7 +16,28 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-func main() { os.Exit(cli.Main(app())) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == svc.MonitorCommand {
+		os.Exit(monitorMain(os.Args[2:]))
+	}
+	os.Exit(cli.Main(app()))
+}
+
+// monitorMain is this binary re-executed by svc start as a service's
+// monitor, with a subcommand svc names explicitly (it is never guessed from
+// the environment). Its arguments are fixed, so it is parsed by hand: the
+// monitor lives as long as its service, and building the command grammar
+// would cost it most of a megabyte of memory for nothing (about 0.8 MB RSS,
+// measured).
+func monitorMain(args []string) int {
+	var err error
+	if len(args) != 2 {
+		err = cli.WithHint(cli.Usagef("%s takes HOME NAME", svc.MonitorCommand), "svc start runs the monitor; it is not for use by hand")
+	} else {
+		err = monitor.Run(svc.Dir{Home: args[0], Name: args[1]})
+	}
+	return cli.Report("svc", os.Stderr, err)
+}
 
 func app() cli.App {
 	return cli.App{
@@ -42,18 +63,7 @@ type grammar struct {
 	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
-	// The monitor is this binary re-executed by svc start with a hidden
-	// subcommand it names explicitly; it is never guessed from the
-	// environment.
-	Monitor monitorCmd `cmd:"" name:"__monitor" hidden:""`
 }
-
-type monitorCmd struct {
-	Home string `arg:""`
-	Name string `arg:""`
-}
-
-func (c *monitorCmd) Run() error { return monitor.Run(svc.Dir{Home: c.Home, Name: c.Name}) }
 
 // verbs is the svc library's command-line face, in this environment.
 func verbs(env *cli.Env, asJSON bool) (*svc.Verbs, error) {
@@ -64,9 +74,9 @@ type runCmd struct {
 	Timeout    time.Duration `help:"Stop the command's whole tree after this long (exit 124)." placeholder:"DUR"`
 	Background string        `help:"auto: start dev servers, watchers and the like as services; always; never." enum:"auto,always,never" default:"auto" placeholder:"WHEN"`
 	Cwd        string        `help:"Run the command in this directory." placeholder:"DIR"`
-	Name       string        `help:"The service's name, when it goes to the background." placeholder:"NAME"`
+	Name       *string       `help:"The service's name, when it goes to the background." placeholder:"NAME"`
 	JSON       bool          `name:"json" help:"Print one JSON object at the end (with the output in it) instead of streaming the output."`
-	Command    []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
+	Command    []string      `arg:"" passthrough:"partial" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -75,11 +85,11 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return v.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: c.Command, Cwd: c.Cwd, Timeout: c.Timeout, Out: env.Stdout},
-		Background: c.Background, Name: c.Name})
+		Background: c.Background}, c.Name)
 }
 
 type startCmd struct {
-	Name         string        `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
+	Name         *string       `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
 	Cwd          string        `help:"Run the command in this directory." placeholder:"DIR"`
 	Env          []string      `help:"Add K=V to the command's environment; a bare K passes this shell's value of K (repeatable)." placeholder:"K=V"`
 	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL" xor:"ready"`
@@ -96,7 +106,7 @@ type startCmd struct {
 	Restart      string        `help:"Restart the command when it ends: no, on-failure or always, with exponential backoff." enum:"no,on-failure,always" default:"no" placeholder:"WHEN"`
 	MaxRestarts  int           `help:"Give up after this many restarts (0: never)." default:"0" placeholder:"N"`
 	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
-	Command      []string      `arg:"" passthrough:"" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
+	Command      []string      `arg:"" passthrough:"partial" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
 
 func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {

@@ -89,7 +89,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	if err != nil {
 		// A grammar that does not build is a bug in the binary, and the
 		// grammar test catches it; report it like any other error.
-		return report(app.Name, env.Stderr, fmt.Errorf("internal: %w", err))
+		return Report(app.Name, env.Stderr, fmt.Errorf("internal: %w", err))
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -102,7 +102,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	}()
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		return report(app.Name, env.Stderr, usageError(app.Name, err))
+		return Report(app.Name, env.Stderr, usageError(app.Name, err))
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	err = kctx.Run()
@@ -112,7 +112,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 			err = sig
 		}
 	}
-	return report(app.Name, env.Stderr, err)
+	return Report(app.Name, env.Stderr, err)
 }
 
 // NewParser builds app's kong parser the way Run does. It exists for the
@@ -144,8 +144,9 @@ func usageError(name string, err error) error {
 	return &Error{Code: ExitUsage, Err: errors.New(msg), Hint: "run '" + name + " --help' for usage"}
 }
 
-// report prints err in the suite's voice and returns its exit code.
-func report(name string, stderr io.Writer, err error) int {
+// Report prints err in the suite's voice and returns its exit code: what a
+// main that does not go through Main (svc's monitor) ends with.
+func Report(name string, stderr io.Writer, err error) int {
 	code := ExitCode(err)
 	if err == nil {
 		return code

@@ -48,7 +48,7 @@ func (v *Verbs) Dir(name string) (Dir, error) {
 
 // StartArgs are svc start's flags that are not the spec itself.
 type StartArgs struct {
-	Name   string
+	Name   *string // nil: derived from the command; never empty
 	Settle time.Duration
 	Force  bool // start even when --ready-port is held by someone else
 }
@@ -56,7 +56,11 @@ type StartArgs struct {
 // Start checks the spec, starts the service and reports the first true
 // thing about it: 0 live, 1 ended or failed, 2 nothing started.
 func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
-	spec, err := v.checkSpec(spec)
+	name, err := givenName(a.Name)
+	if err != nil {
+		return err
+	}
+	spec, err = v.checkSpec(spec)
 	if err != nil {
 		return err
 	}
@@ -67,11 +71,27 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	if warning != "" {
 		v.Voice.Warnf("%s", warning)
 	}
-	res, err := Start(ctx, StartOptions{Home: v.Home, Name: a.Name, Settle: a.Settle, Executable: v.Executable, Spec: spec})
+	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Executable: v.Executable, Spec: spec})
 	if res == nil {
 		return cli.WithCode(err, cli.ExitUsage) // nothing was started
 	}
 	return v.started(ctx, res, err, "")
+}
+
+// givenName is the --name flag's value: absent is "" (the name comes
+// from the command), but an empty --name is an error — a script that
+// passes an unset variable must not start a service it did not name.
+func givenName(flag *string) (string, error) {
+	if flag == nil {
+		return "", nil
+	}
+	if *flag == "" {
+		return "", cli.WithHint(cli.Usagef("--name is empty"), "leave --name out to name the service after its command")
+	}
+	if err := ValidName(*flag); err != nil {
+		return "", cli.Usagef("%v", err)
+	}
+	return *flag, nil
 }
 
 // checkSpec resolves the command line's spec: the command after --, bare
@@ -154,9 +174,12 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 
 // Run runs a command in the foreground, or starts it as a service when it
 // looks long-running; the exit status is the command's.
-func (v *Verbs) Run(ctx context.Context, req RunRequest) error {
+func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
 	argv, err := CommandArgs(req.Argv, "run")
 	if err != nil {
+		return err
+	}
+	if req.Name, err = givenName(name); err != nil {
 		return err
 	}
 	req.Argv, req.Home, req.Executable = argv, v.Home, v.Executable
