@@ -3,6 +3,8 @@ package proc
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/hex"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -11,31 +13,48 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Listener is a listening TCP socket.
+type Listener struct {
+	Port  int
+	Addr  netip.Addr // the address it is bound to: 0.0.0.0 or :: for any
+	Inode uint64
+}
+
 // ListeningInodes returns the inodes of the TCP sockets listening on port,
-// IPv4 and IPv6. It asks the kernel through sock_diag netlink, which lists
-// listening sockets only and answers in microseconds; reading
-// /proc/net/tcp, the fallback, walks every socket and can take
-// milliseconds.
+// IPv4 and IPv6.
 func ListeningInodes(port int) map[uint64]bool {
 	inodes := map[uint64]bool{}
-	okAll := true
+	for _, l := range listeners(port) {
+		inodes[l.Inode] = true
+	}
+	return inodes
+}
+
+// Listeners returns every listening TCP socket, IPv4 and IPv6. It asks the
+// kernel through sock_diag netlink, which lists listening sockets only and
+// answers in microseconds; reading /proc/net/tcp, the fallback, walks every
+// socket and can take milliseconds.
+func Listeners() []Listener { return listeners(0) }
+
+// listeners lists the listening sockets on port, or on any port when port
+// is 0.
+func listeners(port int) []Listener {
+	var out []Listener
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		if err := diagListeners(family, port, inodes); err != nil {
-			okAll = false
+		var err error
+		if out, err = diagListeners(family, port, out); err != nil {
+			return procNetListeners(port)
 		}
 	}
-	if okAll {
-		return inodes
-	}
-	return procNetListeners(port)
+	return out
 }
 
 // diagListeners asks sock_diag for the listening TCP sockets of a family
-// and keeps those on port.
-func diagListeners(family uint8, port int, inodes map[uint64]bool) error {
+// (on port, when it is not 0) and appends them to out.
+func diagListeners(family uint8, port int, out []Listener) ([]Listener, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return err
+		return out, err
 	}
 	defer unix.Close(fd)
 	// nlmsghdr (16) + inet_diag_req_v2 (56)
@@ -48,40 +67,49 @@ func diagListeners(family uint8, port int, inodes map[uint64]bool) error {
 	binary.LittleEndian.PutUint32(req[20:], 1<<10) // states: TCP_LISTEN (10)
 	binary.BigEndian.PutUint16(req[24:], uint16(port))
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return err
+		return out, err
 	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
-			return err
+			return out, err
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return err
+			return out, err
 		}
 		for _, m := range msgs {
 			switch m.Header.Type {
 			case syscall.NLMSG_DONE:
-				return nil
+				return out, nil
 			case syscall.NLMSG_ERROR:
-				return unix.EINVAL
+				return out, unix.EINVAL
 			}
-			d := m.Data // inet_diag_msg: family, state, timer, retrans, sockid(48), expires, rqueue, wqueue, uid, inode
+			// inet_diag_msg: family, state, timer, retrans, then the
+			// sockid (sport, dport, src[16], dst[16], if, cookie), expires,
+			// rqueue, wqueue, uid, inode.
+			d := m.Data
 			if len(d) < 72 {
 				continue
 			}
-			sport := int(binary.BigEndian.Uint16(d[4:6]))
-			if sport == port {
-				inodes[uint64(binary.LittleEndian.Uint32(d[68:72]))] = true
+			l := Listener{Port: int(binary.BigEndian.Uint16(d[4:6])), Inode: uint64(binary.LittleEndian.Uint32(d[68:72]))}
+			if d[0] == unix.AF_INET {
+				l.Addr = netip.AddrFrom4([4]byte(d[8:12]))
+			} else {
+				l.Addr = netip.AddrFrom16([16]byte(d[8:24])).Unmap()
+			}
+			if port == 0 || l.Port == port {
+				out = append(out, l)
 			}
 		}
 	}
 }
 
-// procNetListeners reads /proc/net/tcp and tcp6 for the listeners on port.
-func procNetListeners(port int) map[uint64]bool {
-	inodes := map[uint64]bool{}
+// procNetListeners reads /proc/net/tcp and tcp6 for the listeners on port
+// (any, when 0).
+func procNetListeners(port int) []Listener {
+	var out []Listener
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
 		if err != nil {
@@ -97,11 +125,62 @@ func procNetListeners(port int) map[uint64]bool {
 			local := fields[1]
 			i := strings.LastIndexByte(local, ':')
 			p, err := strconv.ParseInt(local[i+1:], 16, 32)
-			if ino, ierr := strconv.ParseUint(fields[9], 10, 64); err == nil && ierr == nil && int(p) == port {
-				inodes[ino] = true
+			ino, ierr := strconv.ParseUint(fields[9], 10, 64)
+			if err == nil && ierr == nil && (port == 0 || int(p) == port) {
+				out = append(out, Listener{Port: int(p), Addr: procNetAddr(local[:i]), Inode: ino})
 			}
 		}
 		f.Close()
 	}
-	return inodes
+	return out
+}
+
+// procNetAddr decodes /proc/net/tcp's address: hex, in 32-bit words of
+// host byte order.
+func procNetAddr(h string) netip.Addr {
+	b, err := hex.DecodeString(h)
+	if err != nil || (len(b) != 4 && len(b) != 16) {
+		return netip.Addr{}
+	}
+	for i := 0; i+4 <= len(b); i += 4 {
+		binary.BigEndian.PutUint32(b[i:], binary.LittleEndian.Uint32(b[i:]))
+	}
+	if len(b) == 4 {
+		return netip.AddrFrom4([4]byte(b))
+	}
+	return netip.AddrFrom16([16]byte(b)).Unmap()
+}
+
+// SocketInodes returns the inodes of the sockets pid has open.
+func SocketInodes(pid int) []uint64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []uint64
+	for _, e := range entries {
+		link, err := os.Readlink(dir + "/" + e.Name())
+		if err != nil || !strings.HasPrefix(link, "socket:[") {
+			continue
+		}
+		if ino, err := strconv.ParseUint(link[8:len(link)-1], 10, 64); err == nil {
+			out = append(out, ino)
+		}
+	}
+	return out
+}
+
+// Descendants returns every live descendant of pid, from the kernel's
+// children lists: no walk over every process.
+func Descendants(pid int) []int {
+	var out []int
+	queue := Children(pid)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, p)
+		queue = append(queue, Children(p)...)
+	}
+	return out
 }

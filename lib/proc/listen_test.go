@@ -1,38 +1,41 @@
 package proc
 
 import (
-	"fmt"
 	"net"
+	"net/netip"
 	"os"
-	"strings"
+	"slices"
 	"testing"
 )
 
-// sock_diag and /proc/net agree, for v4 and v6 listeners, and the inode
-// found is one this process holds.
-func TestListeningInodes(t *testing.T) {
-	for _, network := range []string{"tcp4", "tcp6"} {
-		addr := "127.0.0.1:0"
-		if network == "tcp6" {
-			addr = "[::1]:0"
+// sock_diag and /proc/net agree on v4 and v6 listeners — port, address and
+// inode — and the inode found is one this process holds.
+func TestListeners(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "0.0.0.0:0", "[::]:0"} {
+		network := "tcp6"
+		if addr[0] != '[' {
+			network = "tcp4" // Go makes "0.0.0.0" a dual-stack :: socket otherwise
 		}
 		ln, err := net.Listen(network, addr)
 		if err != nil {
-			t.Skipf("%s: %v", network, err)
+			t.Logf("%s: %v", addr, err)
+			continue
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		got, want := ListeningInodes(port), procNetListeners(port)
-		if len(got) != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s port %d: sock_diag %v, /proc/net %v", network, port, got, want)
+		tcp := ln.Addr().(*net.TCPAddr)
+		want := netip.MustParseAddrPort(addr).Addr().Unmap()
+		diag, procNet := listeners(tcp.Port), procNetListeners(tcp.Port)
+		if len(diag) != 1 || len(procNet) != 1 || diag[0] != procNet[0] {
+			t.Fatalf("%s port %d: sock_diag %v, /proc/net %v", addr, tcp.Port, diag, procNet)
 		}
-		f, _ := ln.(*net.TCPListener).File()
-		link, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
-		for ino := range got {
-			if !strings.Contains(link, fmt.Sprint(ino)) {
-				t.Errorf("inode %d, but the listener is %s", ino, link)
-			}
+		if diag[0].Addr != want || diag[0].Port != tcp.Port {
+			t.Errorf("%s: listener %v", addr, diag[0])
 		}
-		f.Close()
+		if !slices.Contains(SocketInodes(os.Getpid()), diag[0].Inode) {
+			t.Errorf("%s: inode %d is not among this process's sockets %v", addr, diag[0].Inode, SocketInodes(os.Getpid()))
+		}
+		if !slices.Contains(Listeners(), diag[0]) {
+			t.Errorf("%s: Listeners() misses %v", addr, diag[0])
+		}
 		ln.Close()
 	}
 	if n := len(ListeningInodes(1)); n != 0 {

@@ -12,6 +12,14 @@ import (
 
 func secs(ms float64) string { return fmt.Sprintf("%.2fs", ms/1000) }
 
+func joinInts(ns []int, sep string) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, sep)
+}
+
 // FormatStart says what svc start found, for people.
 func FormatStart(r *StartResult) string {
 	var b strings.Builder
@@ -21,7 +29,7 @@ func FormatStart(r *StartResult) string {
 		if where == "" && r.Port > 0 {
 			where = fmt.Sprintf("port %d", r.Port)
 		}
-		how := map[string]string{"output": "its output, port probed", "port": "--ready-port", "url": "--ready-url", "regex": "--ready-regex", "command": "--ready-cmd"}[r.ReadyBy]
+		how := map[string]string{"listen": "its listening socket", "output": "its output, port probed", "port": "--ready-port", "url": "--ready-url", "regex": "--ready-regex", "command": "--ready-cmd"}[r.ReadyBy]
 		if where != "" {
 			fmt.Fprintf(&b, "%s is ready at %s (pid %d; from %s after %s)\n", r.Name, where, r.PID, how, secs(r.AfterMs))
 		} else {
@@ -46,6 +54,12 @@ func FormatStart(r *StartResult) string {
 	case Failed:
 		fmt.Fprintf(&b, "%s failed: %s\n", r.Name, r.Error)
 	}
+	if len(r.Ports) > 1 {
+		fmt.Fprintf(&b, "note: it listens on ports %s\n", joinInts(r.Ports, ", "))
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", r.Warning)
+	}
 	if r.PortPreoccupied && r.Port > 0 {
 		fmt.Fprintf(&b, "note: port %d is held by %s, not by this service\n", r.Port, r.PortHolder)
 	}
@@ -63,6 +77,8 @@ type listJSON struct {
 	PID             int        `json:"pid,omitempty"`
 	URL             string     `json:"url,omitempty"`
 	Port            int        `json:"port,omitempty"`
+	Ports           []int      `json:"ports,omitempty"`
+	Warning         string     `json:"warning,omitempty"`
 	StartedAt       time.Time  `json:"startedAt"`
 	ReadyAt         *time.Time `json:"readyAt,omitempty"`
 	EndedAt         *time.Time `json:"endedAt,omitempty"`
@@ -79,7 +95,8 @@ type listJSON struct {
 func ListJSON(l *Listing) any {
 	return listJSON{Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, URL: l.URL, Port: l.Port,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
-		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command}
+		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
+		Ports: l.Ports, Warning: l.Warning}
 }
 
 func age(t time.Time, now time.Time) string {
@@ -143,6 +160,12 @@ func FormatStatus(l *Listing, now time.Time) string {
 		}
 	}
 	b.WriteString("\n")
+	if l.Status.Live() && len(l.Ports) > 0 {
+		fmt.Fprintf(&b, "ports: %s\n", joinInts(l.Ports, ", "))
+	}
+	if l.Status.Live() && l.Warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", l.Warning)
+	}
 	if l.LogNote != "" {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
 	}

@@ -35,8 +35,10 @@ type StartResult struct {
 	PID     int     `json:"pid,omitempty"`
 	URL     string  `json:"url,omitempty"`
 	Port    int     `json:"port,omitempty"`
+	Ports   []int   `json:"ports,omitempty"`
 	ReadyBy string  `json:"readyBy,omitempty"`
 	AfterMs float64 `json:"afterMs"`
+	Warning string  `json:"warning,omitempty"`
 	// For a service that ended: its exit code or signal, and its log's tail.
 	ExitCode        *int     `json:"exitCode,omitempty"`
 	Signal          string   `json:"signal,omitempty"`
@@ -195,6 +197,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		return res, nil
 	case EvReady:
 		res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs, res.Restarts = Ready, r.URL, r.Port, r.By, r.AfterMs, r.Restarts
+		res.Ports, res.Warning = r.Ports, r.Warning
 		if r.PID != 0 {
 			res.PID = r.PID
 		}

@@ -34,9 +34,13 @@ type Spec struct {
 	ReadyRegex   string        `json:"readyRegex,omitempty"`
 	ReadyCmd     string        `json:"readyCmd,omitempty"`
 	ReadyTimeout time.Duration `json:"readyTimeoutNs"`
-	StopGrace    time.Duration `json:"stopGraceNs"`
-	LogMax       int64         `json:"logMax"`
-	LogKeep      int           `json:"logKeep"`
+	// Port is the port given with --port, in $PORT and for {port}.
+	Port int `json:"port,omitempty"`
+	// PTY runs the command on a pseudo-terminal.
+	PTY       bool          `json:"pty,omitempty"`
+	StopGrace time.Duration `json:"stopGraceNs"`
+	LogMax    int64         `json:"logMax"`
+	LogKeep   int           `json:"logKeep"`
 	// UntilExit stops the service when that process exits.
 	UntilExit int `json:"untilExit,omitempty"`
 	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
@@ -98,9 +102,13 @@ type State struct {
 	PIDStart   uint64 `json:"pidStart,omitempty"`
 	MonitorPID int    `json:"monitorPid,omitempty"`
 
-	URL             string `json:"url,omitempty"`
-	Port            int    `json:"port,omitempty"`
-	ReadyBy         string `json:"readyBy,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Port    int    `json:"port,omitempty"`
+	Ports   []int  `json:"ports,omitempty"` // every TCP port the tree listens on, once ready
+	ReadyBy string `json:"readyBy,omitempty"`
+	// Warning is what the user should know of how it became ready: a
+	// --port the service did not use.
+	Warning         string `json:"warning,omitempty"`
 	PortPreoccupied bool   `json:"portPreoccupied,omitempty"`
 	PortHolder      string `json:"portHolder,omitempty"`
 

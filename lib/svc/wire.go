@@ -58,7 +58,9 @@ type Report struct {
 	PID      int      `json:"pid,omitempty"`
 	URL      string   `json:"url,omitempty"`
 	Port     int      `json:"port,omitempty"`
+	Ports    []int    `json:"ports,omitempty"`
 	By       string   `json:"by,omitempty"`
+	Warning  string   `json:"warning,omitempty"`
 	AfterMs  float64  `json:"afterMs,omitempty"`
 	ExitCode *int     `json:"exitCode,omitempty"`
 	Signal   string   `json:"signal,omitempty"`

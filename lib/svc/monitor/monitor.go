@@ -234,7 +234,9 @@ func (m *monitor) supervise() int {
 			}
 			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
 			failures++
-			m.rec.set(func(s *svc.State) { s.Status, s.Restarts, s.URL, s.ReadyAt = svc.Starting, s.Restarts+1, "", nil })
+			m.rec.set(func(s *svc.State) {
+				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt = svc.Starting, s.Restarts+1, "", nil, nil
+			})
 			if stopped := m.backoff(backoff); stopped != nil {
 				m.finishStopped(stopped)
 				return 0
@@ -262,7 +264,8 @@ func (m *monitor) becameReady(r readyReport) {
 	rep := r.Report
 	m.rec.set(func(s *svc.State) {
 		if s.Status == svc.Starting || s.Status == svc.Running {
-			s.Status, s.URL, s.Port, s.ReadyBy, s.ReadyAt = svc.Ready, rep.URL, rep.Port, rep.By, &now
+			s.Status, s.URL, s.Port, s.Ports, s.ReadyBy, s.ReadyAt = svc.Ready, rep.URL, rep.Port, rep.Ports, rep.By, &now
+			s.Warning = rep.Warning
 			s.PortPreoccupied, s.PortHolder = false, ""
 		}
 		rep.Restarts = s.Restarts

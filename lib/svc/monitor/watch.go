@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -37,9 +40,16 @@ func (m *monitor) newWatch(r *run, lines <-chan string) *watch {
 	return w
 }
 
-func (w *watch) ready(r svc.Report) {
+// ready reports the run ready, with every port its tree listens on, and
+// keeps those ports current from then on.
+func (w *watch) ready(r svc.Report, tree *ready.Listens) {
 	r.Event, r.AfterMs = svc.EvReady, w.m.sinceStart()
+	if tree == nil {
+		tree = ready.NewListens(os.Getpid())
+		r.Ports = ready.Ports(tree.Poll())
+	}
 	w.m.events.ready <- readyReport{Report: r, at: time.Now(), run: w.run.n}
+	go w.trackPorts(tree, r.Ports)
 }
 
 func (w *watch) decide() {
@@ -59,13 +69,7 @@ func (w *watch) decide() {
 		drain(w.lines)
 		w.poll(100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
-		for l := range w.lines {
-			if ep, ok := ready.FindEndpoint(l); ok {
-				w.watching.Store(false)
-				w.probe(ep, "output")
-				return
-			}
-		}
+		w.byListening()
 	}
 }
 
@@ -76,9 +80,157 @@ func (w *watch) byRegex(expr string) {
 	}
 	for l := range w.lines {
 		if re.MatchString(l) {
-			w.ready(svc.Report{By: "regex"})
+			w.ready(svc.Report{By: "regex"}, nil)
 			return
 		}
+	}
+}
+
+// byListening waits until the service's tree listens on a TCP port,
+// whether or not it printed anything. A printed endpoint whose port the
+// tree listens on names the URL (with its path); one whose port someone
+// else holds is recorded, never taken for readiness.
+func (w *watch) byListening() {
+	eps := make(chan ready.Endpoint, 8)
+	go func() {
+		defer close(eps)
+		for l := range w.lines {
+			if ep, ok := ready.FindEndpoint(l); ok {
+				select {
+				case eps <- ep:
+				default: // the first few are what matters
+				}
+			}
+		}
+	}()
+	tree := ready.NewListens(os.Getpid())
+	var printed []ready.Endpoint
+	var first time.Time // when the tree was first seen listening
+	for {
+		printed = w.takePrinted(eps, printed)
+		if ls := tree.Poll(); len(ls) > 0 {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			if r, ok := w.listening(ls, time.Since(first), eps, printed); ok {
+				w.watching.Store(false)
+				w.ready(r, tree)
+				return
+			}
+		}
+		if !w.sleep(listenInterval(time.Since(w.run.start))) {
+			return
+		}
+	}
+}
+
+// listenInterval is how often the tree's sockets are looked at: often
+// while a server is most likely to start listening, then less and less,
+// so a service that never listens costs next to nothing.
+func listenInterval(up time.Duration) time.Duration {
+	switch {
+	case up < 2*time.Second:
+		return 5 * time.Millisecond
+	case up < 10*time.Second:
+		return 20 * time.Millisecond
+	case up < time.Minute:
+		return 100 * time.Millisecond
+	}
+	return 500 * time.Millisecond
+}
+
+// takePrinted adds the endpoints printed since the last look; a printed
+// port held by a process outside the tree is recorded once.
+func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint) []ready.Endpoint {
+	for {
+		select {
+		case ep, ok := <-eps:
+			if !ok {
+				return printed
+			}
+			printed = append(printed, ep)
+			if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.run.child.PID()); !ours && holder != "" {
+				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
+			}
+		default:
+			return printed
+		}
+	}
+}
+
+// listening decides what the tree's listeners make ready: a printed
+// endpoint on one of them, else the --port given when it listens there,
+// else the lowest port. With --port, a tree that listens elsewhere gets
+// a moment to open the port it was given before that is reported.
+func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan ready.Endpoint, printed []ready.Endpoint) (svc.Report, bool) {
+	ports := ready.Ports(ls)
+	if r, ok := printedOn(printed, ports); ok {
+		return r, true
+	}
+	chosen := ls[0]
+	warning := ""
+	if want := w.m.spec.Port; want > 0 {
+		i := slices.Index(ports, want)
+		switch {
+		case i >= 0:
+			chosen = ls[i]
+		case since < 200*time.Millisecond:
+			return svc.Report{}, false
+		default:
+			warning = fmt.Sprintf("$PORT (%d) was not used: the service listens on %s", want, portList(ports))
+		}
+	}
+	where := ready.Where(chosen) // an HTTP probe: time enough for a URL printed just after listen() to arrive
+	if r, ok := printedOn(w.takePrinted(eps, printed), ports); ok {
+		return r, true
+	}
+	return svc.Report{URL: where, Port: chosen.Port, Ports: ports, By: "listen", Warning: warning}, true
+}
+
+// printedOn is the first printed endpoint on one of ports.
+func printedOn(printed []ready.Endpoint, ports []int) (svc.Report, bool) {
+	for _, ep := range printed {
+		if slices.Contains(ports, ep.Port) {
+			return svc.Report{URL: ep.URL, Port: ep.Port, Ports: ports, By: "output"}, true
+		}
+	}
+	return svc.Report{}, false
+}
+
+func portList(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// trackPorts keeps the recorded ports current while the run lives: a
+// server may open a second port (a websocket, a debugger) after it is
+// ready. It looks every 2 seconds, at the cost of one sock_diag dump.
+func (w *watch) trackPorts(tree *ready.Listens, ports []int) {
+	for w.sleep(2 * time.Second) {
+		now := ready.Ports(tree.Poll())
+		if !slices.Equal(now, ports) {
+			ports = now
+			w.m.rec.set(func(s *svc.State) {
+				if s.Status == svc.Ready {
+					s.Ports = now
+				}
+			})
+		}
+	}
+}
+
+// sleep waits d; false when the run ended meanwhile.
+func (w *watch) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return !w.m.ended()
+	case <-w.run.child.Exited():
+		return false
 	}
 }
 
@@ -86,7 +238,7 @@ func (w *watch) byRegex(expr string) {
 func (w *watch) poll(interval time.Duration, check func() bool, r svc.Report) {
 	for !w.m.ended() {
 		if check() {
-			w.ready(r)
+			w.ready(r, nil)
 			return
 		}
 		time.Sleep(interval)
@@ -121,7 +273,7 @@ func (w *watch) probe(ep ready.Endpoint, by string) {
 		if ready.Accepts(ep.Port) {
 			ours, holder := ready.PortOwner(ep.Port, os.Getpid(), pgid)
 			if ours {
-				w.ready(svc.Report{URL: ep.URL, Port: ep.Port, By: by})
+				w.ready(svc.Report{URL: ep.URL, Port: ep.Port, By: by}, nil)
 				return
 			}
 			if !noted && holder != "" {

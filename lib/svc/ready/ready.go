@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	neturl "net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -71,8 +70,13 @@ func Accepts(port int) bool {
 
 // HTTP reports whether url answers an HTTP request at all, whatever
 // the status. It speaks just enough HTTP/1.0 for that (net/http would
-// double the monitor's size); for https, that a TLS server answers.
-func HTTP(rawURL string) bool {
+// double the monitor's size); for https, that a TLS server answers. The
+// request is HEAD, and the answer is read to its end, so the server
+// sends no body and sees a polite client, not a reset connection.
+func HTTP(rawURL string) bool { return answersHTTP(rawURL, 2*time.Second) }
+
+// answersHTTP is HTTP with a deadline for the answer.
+func answersHTTP(rawURL string, wait time.Duration) bool {
 	u, err := neturl.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return false
@@ -93,29 +97,25 @@ func HTTP(rawURL string) bool {
 	if u.Scheme == "https" {
 		return tlsAnswers(c, u.Hostname())
 	}
-	c.SetDeadline(time.Now().Add(2 * time.Second))
+	c.SetDeadline(time.Now().Add(wait))
 	path := u.RequestURI()
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n", path, u.Host); err != nil {
+	if _, err := fmt.Fprintf(c, "HEAD %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n", path, u.Host); err != nil {
 		return false
 	}
 	buf := make([]byte, 5)
 	n, _ := io.ReadFull(c, buf)
-	return n == 5 && string(buf) == "HTTP/"
+	if n < 5 || string(buf) != "HTTP/" {
+		return false
+	}
+	c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	return true
 }
 
 // holds reports whether pid has one of the socket inodes open.
 func holds(pid int, inodes map[uint64]bool) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		link, err := os.Readlink(dir + "/" + e.Name())
-		if err != nil || !strings.HasPrefix(link, "socket:[") {
-			continue
-		}
-		if ino, err := strconv.ParseUint(link[8:len(link)-1], 10, 64); err == nil && inodes[ino] {
+	for _, ino := range proc.SocketInodes(pid) {
+		if inodes[ino] {
 			return true
 		}
 	}

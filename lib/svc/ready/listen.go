@@ -1,0 +1,113 @@
+package ready
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+)
+
+// Listens finds the TCP sockets a service's tree listens on: the sockets
+// held by root's descendants (root is the monitor, a subreaper, so what
+// double-forks out of the service's group is still its descendant). One
+// poll costs a sock_diag dump while the machine's set of listening
+// sockets stays the same; the tree's descriptors are read only when a
+// listening socket appears that has not been placed yet.
+type Listens struct {
+	root   int
+	placed map[uint64]bool // listening inodes seen: true when the tree's
+}
+
+// NewListens watches the descendants of root.
+func NewListens(root int) *Listens { return &Listens{root: root, placed: map[uint64]bool{}} }
+
+// Poll returns the tree's listening sockets now, by port, one per port
+// (IPv4 before IPv6).
+func (t *Listens) Poll() []proc.Listener {
+	all := proc.Listeners()
+	fresh := false
+	now := make(map[uint64]bool, len(all))
+	for _, l := range all {
+		now[l.Inode] = true
+		if _, ok := t.placed[l.Inode]; !ok {
+			fresh = true
+		}
+	}
+	for ino := range t.placed {
+		if !now[ino] {
+			delete(t.placed, ino) // closed: an inode can come back as another socket
+		}
+	}
+	if fresh {
+		t.place(all)
+	}
+	var ours []proc.Listener
+	for _, l := range all {
+		if t.placed[l.Inode] && !slices.ContainsFunc(ours, func(o proc.Listener) bool { return o.Port == l.Port }) {
+			ours = append(ours, l)
+		}
+	}
+	slices.SortFunc(ours, func(a, b proc.Listener) int { return a.Port - b.Port })
+	return ours
+}
+
+// place reads the tree's sockets and marks each new listener as the
+// tree's or not.
+func (t *Listens) place(all []proc.Listener) {
+	held := map[uint64]bool{}
+	for _, pid := range proc.Descendants(t.root) {
+		for _, ino := range proc.SocketInodes(pid) {
+			held[ino] = true
+		}
+	}
+	for _, l := range all {
+		if _, ok := t.placed[l.Inode]; !ok {
+			t.placed[l.Inode] = held[l.Inode]
+		}
+	}
+}
+
+// Ports lists the ports of listeners.
+func Ports(ls []proc.Listener) []int {
+	out := make([]int, len(ls))
+	for i, l := range ls {
+		out[i] = l.Port
+	}
+	return out
+}
+
+// Where is how to reach a listener: a URL when it answers HTTP
+// (http://127.0.0.1:8000/), else host:port (127.0.0.1:6379). A socket
+// bound to any address is reached on loopback. A server that accepts and
+// says nothing for half a second is taken for one that does not speak
+// HTTP: a dev server compiling its first page prints its URL anyway.
+func Where(l proc.Listener) string {
+	host := l.Addr
+	switch {
+	case !host.IsValid() || host.IsUnspecified():
+		host = netip.MustParseAddr("127.0.0.1")
+		if l.Addr.Is6() && !v4Reaches(l.Port) {
+			host = netip.IPv6Loopback()
+		}
+	}
+	hp := net.JoinHostPort(host.String(), strconv.Itoa(l.Port))
+	if url := "http://" + hp + "/"; answersHTTP(url, 500*time.Millisecond) {
+		return url
+	}
+	return hp
+}
+
+// v4Reaches reports whether 127.0.0.1:port accepts: a socket on :: takes
+// IPv4 too unless it is IPv6-only.
+func v4Reaches(port int) bool {
+	c, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
