@@ -113,6 +113,7 @@ func params(dir string) testscript.Params {
 			"exitcode": cmdExitcode,
 			"waitfile": cmdWaitfile,
 			"procs":    cmdProcs,
+			"tcpopen":  cmdTCPOpen,
 		},
 	}
 }
@@ -137,6 +138,26 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// tcpopen FILE succeeds when something accepts TCP connections on
+// 127.0.0.1 at the port FILE holds (as svc port prints it); ! tcpopen
+// when nothing does.
+func cmdTCPOpen(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: tcpopen FILE")
+	}
+	port := strings.TrimSpace(ts.ReadFile(args[0]))
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 2*time.Second)
+	if err == nil {
+		c.Close()
+	}
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("port %s accepts connections", port)
+	case !neg && err != nil:
+		ts.Fatalf("port %s: %v", port, err)
 	}
 }
 

@@ -62,6 +62,7 @@ type grammar struct {
 	Restart restartCmd `cmd:"" help:"Stop a service and start it again as it was started."`
 	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
+	Port    portCmd    `cmd:"" help:"Print a service's port, for scripts."`
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
 }
 
@@ -92,6 +93,9 @@ type startCmd struct {
 	Name         *string       `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
 	Cwd          string        `help:"Run the command in this directory." placeholder:"DIR"`
 	Env          []string      `help:"Add K=V to the command's environment; a bare K passes this shell's value of K (repeatable)." placeholder:"K=V"`
+	EnvFile      []string      `help:"Add the K=V lines of a dotenv file to the command's environment; --env wins (repeatable)." placeholder:"FILE" type:"path"`
+	Port         string        `help:"Give the command a port: auto picks a free one; it is in $PORT and replaces {port} in the command." placeholder:"auto|N"`
+	Pty          bool          `help:"Run the command on a pseudo-terminal, so stdio prints each line as it is written."`
 	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL" xor:"ready"`
 	ReadyPort    int           `help:"Ready when this port accepts, held by the service." placeholder:"PORT" xor:"ready"`
 	ReadyRegex   string        `help:"Ready when a log line matches this regular expression." placeholder:"RE" xor:"ready"`
@@ -114,10 +118,27 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Start(ctx, svc.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force}, svc.Spec{
+	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts})
+		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}
+	if c.Pty {
+		rows, cols := proc.TerminalSize(1, 2)
+		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}
+	}
+	return v.Start(ctx, svc.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
+}
+
+type portCmd struct {
+	Name string `arg:"" help:"The service."`
+}
+
+func (c *portCmd) Run(env *cli.Env) error {
+	v, err := verbs(env, false)
+	if err != nil {
+		return err
+	}
+	return v.Port(c.Name)
 }
 
 type lsCmd struct {

@@ -24,6 +24,8 @@ type StartOptions struct {
 	Name   string // empty: derived from the command
 	Spec   Spec   // fields left zero take their defaults
 	Settle time.Duration
+	// Port is --port: "auto", a number, or "" for none.
+	Port string
 	// Executable is the svc binary, which runs the monitor.
 	Executable string
 }
@@ -64,12 +66,23 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec := o.Spec.withDefaults()
+	port, release, err := pickPort(d, o.Port, spec.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if port > 0 {
+		spec.Port = port
+	}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
 	errFile, err := os.OpenFile(d.Path()+"/monitor.err", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer errFile.Close()
-	spec := o.Spec.withDefaults()
 	launch, err := launchMonitor(o.Executable, d, spec, errFile)
 	if err != nil {
 		return nil, err
@@ -83,11 +96,26 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	monitorGone := make(chan struct{})
 	go func() { launch.cmd.Wait(); close(monitorGone) }()
 	w := &startWait{d: d, settle: o.Settle, monitorGone: monitorGone, res: &StartResult{Name: d.Name, Status: Starting}, begin: time.Now()}
-	return w.wait(ctx, readReports(launch.reports))
+	return w.wait(ctx, releaseOnStarted(readReports(launch.reports), release))
 }
 
-// claim picks the service's name and makes its directory, refusing a name
-// a live service has.
+// releaseOnStarted passes reports on, and calls release once the monitor
+// has reported anything: by then the spec, with its port, is in its state.
+func releaseOnStarted(in <-chan Report, release func()) <-chan Report {
+	out := make(chan Report, 8)
+	go func() {
+		defer close(out)
+		defer release()
+		for r := range in {
+			release()
+			out <- r
+		}
+	}()
+	return out
+}
+
+// claim picks the service's name, refusing a name a live service has; the
+// directory is made once everything else is checked.
 func claim(home, name string, command []string) (Dir, error) {
 	if err := ensureHome(home); err != nil {
 		return Dir{}, cli.WithCode(err, cli.ExitUsage)
@@ -105,9 +133,6 @@ func claim(home, name string, command []string) (Dir, error) {
 	if l, err := Look(d); err == nil && l.Status.Live() {
 		return Dir{}, cli.WithHint(cli.Usagef("%w: %s lost its monitor but its process %d still runs", ErrNameTaken, name, l.PID),
 			fmt.Sprintf("svc stop %s", name))
-	}
-	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return Dir{}, err
 	}
 	return d, nil
 }

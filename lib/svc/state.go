@@ -36,8 +36,8 @@ type Spec struct {
 	ReadyTimeout time.Duration `json:"readyTimeoutNs"`
 	// Port is the port given with --port, in $PORT and for {port}.
 	Port int `json:"port,omitempty"`
-	// PTY runs the command on a pseudo-terminal.
-	PTY       bool          `json:"pty,omitempty"`
+	// PTY runs the command on a pseudo-terminal of this size.
+	PTY       *TermSize     `json:"pty,omitempty"`
 	StopGrace time.Duration `json:"stopGraceNs"`
 	LogMax    int64         `json:"logMax"`
 	LogKeep   int           `json:"logKeep"`
@@ -47,6 +47,12 @@ type Spec struct {
 	// (0: no bound).
 	Restart     string `json:"restart,omitempty"`
 	MaxRestarts int    `json:"maxRestarts,omitempty"`
+}
+
+// TermSize is the size of a --pty service's terminal.
+type TermSize struct {
+	Rows uint16 `json:"rows"`
+	Cols uint16 `json:"cols"`
 }
 
 // The defaults of a spec's fields and of svc start's settle window: svc

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -51,6 +52,10 @@ type StartArgs struct {
 	Name   *string // nil: derived from the command; never empty
 	Settle time.Duration
 	Force  bool // start even when --ready-port is held by someone else
+	// Port is --port: auto, a number, or "".
+	Port string
+	// EnvFiles are dotenv files whose lines go before --env's.
+	EnvFiles []string
 }
 
 // Start checks the spec, starts the service and reports the first true
@@ -58,6 +63,9 @@ type StartArgs struct {
 func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	name, err := givenName(a.Name)
 	if err != nil {
+		return err
+	}
+	if spec.Env, err = envFiles(a.EnvFiles, spec.Env); err != nil {
 		return err
 	}
 	spec, err = v.checkSpec(spec)
@@ -71,11 +79,39 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	if warning != "" {
 		v.Voice.Warnf("%s", warning)
 	}
-	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Executable: v.Executable, Spec: spec})
+	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Executable: v.Executable, Spec: spec, Port: a.Port})
 	if res == nil {
 		return cli.WithCode(err, cli.ExitUsage) // nothing was started
 	}
 	return v.started(ctx, res, err, "")
+}
+
+// envFiles puts the lines of the --env-file files before the --env
+// values, which win.
+func envFiles(files, env []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		kvs, err := ReadEnvFile(f)
+		if err != nil {
+			return nil, cli.Usagef("--env-file %v", strings.TrimPrefix(err.Error(), "open "))
+		}
+		out = append(out, kvs...)
+	}
+	return append(out, env...), nil
+}
+
+// Port prints a service's port.
+func (v *Verbs) Port(name string) error {
+	d, err := v.Dir(name)
+	if err != nil {
+		return err
+	}
+	p, err := Port(d)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(v.Out, p)
+	return err
 }
 
 // givenName is the --name flag's value: absent is "" (the name comes

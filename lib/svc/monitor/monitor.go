@@ -19,6 +19,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -174,10 +177,10 @@ func (m *monitor) launch(n int) (*run, error) {
 			return nil, fmt.Errorf("cannot run %s: %v", argv[0], unwrap(err))
 		}
 	}
-	cmd := proc.ShellCommand(argv)
+	cmd := proc.ShellCommand(withPort(argv, m.spec.Port))
 	cmd.Dir = m.spec.Cwd
-	cmd.Env = append(os.Environ(), m.spec.Env...)
-	r, w, err := os.Pipe()
+	cmd.Env = serviceEnv(os.Environ(), m.spec)
+	r, w, err := m.outputEnds()
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +197,46 @@ func (m *monitor) launch(n int) (*run, error) {
 	go m.copyOutput(run, w8, lines)
 	go w8.decide()
 	return run, nil
+}
+
+// outputEnds is where the service writes its output, and where the
+// monitor reads it: a pipe, or with --pty a terminal.
+func (m *monitor) outputEnds() (r, w *os.File, err error) {
+	if t := m.spec.PTY; t != nil {
+		r, w, err = proc.OpenPTY(t.Rows, t.Cols)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening a pseudo-terminal: %v", err)
+		}
+		return r, w, nil
+	}
+	return os.Pipe()
+}
+
+// serviceEnv is the service's environment: svc start's, the spec's
+// --env, $PORT for --port, and PYTHONUNBUFFERED=1 unless it is set
+// either way, so that Python's output reaches the log when it is printed
+// rather than in 8 KiB blocks.
+func serviceEnv(base []string, spec svc.Spec) []string {
+	env := append(append([]string(nil), base...), spec.Env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PYTHONUNBUFFERED=") }) {
+		env = append(env, "PYTHONUNBUFFERED=1")
+	}
+	if spec.Port > 0 {
+		env = append(env, "PORT="+strconv.Itoa(spec.Port)) // the last one wins
+	}
+	return env
+}
+
+// withPort puts the --port given in place of {port} in the command.
+func withPort(argv []string, port int) []string {
+	if port <= 0 {
+		return argv
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
+	}
+	return out
 }
 
 func unwrap(err error) error {

@@ -95,6 +95,9 @@ func (w *watch) byListening() {
 	go func() {
 		defer close(eps)
 		for l := range w.lines {
+			if strings.Contains(l, ready.ProbeRequestLine) {
+				continue // a server logging svc's own probe, with the address it was sent to
+			}
 			if ep, ok := ready.FindEndpoint(l); ok {
 				select {
 				case eps <- ep:
@@ -164,11 +167,7 @@ func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint)
 // a moment to open the port it was given before that is reported.
 func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan ready.Endpoint, printed []ready.Endpoint) (svc.Report, bool) {
 	ports := ready.Ports(ls)
-	if r, ok := printedOn(printed, ports); ok {
-		return r, true
-	}
-	chosen := ls[0]
-	warning := ""
+	chosen, warning := ls[0], ""
 	if want := w.m.spec.Port; want > 0 {
 		i := slices.Index(ports, want)
 		switch {
@@ -180,8 +179,13 @@ func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan re
 			warning = fmt.Sprintf("$PORT (%d) was not used: the service listens on %s", want, portList(ports))
 		}
 	}
+	if r, ok := printedOn(printed, ports); ok {
+		r.Warning = warning
+		return r, true
+	}
 	where := ready.Where(chosen) // an HTTP probe: time enough for a URL printed just after listen() to arrive
 	if r, ok := printedOn(w.takePrinted(eps, printed), ports); ok {
+		r.Warning = warning
 		return r, true
 	}
 	return svc.Report{URL: where, Port: chosen.Port, Ports: ports, By: "listen", Warning: warning}, true

@@ -75,6 +75,11 @@ func Accepts(port int) bool {
 // sends no body and sees a polite client, not a reset connection.
 func HTTP(rawURL string) bool { return answersHTTP(rawURL, 2*time.Second) }
 
+// ProbeRequestLine is the request svc's HTTP probe sends, less its path:
+// a server that logs it (with the Host it was sent to) is echoing svc,
+// not saying where it listens.
+const ProbeRequestLine = "HEAD / HTTP/1.0"
+
 // answersHTTP is HTTP with a deadline for the answer.
 func answersHTTP(rawURL string, wait time.Duration) bool {
 	u, err := neturl.Parse(rawURL)
