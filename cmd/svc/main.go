@@ -167,11 +167,13 @@ func (c *statusCmd) Run(env *cli.Env) error {
 }
 
 type tailCmd struct {
-	Lines  int    `short:"n" help:"Print the last N rows (default 10; every row after --since ROW)." default:"-1" placeholder:"N"`
-	Follow bool   `short:"f" help:"Keep printing rows as they come, until the service has ended and its log is drained."`
-	Since  int64  `help:"Print the rows after ROW." default:"-1" placeholder:"ROW"`
-	JSON   bool   `name:"json" help:"Print {\"row\":N,\"line\":\"…\"} per row."`
-	Name   string `arg:"" help:"The service."`
+	Lines      int      `short:"n" help:"Print the last N rows of each service (default 10; every row after --since)." default:"-1" placeholder:"N"`
+	Follow     bool     `short:"f" help:"Keep printing rows as they come, until every service has ended and its log is drained."`
+	Since      string   `help:"Print the rows after row N, received in the last DUR (5m), or since a time (2026-12-01T10:00:00Z)." placeholder:"N|DUR|TIME"`
+	Timestamps bool     `short:"t" help:"Prefix each row with the time svc received it."`
+	All        bool     `help:"Every service, interleaved."`
+	JSON       bool     `name:"json" help:"Print {\"row\":N,\"line\":\"…\",\"ts\":\"…\"} per row (and \"name\" for several services)."`
+	Names      []string `arg:"" optional:"" name:"name" help:"The services: several are interleaved in the order their rows were received."`
 }
 
 func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -179,7 +181,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Tail(ctx, c.Name, c.Lines, c.Since, c.Follow)
+	return v.Tail(ctx, c.Names, c.All, svc.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
 }
 
 type stopCmd struct {

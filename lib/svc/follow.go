@@ -10,32 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TailStart is the row after which svc tail starts printing: the last n
-// rows (10 when n < 0) when since < 0; else the rows after since, the
-// last n of them when n >= 0.
-func TailStart(d Dir, n int, since int64) (int64, error) {
-	if since >= 0 && n < 0 {
-		return since, nil
-	}
-	if n < 0 {
-		n = 10
-	}
-	last, err := logfile.LastRow(d.Path())
-	if err != nil {
-		return 0, err
-	}
-	return max(since, last-int64(n), 0), nil
-}
-
-// ReadRows calls fn for every row of the service's log after since.
-func ReadRows(d Dir, since int64, fn func(row int64, line []byte) error) (int64, error) {
-	return logfile.ReadRows(d.Path(), since, fn)
-}
-
 // Follow calls fn for each row after since as the log grows, until the
 // service has ended and its log is drained (nil), or ctx is done (nil: the
 // caller asked to stop).
-func Follow(ctx context.Context, d Dir, since int64, fn func(row int64, line []byte) error) error {
+func Follow(ctx context.Context, d Dir, since int64, fn func(Row) error) error {
 	w, _ := newWatcher(d.Path())
 	defer w.close()
 	for {

@@ -1,13 +1,10 @@
 package svc
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 )
 
 func secs(ms float64) string { return fmt.Sprintf("%.2fs", ms/1000) }
@@ -219,27 +216,4 @@ func pl(n int, w string) string {
 		return w
 	}
 	return w + "es"
-}
-
-// RowPrinter prints log rows as text lines, or as {"row":N,"line":"…"}.
-func RowPrinter(w io.Writer, asJSON bool) func(int64, []byte) error {
-	return func(row int64, line []byte) error {
-		if asJSON {
-			// JSON strings hold only UTF-8: a line that is not keeps its
-			// exact bytes in "base64" too, next to a readable "line".
-			var raw []byte
-			if !utf8.Valid(line) {
-				raw = line
-			}
-			b, _ := json.Marshal(struct {
-				Row    int64  `json:"row"`
-				Line   string `json:"line"`
-				Base64 []byte `json:"base64,omitempty"`
-			}{row, string(line), raw})
-			_, err := w.Write(append(b, '\n'))
-			return err
-		}
-		_, err := w.Write(append(append([]byte(nil), line...), '\n'))
-		return err
-	}
 }

@@ -295,25 +295,36 @@ func (v *Verbs) listing(l *Listing) {
 }
 
 // Tail prints the service's log rows: the last n, those after since, or
-// (follow) every row as it comes until the service has ended.
-func (v *Verbs) Tail(ctx context.Context, name string, n int, since int64, follow bool) error {
-	d, err := v.Dir(name)
-	if err != nil {
-		return err
+// Tail prints the rows of the named services (all: every service), one
+// service's as they are, several interleaved with their names.
+func (v *Verbs) Tail(ctx context.Context, names []string, all bool, o TailOptions) error {
+	if all {
+		every, err := List(v.Home)
+		if err != nil {
+			return err
+		}
+		names = append(names, every...)
 	}
-	if _, err := os.Stat(d.Path()); err != nil {
-		return cli.Usagef("no service called %s", name)
+	if len(names) == 0 {
+		return cli.Usagef("name a service to tail, or --all")
 	}
-	from, err := TailStart(d, n, since)
-	if err != nil {
-		return err
+	var ds []Dir
+	seen := map[string]bool{}
+	for _, n := range names {
+		d, err := v.Dir(n)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(d.Path()); err != nil {
+			return cli.Usagef("no service called %s", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			ds = append(ds, d)
+		}
 	}
-	print := RowPrinter(v.Out, v.JSON)
-	if follow {
-		return Follow(ctx, d, from, print)
-	}
-	_, err = ReadRows(d, from, print)
-	return err
+	o.Color = cli.UseColor("auto", v.Out, v.Getenv)
+	return Tail(ctx, v.Out, ds, o, v.JSON)
 }
 
 // Stop stops the named services (all: every live one too) and prints a

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Log generations are files log.NNNNNNNNNNNN named by the row of their
@@ -67,6 +68,11 @@ type Writer struct {
 	rows  int64 // complete lines in the current file
 	mid   bool  // the last byte written was not a newline
 	err   error // logging stopped, and why
+
+	now       func() time.Time
+	times     *os.File // the generation's receipt times; nil if it cannot be written
+	stamped   bool     // a record was written to times
+	lastStamp int64
 }
 
 // Open opens the newest generation for appending, or starts the first.
@@ -79,7 +85,7 @@ func Open(dir string, max int64, keep int) (*Writer, error) {
 	if keep < 1 {
 		keep = 1
 	}
-	w := &Writer{dir: dir, max: max, keep: keep, first: 1}
+	w := &Writer{dir: dir, max: max, keep: keep, first: 1, now: time.Now}
 	gens, err := generations(dir)
 	if err != nil {
 		return nil, err
@@ -96,6 +102,7 @@ func Open(dir string, max int64, keep int) (*Writer, error) {
 	if w.f, err = os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, err
 	}
+	w.openTimes()
 	if mid {
 		w.Write([]byte{'\n'})
 	}
@@ -132,6 +139,7 @@ func (w *Writer) open(first int64) error {
 		return err
 	}
 	w.f, w.first, w.rows, w.size = f, first, 0, 0
+	w.openTimes()
 	return w.link()
 }
 
@@ -152,11 +160,12 @@ func (w *Writer) Err() error { return w.err }
 // NextRow is the row the next complete line will have.
 func (w *Writer) NextRow() int64 { return w.first + w.rows }
 
-// Write appends p, rotating at line boundaries. Once a write fails,
-// logging stops and Err says why; Write still reports success so the
-// service's output keeps draining.
+// Write appends p, received now, rotating at line boundaries. Once a
+// write fails, logging stops and Err says why; Write still reports
+// success so the service's output keeps draining.
 func (w *Writer) Write(p []byte) (int, error) {
 	n := len(p)
+	now := w.now()
 	for len(p) > 0 && w.err == nil {
 		chunk := p
 		if w.size >= w.max && !w.mid {
@@ -175,6 +184,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 			if i := bytes.IndexByte(chunk[at:], '\n'); i >= 0 {
 				chunk = chunk[:at+int64(i)+1]
 			}
+		}
+		if bytes.IndexByte(chunk, '\n') >= 0 {
+			w.stamp(w.first+w.rows, now)
 		}
 		m, err := w.f.Write(chunk)
 		w.size += int64(m)
@@ -204,6 +216,7 @@ func (w *Writer) rotate() error {
 	}
 	for len(gens) > w.keep {
 		os.Remove(gens[0].path)
+		os.Remove(filepath.Join(w.dir, timesName(gens[0].first)))
 		gens = gens[1:]
 	}
 	return nil
@@ -213,6 +226,9 @@ func (w *Writer) rotate() error {
 func (w *Writer) Close() error {
 	if w.mid && w.err == nil {
 		w.Write([]byte{'\n'})
+	}
+	if w.times != nil {
+		w.times.Close()
 	}
 	return w.f.Close()
 }
@@ -228,13 +244,25 @@ func LastRow(dir string) (int64, error) {
 	return last.first + rows - 1, err
 }
 
+// Row is one complete line of the log: its number, when the monitor
+// received it (zero if the log did not keep it), and its text without the
+// newline.
+type Row struct {
+	N    int64
+	At   time.Time
+	Line []byte
+}
+
 // ReadRows calls fn for every complete line after row since, in order, and
-// returns the last row it saw (since, when none).
-func ReadRows(dir string, since int64, fn func(row int64, line []byte) error) (int64, error) {
+// returns the last row it saw (since, when none). The row's Line is valid
+// only during the call.
+func ReadRows(dir string, since int64, fn func(Row) error) (int64, error) {
 	gens, err := generations(dir)
 	if err != nil {
 		return since, err
 	}
+	c := newClock(dir)
+	defer c.close()
 	last := since
 	for i, g := range gens {
 		if i+1 < len(gens) && gens[i+1].first <= since+1 {
@@ -264,7 +292,7 @@ func ReadRows(dir string, since int64, fn func(row int64, line []byte) error) (i
 				break // EOF, or an unfinished last line: not a row yet
 			}
 			if row > since {
-				if ferr := fn(row, line[:len(line)-1]); ferr != nil {
+				if ferr := fn(Row{N: row, At: c.at(g.first, row), Line: line[:len(line)-1]}); ferr != nil {
 					f.Close()
 					return last, ferr
 				}

@@ -38,7 +38,10 @@ func TestLogRowsSurviveRotation(t *testing.T) {
 	w.Close()
 
 	var got []string
-	last, err := ReadRows(d, 0, func(row int64, line []byte) error {
+	last, err := ReadRows(d, 0, func(r Row) error {
+		row, line := r.N, r.Line
+		_, _ = row, line
+
 		got = append(got, fmt.Sprintf("%d:%s", row, line))
 		return nil
 	})
@@ -65,7 +68,7 @@ func TestLogRowsSurviveRotation(t *testing.T) {
 	}
 	// --since reads incrementally.
 	var after []int64
-	ReadRows(d, 495, func(row int64, line []byte) error { after = append(after, row); return nil })
+	ReadRows(d, 495, func(r Row) error { after = append(after, r.N); return nil })
 	if fmt.Sprint(after) != "[496 497 498 499 500 501 502]" {
 		t.Errorf("since 495: %v", after)
 	}
@@ -87,7 +90,10 @@ func TestLogKeepsGenerations(t *testing.T) {
 		t.Fatalf("%d generations kept, want 3", len(gens))
 	}
 	var rows []int64
-	ReadRows(d, 0, func(row int64, line []byte) error {
+	ReadRows(d, 0, func(r Row) error {
+		row, line := r.N, r.Line
+		_, _ = row, line
+
 		if string(line) != fmt.Sprintf("row %03d", row-1) {
 			t.Errorf("row %d holds %q", row, line)
 		}

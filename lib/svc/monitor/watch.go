@@ -151,10 +151,7 @@ func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint)
 			if !ok {
 				return printed
 			}
-			printed = append(printed, ep)
-			if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.run.child.PID()); !ours && holder != "" {
-				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
-			}
+			printed = w.notePrinted(printed, ep)
 		default:
 			return printed
 		}
@@ -183,12 +180,45 @@ func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan re
 		r.Warning = warning
 		return r, true
 	}
-	where := ready.Where(chosen) // an HTTP probe: time enough for a URL printed just after listen() to arrive
+	// A server most often prints its URL just after listen(): a few
+	// milliseconds for it spare the server a probe request in its log.
+	if r, ok := printedOn(w.awaitPrinted(eps, printed, 5*time.Millisecond), ports); ok {
+		r.Warning = warning
+		return r, true
+	}
+	where := ready.Where(chosen) // an HTTP probe
 	if r, ok := printedOn(w.takePrinted(eps, printed), ports); ok {
 		r.Warning = warning
 		return r, true
 	}
 	return svc.Report{URL: where, Port: chosen.Port, Ports: ports, By: "listen", Warning: warning}, true
+}
+
+// notePrinted adds a printed endpoint; one whose port a process outside
+// the tree holds is recorded as such.
+func (w *watch) notePrinted(printed []ready.Endpoint, ep ready.Endpoint) []ready.Endpoint {
+	if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.run.child.PID()); !ours && holder != "" {
+		w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
+	}
+	return append(printed, ep)
+}
+
+// awaitPrinted is takePrinted after waiting up to d for a first endpoint
+// to be printed.
+func (w *watch) awaitPrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint, d time.Duration) []ready.Endpoint {
+	if len(printed) > 0 {
+		return w.takePrinted(eps, printed)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case ep, ok := <-eps:
+		if ok {
+			printed = w.notePrinted(printed, ep)
+		}
+	case <-t.C:
+	}
+	return w.takePrinted(eps, printed)
 }
 
 // printedOn is the first printed endpoint on one of ports.

@@ -1,0 +1,276 @@
+package svc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc/logfile"
+)
+
+// Row is one row of a service's log.
+type Row = logfile.Row
+
+// TailOptions are svc tail's.
+type TailOptions struct {
+	Lines      int    // the last N rows of each service; -1: 10, or every row after Since
+	Since      string // a row number, a duration back from now, or a time
+	Follow     bool
+	Timestamps bool // prefix each row with the time it was received
+	Color      bool // colour the service names
+}
+
+// since is --since resolved for one service: the row after which to
+// print, or -1 when not given.
+type since func(d Dir) (int64, error)
+
+// parseSince reads --since: a row number, a duration (5m: rows received
+// in the last five minutes) or a time (RFC 3339).
+func parseSince(s string, now time.Time) (since, error) {
+	if s == "" {
+		return func(Dir) (int64, error) { return -1, nil }, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return func(Dir) (int64, error) { return n, nil }, nil
+	}
+	var t time.Time
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		t = now.Add(-d)
+	} else if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+		return nil, cli.Usagef("--since takes a row number, a duration (5m) or a time (2026-12-01T10:00:00Z), not %q", s)
+	}
+	return func(d Dir) (int64, error) { return logfile.RowAt(d.Path(), t) }, nil
+}
+
+// tailStart is the row after which a service's tail starts printing: the
+// last n rows (10 when n < 0) when since < 0; else the rows after since,
+// the last n of them when n >= 0.
+func tailStart(d Dir, n int, since int64) (int64, error) {
+	if since >= 0 && n < 0 {
+		return since, nil
+	}
+	if n < 0 {
+		n = 10
+	}
+	last, err := logfile.LastRow(d.Path())
+	if err != nil {
+		return 0, err
+	}
+	return max(since, last-int64(n), 0), nil
+}
+
+// ReadRows calls fn for every row of the service's log after since.
+func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
+	return logfile.ReadRows(d.Path(), since, fn)
+}
+
+// Tail prints the rows of one or more services. One service prints its
+// rows as they are; several are interleaved in the order their rows were
+// received, each prefixed by its name. Following several ends when all
+// have ended and are drained.
+func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool) error {
+	sinceOf, err := parseSince(o.Since, time.Now())
+	if err != nil {
+		return err
+	}
+	p := newRowPrinter(w, ds, o, asJSON)
+	from := make([]int64, len(ds))
+	for i, d := range ds {
+		s, err := sinceOf(d)
+		if err != nil {
+			return err
+		}
+		if from[i], err = tailStart(d, o.Lines, s); err != nil {
+			return err
+		}
+	}
+	if len(ds) == 1 {
+		print := func(r Row) error { return p.print(ds[0].Name, r) }
+		if o.Follow {
+			return Follow(ctx, ds[0], from[0], print)
+		}
+		_, err := ReadRows(ds[0], from[0], print)
+		return err
+	}
+	last, err := merge(ds, from, p)
+	if err != nil || !o.Follow {
+		return err
+	}
+	return followAll(ctx, ds, last, p)
+}
+
+// merge prints the rows of every service after from, in the order they
+// were received (a row with no recorded time goes with its service's
+// previous one), reading each log as a stream. It returns the last row
+// printed of each.
+func merge(ds []Dir, from []int64, p *rowPrinter) ([]int64, error) {
+	type stream struct {
+		next func() (Row, bool)
+		stop func()
+		row  Row
+		ok   bool
+		at   time.Time
+	}
+	ss := make([]*stream, len(ds))
+	last := append([]int64(nil), from...)
+	for i, d := range ds {
+		next, stop := iter.Pull(rows(d, from[i]))
+		s := &stream{next: next, stop: stop}
+		defer stop()
+		s.row, s.ok = next()
+		if s.ok && !s.row.At.IsZero() {
+			s.at = s.row.At
+		}
+		ss[i] = s
+	}
+	for {
+		pick := -1
+		for i, s := range ss {
+			if s.ok && (pick < 0 || s.at.Before(ss[pick].at)) {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			return last, nil
+		}
+		s := ss[pick]
+		if err := p.print(ds[pick].Name, s.row); err != nil {
+			return last, err
+		}
+		last[pick] = s.row.N
+		s.row, s.ok = s.next()
+		if s.ok && !s.row.At.IsZero() {
+			s.at = s.row.At
+		}
+	}
+}
+
+// rows is the log of d after since, as a sequence; each row's Line is a
+// copy, as the merge holds one row of each service at a time.
+func rows(d Dir, since int64) iter.Seq[Row] {
+	return func(yield func(Row) bool) {
+		stop := fmt.Errorf("stopped")
+		ReadRows(d, since, func(r Row) error {
+			r.Line = append([]byte(nil), r.Line...)
+			if !yield(r) {
+				return stop
+			}
+			return nil
+		})
+	}
+}
+
+// followAll follows every service at once, printing rows as they come.
+func followAll(ctx context.Context, ds []Dir, from []int64, p *rowPrinter) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ds))
+	for i, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Follow(ctx, d, from[i], func(r Row) error { return p.print(d.Name, r) })
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowPrinter prints rows as text or JSON, with the service's name when
+// there are several, and the time received on request. It is safe for
+// concurrent use.
+type rowPrinter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	json   bool
+	times  bool
+	names  bool
+	width  int
+	color  bool
+	colors map[string]string
+	buf    []byte
+}
+
+func newRowPrinter(w io.Writer, ds []Dir, o TailOptions, asJSON bool) *rowPrinter {
+	p := &rowPrinter{w: w, json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{}}
+	palette := []string{"36", "33", "35", "32", "34", "31", "96", "93", "95", "92"}
+	for i, d := range ds {
+		p.width = max(p.width, utf8.RuneCountInString(d.Name))
+		p.colors[d.Name] = palette[i%len(palette)]
+	}
+	return p
+}
+
+// timeLayout is how -t prints a row's time: local, to the millisecond.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func (p *rowPrinter) print(name string, r Row) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		return p.printJSON(name, r)
+	}
+	b := p.buf[:0]
+	if p.names {
+		if p.color {
+			b = append(b, "\x1b["+p.colors[name]+"m"...)
+		}
+		b = append(b, name...)
+		for i := utf8.RuneCountInString(name); i < p.width; i++ {
+			b = append(b, ' ')
+		}
+		if p.color {
+			b = append(b, "\x1b[0m"...)
+		}
+		b = append(b, " | "...)
+	}
+	if p.times {
+		if r.At.IsZero() {
+			b = append(b, '-') // a row from before times were kept
+		} else {
+			b = r.At.AppendFormat(b, timeLayout)
+		}
+		b = append(b, ' ')
+	}
+	b = append(append(b, r.Line...), '\n')
+	p.buf = b
+	_, err := p.w.Write(b)
+	return err
+}
+
+// printJSON prints {"row":N,"line":"…","ts":"…"}, with "name" when there
+// are several services. JSON strings hold only UTF-8: a line that is not
+// keeps its exact bytes in "base64" too, next to a readable "line".
+func (p *rowPrinter) printJSON(name string, r Row) error {
+	var raw []byte
+	if !utf8.Valid(r.Line) {
+		raw = r.Line
+	}
+	var ts *time.Time
+	if !r.At.IsZero() {
+		ts = &r.At
+	}
+	if !p.names {
+		name = ""
+	}
+	b, _ := json.Marshal(struct {
+		Row    int64      `json:"row"`
+		Line   string     `json:"line"`
+		TS     *time.Time `json:"ts,omitempty"`
+		Base64 []byte     `json:"base64,omitempty"`
+		Name   string     `json:"name,omitempty"`
+	}{r.N, string(r.Line), ts, raw, name})
+	_, err := p.w.Write(append(b, '\n'))
+	return err
+}
