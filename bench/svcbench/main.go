@@ -29,6 +29,10 @@ func main() {
 		serve()
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "serve-silent" {
+		serveSilent(os.Args[2])
+		return
+	}
 	svcBin := flag.String("svc", "bin/svc", "the svc binary")
 	ndjsonBin := flag.String("ndjson", "bin/ndjson", "the ndjson binary")
 	runs := flag.Int("runs", 9, "runs per measurement")
@@ -108,6 +112,9 @@ func (b *bench) run() {
 	if len(lag) > 0 {
 		fmt.Printf("  readiness detected after the URL line:           %s   target <= 10 ms: %s\n", ms(median(lag)), b.verdict(median(lag) <= 10*time.Millisecond))
 	}
+	b.quiet()
+	b.idle()
+	b.tailAll()
 	b.pm2()
 	b.supervisord()
 	b.many()

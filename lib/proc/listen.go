@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,26 +38,56 @@ func Listeners() []Listener { return listeners(0) }
 // listeners lists the listening sockets on port, or on any port when port
 // is 0.
 func listeners(port int) []Listener {
-	var out []Listener
+	var d ListenerDump
+	defer d.Close()
+	return d.listeners(port)
+}
+
+// ListenerDump asks the kernel for listening sockets again and again over
+// one netlink socket and one buffer: what a poller uses, at a few
+// microseconds a look. The zero value is ready; Close releases it.
+type ListenerDump struct {
+	fd  int // netlink socket + 1: 0 when not open
+	buf []byte
+	out []Listener
+}
+
+// Listeners returns every listening TCP socket now. The slice is reused by
+// the next call.
+func (d *ListenerDump) Listeners() []Listener { return d.listeners(0) }
+
+func (d *ListenerDump) listeners(port int) []Listener {
+	d.out = d.out[:0]
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		var err error
-		if out, err = diagListeners(family, port, out); err != nil {
+		if err := d.dump(family, port); err != nil {
+			d.Close()
 			return procNetListeners(port)
 		}
 	}
-	return out
+	return d.out
 }
 
-// diagListeners asks sock_diag for the listening TCP sockets of a family
-// (on port, when it is not 0) and appends them to out.
-func diagListeners(family uint8, port int, out []Listener) ([]Listener, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return out, err
+// Close closes the netlink socket.
+func (d *ListenerDump) Close() {
+	if d.fd > 0 {
+		unix.Close(d.fd - 1)
+		d.fd = 0
 	}
-	defer unix.Close(fd)
+}
+
+// dump asks sock_diag for the listening TCP sockets of a family (on port,
+// when it is not 0) and appends them to d.out.
+func (d *ListenerDump) dump(family uint8, port int) error {
+	if d.fd == 0 {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+		if err != nil {
+			return err
+		}
+		d.fd, d.buf = fd+1, make([]byte, 32<<10)
+	}
+	fd := d.fd - 1
 	// nlmsghdr (16) + inet_diag_req_v2 (56)
-	req := make([]byte, 16+56)
+	var req [16 + 56]byte
 	binary.LittleEndian.PutUint32(req[0:], uint32(len(req)))
 	binary.LittleEndian.PutUint16(req[4:], 20) // SOCK_DIAG_BY_FAMILY
 	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
@@ -66,44 +95,53 @@ func diagListeners(family uint8, port int, out []Listener) ([]Listener, error) {
 	req[17] = unix.IPPROTO_TCP
 	binary.LittleEndian.PutUint32(req[20:], 1<<10) // states: TCP_LISTEN (10)
 	binary.BigEndian.PutUint16(req[24:], uint16(port))
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return out, err
+	// An unconnected netlink socket writes to the kernel.
+	if _, err := unix.Write(fd, req[:]); err != nil {
+		return err
 	}
-	buf := make([]byte, 32<<10)
 	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
+		n, err := unix.Read(fd, d.buf)
 		if err != nil {
-			return out, err
+			return err
 		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return out, err
+		done, err := d.parse(d.buf[:n], port)
+		if done || err != nil {
+			return err
 		}
-		for _, m := range msgs {
-			switch m.Header.Type {
-			case syscall.NLMSG_DONE:
-				return out, nil
-			case syscall.NLMSG_ERROR:
-				return out, unix.EINVAL
-			}
-			// inet_diag_msg: family, state, timer, retrans, then the
-			// sockid (sport, dport, src[16], dst[16], if, cookie), expires,
-			// rqueue, wqueue, uid, inode.
-			d := m.Data
-			if len(d) < 72 {
-				continue
-			}
-			l := Listener{Port: int(binary.BigEndian.Uint16(d[4:6])), Inode: uint64(binary.LittleEndian.Uint32(d[68:72]))}
-			if d[0] == unix.AF_INET {
-				l.Addr = netip.AddrFrom4([4]byte(d[8:12]))
+	}
+}
+
+// parse reads one batch of netlink messages; done at NLMSG_DONE.
+func (d *ListenerDump) parse(b []byte, port int) (done bool, err error) {
+	for len(b) >= unix.NLMSG_HDRLEN {
+		size := int(binary.LittleEndian.Uint32(b[0:4]))
+		typ := binary.LittleEndian.Uint16(b[4:6])
+		if size < unix.NLMSG_HDRLEN || size > len(b) {
+			return false, unix.EINVAL
+		}
+		switch typ {
+		case unix.NLMSG_DONE:
+			return true, nil
+		case unix.NLMSG_ERROR:
+			return true, unix.EINVAL
+		}
+		// inet_diag_msg: family, state, timer, retrans, then the sockid
+		// (sport, dport, src[16], dst[16], if, cookie), expires, rqueue,
+		// wqueue, uid, inode.
+		if m := b[unix.NLMSG_HDRLEN:size]; len(m) >= 72 {
+			l := Listener{Port: int(binary.BigEndian.Uint16(m[4:6])), Inode: uint64(binary.LittleEndian.Uint32(m[68:72]))}
+			if m[0] == unix.AF_INET {
+				l.Addr = netip.AddrFrom4([4]byte(m[8:12]))
 			} else {
-				l.Addr = netip.AddrFrom16([16]byte(d[8:24])).Unmap()
+				l.Addr = netip.AddrFrom16([16]byte(m[8:24])).Unmap()
 			}
 			if port == 0 || l.Port == port {
-				out = append(out, l)
+				d.out = append(d.out, l)
 			}
 		}
+		b = b[min((size+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
 	}
+	return false, nil
 }
 
 // procNetListeners reads /proc/net/tcp and tcp6 for the listeners on port

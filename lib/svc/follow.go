@@ -10,21 +10,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Follow calls fn for each row after since as the log grows, until the
-// service has ended and its log is drained (nil), or ctx is done (nil: the
-// caller asked to stop).
-func Follow(ctx context.Context, d Dir, since int64, fn func(Row) error) error {
+// Follow calls fn for each row after since as the log grows, and flush
+// after each batch, until the service has ended and its log is drained
+// (nil), or ctx is done (nil: the caller asked to stop).
+func Follow(ctx context.Context, d Dir, since int64, fn func(Row) error, flush func() error) error {
 	w, _ := newWatcher(d.Path())
 	defer w.close()
 	for {
 		alive := Supervised(d)
 		last, err := logfile.ReadRows(d.Path(), since, fn)
+		if err == nil {
+			err = flush()
+		}
 		if err != nil {
 			return err
 		}
 		since = last
 		if !alive {
 			_, err := logfile.ReadRows(d.Path(), since, fn) // anything written before the end
+			if ferr := flush(); err == nil {
+				err = ferr
+			}
 			return err
 		}
 		if w.wait(ctx, 250*time.Millisecond) != nil {

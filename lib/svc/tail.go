@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,12 +95,18 @@ func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool
 	if len(ds) == 1 {
 		print := func(r Row) error { return p.print(ds[0].Name, r) }
 		if o.Follow {
-			return Follow(ctx, ds[0], from[0], print)
+			return Follow(ctx, ds[0], from[0], print, p.flush)
 		}
 		_, err := ReadRows(ds[0], from[0], print)
+		if ferr := p.flush(); err == nil {
+			err = ferr
+		}
 		return err
 	}
 	last, err := merge(ds, from, p)
+	if ferr := p.flush(); err == nil {
+		err = ferr
+	}
 	if err != nil || !o.Follow {
 		return err
 	}
@@ -175,7 +182,7 @@ func followAll(ctx context.Context, ds []Dir, from []int64, p *rowPrinter) error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = Follow(ctx, d, from[i], func(r Row) error { return p.print(d.Name, r) })
+			errs[i] = Follow(ctx, d, from[i], func(r Row) error { return p.print(d.Name, r) }, p.flush)
 		}()
 	}
 	wg.Wait()
@@ -188,11 +195,11 @@ func followAll(ctx context.Context, ds []Dir, from []int64, p *rowPrinter) error
 }
 
 // rowPrinter prints rows as text or JSON, with the service's name when
-// there are several, and the time received on request. It is safe for
-// concurrent use.
+// there are several, and the time received on request, through a buffer
+// that flush empties. It is safe for concurrent use.
 type rowPrinter struct {
 	mu     sync.Mutex
-	w      io.Writer
+	w      *bufio.Writer
 	json   bool
 	times  bool
 	names  bool
@@ -203,13 +210,19 @@ type rowPrinter struct {
 }
 
 func newRowPrinter(w io.Writer, ds []Dir, o TailOptions, asJSON bool) *rowPrinter {
-	p := &rowPrinter{w: w, json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{}}
+	p := &rowPrinter{w: bufio.NewWriterSize(w, 64<<10), json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{}}
 	palette := []string{"36", "33", "35", "32", "34", "31", "96", "93", "95", "92"}
 	for i, d := range ds {
 		p.width = max(p.width, utf8.RuneCountInString(d.Name))
 		p.colors[d.Name] = palette[i%len(palette)]
 	}
 	return p
+}
+
+func (p *rowPrinter) flush() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.w.Flush()
 }
 
 // timeLayout is how -t prints a row's time: local, to the millisecond.

@@ -258,12 +258,10 @@ func (m *monitor) supervise() int {
 				m.becameReady(r)
 			}
 		case <-readyTimer.C:
-			m.rec.set(func(s *svc.State) {
-				if s.Status == svc.Starting {
-					s.Status = svc.Running
-				}
-			})
-			m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
+			if m.rec.get().Status == svc.Starting {
+				m.rec.set(func(s *svc.State) { s.Status = svc.Running })
+				m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
+			}
 		case <-m.cur.child.Exited():
 			// The run ended by itself: stop what it left behind, then
 			// restart it or finish.

@@ -107,6 +107,12 @@ func (w *watch) byListening() {
 		}
 	}()
 	tree := ready.NewListens(os.Getpid())
+	handedOn := false
+	defer func() {
+		if !handedOn {
+			tree.Close()
+		}
+	}()
 	var printed []ready.Endpoint
 	var first time.Time // when the tree was first seen listening
 	for {
@@ -117,6 +123,7 @@ func (w *watch) byListening() {
 			}
 			if r, ok := w.listening(ls, time.Since(first), eps, printed); ok {
 				w.watching.Store(false)
+				handedOn = true
 				w.ready(r, tree)
 				return
 			}
@@ -132,14 +139,16 @@ func (w *watch) byListening() {
 // so a service that never listens costs next to nothing.
 func listenInterval(up time.Duration) time.Duration {
 	switch {
-	case up < 2*time.Second:
+	case up < time.Second:
 		return 5 * time.Millisecond
-	case up < 10*time.Second:
+	case up < 5*time.Second:
 		return 20 * time.Millisecond
-	case up < time.Minute:
+	case up < 30*time.Second:
 		return 100 * time.Millisecond
+	case up < 2*time.Minute:
+		return 500 * time.Millisecond
 	}
-	return 500 * time.Millisecond
+	return time.Second
 }
 
 // takePrinted adds the endpoints printed since the last look; a printed
@@ -182,7 +191,7 @@ func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan re
 	}
 	// A server most often prints its URL just after listen(): a few
 	// milliseconds for it spare the server a probe request in its log.
-	if r, ok := printedOn(w.awaitPrinted(eps, printed, 5*time.Millisecond), ports); ok {
+	if r, ok := printedOn(w.awaitPrinted(eps, printed, 2*time.Millisecond), ports); ok {
 		r.Warning = warning
 		return r, true
 	}
@@ -243,6 +252,7 @@ func portList(ports []int) string {
 // server may open a second port (a websocket, a debugger) after it is
 // ready. It looks every 2 seconds, at the cost of one sock_diag dump.
 func (w *watch) trackPorts(tree *ready.Listens, ports []int) {
+	defer tree.Close()
 	for w.sleep(2 * time.Second) {
 		now := ready.Ports(tree.Poll())
 		if !slices.Equal(now, ports) {

@@ -19,55 +19,70 @@ import (
 // listening socket appears that has not been placed yet.
 type Listens struct {
 	root   int
-	placed map[uint64]bool // listening inodes seen: true when the tree's
+	dump   proc.ListenerDump
+	placed map[uint64]placed // listening inodes seen
+	look   uint64            // the number of the current look
+	fresh  []uint64          // inodes first seen in this look
+	ours   []proc.Listener
 }
 
-// NewListens watches the descendants of root.
-func NewListens(root int) *Listens { return &Listens{root: root, placed: map[uint64]bool{}} }
+type placed struct {
+	ours bool   // held by the tree
+	look uint64 // the last look that saw it
+}
+
+// NewListens watches the descendants of root. Close releases it.
+func NewListens(root int) *Listens { return &Listens{root: root, placed: map[uint64]placed{}} }
+
+// Close releases the netlink socket.
+func (t *Listens) Close() { t.dump.Close() }
 
 // Poll returns the tree's listening sockets now, by port, one per port
-// (IPv4 before IPv6).
+// (IPv4 before IPv6). The slice is the caller's.
 func (t *Listens) Poll() []proc.Listener {
-	all := proc.Listeners()
-	fresh := false
-	now := make(map[uint64]bool, len(all))
+	all := t.dump.Listeners()
+	t.look++
+	t.fresh = t.fresh[:0]
 	for _, l := range all {
-		now[l.Inode] = true
-		if _, ok := t.placed[l.Inode]; !ok {
-			fresh = true
+		p, ok := t.placed[l.Inode]
+		if !ok {
+			t.fresh = append(t.fresh, l.Inode)
 		}
+		p.look = t.look
+		t.placed[l.Inode] = p
 	}
-	for ino := range t.placed {
-		if !now[ino] {
+	if len(t.fresh) > 0 {
+		t.place()
+	}
+	t.ours = t.ours[:0]
+	for ino, p := range t.placed {
+		if p.look != t.look {
 			delete(t.placed, ino) // closed: an inode can come back as another socket
 		}
 	}
-	if fresh {
-		t.place(all)
-	}
-	var ours []proc.Listener
 	for _, l := range all {
-		if t.placed[l.Inode] && !slices.ContainsFunc(ours, func(o proc.Listener) bool { return o.Port == l.Port }) {
-			ours = append(ours, l)
+		if t.placed[l.Inode].ours && !slices.ContainsFunc(t.ours, func(o proc.Listener) bool { return o.Port == l.Port }) {
+			t.ours = append(t.ours, l)
 		}
 	}
-	slices.SortFunc(ours, func(a, b proc.Listener) int { return a.Port - b.Port })
-	return ours
+	if len(t.ours) == 0 {
+		return nil
+	}
+	slices.SortFunc(t.ours, func(a, b proc.Listener) int { return a.Port - b.Port })
+	return slices.Clone(t.ours)
 }
 
-// place reads the tree's sockets and marks each new listener as the
-// tree's or not.
-func (t *Listens) place(all []proc.Listener) {
+// place reads the tree's sockets and marks the listeners seen for the
+// first time as the tree's or not.
+func (t *Listens) place() {
 	held := map[uint64]bool{}
 	for _, pid := range proc.Descendants(t.root) {
 		for _, ino := range proc.SocketInodes(pid) {
 			held[ino] = true
 		}
 	}
-	for _, l := range all {
-		if _, ok := t.placed[l.Inode]; !ok {
-			t.placed[l.Inode] = held[l.Inode]
-		}
+	for _, ino := range t.fresh {
+		t.placed[ino] = placed{ours: held[ino], look: t.look}
 	}
 }
 
