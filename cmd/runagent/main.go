@@ -13,9 +13,13 @@ import (
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/proc"
 )
 
-func main() { os.Exit(cli.Main(app())) }
+func main() {
+	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
+	os.Exit(cli.Main(app()))
+}
 
 func app() cli.App {
 	return cli.App{

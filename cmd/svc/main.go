@@ -17,6 +17,10 @@ import (
 )
 
 func main() {
+	// What a caller leaked to svc (a shell's pipe, a forgotten file) goes
+	// no further: not to a monitor that outlives the caller, not to a
+	// service, and the monitor's own descriptors 3-5 not to its service.
+	proc.CloseOnExecFrom(3)
 	if len(os.Args) > 1 && os.Args[1] == svc.MonitorCommand {
 		os.Exit(monitorMain(os.Args[2:]))
 	}
