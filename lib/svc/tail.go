@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"iter"
 	"strconv"
 	"sync"
 	"time"
@@ -115,32 +114,21 @@ func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool
 
 // merge prints the rows of every service after from, in the order they
 // were received (a row with no recorded time goes with its service's
-// previous one), reading each log as a stream. It returns the last row
+// previous one), reading each log as a stream of batches: memory is a
+// few batches a service, whatever the logs' size. It returns the last row
 // printed of each.
 func merge(ds []Dir, from []int64, p *rowPrinter) ([]int64, error) {
-	type stream struct {
-		next func() (Row, bool)
-		stop func()
-		row  Row
-		ok   bool
-		at   time.Time
-	}
-	ss := make([]*stream, len(ds))
+	ss := make([]*batches, len(ds))
 	last := append([]int64(nil), from...)
+	done := make(chan struct{})
+	defer close(done)
 	for i, d := range ds {
-		next, stop := iter.Pull(rows(d, from[i]))
-		s := &stream{next: next, stop: stop}
-		defer stop()
-		s.row, s.ok = next()
-		if s.ok && !s.row.At.IsZero() {
-			s.at = s.row.At
-		}
-		ss[i] = s
+		ss[i] = readBatches(d, from[i], done)
 	}
 	for {
 		pick := -1
 		for i, s := range ss {
-			if s.ok && (pick < 0 || s.at.Before(ss[pick].at)) {
+			if s.ok() && (pick < 0 || s.at.Before(ss[pick].at)) {
 				pick = i
 			}
 		}
@@ -148,30 +136,76 @@ func merge(ds []Dir, from []int64, p *rowPrinter) ([]int64, error) {
 			return last, nil
 		}
 		s := ss[pick]
-		if err := p.print(ds[pick].Name, s.row); err != nil {
+		r := s.cur[s.i]
+		if err := p.print(ds[pick].Name, r); err != nil {
 			return last, err
 		}
-		last[pick] = s.row.N
-		s.row, s.ok = s.next()
-		if s.ok && !s.row.At.IsZero() {
-			s.at = s.row.At
-		}
+		last[pick] = r.N
+		s.i++
 	}
 }
 
-// rows is the log of d after since, as a sequence; each row's Line is a
-// copy, as the merge holds one row of each service at a time.
-func rows(d Dir, since int64) iter.Seq[Row] {
-	return func(yield func(Row) bool) {
+// batches is one service's rows, read ahead by a goroutine in batches.
+type batches struct {
+	ch  <-chan []Row // nil once the log is read to its end
+	cur []Row
+	i   int
+	at  time.Time // the time of the current row, or of the last one that had one
+}
+
+const batchRows = 2048
+
+func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
+	ch := make(chan []Row, 1)
+	go func() {
+		defer close(ch)
+		batch := make([]Row, 0, batchRows)
+		arena := make([]byte, 0, 128*batchRows)
+		send := func() bool {
+			select {
+			case ch <- batch:
+			case <-done:
+				return false
+			}
+			batch, arena = make([]Row, 0, batchRows), make([]byte, 0, cap(arena))
+			return true
+		}
 		stop := fmt.Errorf("stopped")
 		ReadRows(d, since, func(r Row) error {
-			r.Line = append([]byte(nil), r.Line...)
-			if !yield(r) {
+			start := len(arena)
+			arena = append(arena, r.Line...)
+			r.Line = arena[start:len(arena):len(arena)]
+			batch = append(batch, r)
+			if len(batch) == batchRows && !send() {
 				return stop
 			}
 			return nil
 		})
+		if len(batch) > 0 {
+			send()
+		}
+	}()
+	return &batches{ch: ch}
+}
+
+// ok reports whether there is a current row, reading the next batch when
+// this one is used up, and keeps at current.
+func (b *batches) ok() bool {
+	for b.i >= len(b.cur) {
+		if b.ch == nil {
+			return false
+		}
+		next, open := <-b.ch
+		if !open {
+			b.ch, b.cur = nil, nil
+			return false
+		}
+		b.cur, b.i = next, 0
 	}
+	if t := b.cur[b.i].At; !t.IsZero() {
+		b.at = t
+	}
+	return true
 }
 
 // followAll follows every service at once, printing rows as they come.
