@@ -8,22 +8,18 @@ import (
 )
 
 // Where passes through, byte for byte, every valid line the set selects.
-// Only the selected lines need validating, which keeps where at the speed
-// of a plain scan; under Strict every line is validated, so that every
-// malformed line is counted.
+// Every line is validated, selected or not, so that a malformed line is
+// reported as every other verb reports it, never passed over in silence.
 func Where(ctx context.Context, st *Stream, set *predicate.Set) error {
 	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if st.Strict && ndjson.Check(line) != ndjson.Valid {
+		if ndjson.Check(line) != ndjson.Valid {
 			return out, false
 		}
-		if !set.Match(line) {
-			return out, true
+		if set.Match(line) {
+			out = append(out, line...)
+			out = append(out, '\n')
 		}
-		if !st.Strict && ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
-		out = append(out, line...)
-		return append(out, '\n'), true
+		return out, true
 	})
 	if err != nil {
 		return err
