@@ -26,15 +26,6 @@ install_pkg() { # command package
 install_pkg jq jq
 [ -x /usr/bin/time ] || install_pkg /usr/bin/time time
 
-corpus="$BENCH_DIR/corpus-$BENCH_LINES.ndjson"
-if [ ! -s "$corpus" ] || [ bench/corpus/main.go -nt "$corpus" ]; then
-  echo "bench: generating $corpus" >&2
-  go run ./bench/corpus -lines "$BENCH_LINES" > "$corpus.tmp" && mv "$corpus.tmp" "$corpus"
-fi
-bytes=$(stat -c %s "$corpus")
-nonascii=$(LC_ALL=C tr -d '\000-\177' < "$corpus" | wc -c)
-cat "$corpus" > /dev/null # warm the page cache
-
 out="$BENCH_DIR/out"
 # once CMD: runs CMD (a shell string, stdin from the corpus, stdout to a
 # file: never /dev/null, which grep notices and stops early for); prints
@@ -64,13 +55,18 @@ measure() {
 }
 command -v bc >/dev/null || install_pkg bc bc
 
-# ndjson checks UTF-8 and scans strings with AVX2 where the CPU has it.
-vec="no AVX2: scalar validation"
-grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
-printf 'corpus: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
-  "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
-printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate\n\n' "$RUNS" "$JQ_RUNS"
-printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
+# corpus PROFILE: makes (once, kept in BENCH_DIR) and warms the corpus of
+# that profile, and sets $corpus, $bytes and $nonascii.
+corpus_for() {
+  corpus="$BENCH_DIR/corpus-$1-$BENCH_LINES.ndjson"
+  if [ ! -s "$corpus" ] || [ bench/corpus/main.go -nt "$corpus" ]; then
+    echo "bench: generating $corpus" >&2
+    go run ./bench/corpus -lines "$BENCH_LINES" -profile "$1" > "$corpus.tmp" && mv "$corpus.tmp" "$corpus"
+  fi
+  bytes=$(stat -c %s "$corpus")
+  nonascii=$(LC_ALL=C tr -d '\000-\177' < "$corpus" | wc -c)
+  cat "$corpus" > /dev/null # warm the page cache
+}
 
 fails=0
 # row OP NDJSON_CMD JQ_CMD GREP_CMD MIN_X_JQ MAX_X_GREP
@@ -99,30 +95,51 @@ row() {
     "$([ -n "$maxgrep" ] && echo ", <= ${maxgrep}x grep -F")" "$verdict" "$lines_note"
 }
 
-row "where type==run_done" "$ND where type==run_done" \
-  "jq -c 'select(.type==\"run_done\")'" "grep -F '\"type\":\"run_done\"'" 20 1.5
-row "count type" "$ND count type" \
-  "jq -n -r 'reduce inputs as \$l ({}; .[\$l.type|tostring] += 1) | to_entries[] | \"\\(.value)\\t\\(.key)\"'" \
-  "grep -cF '\"type\":\"run_done\"'" 20 1.5
-row "get -r event.text" "$ND get -r event.text" "jq -r .event.text" "" 5 ""
-row "check" "$ND check" "jq empty" "" 5 ""
+# ndjson_rows PROFILE: every ndjson row on that profile's corpus. The
+# targets hold on both: agent (agent-host traffic, long texts, 7% non-ASCII)
+# and dense (many keys, short strings, 15% non-ASCII, \uXXXX escapes with
+# surrogate pairs and U+2028 on every line).
+ndjson_rows() {
+  corpus_for "$1"
+  # ndjson checks UTF-8 and scans strings with AVX2 where the CPU has it.
+  vec="no AVX2: scalar validation"
+  grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
+  printf 'corpus %s: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
+    "$1" "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
+  printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate\n\n' "$RUNS" "$JQ_RUNS"
+  printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
-# The vector and the scalar validator on the same corpus, runs alternating:
-# the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
-# down the scalar walk.
-if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
-  for op in check "count type"; do
-    read -r vt _ st < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
-    verdict=met
-    if (($(echo "$vt >= $st" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
-    printf '%-22s %-7s %9.3f %10.0f\n' "$op: vector/scalar" AVX2 "$vt" "$(echo "$bytes / $vt / 1000000" | bc -l)"
-    printf '%-22s %-7s %9.3f %10.0f\n' "" scalar "$st" "$(echo "$bytes / $st / 1000000" | bc -l)"
-    printf '%-22s target: the vector path faster than the scalar one: %s (%.2fx)\n\n' "" "$verdict" "$(echo "$st / $vt" | bc -l)"
-  done
-else
-  echo "vector/scalar: no AVX2 on this CPU, so only the scalar path runs"
-  echo
-fi
+  row "where type==run_done" "$ND where type==run_done" \
+    "jq -c 'select(.type==\"run_done\")'" "grep -F '\"type\":\"run_done\"'" 20 1.5
+  row "count type" "$ND count type" \
+    "jq -n -r 'reduce inputs as \$l ({}; .[\$l.type|tostring] += 1) | to_entries[] | \"\\(.value)\\t\\(.key)\"'" \
+    "grep -cF '\"type\":\"run_done\"'" 20 1.5
+  local path=event.text
+  [ "$1" = dense ] && path=e.h # a short string with an escape in every line
+  row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 5 ""
+  row "check" "$ND check" "jq empty" "" 5 ""
+
+  # The vector and the scalar validator on the same corpus, runs alternating:
+  # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
+  # down the scalar walk.
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    for op in check "count type"; do
+      read -r vt _ st < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
+      verdict=met
+      if (($(echo "$vt >= $st" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+      printf '%-22s %-7s %9.3f %10.0f\n' "$op: vector/scalar" AVX2 "$vt" "$(echo "$bytes / $vt / 1000000" | bc -l)"
+      printf '%-22s %-7s %9.3f %10.0f\n' "" scalar "$st" "$(echo "$bytes / $st / 1000000" | bc -l)"
+      printf '%-22s target: the vector path faster than the scalar one: %s (%.2fx)\n\n' "" "$verdict" "$(echo "$st / $vt" | bc -l)"
+    done
+  else
+    echo "vector/scalar: no AVX2 on this CPU, so only the scalar path runs"
+    echo
+  fi
+
+}
+
+ndjson_rows agent
+ndjson_rows dense
 
 echo
 # svc against nohup, pm2 (npm) and supervisord (Debian), installed here

@@ -1,6 +1,10 @@
 // Command corpus writes a deterministic NDJSON corpus of agent-host v1
 // traffic for make bench: mixed message types, long unicode text with
-// escaped quotes, nested usage objects. Usage: corpus [-lines N] > file
+// escaped quotes, nested usage objects. Usage: corpus [-lines N]
+// [-profile agent|dense] > file. The dense profile is shaped unlike the
+// first, so that no code is tuned to one shape of data: more keys per
+// object, short strings, about 15% non-ASCII bytes, and two or three
+// \uXXXX escapes a line (surrogate pairs and \u2028 among them).
 package main
 
 import (
@@ -46,10 +50,15 @@ func text(r *rand.Rand, n int) string {
 
 func main() {
 	lines := flag.Int("lines", 1000000, "number of lines")
+	profile := flag.String("profile", "agent", "agent: agent-host traffic; dense: short strings, many keys, more non-ASCII and escapes")
 	flag.Parse()
 	r := rand.New(rand.NewPCG(1, 2))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer w.Flush()
+	if *profile == "dense" {
+		dense(w, r, *lines)
+		return
+	}
 	run, seq := 1, 0
 	for i := 0; i < *lines; i++ {
 		runID := "run-" + strconv.Itoa(run)
@@ -76,5 +85,40 @@ func main() {
 			run++
 			seq = 0
 		}
+	}
+}
+
+// Words for the dense profile: short, and about a third of them non-ASCII.
+var denseWords = []string{
+	"id", "ok", "err", "naïve", "日本", "テスト", "ü", "ß", "→", "✓", "λ", "Ω", "ж", "ψ", "é", "中文",
+	"x", "y", "go", "ts", "js", "a/b", "k=v", "1.0", "ä", "ö", "ñ", "ç", "😀", "🚀",
+}
+
+// escapes are the \uXXXX forms the dense profile puts in every line.
+var escapes = []string{`\u00e9`, `\u2028`, `\u2029`, `\ud83d\ude80`, `\ud83d\ude00`, `\u0041`, `\u001f`, `\u4e2d`, `\uD834\uDD1E`}
+
+func short(r *rand.Rand) string {
+	n := 1 + r.IntN(3)
+	b := make([]byte, 0, 24)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, denseWords[r.IntN(len(denseWords))]...)
+	}
+	return string(b)
+}
+
+func dense(w *bufio.Writer, r *rand.Rand, lines int) {
+	types := []string{"span", "metric", "event", "log", "span", "event", "run_done"}
+	for i := 0; i < lines; i++ {
+		typ := types[r.IntN(len(types))]
+		if r.IntN(25) != 0 && typ == "run_done" {
+			typ = "span"
+		}
+		fmt.Fprintf(w, `{"type":"%s","i":%d,"a":"%s","b":"%s%s","c":%d,"d":"%s","e":{"f":"%s","g":%t,"h":"%s%s","i":[%d,"%s",null]},"j":"%s","k":%d.%d,"l":"%s","m":"%s%s","n":"%s"}`+"\n",
+			typ, i, short(r), short(r), escapes[r.IntN(len(escapes))], r.IntN(1000), short(r),
+			short(r), r.IntN(2) == 0, escapes[r.IntN(len(escapes))], short(r), r.IntN(100), short(r),
+			short(r), r.IntN(1000), r.IntN(100), short(r), short(r), escapes[r.IntN(len(escapes))], short(r))
 	}
 }
