@@ -87,7 +87,7 @@ install: all ## install binaries, man pages and bash/zsh/fish completions under 
 demo: all ## build, then run the suite end to end on generated agent traffic
 	@bash demo/demo.sh
 
-bench: all ## time ndjson against jq and grep -F on a ~270 MB corpus (installs jq if missing)
+bench: all ## time ndjson against jq and grep -F on two ~270 MB corpora, svc and agent-host against their peers (installs jq if missing)
 	@bash bench/bench.sh
 
 clean: ## remove build output

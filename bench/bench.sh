@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make bench: ndjson against jq, with grep -F as the floor, on one corpus in
-# one run; then agent-host's ping throughput, latency and memory. Prints
+# make bench: ndjson against jq, with grep -F as the floor, on two corpora
+# shaped unlike each other, in one run; then svc against nohup, pm2 and
+# supervisord, and agent-host's ping throughput, latency and memory. Prints
 # medians, throughput, ratios, peak RSS, and whether each target is met.
 # Not a test: the numbers are for people.
 #
 #   BENCH_DIR   where the corpus is kept between runs (default /tmp/agentry-bench)
-#   BENCH_LINES lines in the corpus (default 1000000, about 270 MB)
+#   BENCH_LINES lines in each corpus (default 1000000, about 270 MB)
 #   RUNS        runs per measurement for ndjson and grep (default 7; jq gets 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
