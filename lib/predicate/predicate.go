@@ -234,7 +234,20 @@ func (p *Pred) String() string {
 // Match reports whether line, a JSON value, satisfies the predicate. line
 // is not validated here: callers validate what they output.
 func (p *Pred) Match(line []byte) bool {
-	r := gjson.Get(unsafe.String(unsafe.SliceData(line), len(line)), p.Path)
+	return p.matchResult(gjson.Get(unsafe.String(unsafe.SliceData(line), len(line)), p.Path))
+}
+
+// MatchValue is Match given the value found at the path, as its JSON text
+// (found false: the line has none) — for a caller that has a faster way
+// to find it.
+func (p *Pred) MatchValue(raw []byte, found bool) bool {
+	if !found {
+		return p.matchResult(gjson.Result{})
+	}
+	return p.matchResult(gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))))
+}
+
+func (p *Pred) matchResult(r gjson.Result) bool {
 	switch p.Op {
 	case Truthy:
 		return truthy(r)
@@ -367,6 +380,16 @@ func ParseSet(exprs []string, anyOf bool) (*Set, error) {
 		s.Preds = append(s.Preds, p)
 	}
 	return s, nil
+}
+
+// MatchBy is Match with each predicate's value found by value(i, path).
+func (s *Set) MatchBy(value func(i int, path string) ([]byte, bool)) bool {
+	for i, p := range s.Preds {
+		if p.MatchValue(value(i, p.Path)) == s.Any {
+			return s.Any
+		}
+	}
+	return !s.Any || len(s.Preds) == 0
 }
 
 // Match reports whether line satisfies the set.

@@ -1,0 +1,110 @@
+package ndjsontool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjson"
+)
+
+// PickOptions are the options of pick.
+type PickOptions struct {
+	// Fields are PATH or KEY=PATH: the output key is KEY, or the path's
+	// last key.
+	Fields []string
+	// Null writes null for a missing path instead of leaving the key out.
+	Null bool
+}
+
+// pickField is one field of the objects pick builds.
+type pickField struct {
+	key  []byte // the key as JSON text, with its colon: "text":
+	path string
+	fp   fastPath
+}
+
+// parsePick reads the fields: KEY=PATH names the key, a plain PATH is
+// named by its last key. Two fields with one key, an empty path, or a path
+// with gjson syntax and no name are usage errors.
+func parsePick(fields []string) ([]pickField, error) {
+	if len(fields) == 0 {
+		return nil, cli.Usagef("pick needs at least one path")
+	}
+	var out []pickField
+	seen := map[string]bool{}
+	for _, f := range fields {
+		key, path, named := cutKey(f)
+		if path == "" {
+			return nil, cli.Usagef("pick %q: the path is empty", f)
+		}
+		fp := parseFastPath(path)
+		if !named {
+			if fp == nil {
+				return nil, cli.WithHint(cli.Usagef("pick %q: a path with gjson syntax needs a name", f), "write NAME="+path)
+			}
+			key = fp[len(fp)-1]
+		}
+		if seen[key] {
+			return nil, cli.WithHint(cli.Usagef("pick: two fields named %q", key), "name one of them: NAME=PATH")
+		}
+		seen[key] = true
+		k, _ := json.Marshal(key)
+		out = append(out, pickField{key: append(k, ':'), path: path, fp: fp})
+	}
+	return out, nil
+}
+
+// cutKey splits KEY=PATH. The text before the first '=' is a key only
+// when it holds none of gjson's path syntax, so that a query such as
+// items.#(id=="x").name stays a path.
+func cutKey(f string) (key, path string, named bool) {
+	k, p, ok := strings.Cut(f, "=")
+	if !ok || k == "" || strings.ContainsAny(k, `.#()|@*?\"!<>~`) {
+		return "", f, false
+	}
+	return k, p, true
+}
+
+// Pick prints, for every valid line, an object of the fields given, in
+// their order, each value copied byte for byte.
+func Pick(ctx context.Context, st *Stream, o PickOptions) error {
+	fields, err := parsePick(o.Fields)
+	if err != nil {
+		return err
+	}
+	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
+		if ndjson.Check(line) != ndjson.Valid {
+			return out, false
+		}
+		return append(appendPicked(out, line, fields, o.Null), '\n'), true
+	})
+	if err != nil {
+		return err
+	}
+	return sk.report(st)
+}
+
+// appendPicked appends the object of fields from a valid line.
+func appendPicked(out, line []byte, fields []pickField, null bool) []byte {
+	out = append(out, '{')
+	first := true
+	for _, f := range fields {
+		v := get(line, f.path, f.fp)
+		if !v.ok && !null {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, f.key...)
+		if v.ok {
+			out = append(out, v.raw...)
+		} else {
+			out = append(out, "null"...)
+		}
+	}
+	return append(out, '}')
+}
