@@ -25,6 +25,7 @@ type grammar struct {
 	cli.Globals
 
 	Get   getCmd   `cmd:"" help:"Print the values at gjson PATHs of every line."`
+	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
 	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
 	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
 	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
@@ -59,6 +60,20 @@ func (c *getCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return ndjsontool.Get(ctx, st, ndjsontool.GetOptions{Paths: c.Paths, Raw: c.Raw, Missing: c.Missing, SkipMissing: c.SkipMissing})
+}
+
+type pickCmd struct {
+	input
+	Null   bool     `help:"Write null for a path a line lacks, instead of leaving the key out."`
+	Fields []string `arg:"" name:"field" help:"PATH (named by its last key) or KEY=PATH, in the order wanted."`
+}
+
+func (c *pickCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Pick(ctx, st, ndjsontool.PickOptions{Fields: c.Fields, Null: c.Null})
 }
 
 type whereCmd struct {
