@@ -119,6 +119,7 @@ ndjson_rows() {
   [ "$1" = dense ] && path=e.h # a short string with an escape in every line
   row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 5 ""
   row "check" "$ND check" "jq empty" "" 5 ""
+  row "pick (3 fields)" "$ND pick --null type runId text=event.text" "jq -c '{type, runId, text: .event.text}'" "" 20 ""
 
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
