@@ -141,8 +141,8 @@ func listenInterval(up time.Duration) time.Duration {
 	switch {
 	case up < time.Second:
 		return 5 * time.Millisecond
-	case up < 5*time.Second:
-		return 20 * time.Millisecond
+	case up < 3*time.Second:
+		return 25 * time.Millisecond
 	case up < 30*time.Second:
 		return 100 * time.Millisecond
 	case up < 2*time.Minute:
