@@ -26,6 +26,8 @@ type grammar struct {
 
 	Get   getCmd   `cmd:"" help:"Print the values at gjson PATHs of every line."`
 	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
+	CSV   csvCmd   `cmd:"" name:"csv" help:"Print the given fields of every line as CSV, with a header row."`
+	TSV   tsvCmd   `cmd:"" name:"tsv" help:"Print the given fields of every line as TSV, with a header row."`
 	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
 	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
 	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
@@ -74,6 +76,32 @@ func (c *pickCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return ndjsontool.Pick(ctx, st, ndjsontool.PickOptions{Fields: c.Fields, Null: c.Null})
+}
+
+type tableFlags struct {
+	input
+	NoHeader bool     `help:"Leave out the header row."`
+	Fields   []string `arg:"" name:"field" help:"PATH (headed by its last key) or KEY=PATH, one column each."`
+}
+
+type csvCmd struct{ tableFlags }
+
+func (c *csvCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.CSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+}
+
+type tsvCmd struct{ tableFlags }
+
+func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
 }
 
 type whereCmd struct {
