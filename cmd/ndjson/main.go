@@ -27,6 +27,7 @@ type grammar struct {
 	Get   getCmd   `cmd:"" help:"Print the values at gjson PATHs of every line."`
 	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
 	CSV   csvCmd   `cmd:"" name:"csv" help:"Print the given fields of every line as CSV, with a header row."`
+	Uniq  uniqCmd  `cmd:"" help:"Print the first line for each distinct value at --by PATH."`
 	TSV   tsvCmd   `cmd:"" name:"tsv" help:"Print the given fields of every line as TSV, with a header row."`
 	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
 	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
@@ -102,6 +103,19 @@ func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+}
+
+type uniqCmd struct {
+	input
+	By string `required:"" help:"The gjson path whose value makes lines the same." placeholder:"PATH"`
+}
+
+func (c *uniqCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Uniq(ctx, st, c.By)
 }
 
 type whereCmd struct {

@@ -121,6 +121,13 @@ type lineFunc func(out, line []byte) ([]byte, bool)
 // eachLine runs fn over every non-blank line of the stream and writes the
 // output in order; it returns what was skipped.
 func (st *Stream) eachLine(ctx context.Context, fn lineFunc) (*skips, error) {
+	return st.eachLineThen(ctx, fn, nil)
+}
+
+// eachLineThen is eachLine with then applied to each chunk's output, in
+// input order, before it is written: for a verb whose output depends on
+// the lines before (uniq).
+func (st *Stream) eachLineThen(ctx context.Context, fn lineFunc, then func([]byte) []byte) (*skips, error) {
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	pool := make(chan []byte, 16)
 	var sk skips
@@ -161,8 +168,12 @@ func (st *Stream) eachLine(ctx context.Context, fn lineFunc) (*skips, error) {
 			line++
 			sk.addLong(line, r.skipped.Size)
 		}
-		if len(r.out) > 0 {
-			if _, err := st.Out.Write(r.out); err != nil {
+		written := r.out
+		if then != nil {
+			written = then(r.out) // its own buffer: r.out goes back to the pool
+		}
+		if len(written) > 0 {
+			if _, err := st.Out.Write(written); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,81 @@
+package ndjsontool
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjson"
+)
+
+// Uniq prints the first valid line for each distinct value at path, in
+// input order. Strings are compared by their text (whatever their
+// escapes), arrays and objects by their compact JSON, numbers by their
+// text (1 and 1.0 differ); a line without the path counts as null.
+// Memory grows with the number of distinct values, not with the input.
+func Uniq(ctx context.Context, st *Stream, path string) error {
+	if path == "" {
+		return cli.Usagef("uniq needs --by PATH")
+	}
+	fp := parseFastPath(path)
+	seen := map[string]struct{}{}
+	var kept []byte
+	// Workers frame each valid line with its key; the ordered stage keeps
+	// the lines whose key is new.
+	sk, err := st.eachLineThen(ctx, func(out, line []byte) ([]byte, bool) {
+		if ndjson.Check(line) != ndjson.Valid {
+			return out, false
+		}
+		start := len(out)
+		out = binary.AppendUvarint(out, 0) // room for the key's length, fixed below
+		keyAt := len(out)
+		out = appendKey(out, get(line, path, fp))
+		out = frame(out, start, keyAt)
+		out = binary.AppendUvarint(out, uint64(len(line)))
+		return append(out, line...), true
+	}, func(framed []byte) []byte {
+		kept = kept[:0]
+		for len(framed) > 0 {
+			key, rest := unframe(framed)
+			line, rest2 := unframe(rest)
+			framed = rest2
+			if _, dup := seen[string(key)]; dup {
+				continue
+			}
+			seen[string(key)] = struct{}{}
+			kept = append(append(kept, line...), '\n')
+		}
+		return kept
+	})
+	if err != nil {
+		return err
+	}
+	return sk.report(st)
+}
+
+// appendKey appends what makes two values the same for uniq.
+func appendKey(out []byte, v value) []byte {
+	switch {
+	case !v.ok:
+		return append(out, "rnull"...)
+	case v.isString():
+		return appendUnescaped(append(out, 's'), str(v.raw))
+	case v.raw[0] == '{' || v.raw[0] == '[':
+		return append(append(out, 'r'), compact(v.raw)...)
+	}
+	return append(append(out, 'r'), v.raw...)
+}
+
+// frame rewrites the placeholder length at start for the key written from
+// keyAt on.
+func frame(out []byte, start, keyAt int) []byte {
+	key := append([]byte(nil), out[keyAt:]...)
+	out = binary.AppendUvarint(out[:start], uint64(len(key)))
+	return append(out, key...)
+}
+
+// unframe reads one length-prefixed field.
+func unframe(b []byte) (field, rest []byte) {
+	n, k := binary.Uvarint(b)
+	return b[k : k+int(n)], b[k+int(n):]
+}
