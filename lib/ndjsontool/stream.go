@@ -1,5 +1,5 @@
-// Package ndjsontool is the ndjson program: get, where, make, check, fmt
-// and count over streams of newline-delimited JSON.
+// Package ndjsontool is the ndjson program: get, pick, csv, tsv, uniq,
+// where, make, check, fmt and count over streams of newline-delimited JSON.
 //
 // Every streaming verb reads its input with lib/ndjson's framing, in
 // chunks spread over the machine's cores, and writes each chunk's output
