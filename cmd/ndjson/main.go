@@ -28,6 +28,7 @@ type grammar struct {
 	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
 	CSV   csvCmd   `cmd:"" name:"csv" help:"Print the given fields of every line as CSV, with a header row."`
 	Uniq  uniqCmd  `cmd:"" help:"Print the first line for each distinct value at --by PATH."`
+	Stats statsCmd `cmd:"" help:"Count, sum, min, max and mean of the numbers at PATHs, per group of --by PATH."`
 	TSV   tsvCmd   `cmd:"" name:"tsv" help:"Print the given fields of every line as TSV, with a header row."`
 	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
 	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
@@ -116,6 +117,22 @@ func (c *uniqCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return ndjsontool.Uniq(ctx, st, c.By)
+}
+
+type statsCmd struct {
+	input
+	By        string   `help:"Group the lines by the value at this gjson path." placeholder:"PATH"`
+	Quantiles bool     `help:"Add p50 and p95, within 1% of the value (bounded memory)."`
+	JSON      bool     `name:"json" help:"One JSON object per group and path."`
+	Paths     []string `arg:"" name:"path" help:"gjson paths of the numbers, such as usage.outputTokens."`
+}
+
+func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Stats(ctx, st, ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON})
 }
 
 type whereCmd struct {
