@@ -55,6 +55,7 @@ measure() {
   echo "$(printf '%s\n' "${times[@]}" | median) $rss $([ -n "$floor" ] && printf '%s\n' "${ftimes[@]}" | median)"
 }
 command -v bc >/dev/null || install_pkg bc bc
+command -v mlr >/dev/null || install_pkg mlr miller || true # stats is measured against Miller's stats1
 
 # corpus PROFILE: makes (once, kept in BENCH_DIR) and warms the corpus of
 # that profile, and sets $corpus, $bytes and $nonascii.
@@ -120,6 +121,20 @@ ndjson_rows() {
   row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 5 ""
   row "check" "$ND check" "jq empty" "" 5 ""
   row "pick (3 fields)" "$ND pick --null type runId text=event.text" "jq -c '{type, runId, text: .event.text}'" "" 20 ""
+  row "csv (3 fields)" "$ND csv --no-header type runId event.text" "jq -r '[.type, .runId, .event.text] | @csv'" "" 20 ""
+  row "uniq --by runId" "$ND uniq --by runId" \
+    "jq -c -n 'foreach inputs as \$l ({}; (\$l.runId|tojson) as \$k | if .seen[\$k] then .out = null else .seen[\$k] = true | .out = \$l end; .out // empty)'" "" 20 ""
+  local num=usage.outputTokens
+  [ "$1" = dense ] && num=k
+  row "stats $num --by type" "$ND stats --json $num --by type" \
+    "jq -c -n 'reduce inputs as \$l ({}; (\$l.type|tostring) as \$g | \$l.$num as \$v | if (\$v|type) == \"number\" then .[\$g].count += 1 | .[\$g].sum += \$v | .[\$g].min = ([.[\$g].min // \$v, \$v] | min) | .[\$g].max = ([.[\$g].max // \$v, \$v] | max) else .[\$g].skipped += 1 end)'" "" 20 ""
+  if command -v mlr >/dev/null; then
+    read -r mt _ nt < <(measure "$JQ_RUNS" "mlr --ijsonl --ojsonl flatten then stats1 -a count,sum,min,max,mean -f $num -g type" "$ND stats --json $num --by type")
+    verdict=met
+    if (($(echo "$nt >= $mt" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+    printf '%-22s %-7s %9.3f\n%-22s %-7s %9.3f\n%-22s target: faster than Miller stats1: %s (%.1fx)\n\n' \
+      "stats vs Miller" ndjson "$nt" "" mlr "$mt" "" "$verdict" "$(echo "$mt / $nt" | bc -l)"
+  fi
 
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
