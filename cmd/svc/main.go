@@ -13,6 +13,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/monitor"
+	"github.com/agentry/agentry/lib/svc/project"
 	"github.com/alecthomas/kong"
 )
 
@@ -68,6 +69,40 @@ type grammar struct {
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
 	Port    portCmd    `cmd:"" help:"Print a service's port, for scripts."`
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
+	Up      upCmd      `cmd:"" help:"Start a project's services from svc.toml or a Procfile, in dependency order."`
+	Down    downCmd    `cmd:"" help:"Stop a project's services, dependents first."`
+}
+
+type upCmd struct {
+	File         string        `short:"f" help:"The project file (default: svc.toml, else Procfile, in this directory)." placeholder:"FILE" type:"path"`
+	DryRun       bool          `help:"Print what would start, restart or be left alone, in order, and start nothing."`
+	Attach       bool          `help:"Then follow every service's log, and on Ctrl-C stop the project, dependents first."`
+	ReadyTimeout time.Duration `help:"The ready timeout of services whose file gives none." default:"${readyTimeout}" placeholder:"DUR"`
+	JSON         bool          `name:"json" help:"One JSON object per service as its result is known (with --dry-run: per step)."`
+	Names        []string      `arg:"" optional:"" name:"name" help:"The services to bring up, with what they depend on (default: all)."`
+}
+
+func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	return project.Verbs{Verbs: v}.Up(ctx, project.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
+}
+
+type downCmd struct {
+	File  string        `short:"f" help:"The project file, whose directory is the project (default: this directory)." placeholder:"FILE" type:"path"`
+	Grace time.Duration `help:"Wait this long after SIGTERM before SIGKILL (default: each service's own)." placeholder:"DUR"`
+	JSON  bool          `name:"json" help:"Print each stop report as JSON."`
+	Names []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
+}
+
+func (c *downCmd) Run(env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	return project.Verbs{Verbs: v}.Down(project.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
 }
 
 // verbs is the svc library's command-line face, in this environment.
@@ -146,7 +181,8 @@ func (c *portCmd) Run(env *cli.Env) error {
 }
 
 type lsCmd struct {
-	JSON bool `name:"json" help:"One JSON object per service."`
+	JSON    bool   `name:"json" help:"One JSON object per service."`
+	Project string `help:"Only the services svc up started from this directory." placeholder:"DIR" type:"path"`
 }
 
 func (c *lsCmd) Run(env *cli.Env) error {
@@ -154,7 +190,7 @@ func (c *lsCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.List()
+	return v.List(c.Project)
 }
 
 type statusCmd struct {
@@ -176,6 +212,7 @@ type tailCmd struct {
 	Since      string   `help:"Print the rows after row N, received in the last DUR (5m), or since a time (2026-12-01T10:00:00Z)." placeholder:"N|DUR|TIME"`
 	Timestamps bool     `short:"t" help:"Prefix each row with the time svc received it."`
 	All        bool     `help:"Every service, interleaved."`
+	Project    string   `help:"Every service svc up started from this directory, interleaved." placeholder:"DIR" type:"path"`
 	JSON       bool     `name:"json" help:"Print {\"row\":N,\"line\":\"…\",\"ts\":\"…\"} per row (and \"name\" for several services)."`
 	Names      []string `arg:"" optional:"" name:"name" help:"The services: several are interleaved in the order their rows were received."`
 }
@@ -185,7 +222,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Tail(ctx, c.Names, c.All, svc.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
+	return v.Tail(ctx, c.Names, c.All, c.Project, svc.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
 }
 
 type stopCmd struct {

@@ -72,6 +72,22 @@ func WaitReady(ctx context.Context, d Dir, timeout time.Duration) (*Listing, err
 	}
 }
 
+// WaitEnded waits until the service is no longer live and returns how it
+// ended, or ctx's error when ctx is done first.
+func WaitEnded(ctx context.Context, d Dir) (*Listing, error) {
+	w, _ := newWatcher(d.Path())
+	defer w.close()
+	for {
+		l, err := Look(d)
+		if err != nil || !l.Status.Live() {
+			return l, err
+		}
+		if err := w.wait(ctx, 250*time.Millisecond); err != nil {
+			return l, err
+		}
+	}
+}
+
 // watcher wakes on changes in a directory (inotify). The inotify
 // descriptor is non-blocking and read through the runtime's poller, so a
 // deadline bounds each wait, cancelling ctx ends one at once, and no

@@ -39,9 +39,25 @@ func Home(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "state", "svc"), nil
 }
 
-// ValidName checks a service name: 1 to 64 characters, letters, digits,
-// '.', '_' and '-', not starting with '.' or '-'.
+// ValidName checks a service name: a plain name (ValidPlainName), or a
+// project's service, PROJECT/NAME, both parts plain names.
 func ValidName(name string) error {
+	if p, n, ok := strings.Cut(name, "/"); ok {
+		if err := ValidPlainName(p); err != nil {
+			return fmt.Errorf("in %q, the project: %w", name, err)
+		}
+		if err := ValidPlainName(n); err != nil {
+			return fmt.Errorf("in %q: %w", name, err)
+		}
+		return nil
+	}
+	return ValidPlainName(name)
+}
+
+// ValidPlainName checks a name that is not a project's: 1 to 64
+// characters, letters, digits, '.', '_' and '-', not starting with '.' or
+// '-'.
+func ValidPlainName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("a service name cannot be empty")
@@ -71,7 +87,12 @@ func defaultName(argv []string) string {
 			word = fields[len(fields)-1] // npm run dev → dev
 		}
 	}
-	word = filepath.Base(word)
+	return cleanName(filepath.Base(word))
+}
+
+// cleanName makes a valid plain name of a word: its allowed characters,
+// "service" when none are left.
+func cleanName(word string) string {
 	var b strings.Builder
 	for _, r := range word {
 		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-' {
@@ -94,7 +115,14 @@ type Dir struct {
 	Name string
 }
 
-func (d Dir) Path() string      { return filepath.Join(d.Home, d.Name) }
+// Path is the service's directory. A project's service PROJECT/NAME lives
+// in PROJECT+NAME: '+' is in no plain name, so the two never meet, and
+// every service stays one directory under the home.
+func (d Dir) Path() string { return filepath.Join(d.Home, strings.Replace(d.Name, "/", projectSep, 1)) }
+
+// projectSep joins a project and a service name on disk.
+const projectSep = "+"
+
 func (d Dir) StatePath() string { return filepath.Join(d.Path(), "state.json") }
 func (d Dir) LockPath() string  { return filepath.Join(d.Path(), "lock") }
 func (d Dir) LogLink() string   { return filepath.Join(d.Path(), "log") }
@@ -137,8 +165,9 @@ func List(home string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() && ValidName(e.Name()) == nil {
-			names = append(names, e.Name())
+		name := strings.Replace(e.Name(), projectSep, "/", 1)
+		if e.IsDir() && ValidName(name) == nil {
+			names = append(names, name)
 		}
 	}
 	return names, nil

@@ -28,6 +28,9 @@ type StartOptions struct {
 	Port string
 	// Executable is the svc binary, which runs the monitor.
 	Executable string
+	// OnStarted, when set, is called once the monitor has started the
+	// command, before Start returns.
+	OnStarted func(pid int)
 }
 
 // StartResult is the first true thing about a started service.
@@ -66,14 +69,14 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := o.Spec.withDefaults()
+	spec := o.Spec.WithDefaults()
 	port, release, err := pickPort(d, o.Port, spec.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	if port > 0 {
-		spec.Port = port
+		spec = spec.withPort(port)
 	}
 	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
@@ -95,8 +98,26 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	// file it held is closed.
 	monitorGone := make(chan struct{})
 	go func() { launch.cmd.Wait(); close(monitorGone) }()
-	w := &startWait{d: d, settle: o.Settle, monitorGone: monitorGone, res: &StartResult{Name: d.Name, Status: Starting}, begin: time.Now()}
+	w := &startWait{d: d, settle: o.Settle, monitorGone: monitorGone, res: &StartResult{Name: d.Name, Status: Starting}, begin: time.Now(),
+		onStarted: o.OnStarted}
 	return w.wait(ctx, releaseOnStarted(readReports(launch.reports), release))
+}
+
+// withPort gives the spec its --port, also in place of {port} in the
+// readiness URL and command and in the environment's values (the monitor
+// puts it in the command's arguments).
+func (s Spec) withPort(port int) Spec {
+	p := strconv.Itoa(port)
+	s.Port = port
+	s.ReadyURL = strings.ReplaceAll(s.ReadyURL, "{port}", p)
+	s.ReadyCmd = strings.ReplaceAll(s.ReadyCmd, "{port}", p)
+	env := make([]string, len(s.Env))
+	for i, kv := range s.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[i] = k + "=" + strings.ReplaceAll(v, "{port}", p)
+	}
+	s.Env = env
+	return s
 }
 
 // releaseOnStarted passes reports on, and calls release once the monitor
@@ -161,6 +182,7 @@ type startWait struct {
 	monitorGone <-chan struct{}
 	res         *StartResult
 	begin       time.Time
+	onStarted   func(pid int)
 }
 
 func (w *startWait) wait(ctx context.Context, reports <-chan Report) (*StartResult, error) {
@@ -187,6 +209,9 @@ func (w *startWait) wait(ctx context.Context, reports <-chan Report) (*StartResu
 			}
 			if r.Event == EvStarted {
 				w.res.PID = r.PID
+				if w.onStarted != nil {
+					w.onStarted(r.PID)
+				}
 				if ctx.Err() != nil {
 					return w.withState(), ctx.Err()
 				}

@@ -47,6 +47,20 @@ type Spec struct {
 	// (0: no bound).
 	Restart     string `json:"restart,omitempty"`
 	MaxRestarts int    `json:"maxRestarts,omitempty"`
+	// Project ties the service to the project file svc up started it
+	// from; nil for a service started by svc start.
+	Project *ProjectTag `json:"project,omitempty"`
+}
+
+// ProjectTag is what svc up records of a project's service, so that a
+// later svc up can tell whether the file still says the same, and svc down
+// can stop it in order even when the file is gone.
+type ProjectTag struct {
+	Dir string `json:"dir"` // the project's directory
+	// Digest is a hash of the service's definition as svc up resolved it.
+	Digest    string   `json:"digest"`
+	DependsOn []string `json:"dependsOn,omitempty"` // names within the project
+	Oneshot   bool     `json:"oneshot,omitempty"`
 }
 
 // TermSize is the size of a --pty service's terminal.
@@ -66,8 +80,8 @@ const (
 	DefaultSettle       = 4 * time.Second
 )
 
-// withDefaults fills the fields left zero.
-func (s Spec) withDefaults() Spec {
+// WithDefaults is the spec with the fields left zero filled with their defaults.
+func (s Spec) WithDefaults() Spec {
 	if s.ReadyTimeout <= 0 {
 		s.ReadyTimeout = DefaultReadyTimeout
 	}

@@ -66,6 +66,20 @@ func tailStart(d Dir, n int, since int64) (int64, error) {
 	return max(since, last-int64(n), 0), nil
 }
 
+// LastLines are the last n rows of the service's log, as text.
+func LastLines(d Dir, n int) []string {
+	from, err := tailStart(d, n, -1)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	logfile.ReadRows(d.Path(), from, func(r Row) error {
+		out = append(out, string(r.Line))
+		return nil
+	})
+	return out
+}
+
 // ReadRows calls fn for every row of the service's log after since.
 func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
 	return logfile.ReadRows(d.Path(), since, fn)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,7 +125,10 @@ func givenName(flag *string) (string, error) {
 	if *flag == "" {
 		return "", cli.WithHint(cli.Usagef("--name is empty"), "leave --name out to name the service after its command")
 	}
-	if err := ValidName(*flag); err != nil {
+	if err := ValidPlainName(*flag); err != nil {
+		if ValidName(*flag) == nil {
+			return "", cli.WithHint(cli.Usagef("%q names a project's service", *flag), "svc up starts a project's services from its svc.toml or Procfile")
+		}
 		return "", cli.Usagef("%v", err)
 	}
 	return *flag, nil
@@ -253,11 +257,19 @@ func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
 }
 
 // List prints every service, liveness reconciled; a service that cannot
-// be read is a warning, not the end of the list.
-func (v *Verbs) List() error {
+// be read is a warning, not the end of the list. projectDir: only the
+// services svc up started from that directory.
+func (v *Verbs) List(projectDir string) error {
 	rows, errs := LookAll(v.Home)
 	for _, err := range errs {
 		v.Voice.Warnf("%v", err)
+	}
+	if projectDir != "" {
+		project, _, err := ProjectServices(v.Home, projectDir)
+		if err != nil {
+			return err
+		}
+		rows = slices.DeleteFunc(rows, func(l *Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
 		fmt.Fprint(v.Out, FormatList(rows, time.Now()))
@@ -294,10 +306,9 @@ func (v *Verbs) listing(l *Listing) {
 	}
 }
 
-// Tail prints the service's log rows: the last n, those after since, or
 // Tail prints the rows of the named services (all: every service), one
 // service's as they are, several interleaved with their names.
-func (v *Verbs) Tail(ctx context.Context, names []string, all bool, o TailOptions) error {
+func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir string, o TailOptions) error {
 	if all {
 		every, err := List(v.Home)
 		if err != nil {
@@ -305,8 +316,18 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, o TailOption
 		}
 		names = append(names, every...)
 	}
+	if projectDir != "" {
+		project, ps, err := ProjectServices(v.Home, projectDir)
+		if err != nil {
+			return err
+		}
+		if project == "" {
+			return cli.Usagef("svc up never ran in %s", projectDir)
+		}
+		names = append(names, ps...)
+	}
 	if len(names) == 0 {
-		return cli.Usagef("name a service to tail, or --all")
+		return cli.Usagef("name a service to tail, --project DIR or --all")
 	}
 	var ds []Dir
 	seen := map[string]bool{}

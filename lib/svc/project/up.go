@@ -1,0 +1,522 @@
+package project
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// What svc up did with a service.
+const (
+	ActStarted   = "started"
+	ActRestarted = "restarted" // running with another definition: stopped, then started
+	ActUnchanged = "unchanged" // running (or, a one-shot, succeeded) with the same definition
+	ActSkipped   = "skipped"   // a dependency did not meet its condition
+	ActFailed    = "failed"    // it could not be started at all
+)
+
+// Result is what svc up says of one service, once it is true.
+type Result struct {
+	Name   string `json:"name"`
+	Action string `json:"action"`
+	// Up: a service is live; a one-shot exited 0.
+	Up bool `json:"up"`
+	// Reason says why it was skipped, failed or restarted.
+	Reason string `json:"reason,omitempty"`
+	// Start is what its start (or, unchanged, its state) found.
+	Start *svc.StartResult `json:"start,omitempty"`
+}
+
+// Up is one run of svc up over a checked file.
+type Up struct {
+	Home       string
+	Executable string
+	Project    string // the project's name under Home
+	File       *File
+	// ReadyTimeout is the ready timeout of services whose file gives none.
+	ReadyTimeout time.Duration
+	// Report is called once per service, as its result becomes true; calls
+	// never overlap.
+	Report func(Result)
+	// Note is called for what is true of the project but of no one
+	// service (one that runs but is no longer in the file); calls never
+	// overlap with Report's.
+	Note func(string)
+
+	mu sync.Mutex
+}
+
+// node is one service in the walk.
+type node struct {
+	def     *Def
+	dir     svc.Dir
+	env     []string      // env_file lines then env, read before anything starts
+	started chan struct{} // closed once its command runs, or when settled
+	settled chan struct{} // closed once its result is known
+	res     Result
+	final   *svc.StartResult // how it stood when settled
+}
+
+// Plan is one line of --dry-run: what svc up would do with a service.
+type Plan struct {
+	Name      string   `json:"name"`
+	Level     int      `json:"level"`
+	Action    string   `json:"action"`
+	Reason    string   `json:"reason,omitempty"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// Prepare checks what can be checked before anything starts, for the
+// named services and what they need: env files, working directories.
+func (u *Up) prepare(names []string) ([]*node, error) {
+	defs, err := u.File.Closure(names)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	nodes := make([]*node, len(defs))
+	for i, d := range defs {
+		n := &node{def: d, dir: svc.Dir{Home: u.Home, Name: u.Project + "/" + d.Name},
+			started: make(chan struct{}), settled: make(chan struct{})}
+		for _, ef := range d.EnvFile {
+			kvs, err := svc.ReadEnvFile(ef)
+			if err != nil {
+				return nil, cli.Usagef("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, strings.TrimPrefix(err.Error(), "open "))
+			}
+			n.env = append(n.env, kvs...)
+		}
+		n.env = append(n.env, d.Env...)
+		if st, err := os.Stat(d.Cwd); err != nil || !st.IsDir() {
+			return nil, cli.Usagef("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)
+		}
+		nodes[i] = n
+	}
+	return nodes, nil
+}
+
+// Plan is what Run would do, without doing it.
+func (u *Up) Plan(names []string) ([]Plan, error) {
+	nodes, err := u.prepare(names)
+	if err != nil {
+		return nil, err
+	}
+	var out []Plan
+	for lvl, defs := range Levels(defsOf(nodes), NeedNames) {
+		for _, d := range defs {
+			n := nodeOf(nodes, d.Name)
+			p := Plan{Name: n.dir.Name, Level: lvl, Action: ActStarted, DependsOn: NeedNames(d)}
+			if l, err := svc.Look(n.dir); err == nil {
+				spec, err := u.spec(n, nodes, true)
+				if err == nil {
+					p.Action, p.Reason = decide(l, spec)
+				}
+			}
+			if p.Action == ActUnchanged && d.Oneshot {
+				for _, need := range d.Needs {
+					if a := nodeOf(nodes, need.Name).res.Action; a == ActStarted || a == ActRestarted {
+						p.Action, p.Reason = ActStarted, nodeOf(nodes, need.Name).dir.Name+" is started again"
+					}
+				}
+			}
+			n.res.Action = p.Action
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Run starts the named services (none: all) and what they need, each
+// once what it needs meets its condition, and reports each. It returns
+// whether every one is up.
+func (u *Up) Run(ctx context.Context, names []string) (bool, error) {
+	nodes, err := u.prepare(names)
+	if err != nil {
+		return false, err
+	}
+	u.noteStrays(nodes)
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u.walk(ctx, n, nodes)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	for _, n := range nodes {
+		if !n.res.Up {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// noteStrays says which live services of the project the file no longer
+// defines: svc up leaves them alone.
+func (u *Up) noteStrays(nodes []*node) {
+	_, names, _ := svc.ProjectServices(u.Home, u.File.Dir)
+	for _, name := range names {
+		_, short, _ := strings.Cut(name, "/")
+		if u.File.Lookup(short) != nil {
+			continue
+		}
+		if l, err := svc.Look(svc.Dir{Home: u.Home, Name: name}); err == nil && l.Status.Live() {
+			u.note(fmt.Sprintf("%s runs but %s no longer defines it: svc down %s stops it", name, u.File.Path, short))
+		}
+	}
+}
+
+func (u *Up) note(s string) {
+	if u.Note == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.Note(s)
+}
+
+func (u *Up) report(n *node) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.Report != nil {
+		u.Report(n.res)
+	}
+}
+
+// walk is one service's part: wait for what it needs, then start it (or
+// find it unchanged), then wait for its own condition.
+func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
+	defer close(n.settled)
+	defer func() {
+		select {
+		case <-n.started:
+		default:
+			close(n.started)
+		}
+	}()
+	n.res = Result{Name: n.dir.Name}
+	if why := u.waitNeeds(ctx, n, nodes); why != "" {
+		n.res.Action, n.res.Reason = ActSkipped, why
+		if ctx.Err() == nil {
+			u.report(n)
+		}
+		return
+	}
+	n.final = u.bringUp(ctx, n, nodes)
+	if ctx.Err() != nil {
+		return
+	}
+	n.res.Start = n.final
+	n.res.Up = n.final != nil && isUp(n.def, n.final)
+	u.report(n)
+}
+
+// waitNeeds waits for each dependency's condition; it returns why one was
+// not met, or "".
+func (u *Up) waitNeeds(ctx context.Context, n *node, nodes []*node) string {
+	for _, need := range n.def.Needs {
+		dep := nodeOf(nodes, need.Name)
+		ch := dep.settled
+		if need.Cond == Started {
+			ch = dep.started
+		}
+		select {
+		case <-ctx.Done():
+			return "interrupted"
+		case <-ch:
+		}
+		if why := unmet(dep, need.Cond); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// unmet says why dep does not meet cond, or "" when it does.
+func unmet(dep *node, cond string) string {
+	name := dep.dir.Name
+	r := dep.final
+	if cond == Started {
+		if dep.res.Action == ActSkipped || dep.res.Action == ActFailed {
+			return fmt.Sprintf("%s was not started (it needs it started)", name)
+		}
+		return ""
+	}
+	if dep.res.Action == ActSkipped || dep.res.Action == ActFailed || r == nil {
+		return fmt.Sprintf("%s was not started (it needs it %s)", name, condWord(cond))
+	}
+	ok := false
+	switch cond {
+	case Ready:
+		ok = r.Status == svc.Ready
+	case Succeeded:
+		ok = r.Status == svc.Exited && r.ExitCode != nil && *r.ExitCode == 0
+	case Completed:
+		ok = r.Status == svc.Exited
+	}
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("%s %s (it needs it %s)", name, how(r), condWord(cond))
+}
+
+func condWord(cond string) string {
+	switch cond {
+	case Succeeded:
+		return "to exit 0"
+	case Completed:
+		return "to have exited"
+	}
+	return cond
+}
+
+// how is a short account of a result, for a skip's reason.
+func how(r *svc.StartResult) string {
+	switch {
+	case r.Status == svc.Exited && r.Signal != "":
+		return "was killed by " + r.Signal
+	case r.Status == svc.Exited && r.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *r.ExitCode)
+	case r.Status == svc.Failed:
+		return "failed: " + r.Error
+	case r.Status == svc.Running:
+		return "runs but was not found ready"
+	}
+	return "is " + string(r.Status)
+}
+
+// isUp is a service's own condition: live for a service, exit 0 for a
+// one-shot.
+func isUp(d *Def, r *svc.StartResult) bool {
+	if d.Oneshot {
+		return r.Status == svc.Exited && r.ExitCode != nil && *r.ExitCode == 0
+	}
+	return r.Status.Live()
+}
+
+// bringUp starts the service, restarts it when its definition changed, or
+// leaves it as it is, and waits until its result is known.
+func (u *Up) bringUp(ctx context.Context, n *node, nodes []*node) *svc.StartResult {
+	spec, err := u.spec(n, nodes, false)
+	if err != nil {
+		n.res.Action, n.res.Reason = ActFailed, err.Error()
+		return nil
+	}
+	n.res.Action = ActStarted
+	if l, err := svc.Look(n.dir); err == nil {
+		n.res.Action, n.res.Reason = decide(l, spec)
+		if dep := startedNeed(n, nodes); n.res.Action == ActUnchanged && n.def.Oneshot && dep != "" {
+			// A migration that ran against the old database runs again
+			// against the new one.
+			n.res.Action, n.res.Reason = ActStarted, dep+" was started again"
+		}
+		switch n.res.Action {
+		case ActUnchanged:
+			close(n.started)
+			return u.settle(ctx, n, fromListing(l))
+		case ActRestarted:
+			if _, err := svc.Stop(n.dir, 0); err != nil {
+				n.res.Action, n.res.Reason = ActFailed, "stopping the old one: "+err.Error()
+				return nil
+			}
+		}
+	}
+	return u.start(ctx, n, spec)
+}
+
+// startedNeed is a dependency that this svc up started or restarted, or
+// "".
+func startedNeed(n *node, nodes []*node) string {
+	for _, need := range n.def.Needs {
+		if dep := nodeOf(nodes, need.Name); dep.res.Action == ActStarted || dep.res.Action == ActRestarted {
+			return dep.dir.Name
+		}
+	}
+	return ""
+}
+
+// decide is what to do with a service that exists: leave it, restart it,
+// or start it.
+func decide(l *svc.Listing, spec svc.Spec) (action, reason string) {
+	same := l.Spec.Project != nil && l.Spec.Project.Digest == spec.Project.Digest
+	switch {
+	case l.Status.Live() && same:
+		return ActUnchanged, ""
+	case l.Status.Live():
+		return ActRestarted, "its definition changed (" + strings.Join(changed(l.Spec, spec), ", ") + ")"
+	case same && spec.Project.Oneshot && l.Status == svc.Exited && l.ExitCode != nil && *l.ExitCode == 0:
+		return ActUnchanged, ""
+	}
+	return ActStarted, ""
+}
+
+// changed names the parts of a definition that differ: never values,
+// which may be secrets.
+func changed(old, new svc.Spec) []string {
+	new = new.WithDefaults()
+	var out []string
+	add := func(diff bool, what string) {
+		if diff {
+			out = append(out, what)
+		}
+	}
+	add(!slices.Equal(old.Command, new.Command), "command")
+	add(old.Cwd != new.Cwd, "cwd")
+	add(!slices.Equal(old.Env, new.Env), "env")
+	add(old.ReadyURL != new.ReadyURL || old.ReadyPort != new.ReadyPort || old.ReadyRegex != new.ReadyRegex ||
+		old.ReadyCmd != new.ReadyCmd || old.ReadyTimeout != new.ReadyTimeout, "readiness")
+	add(old.Restart != new.Restart || old.MaxRestarts != new.MaxRestarts, "restart")
+	add(old.StopGrace != new.StopGrace, "stop_grace")
+	if len(out) == 0 {
+		out = append(out, "port, pty or oneshot, or it was not started by svc up")
+	}
+	return out
+}
+
+// start starts the service and waits for its own condition.
+func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult {
+	if _, err := svc.CheckReadyPort(spec.ReadyPort, false); err != nil {
+		n.res.Action, n.res.Reason = ActFailed, err.Error()
+		return nil
+	}
+	var once sync.Once
+	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Name: n.dir.Name, Spec: spec, Executable: u.Executable,
+		Port: n.def.Port, Settle: spec.ReadyTimeout + 10*time.Second,
+		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
+	if err != nil {
+		if res == nil || ctx.Err() == nil {
+			n.res.Action, n.res.Reason = ActFailed, err.Error()
+			return nil
+		}
+		return res
+	}
+	return u.settle(ctx, n, res)
+}
+
+// settle waits for what is still to come: a service starting to be ready
+// or not, a one-shot to end.
+func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.StartResult {
+	switch {
+	case n.def.Oneshot && r.Status.Live():
+		l, err := svc.WaitEnded(ctx, n.dir)
+		if err != nil || l == nil {
+			return r
+		}
+		end := fromListing(l)
+		end.Tail = svc.LastLines(n.dir, 10)
+		end.AfterMs = float64(time.Since(l.StartedAt).Microseconds()) / 1000
+		return end
+	case r.Status == svc.Starting:
+		l, _ := svc.WaitReady(ctx, n.dir, l0(n.def.ReadyTimeout, u.ReadyTimeout)+10*time.Second)
+		if l != nil {
+			return fromListing(l)
+		}
+	}
+	return r
+}
+
+func l0(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	if def > 0 {
+		return def
+	}
+	return svc.DefaultReadyTimeout
+}
+
+// fromListing is a service's recorded state in the shape of a start's
+// result.
+func fromListing(l *svc.Listing) *svc.StartResult {
+	r := &svc.StartResult{Name: l.Name, Status: l.Status, PID: l.PID, URL: l.URL, Port: l.Port, Ports: l.Ports,
+		ReadyBy: l.ReadyBy, Warning: l.Warning, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
+		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, Restarts: l.Restarts}
+	if l.ReadyAt != nil {
+		r.AfterMs = float64(l.ReadyAt.Sub(l.StartedAt).Microseconds()) / 1000
+	}
+	if r.Port == 0 {
+		r.Port = l.Spec.Port
+	}
+	return r
+}
+
+// spec is the service's spec: its definition with the ports of what it
+// needs in place of {port:NAME}, tagged with the project and a digest of
+// all that. dry: a dependency's port is the one it has now, if any.
+func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
+	d := n.def
+	uses := strings.Join(slices.Concat(d.Command, n.env, []string{d.ReadyURL, d.ReadyCmd}), "\x00")
+	ports := map[string]string{}
+	for _, need := range d.Needs {
+		if !strings.Contains(uses, "{port:"+need.Name+"}") {
+			continue
+		}
+		p, err := svc.Port(nodeOf(nodes, need.Name).dir)
+		if err != nil && !dry {
+			return svc.Spec{}, fmt.Errorf("%s has no port for {port:%s}", need.Name, need.Name)
+		}
+		ports[need.Name] = strconv.Itoa(p)
+	}
+	sub := func(s string) string {
+		return portRef.ReplaceAllStringFunc(s, func(m string) string { return ports[portRef.FindStringSubmatch(m)[1]] })
+	}
+	subAll := func(ss []string) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = sub(s)
+		}
+		return out
+	}
+	spec := svc.Spec{Command: subAll(d.Command), Cwd: d.Cwd, Env: subAll(n.env), ReadyURL: sub(d.ReadyURL), ReadyPort: d.ReadyPort,
+		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: l0(d.ReadyTimeout, u.ReadyTimeout), StopGrace: d.StopGrace,
+		Restart: d.Restart, MaxRestarts: d.MaxRestarts}
+	if d.PTY {
+		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
+	}
+	spec.Project = &svc.ProjectTag{Dir: u.File.Dir, DependsOn: NeedNames(d), Oneshot: d.Oneshot,
+		Digest: digest(spec, d.Port, d.Oneshot)}
+	return spec, nil
+}
+
+// digest is a hash of everything a service is started with, less what
+// svc picks itself (an auto port) or the project's own bookkeeping.
+func digest(spec svc.Spec, port string, oneshot bool) string {
+	spec.Project = nil
+	b, _ := json.Marshal(struct {
+		Spec    svc.Spec
+		Port    string
+		Oneshot bool
+	}{spec, port, oneshot})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+func nodeOf(nodes []*node, name string) *node {
+	for _, n := range nodes {
+		if n.def.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func defsOf(nodes []*node) []*Def {
+	out := make([]*Def, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.def
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// Verbs are svc up and svc down as the command line runs them, on svc's
+// own verbs (its home, output and voice).
+type Verbs struct {
+	*svc.Verbs
+}
+
+// UpArgs are svc up's flags.
+type UpArgs struct {
+	File         string // -f; "" finds svc.toml, then Procfile
+	Names        []string
+	DryRun       bool
+	Attach       bool
+	ReadyTimeout time.Duration
+}
+
+// load finds, reads and checks the project file, and names its project.
+func (v Verbs) load(given string) (*File, string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := Find(given, cwd)
+	if err != nil {
+		return nil, "", cli.WithHint(cli.Usagef("%v", err), "write a svc.toml or a Procfile there, or give one with -f FILE")
+	}
+	f, err := Load(path)
+	if err != nil {
+		return nil, "", cli.Usagef("%v", strings.TrimPrefix(err.Error(), "open "))
+	}
+	project, err := svc.ProjectName(v.Home, f.Dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, project, nil
+}
+
+// Up starts the project's services: 0 when every one asked for is up, 1
+// when any is not, 2 when the file is wrong and nothing started.
+func (v Verbs) Up(ctx context.Context, a UpArgs) error {
+	f, project, err := v.load(a.File)
+	if err != nil {
+		return err
+	}
+	u := &Up{Home: v.Home, Executable: v.Executable, Project: project, File: f, ReadyTimeout: a.ReadyTimeout,
+		Report: v.printResult, Note: func(s string) { v.Voice.Notef("%s", s) }}
+	if a.DryRun {
+		return v.printPlan(u, a.Names)
+	}
+	begin := time.Now()
+	ok, err := u.Run(ctx, a.Names)
+	switch {
+	case ctx.Err() != nil && a.Attach:
+		v.Voice.Notef("stopping %s, dependents first", project)
+		v.down(project, nil, 0)
+		return ctx.Err()
+	case ctx.Err() != nil:
+		v.Voice.Notef("interrupted: what started runs on (svc ls --project %s; svc down to stop it)", f.Dir)
+		return ctx.Err()
+	case err != nil:
+		return err
+	case !ok && a.Attach:
+		v.down(project, nil, 0)
+		return cli.Failf("not every service came up, so the project is stopped again")
+	case !ok:
+		return cli.Failf("not every service came up (svc ls --project %s)", f.Dir)
+	case a.Attach:
+		return v.attach(ctx, project, f, begin)
+	}
+	return nil
+}
+
+func (v Verbs) printResult(r Result) {
+	if v.JSON {
+		cli.PrintJSON(v.Out, r)
+		return
+	}
+	switch r.Action {
+	case ActSkipped:
+		fmt.Fprintf(v.Out, "%s skipped: %s\n", r.Name, r.Reason)
+	case ActFailed:
+		fmt.Fprintf(v.Out, "%s failed: %s\n", r.Name, r.Reason)
+	case ActUnchanged:
+		fmt.Fprintf(v.Out, "%s is unchanged: %s\n", r.Name, standing(r.Start))
+	default:
+		switch {
+		case r.Action == ActRestarted:
+			fmt.Fprintf(v.Out, "%s: %s, so it was restarted\n", r.Name, r.Reason)
+		case r.Reason != "":
+			fmt.Fprintf(v.Out, "%s runs again: %s\n", r.Name, r.Reason)
+		}
+		s := *r.Start
+		if r.Up && s.Status == svc.Exited {
+			s.Tail = nil // a one-shot that succeeded: its output is in its log
+		}
+		fmt.Fprint(v.Out, svc.FormatStart(&s))
+	}
+}
+
+// standing is how a service stands, in a few words.
+func standing(r *svc.StartResult) string {
+	switch {
+	case r.Status == svc.Ready && r.URL != "":
+		return fmt.Sprintf("ready at %s (pid %d)", r.URL, r.PID)
+	case r.Status == svc.Ready && r.Port > 0:
+		return fmt.Sprintf("ready on port %d (pid %d)", r.Port, r.PID)
+	case r.Status.Live():
+		return fmt.Sprintf("%s (pid %d)", r.Status, r.PID)
+	}
+	return how(r) + " already"
+}
+
+func (v Verbs) printPlan(u *Up, names []string) error {
+	plan, err := u.Plan(names)
+	if err != nil {
+		return err
+	}
+	if v.JSON {
+		for _, p := range plan {
+			cli.PrintJSON(v.Out, p)
+		}
+		return nil
+	}
+	w := tabwriter.NewWriter(v.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "STEP\tSERVICE\tACTION\tAFTER")
+	for _, p := range plan {
+		after := strings.Join(p.DependsOn, ", ")
+		if after == "" {
+			after = "-"
+		}
+		action := map[string]string{ActStarted: "start", ActRestarted: "restart", ActUnchanged: "leave"}[p.Action]
+		if p.Reason != "" {
+			action += ": " + p.Reason
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", p.Level+1, p.Name, action, after)
+	}
+	return w.Flush()
+}
+
+// attach follows the project's logs from since until Ctrl-C (or until every service
+// has ended), then stops the project, dependents first.
+func (v Verbs) attach(ctx context.Context, project string, f *File, since time.Time) error {
+	_, names, err := svc.ProjectServices(v.Home, f.Dir)
+	if err != nil {
+		return err
+	}
+	var ds []svc.Dir
+	for _, n := range names {
+		ds = append(ds, svc.Dir{Home: v.Home, Name: n})
+	}
+	// Every row since this svc up began, then on as they come.
+	o := svc.TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv)}
+	terr := svc.Tail(ctx, v.Out, ds, o, v.JSON)
+	if ctx.Err() != nil {
+		v.Voice.Notef("stopping %s, dependents first", project)
+	}
+	if err := v.down(project, nil, 0); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return terr
+}
+
+// DownArgs are svc down's flags.
+type DownArgs struct {
+	File  string
+	Names []string
+	Grace time.Duration
+}
+
+// Down stops the project's services, dependents first: 1 when any could
+// not be stopped whole.
+func (v Verbs) Down(a DownArgs) error {
+	dir, err := v.projectDir(a.File)
+	if err != nil {
+		return err
+	}
+	project, err := svc.FindProject(v.Home, dir)
+	if err != nil {
+		return err
+	}
+	if project == "" {
+		if len(a.Names) > 0 {
+			return cli.Usagef("svc up never ran in %s", dir)
+		}
+		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
+		return nil
+	}
+	return v.down(project, a.Names, a.Grace)
+}
+
+// projectDir is the project's directory: the given file's, else this one.
+func (v Verbs) projectDir(file string) (string, error) {
+	if file == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(file)
+	return filepath.Dir(abs), err
+}
+
+func (v Verbs) down(project string, names []string, grace time.Duration) error {
+	failed, any := false, false
+	err := Down(v.Home, project, names, grace, func(s Stopped) {
+		any = true
+		if s.Err != nil {
+			v.Voice.Error(s.Err)
+			failed = true
+			return
+		}
+		failed = failed || len(s.Report.StillAlive) > 0
+		if v.JSON {
+			cli.PrintJSON(v.Out, s.Report)
+		} else {
+			fmt.Fprint(v.Out, svc.FormatStop(s.Report))
+		}
+	})
+	switch {
+	case err != nil:
+		return cli.Usagef("%v", err)
+	case failed:
+		return cli.Quiet(cli.ExitFailure)
+	case !any && !v.JSON:
+		fmt.Fprintf(v.Out, "nothing to stop: no service of %s is running\n", project)
+	}
+	return nil
+}
