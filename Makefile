@@ -13,6 +13,7 @@ LDFLAGS := -X github.com/agentry/agentry/lib/cli.version=$(VERSION)
 CMDS  := $(notdir $(wildcard cmd/*))
 BINS  := $(addprefix bin/,$(CMDS))
 MAN1  := $(wildcard man/*.1)
+MAN5  := $(wildcard man/*.5)
 MAN7  := $(wildcard man/*.7)
 
 .PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench clean help FORCE
@@ -57,7 +58,7 @@ test-peers: all ## runagent against the real claude and codex CLIs, offline (ins
 	fi
 
 man-lint: ## lint every man page with mandoc (without mandoc: the Go-side subset of its checks)
-	@if command -v mandoc >/dev/null; then echo "mandoc -Tlint -Wwarning $(MAN1) $(MAN7)"; mandoc -Tlint -Wwarning $(MAN1) $(MAN7); else \
+	@if command -v mandoc >/dev/null; then echo "mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)"; mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); else \
 	  echo "man-lint: mandoc is not installed, so only the Go-side check runs (apt-get install mandoc for the full lint)"; \
 	  $(GO) test -count=1 -run 'TestManPagesWellFormed|TestLintMdoc' ./tests/; fi
 
@@ -72,10 +73,11 @@ fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
 	done
 
 install: all ## install binaries, man pages and bash/zsh/fish completions under DESTDIR/PREFIX
-	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man7 \
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
 	  $(SHAREDIR)/bash-completion/completions $(SHAREDIR)/zsh/site-functions $(SHAREDIR)/fish/vendor_completions.d
 	install -m 0755 $(BINS) $(BINDIR)/
 	install -m 0644 $(MAN1) $(MANDIR)/man1/
+	$(if $(MAN5),install -m 0644 $(MAN5) $(MANDIR)/man5/)
 	$(if $(MAN7),install -m 0644 $(MAN7) $(MANDIR)/man7/)
 	@set -e; for c in $(CMDS); do \
 	  bin/$$c --completion bash > $(SHAREDIR)/bash-completion/completions/$$c; \

@@ -159,10 +159,11 @@ ndjson_rows agent
 ndjson_rows dense
 
 echo
-# svc against nohup, pm2 (npm) and supervisord (Debian), installed here
+# svc against nohup, pm2 (npm), supervisord and foreman (Debian), installed here
 # when missing; a failed install is reported by svcbench as "not measured".
 command -v pm2 >/dev/null || { echo "bench: installing pm2" >&2; npm install -g pm2@5 >/dev/null 2>&1 || true; }
 command -v supervisord >/dev/null || install_pkg supervisord supervisor || true
+command -v foreman >/dev/null || install_pkg foreman ruby-foreman || true # svc up against foreman start
 go build -o "$BENCH_DIR/svcbench" ./bench/svcbench
 "$BENCH_DIR/svcbench" -svc "$PWD/bin/svc" -ndjson "$PWD/bin/ndjson" | tee "$BENCH_DIR/svc.txt"
 fails=$((fails + $(grep -c MISSED "$BENCH_DIR/svc.txt" || true)))

@@ -36,12 +36,18 @@ func main() {
 	svcBin := flag.String("svc", "bin/svc", "the svc binary")
 	ndjsonBin := flag.String("ndjson", "bin/ndjson", "the ndjson binary")
 	runs := flag.Int("runs", 9, "runs per measurement")
+	only := flag.String("only", "", "run only this measurement (up)")
 	flag.Parse()
 	self, _ := os.Executable()
 	b := &bench{svc: *svcBin, ndjson: *ndjsonBin, self: self, runs: *runs}
 	b.home, _ = os.MkdirTemp("", "svcbench-")
 	defer os.RemoveAll(b.home)
-	defer exec.Command(b.svc, "stop", "--all").Run()
+	// Only the bench's own home: never a service of the user's.
+	defer b.cmd(b.svc, "stop", "--all").Run()
+	if *only == "up" {
+		b.up()
+		return
+	}
 	b.run()
 }
 
@@ -118,6 +124,7 @@ func (b *bench) run() {
 	b.pm2()
 	b.supervisord()
 	b.many()
+	b.up()
 	b.throughput()
 	if b.fails > 0 {
 		fmt.Printf("svcbench: %d target(s) missed\n", b.fails)

@@ -8,12 +8,12 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	for _, ok := range []string{"web", "api-2", "db_main", "v1.2"} {
+	for _, ok := range []string{"web", "api-2", "db_main", "v1.2", "shop/api"} {
 		if err := ValidName(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "..", "../x", "a/b", "a b", ".x", "-x", "tab\tname", "nul\x00", strings.Repeat("x", 65), "naïve"} {
+	for _, bad := range []string{"", "..", "../x", "a/b/c", "/x", "x/", "a b", ".x", "-x", "tab\tname", "nul\x00", strings.Repeat("x", 65), "naïve"} {
 		if ValidName(bad) == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -22,6 +22,69 @@ func TestNames(t *testing.T) {
 		if got := defaultName([]string{argv}); got != want {
 			t.Errorf("defaultName(%q) = %q, want %q", argv, got, want)
 		}
+	}
+}
+
+// A project's service lives beside the plain ones, in a directory no plain
+// name can have, and List gives it back by its name.
+func TestProjectServiceDirs(t *testing.T) {
+	home := t.TempDir()
+	for _, name := range []string{"shop/api", "shop", "api"} {
+		d := Dir{Home: home, Name: name}
+		if err := os.Mkdir(d.Path(), 0o700); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if got := (Dir{Home: home, Name: "shop/api"}).Path(); got != home+"/shop+api" {
+		t.Errorf("path %s", got)
+	}
+	names, err := List(home)
+	if err != nil || strings.Join(names, " ") != "api shop shop/api" {
+		t.Errorf("List: %q %v", names, err)
+	}
+	if ValidPlainName("shop/api") == nil {
+		t.Error("a plain name with a slash")
+	}
+}
+
+// Each directory gets its own project name, the same one every time, even
+// when many claim at once and their base names are equal.
+func TestProjectNames(t *testing.T) {
+	home := t.TempDir()
+	dirs := []string{"/src/shop", "/tmp/wt/shop", "/x/shop", "/src/my app"}
+	got := make([]string, len(dirs))
+	errs := make(chan error, len(dirs))
+	for i, d := range dirs {
+		go func() {
+			var err error
+			got[i], err = ProjectName(home, d)
+			errs <- err
+		}()
+	}
+	for range dirs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, d := range dirs {
+		if seen[got[i]] {
+			t.Errorf("%s shares the name %s", d, got[i])
+		}
+		seen[got[i]] = true
+		again, err := ProjectName(home, d)
+		if err != nil || again != got[i] {
+			t.Errorf("%s: %s then %s (%v)", d, got[i], again, err)
+		}
+		if found, _ := FindProject(home, d); found != got[i] {
+			t.Errorf("FindProject(%s) = %s", d, found)
+		}
+	}
+	if got[3] != "myapp" || !seen["shop"] || !seen["shop-2"] || !seen["shop-3"] {
+		t.Errorf("names %v", got)
+	}
+	if found, _ := FindProject(home, "/elsewhere"); found != "" {
+		t.Errorf("a directory svc up never saw has project %q", found)
 	}
 }
 
