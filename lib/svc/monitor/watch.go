@@ -59,14 +59,14 @@ func (w *watch) decide() {
 	switch {
 	case spec.ReadyRegex != "":
 		w.byRegex(spec.ReadyRegex)
+	// With a --ready-url, -port or -cmd no line is ever sent (watching is
+	// false from the start), and the deferred drain ends with the output:
+	// waiting for it here would wait for the service to end.
 	case spec.ReadyURL != "":
-		drain(w.lines)
 		w.poll(10*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{URL: spec.ReadyURL, By: "url"})
 	case spec.ReadyPort > 0:
-		drain(w.lines)
 		w.probe(ready.Endpoint{URL: fmt.Sprintf("http://localhost:%d", spec.ReadyPort), Port: spec.ReadyPort}, "port")
 	case spec.ReadyCmd != "":
-		drain(w.lines)
 		w.poll(100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
 		w.byListening()
