@@ -7,6 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -71,6 +75,39 @@ type grammar struct {
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
 	Up      upCmd      `cmd:"" help:"Start a project's services from svc.toml or a Procfile, in dependency order."`
 	Down    downCmd    `cmd:"" help:"Stop a project's services, dependents first."`
+	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve svc to an agent as MCP tools, over stdio or streamable HTTP on loopback."`
+}
+
+type mcpCmd struct {
+	HTTP      string `name:"http" help:"Serve streamable HTTP on this loopback address (127.0.0.1:0 picks a port) and print its URL first, instead of stdio." placeholder:"ADDR"`
+	Scope     string `help:"Start every service as SCOPE/NAME, and see and stop only those." placeholder:"SCOPE"`
+	UntilExit int    `help:"Stop every service started here when process PID exits." placeholder:"PID"`
+}
+
+// Run becomes svc-mcp, which is where the MCP server lives: linking the
+// MCP SDK would cost every monitor (this binary) about 5 MB of memory.
+func (c *mcpCmd) Run() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(filepath.Dir(self), "svc-mcp")
+	if _, err := os.Stat(bin); err != nil {
+		if bin, err = exec.LookPath("svc-mcp"); err != nil {
+			return cli.WithHint(cli.Usagef("svc mcp needs svc-mcp, which is neither beside svc nor on PATH"), "make install puts it beside svc")
+		}
+	}
+	args := []string{"svc-mcp", "--svc", self}
+	if c.HTTP != "" {
+		args = append(args, "--http", c.HTTP)
+	}
+	if c.Scope != "" {
+		args = append(args, "--scope", c.Scope)
+	}
+	if c.UntilExit != 0 {
+		args = append(args, "--until-exit", strconv.Itoa(c.UntilExit))
+	}
+	return syscall.Exec(bin, args, os.Environ())
 }
 
 type upCmd struct {

@@ -73,6 +73,34 @@ func claimProject(pd, name, dir string) (bool, error) {
 	return err == nil && strings.TrimSuffix(string(held), "\n") == dir, err
 }
 
+// ClaimScope claims name for a scope of svc mcp (its services are
+// name/…), unless a project's directory or another scope's owner has it.
+// owner says who: runagent's run, or a user's name for a long-lived
+// scope; the same owner may claim it again.
+func ClaimScope(home, name, owner string) error {
+	if err := ValidPlainName(name); err != nil {
+		return fmt.Errorf("scope: %w", err)
+	}
+	if err := ensureHome(home); err != nil {
+		return err
+	}
+	pd := projectsDir(home)
+	if err := os.MkdirAll(pd, 0o700); err != nil {
+		return err
+	}
+	ok, err := claimProject(pd, name, "scope:"+owner)
+	if err == nil && !ok {
+		held, _ := os.ReadFile(filepath.Join(pd, name))
+		err = fmt.Errorf("the name %s is taken by %s", name, strings.TrimSuffix(strings.TrimPrefix(string(held), "scope:"), "\n"))
+	}
+	return err
+}
+
+// ReleaseScope forgets a scope's name, once nothing of it is left.
+func ReleaseScope(home, name string) error {
+	return os.Remove(filepath.Join(projectsDir(home), name))
+}
+
 // FindProject is the name dir's project has, or "" when svc up never ran
 // there. dir must be absolute.
 func FindProject(home, dir string) (string, error) {
@@ -105,11 +133,18 @@ func ProjectServices(home, dir string) (project string, names []string, err erro
 	if project, err = FindProject(home, abs); err != nil || project == "" {
 		return "", nil, err
 	}
+	names, err = Members(home, project)
+	return project, names, err
+}
+
+// Members are the names of the services of a project or scope, sorted.
+func Members(home, project string) ([]string, error) {
 	all, err := List(home)
+	var names []string
 	for _, n := range all {
 		if strings.HasPrefix(n, project+"/") {
 			names = append(names, n)
 		}
 	}
-	return project, names, err
+	return names, err
 }

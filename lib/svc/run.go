@@ -18,6 +18,10 @@ type RunRequest struct {
 	Background string
 	Home, Name string // for a command sent to the background
 	Executable string // the svc binary
+	// Scope and UntilExit are those of a service it starts (see
+	// StartOptions.Scope and Spec.UntilExit).
+	Scope     string
+	UntilExit int
 }
 
 // RunOutcome is what svc run did: a foreground run, or a service started.
@@ -33,7 +37,8 @@ func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
-		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Executable: req.Executable, Spec: Spec{Command: req.Argv, Cwd: cwd}})
+		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Executable: req.Executable, Scope: req.Scope,
+			Spec: Spec{Command: req.Argv, Cwd: cwd, UntilExit: req.UntilExit}})
 		if res != nil {
 			res.Background = true
 		}

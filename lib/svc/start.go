@@ -31,6 +31,10 @@ type StartOptions struct {
 	// OnStarted, when set, is called once the monitor has started the
 	// command, before Start returns.
 	OnStarted func(pid int)
+	// Scope, when set, is the project or scope the service belongs to: its
+	// name is Scope/Name, and a name derived from the command is made
+	// unique within it.
+	Scope string
 }
 
 // StartResult is the first true thing about a started service.
@@ -65,7 +69,7 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
 	}
-	d, err := claim(o.Home, o.Name, o.Spec.Command)
+	d, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command)
 	if err != nil {
 		return nil, err
 	}
@@ -137,14 +141,18 @@ func releaseOnStarted(in <-chan Report, release func()) <-chan Report {
 
 // claim picks the service's name, refusing a name a live service has; the
 // directory is made once everything else is checked.
-func claim(home, name string, command []string) (Dir, error) {
+func claim(home, scope, name string, command []string) (Dir, error) {
 	if err := ensureHome(home); err != nil {
 		return Dir{}, cli.WithCode(err, cli.ExitUsage)
 	}
+	prefix := ""
+	if scope != "" {
+		prefix = scope + "/"
+	}
 	if name == "" {
-		name = uniqueName(home, defaultName(command))
-	} else if err := ValidName(name); err != nil {
-		return Dir{}, cli.Usagef("%v", err)
+		name = uniqueName(home, prefix+defaultName(command))
+	} else if name = prefix + name; ValidName(name) != nil {
+		return Dir{}, cli.Usagef("%v", ValidName(name))
 	}
 	d := Dir{Home: home, Name: name}
 	if Supervised(d) {

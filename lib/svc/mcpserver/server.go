@@ -1,0 +1,149 @@
+// Package mcpserver is svc mcp: svc's operations as MCP tools for an agent
+// — run a command that never hangs, start a background service, read its
+// new output by a row cursor, stop it, see its status, list what there is
+// — over stdio or streamable HTTP on loopback. With a scope, the tools see
+// only the services they started themselves.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/svc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Server is one svc mcp.
+type Server struct {
+	Home       string
+	Executable string // the svc binary, which runs monitors
+	// Scope, when set, is the name every service started here is under
+	// (SCOPE/NAME); the tools then see and touch only those services, and
+	// take and show names without the scope. Empty: every service, by its
+	// full name.
+	Scope string
+	// UntilExit, when set, ties every service started here to that
+	// process: it is stopped when the process exits, however it exits.
+	UntilExit int
+	// Version is what the server says it is.
+	Version string
+}
+
+// The bounds of what a tool answers with: a tool result goes into the
+// model's context, so no tool ever returns a whole log.
+const (
+	defaultRows  = 100
+	maxRows      = 1000
+	defaultBytes = 8 << 10
+	maxBytes     = 64 << 10
+	maxLine      = 2 << 10 // a row longer than this is cut, and says so
+	runTail      = 8 << 10 // the last of a foreground command's output
+	maxRunTime   = 10 * time.Minute
+)
+
+// MCP is the MCP server with svc's tools.
+func (s *Server) MCP() *mcp.Server {
+	m := mcp.NewServer(&mcp.Implementation{Name: "svc", Version: s.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+	})
+	mcp.AddTool(m, &mcp.Tool{Name: "run", Description: "Run a shell command in the foreground and return its exit status and the tail of its output. " +
+		"It never hangs: stdin is empty, it is stopped after timeout_seconds, and a command that looks long-running (a dev server, a watcher) is started as a background service instead (use output and stop for it)."}, s.run)
+	mcp.AddTool(m, &mcp.Tool{Name: "start", Description: "Start a long-running shell command (a dev server, a database, a watcher) as a background service, " +
+		"and return the first true thing about it: ready at a URL or port, running, or exited with the tail of its log. Read its output with output; stop it with stop."}, s.start)
+	mcp.AddTool(m, &mcp.Tool{Name: "output", Description: "Return a service's output rows after cursor (0: from the start), at most max_rows rows and max_bytes bytes, " +
+		"with next_cursor to pass back next time and whether the service has ended."}, s.output)
+	mcp.AddTool(m, &mcp.Tool{Name: "stop", Description: "Stop a service and everything it started."}, s.stop)
+	mcp.AddTool(m, &mcp.Tool{Name: "status", Description: "Return one service's status: ready, running, exited (with its exit code) or stopped, its URL and ports, and how many output rows it has."}, s.status)
+	mcp.AddTool(m, &mcp.Tool{Name: "list", Description: "List the services, with their status, URL and number of output rows."}, s.list)
+	return m
+}
+
+const instructions = "svc runs commands for you without blocking. Use start for anything that keeps running " +
+	"(dev servers, databases, watchers): it returns once the server is ready, with its URL. Read new output with output, " +
+	"passing back next_cursor; stop a service with stop. Use run for commands that finish."
+
+// ServeStdio serves one client on r and w until it goes or ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	err := s.MCP().Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// ServeHTTP serves streamable HTTP on addr, a loopback address, until ctx
+// is done. ready is called with the server's URL once it listens.
+func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url string)) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--http %s: svc mcp listens only on a loopback address, such as 127.0.0.1:0", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	m := s.MCP()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ready("http://" + ln.Addr().String() + "/mcp")
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+		return nil
+	}
+}
+
+// dir is the service a tool names, within the scope.
+func (s *Server) dir(name string) (svc.Dir, error) {
+	if name == "" {
+		return svc.Dir{}, errors.New("name a service (list shows them)")
+	}
+	full := name
+	if s.Scope != "" {
+		if err := svc.ValidPlainName(name); err != nil {
+			return svc.Dir{}, err
+		}
+		full = s.Scope + "/" + name
+	} else if err := svc.ValidName(name); err != nil {
+		return svc.Dir{}, err
+	}
+	d := svc.Dir{Home: s.Home, Name: full}
+	if _, err := svc.Look(d); err != nil {
+		// The same words whether it does not exist or is out of scope: a
+		// scope does not say what lies outside it.
+		return svc.Dir{}, fmt.Errorf("no service called %s", name)
+	}
+	return d, nil
+}
+
+// short is a service's name as the tools show it.
+func (s *Server) short(full string) string {
+	if s.Scope != "" {
+		return strings.TrimPrefix(full, s.Scope+"/")
+	}
+	return full
+}
+
+// names are the services the tools see.
+func (s *Server) names() ([]string, error) {
+	if s.Scope != "" {
+		return svc.Members(s.Home, s.Scope)
+	}
+	return svc.List(s.Home)
+}

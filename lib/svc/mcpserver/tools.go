@@ -1,0 +1,347 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/logfile"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RunIn is the run tool's input.
+type RunIn struct {
+	Command        string  `json:"command" jsonschema:"the shell command, run by /bin/sh -c"`
+	Cwd            string  `json:"cwd,omitempty" jsonschema:"the directory to run it in (default: svc mcp's)"`
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"stop it after this many seconds (default 60, at most 600)"`
+	Name           string  `json:"name,omitempty" jsonschema:"the service's name, should it go to the background"`
+}
+
+// RunOut is what run found.
+type RunOut struct {
+	ExitCode  int     `json:"exit_code" jsonschema:"the exit status; 124 when stopped by the timeout, 128+N when killed by signal N"`
+	Signal    string  `json:"signal,omitempty"`
+	TimedOut  bool    `json:"timed_out,omitempty"`
+	ElapsedMs float64 `json:"elapsed_ms"`
+	Output    string  `json:"output" jsonschema:"the last 8 KiB of stdout and stderr, combined"`
+	Truncated bool    `json:"truncated,omitempty" jsonschema:"output holds only the last of it"`
+	Note      string  `json:"note,omitempty"`
+	// Background is set instead when the command was started as a service.
+	Background *StartOut `json:"background,omitempty"`
+}
+
+func (s *Server) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mcp.CallToolResult, RunOut, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, RunOut{}, errors.New("command is empty")
+	}
+	timeout := time.Duration(in.TimeoutSeconds * float64(time.Second))
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	timeout = min(timeout, maxRunTime)
+	if in.Cwd != "" {
+		if st, err := os.Stat(in.Cwd); err != nil || !st.IsDir() {
+			return nil, RunOut{}, fmt.Errorf("cwd %s is not a directory", in.Cwd)
+		}
+	}
+	if in.Name != "" {
+		if err := svc.ValidPlainName(in.Name); err != nil {
+			return nil, RunOut{}, err
+		}
+	}
+	res, err := svc.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: []string{in.Command}, Cwd: in.Cwd, Timeout: timeout, Keep: runTail},
+		Background: "auto", Home: s.Home, Name: in.Name, Executable: s.Executable, Scope: s.Scope, UntilExit: s.UntilExit})
+	if err != nil && (res == nil || res.Background == nil) {
+		return nil, RunOut{}, err
+	}
+	if bg := res.Background; bg != nil {
+		out := s.startOut(bg)
+		return nil, RunOut{Background: &out, Note: "it looked long-running, so it was started as a background service: read it with output, stop it with stop"}, nil
+	}
+	f := res.Foreground
+	out := RunOut{ExitCode: f.ExitCode, Signal: f.Signal, TimedOut: f.TimedOut, ElapsedMs: f.ElapsedMs, Output: f.Output, Truncated: f.Truncated, Note: f.Footer}
+	if f.ExitCode == 126 || f.ExitCode == 127 {
+		// The shell could not run it at all: that is not the command's answer.
+		return nil, RunOut{}, fmt.Errorf("the command could not be run (exit %d): %s", f.ExitCode, strings.TrimSpace(lastLine(f.Output)))
+	}
+	return nil, out, nil
+}
+
+// StartIn is the start tool's input.
+type StartIn struct {
+	Command             string            `json:"command" jsonschema:"the shell command that runs the service, e.g. npm run dev"`
+	Name                string            `json:"name,omitempty" jsonschema:"a name for it (default: from the command)"`
+	Cwd                 string            `json:"cwd,omitempty" jsonschema:"the directory to run it in"`
+	Port                string            `json:"port,omitempty" jsonschema:"auto, or a port number: given to the command in $PORT and in place of {port}"`
+	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
+	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for it to be ready (default 30)"`
+}
+
+// StartOut is what a start found, or how a service stands.
+type StartOut struct {
+	Name     string   `json:"name"`
+	Status   string   `json:"status" jsonschema:"starting, ready, running, exited, failed or stopped"`
+	PID      int      `json:"pid,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	Port     int      `json:"port,omitempty"`
+	Ports    []int    `json:"ports,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Tail     []string `json:"tail,omitempty" jsonschema:"the last lines of its output, when it ended"`
+	Rows     int64    `json:"rows" jsonschema:"how many output rows it has: output with cursor=rows reads only what comes next"`
+	Summary  string   `json:"summary"`
+}
+
+func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, StartOut, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, StartOut{}, errors.New("command is empty")
+	}
+	if in.Name != "" {
+		if err := svc.ValidPlainName(in.Name); err != nil {
+			return nil, StartOut{}, err
+		}
+	}
+	cwd := in.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return nil, StartOut{}, fmt.Errorf("cwd %s is not a directory", cwd)
+	}
+	if in.Port != "" && in.Port != svc.PortAuto {
+		if n, err := strconv.Atoi(in.Port); err != nil || n < 1 || n > 65535 {
+			return nil, StartOut{}, fmt.Errorf("port is auto or a port number, not %q", in.Port)
+		}
+	}
+	var env []string
+	for k, v := range in.Env {
+		if k == "" || strings.Contains(k, "=") {
+			return nil, StartOut{}, fmt.Errorf("%q is not an environment variable's name", k)
+		}
+		env = append(env, k+"="+v)
+	}
+	readyTimeout := time.Duration(in.ReadyTimeoutSeconds * float64(time.Second))
+	if readyTimeout <= 0 {
+		readyTimeout = 30 * time.Second
+	}
+	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Executable: s.Executable, Port: in.Port,
+		Settle: readyTimeout + 2*time.Second,
+		Spec:   svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit}})
+	if err != nil && res == nil {
+		return nil, StartOut{}, errors.New(s.unscoped(strings.TrimPrefix(err.Error(), "name taken: ")))
+	}
+	out := s.startOut(res)
+	if res.Status == svc.Exited || res.Status == svc.Failed {
+		// The service is not there to use: say so as a tool error, with
+		// what it printed.
+		return nil, StartOut{}, errors.New(out.Summary)
+	}
+	return nil, out, nil
+}
+
+func (s *Server) startOut(r *svc.StartResult) StartOut {
+	r.Name = s.short(r.Name)
+	out := StartOut{Name: r.Name, Status: string(r.Status), PID: r.PID, URL: r.URL, Port: r.Port, Ports: r.Ports, ExitCode: r.ExitCode,
+		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: strings.TrimSpace(svc.FormatStart(r))}
+	out.Rows, _ = logfile.LastRow(svc.Dir{Home: s.Home, Name: s.full(r.Name)}.Path())
+	return out
+}
+
+// unscoped is a message with the scope's prefix taken off the names in it.
+func (s *Server) unscoped(msg string) string {
+	if s.Scope == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, s.Scope+"/", "")
+}
+
+func (s *Server) full(short string) string {
+	if s.Scope != "" {
+		return s.Scope + "/" + short
+	}
+	return short
+}
+
+// OutputIn is the output tool's input.
+type OutputIn struct {
+	Name     string `json:"name"`
+	Cursor   int64  `json:"cursor,omitempty" jsonschema:"the rows already seen: the next_cursor of the last call (0: from the start)"`
+	MaxRows  int    `json:"max_rows,omitempty" jsonschema:"at most this many rows (default 100, at most 1000)"`
+	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"at most this many bytes of rows (default 8192, at most 65536)"`
+}
+
+// Row is one row of output.
+type Row struct {
+	Row  int64  `json:"row"`
+	Line string `json:"line"`
+}
+
+// OutputOut is a page of a service's output.
+type OutputOut struct {
+	Rows       []Row  `json:"rows"`
+	NextCursor int64  `json:"next_cursor" jsonschema:"pass this as cursor to read what comes after"`
+	More       bool   `json:"more" jsonschema:"rows after next_cursor are already there"`
+	Skipped    int64  `json:"skipped,omitempty" jsonschema:"rows after cursor that log rotation removed before they were read"`
+	Ended      bool   `json:"ended" jsonschema:"the service has ended: no more rows will come"`
+	Status     string `json:"status"`
+}
+
+// errPageFull stops reading rows once a page is full.
+var errPageFull = errors.New("page full")
+
+func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) (*mcp.CallToolResult, OutputOut, error) {
+	d, err := s.dir(in.Name)
+	if err != nil {
+		return nil, OutputOut{}, err
+	}
+	last, _ := logfile.LastRow(d.Path())
+	switch {
+	case in.Cursor < 0:
+		return nil, OutputOut{}, errors.New("cursor cannot be negative")
+	case in.Cursor > last:
+		return nil, OutputOut{}, fmt.Errorf("cursor %d is past the last row, %d: pass the next_cursor an output call returned", in.Cursor, last)
+	}
+	rows := bound(in.MaxRows, defaultRows, maxRows)
+	budget := bound(in.MaxBytes, defaultBytes, maxBytes)
+	l, _ := svc.Look(d)
+	out := OutputOut{Rows: []Row{}, NextCursor: in.Cursor, Status: string(l.Status), Ended: !l.Status.Live()}
+	_, err = svc.ReadRows(d, in.Cursor, func(r svc.Row) error {
+		line := clip(r.Line)
+		if len(out.Rows) == rows || len(out.Rows) > 0 && budget-len(line) < 0 {
+			out.More = true
+			return errPageFull
+		}
+		if len(out.Rows) == 0 && r.N > in.Cursor+1 {
+			out.Skipped = r.N - in.Cursor - 1
+		}
+		budget -= len(line)
+		out.Rows = append(out.Rows, Row{Row: r.N, Line: line})
+		out.NextCursor = r.N
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPageFull) {
+		return nil, OutputOut{}, err
+	}
+	return nil, out, nil
+}
+
+// clip is a row as a tool shows it: valid UTF-8, at most maxLine bytes.
+func clip(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) <= maxLine {
+		return s
+	}
+	cut := maxLine
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … [%d more bytes]", len(s)-cut)
+}
+
+func bound(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}
+
+// NameIn names one service.
+type NameIn struct {
+	Name string `json:"name"`
+}
+
+// StopOut is what a stop did.
+type StopOut struct {
+	Name      string  `json:"name"`
+	Stopped   bool    `json:"stopped" jsonschema:"false when it was not running"`
+	Processes int     `json:"processes,omitempty" jsonschema:"processes signalled"`
+	SIGKILL   bool    `json:"sigkill,omitempty" jsonschema:"some ignored SIGTERM and were killed"`
+	ElapsedMs float64 `json:"elapsed_ms"`
+	Summary   string  `json:"summary"`
+}
+
+func (s *Server) stop(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*mcp.CallToolResult, StopOut, error) {
+	d, err := s.dir(in.Name)
+	if err != nil {
+		return nil, StopOut{}, err
+	}
+	rep, err := svc.Stop(d, 0)
+	if err != nil {
+		return nil, StopOut{}, err
+	}
+	rep.Name = s.short(rep.Name)
+	out := StopOut{Name: rep.Name, Stopped: !rep.NotRunning, Processes: len(rep.Signalled), SIGKILL: rep.SIGKILL, ElapsedMs: rep.ElapsedMs,
+		Summary: strings.TrimSpace(svc.FormatStop(rep))}
+	if len(rep.StillAlive) > 0 {
+		return nil, StopOut{}, errors.New(out.Summary)
+	}
+	return nil, out, nil
+}
+
+func (s *Server) status(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*mcp.CallToolResult, StartOut, error) {
+	d, err := s.dir(in.Name)
+	if err != nil {
+		return nil, StartOut{}, err
+	}
+	l, err := svc.Look(d)
+	if err != nil {
+		return nil, StartOut{}, err
+	}
+	return nil, s.standing(d, l), nil
+}
+
+func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
+	out := StartOut{Name: s.short(l.Name), Status: string(l.Status), URL: l.URL, Port: l.Port, Ports: l.Ports, ExitCode: l.ExitCode,
+		Signal: l.Signal, Error: l.Error}
+	if l.Status.Live() {
+		out.PID = l.PID
+	}
+	if out.Port == 0 {
+		out.Port = l.Spec.Port
+	}
+	out.Rows, _ = logfile.LastRow(d.Path())
+	l.Name = out.Name
+	out.Summary = strings.TrimSpace(svc.FormatStatus(l, time.Now()))
+	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
+		out.Tail = svc.LastLines(d, 10)
+	}
+	return out
+}
+
+// ListOut is every service the tools see.
+type ListOut struct {
+	Services []StartOut `json:"services"`
+}
+
+func (s *Server) list(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, ListOut, error) {
+	names, err := s.names()
+	if err != nil {
+		return nil, ListOut{}, err
+	}
+	out := ListOut{Services: []StartOut{}}
+	for _, n := range names {
+		d := svc.Dir{Home: s.Home, Name: n}
+		if l, err := svc.Look(d); err == nil {
+			st := s.standing(d, l)
+			st.Tail = nil
+			out.Services = append(out.Services, st)
+		}
+	}
+	return nil, out, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
