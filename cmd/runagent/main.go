@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -36,21 +37,23 @@ type grammar struct {
 }
 
 type runCmd struct {
-	Level       int      `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
-	Agent       string   `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
-	Dir         string   `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
-	ToolsURL    string   `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
-	Model       string   `help:"The model." placeholder:"MODEL"`
-	SessionID   string   `help:"Start a claude session with this UUID." placeholder:"UUID"`
-	Resume      string   `help:"Continue a claude session or a codex thread." placeholder:"ID"`
-	NewSession  bool     `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
-	PidFile     string   `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
-	MaxOutput   int      `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON        bool     `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs}."`
-	PrintArgs   bool     `help:"Print the agent's argv and grant, and start nothing."`
-	File        string   `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
-	CodexConfig string   `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
-	Prompt      []string `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
+	Level        int      `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
+	Agent        string   `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
+	Dir          string   `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
+	ToolsURL     string   `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
+	Model        string   `help:"The model." placeholder:"MODEL"`
+	SessionID    string   `help:"Start a claude session with this UUID." placeholder:"UUID"`
+	Resume       string   `help:"Continue a claude session or a codex thread." placeholder:"ID"`
+	NewSession   bool     `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
+	PidFile      string   `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
+	MaxOutput    int      `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
+	JSON         bool     `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs}."`
+	PrintArgs    bool     `help:"Print the agent's argv and grant, and start nothing."`
+	File         string   `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
+	CodexConfig  string   `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
+	Services     bool     `help:"Levels 2 and 3: give the agent svc's tools to start servers without blocking; they are stopped when the run ends."`
+	KeepServices bool     `help:"With --services: leave the agent's services running after the run, and list them."`
+	Prompt       []string `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -68,8 +71,15 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if c.NewSession && harness == grant.Claude {
 		session = grant.NewSessionID()
 	}
-	g, err := grant.For(grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
-		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN")})
+	opts := grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
+		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN")}
+	if c.KeepServices && !c.Services {
+		return cli.Usagef("--keep-services goes with --services")
+	}
+	if c.Services {
+		opts.ServicesURL, opts.AppendSystemPrompt = "http://127.0.0.1:PORT/mcp", agentrun.ServicesPrompt(c.KeepServices)
+	}
+	g, err := grant.For(opts)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -92,6 +102,19 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return cli.Usagef("-C %s is not a directory", dir)
 	}
+	var services *agentrun.Services
+	if c.Services {
+		// Started once everything else is checked, and given to the agent
+		// by its real URL.
+		if services, err = agentrun.StartServices(agentrun.ServicesOptions{Getenv: env.Getenv, Keep: c.KeepServices}); err != nil {
+			return cli.Usagef("%v", err)
+		}
+		opts.ServicesURL = services.URL
+		if g, err = grant.For(opts); err != nil {
+			services.Finish()
+			return cli.Usagef("%v", err)
+		}
+	}
 	res, err := agentrun.Run(ctx, agentrun.Request{Grant: g, Prompt: prompt, WorkDir: dir, PidFile: c.PidFile, MaxOutput: c.MaxOutput,
 		Codex: agentrun.CodexSource{Config: c.CodexConfig},
 		StopSignal: func() syscall.Signal {
@@ -101,6 +124,15 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 			}
 			return syscall.SIGTERM
 		}})
+	if services != nil {
+		ends := services.Finish() // however the run ended
+		if res != nil {
+			res.Services = ends
+		}
+		if !c.JSON {
+			reportServices(env, ends)
+		}
+	}
 	var se *agentrun.StartError
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
@@ -126,6 +158,29 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		env.Voice().Error(errors.New(res.Reason))
 	}
 	return cli.Quiet(res.Exit)
+}
+
+// reportServices says, on stderr, what became of the agent's services.
+func reportServices(env *cli.Env, ends []agentrun.ServiceEnd) {
+	for _, e := range ends {
+		where := e.URL
+		if where == "" && e.Port > 0 {
+			where = "port " + strconv.Itoa(e.Port)
+		}
+		switch {
+		case e.Status == "kept":
+			env.Voice().Notef("the agent's service %s runs on at %s (svc stop %s): %s", e.Name, orDash(where), e.Name, strings.Join(e.Command, " "))
+		case e.StoppedBy != "":
+			env.Voice().Notef("stopped the agent's service %s, which it left running: %s", e.Name, strings.Join(e.Command, " "))
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // prompt reads the prompt: -f FILE, the words, or standard input.

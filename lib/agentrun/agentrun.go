@@ -62,6 +62,9 @@ type Result struct {
 	DurationMs float64 `json:"durationMs"`
 	// StoppedBy is the signal runagent received and forwarded, if any.
 	StoppedBy string `json:"stoppedBy,omitempty"`
+	// Services are the services the agent started (--services): how each
+	// ended, or where it runs on when kept.
+	Services []ServiceEnd `json:"services,omitempty"`
 	// Exit is the status runagent exits with: 0, 1, or 128+N.
 	Exit int `json:"-"`
 }

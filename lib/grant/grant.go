@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -66,7 +67,16 @@ type Options struct {
 	// Stream starts claude in streaming mode: one user message per stdin
 	// line, partial messages streamed (agent-host's claude backend).
 	Stream bool
+	// ServicesURL is the run's svc mcp (runagent --services), an MCP
+	// server named "svc" beside the tools URL; levels 2 and 3 only.
+	ServicesURL string
+	// AppendSystemPrompt is added to the agent's system prompt (claude) or
+	// developer instructions (codex).
+	AppendSystemPrompt string
 }
+
+// ServicesName is the name the run's svc mcp has.
+const ServicesName = "svc"
 
 // Grant is everything a run is allowed, and how to start it.
 type Grant struct {
@@ -98,6 +108,9 @@ func For(o Options) (*Grant, error) {
 	if o.SessionID != "" && o.Resume != "" {
 		return nil, fmt.Errorf("--session-id and --resume cannot be used together")
 	}
+	if o.ServicesURL != "" && o.Level == 1 {
+		return nil, fmt.Errorf("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
+	}
 	g := &Grant{Harness: h, Level: o.Level, Scratch: o.Level == 1, BuiltinTools: []string{}, MCPServers: []string{}}
 	if o.Level >= 2 {
 		g.BuiltinTools = CodeTools()
@@ -107,6 +120,9 @@ func For(o Options) (*Grant, error) {
 	}
 	if o.MCPServers != nil {
 		g.MCPServers = sortedKeys(o.MCPServers)
+	}
+	if o.ServicesURL != "" {
+		g.MCPServers = append(g.MCPServers, ServicesName)
 	}
 	prog := o.Program
 	if prog == "" {
@@ -139,6 +155,9 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 			servers[name] = cfg
 		}
 	}
+	if o.ServicesURL != "" {
+		servers[ServicesName] = map[string]string{"type": "http", "url": o.ServicesURL}
+	}
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	argv := []string{prog, "-p"}
 	if o.Stream {
@@ -166,6 +185,9 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	if o.Model != "" {
 		argv = append(argv, "--model", o.Model)
 	}
+	if o.AppendSystemPrompt != "" {
+		argv = append(argv, "--append-system-prompt", o.AppendSystemPrompt)
+	}
 	switch {
 	case o.SessionID != "":
 		argv = append(argv, "--session-id", o.SessionID)
@@ -188,6 +210,10 @@ func codexArgv(prog string, o Options) []string {
 	if o.Model != "" {
 		argv = append(argv, "-m", o.Model)
 	}
+	if o.AppendSystemPrompt != "" {
+		// A -c value is TOML; a quoted Go string is a TOML basic string.
+		argv = append(argv, "-c", "developer_instructions="+strconv.Quote(o.AppendSystemPrompt))
+	}
 	if o.Resume != "" {
 		argv = append(argv, "resume", o.Resume, "-")
 	}
@@ -203,6 +229,9 @@ func codexConfig(o Options) string {
 	b.WriteString("[analytics]\nenabled = false\n")
 	if o.ToolsURL != "" {
 		fmt.Fprintf(&b, "\n[mcp_servers.%s]\nurl = %q\ndefault_tools_approval_mode = \"approve\"\n", MCPName, o.ToolsURL)
+	}
+	if o.ServicesURL != "" {
+		fmt.Fprintf(&b, "\n[mcp_servers.%s]\nurl = %q\ndefault_tools_approval_mode = \"approve\"\n", ServicesName, o.ServicesURL)
 	}
 	return b.String()
 }

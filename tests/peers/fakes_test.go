@@ -24,6 +24,11 @@ import (
 //	SAY <text>                 the model says text
 //	FAILAFTER <text>           (Responses API) says text, then the response fails
 //
+//	STEPS:                     then one CALL per line: the model makes the
+//	                           calls one after another, each after the result
+//	                           of the one before, then says RESULTS: and every
+//	                           result, joined by " | "
+//
 // After a tool call, the model says TOOL_RESULT(<isError>): <result text>.
 var directiveRE = regexp.MustCompile(`(CALL (\S+) (\{.*\})|ERROR (\d{3})|SLOW (\d+)|RECALL|SAY (.*)|FAILAFTER (.*))`)
 
@@ -40,6 +45,24 @@ type turn struct {
 // decide reads the conversation: the last tool result if the last message
 // holds one, else the directive in the latest user text.
 func decide(lastUser string, toolResult *string, toolError bool, firstUser string) turn {
+	return decideSteps(lastUser, lastUser, nil, toolResult, toolError, firstUser)
+}
+
+// decideSteps is decide, knowing also the latest user text and the tool
+// results that came after it, for STEPS.
+func decideSteps(lastText, lastUser string, results []string, toolResult *string, toolError bool, firstUser string) turn {
+	if _, script, ok := strings.Cut(lastText, "STEPS:"); ok {
+		var steps []string
+		for _, line := range strings.Split(script, "\n") {
+			if line = strings.TrimSpace(line); strings.HasPrefix(line, "CALL ") {
+				steps = append(steps, line)
+			}
+		}
+		if len(results) < len(steps) {
+			return decide(steps[len(results)], nil, false, firstUser)
+		}
+		return turn{kind: "text", text: "RESULTS: " + strings.Join(results, " | ")}
+	}
 	if toolResult != nil {
 		return turn{kind: "text", text: fmt.Sprintf("TOOL_RESULT(%s): %s", strings.Title(strconv.FormatBool(toolError)), *toolResult)}
 	}
@@ -152,9 +175,10 @@ func fakeAnthropic(t *testing.T) *server {
 				} `json:"messages"`
 			}
 			_ = json.Unmarshal(body, &req)
-			var first, last string
+			var first, last, lastText string
 			var result *string
 			var resultErr bool
+			var results []string
 			// The last user message decides; claude puts a "system" message
 			// after it, which a strict fake would choke on.
 			for _, m := range req.Messages {
@@ -166,8 +190,13 @@ func fakeAnthropic(t *testing.T) *server {
 					first = strings.TrimSpace(text)
 				}
 				last, result, resultErr = text, tr, te
+				if tr != nil {
+					results = append(results, *tr)
+				} else if text != "" {
+					lastText, results = text, nil
+				}
 			}
-			d := decide(last, result, resultErr, first)
+			d := decideSteps(lastText, last, results, result, resultErr, first)
 			if d.kind == "error" {
 				w.Header().Set("x-should-retry", "false")
 				w.Header().Set("Content-Type", "application/json")
@@ -299,7 +328,9 @@ func fakeMCP(t *testing.T) *server {
 
 // fakeOpenAI speaks the Responses API as codex uses it: POST /v1/responses,
 // streamed. Directives as for the Anthropic fake; CALL shell <json> makes
-// the model call codex's shell tool, CALL <namespace>.<tool> an MCP tool.
+// the model call codex's shell tool, CALL <namespace>.<tool> an MCP tool,
+// and CALL tool_search {"query":…} codex's search for deferred (MCP)
+// tools, which must come before an MCP tool is called.
 func fakeOpenAI(t *testing.T) *server {
 	return serve(t, func(s *server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -315,6 +346,7 @@ func fakeOpenAI(t *testing.T) *server {
 			_ = json.Unmarshal(body, &req)
 			var first, last string
 			var result *string
+			var results []string
 			for _, it := range req.Input {
 				switch it["type"] {
 				case "message":
@@ -337,16 +369,41 @@ func fakeOpenAI(t *testing.T) *server {
 					if first == "" {
 						first = strings.TrimSpace(text)
 					}
-					last, result = text, nil
+					last, result, results = text, nil, nil
+				case "tool_search_output":
+					// codex's answer to a tool_search call: the tools found.
+					var names []string
+					if ts, ok := it["tools"].([]any); ok {
+						for _, x := range ts {
+							if m, ok := x.(map[string]any); ok {
+								name := fmt.Sprint(m["name"])
+								if inner, ok := m["tools"].([]any); ok {
+									var in []string
+									for _, y := range inner {
+										if n, ok := y.(map[string]any); ok {
+											in = append(in, fmt.Sprint(n["name"]))
+										}
+									}
+									name += "(" + strings.Join(in, ",") + ")"
+								}
+								names = append(names, name)
+							}
+						}
+					}
+					out := "found " + strings.Join(names, ",")
+					result = &out
+					results = append(results, out)
 				case "function_call_output":
 					out := fmt.Sprint(it["output"])
 					if m, ok := it["output"].(map[string]any); ok {
 						out = fmt.Sprint(m["content"])
 					}
 					result = &out
+					results = append(results, out)
 				}
 			}
-			d := decide(last, result, false, first)
+			d := decideSteps(last, last, results, result, false, first)
+			callID := fmt.Sprintf("call_%d", len(results)+1)
 			if d.kind == "error" {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(d.status)
@@ -364,12 +421,18 @@ func fakeOpenAI(t *testing.T) *server {
 			}
 			ev(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_1", "object": "response", "status": "in_progress", "output": []any{}}})
 			var item map[string]any
-			if d.kind == "call" {
+			if d.kind == "call" && d.tool == "tool_search" {
+				// codex offers MCP tools only behind its client-side search.
+				var args any
+				_ = json.Unmarshal([]byte(d.input), &args)
+				item = map[string]any{"type": "tool_search_call", "id": "ts_" + callID, "call_id": callID, "execution": "client", "arguments": args, "status": "completed"}
+				ev(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+			} else if d.kind == "call" {
 				name, ns := d.tool, ""
 				if i := strings.LastIndex(d.tool, "."); i >= 0 {
 					ns, name = d.tool[:i], d.tool[i+1:]
 				}
-				item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": name, "arguments": d.input, "status": "completed"}
+				item = map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": name, "arguments": d.input, "status": "completed"}
 				if ns != "" {
 					item["namespace"] = ns
 				}

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	if bin == "" {
 		dir, _ := os.MkdirTemp("", "peers-bin-")
 		defer os.RemoveAll(dir)
-		if out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/runagent").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/...").CombinedOutput(); err != nil {
 			os.Stderr.Write(out)
 			os.Exit(2)
 		}

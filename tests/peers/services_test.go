@@ -1,0 +1,202 @@
+package peers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/await"
+)
+
+// The tool names each CLI gives svc mcp's tools, and its shell call.
+type servicesAgent struct {
+	name  string
+	tool  func(string) string
+	shell func(cmd string) string
+	env   func(t *testing.T) ([]string, *server)
+	args  []string
+	// find is the step that makes the MCP tools callable, if one is needed
+	// (codex defers MCP tools behind its tool_search).
+	find string
+}
+
+var servicesAgents = []servicesAgent{
+	{name: "claude", tool: func(n string) string { return "mcp__svc__" + n },
+		shell: func(cmd string) string { return fmt.Sprintf(`CALL Bash {"command":%q,"description":"fetch"}`, cmd) },
+		env: func(t *testing.T) ([]string, *server) {
+			api := fakeAnthropic(t)
+			return claudeEnv(t, api), api
+		}},
+	{name: "codex", tool: func(n string) string { return "mcp__svc." + n },
+		shell: func(cmd string) string { return fmt.Sprintf(`CALL exec_command {"cmd":%q}`, cmd) },
+		env: func(t *testing.T) ([]string, *server) {
+			api := fakeOpenAI(t)
+			return codexEnv(t, api), api
+		}, args: []string{"--agent", "codex"}, find: `CALL tool_search {"query":"svc start output stop service"}`},
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
+}
+
+// servicesEnv is the agent's environment with a state home of the test's
+// own and the binaries under test on PATH (runagent finds svc there).
+func servicesEnv(t *testing.T, env []string) ([]string, string) {
+	home := t.TempDir()
+	return append(env, "SVC_HOME="+home, "PATH="+filepath.Dir(runagentBin)+":"+os.Getenv("PATH")), home
+}
+
+type runJSON struct {
+	OK       bool   `json:"ok"`
+	Text     string `json:"text"`
+	Reason   string `json:"reason"`
+	Services []struct {
+		Name      string   `json:"name"`
+		Command   []string `json:"command"`
+		Status    string   `json:"status"`
+		StoppedBy string   `json:"stoppedBy"`
+		Tail      []string `json:"tail"`
+	} `json:"services"`
+}
+
+// The model starts a real HTTP server through svc's start tool, gets its
+// URL, reads its rows by cursor, fetches the URL with a shell call and
+// stops it; in a second run it leaves it running and runagent stops it.
+func TestServicesThroughTheAgent(t *testing.T) {
+	need(t)
+	for _, a := range servicesAgents {
+		t.Run(a.name, func(t *testing.T) {
+			env, _ := a.env(t)
+			env, home := servicesEnv(t, env)
+			work := t.TempDir()
+			port := freePort(t)
+			url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+			server := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port)
+			fetch := fmt.Sprintf(`python3 -c "import urllib.request as u; print('FETCHED', u.urlopen('%s').status)"`, url)
+			steps := "STEPS:\n" + a.find + "\n" +
+				"CALL " + a.tool("start") + ` {"name":"web","command":"` + server + `"}` + "\n" +
+				"CALL " + a.tool("output") + ` {"name":"web","cursor":0}` + "\n" +
+				a.shell(fetch) + "\n" +
+				"CALL " + a.tool("output") + ` {"name":"web","cursor":1}` + "\n" +
+				"CALL " + a.tool("stop") + ` {"name":"web"}` + "\n"
+			r := runagent(t, env, work, append(a.args, "-l", "2", "--services", "--json", steps)...)
+			var res runJSON
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !res.OK {
+				t.Fatalf("exit %d: %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
+			}
+			results := strings.Split(strings.TrimPrefix(res.Text, "RESULTS: "), " | ")
+			if a.find != "" {
+				if len(results) == 0 || !strings.Contains(results[0], "found") {
+					t.Fatalf("the tool search found nothing: %s", res.Text)
+				}
+				results = results[1:]
+			}
+			if len(results) != 5 {
+				t.Fatalf("%d results, want 5: %s", len(results), res.Text)
+			}
+			for i, want := range []string{`"status":"ready"`, `Serving HTTP on 127\.0\.0\.1 port \d+`, `FETCHED 200`, `GET / HTTP/1\.1\\" 200`, `"stopped":true`} {
+				if !regexp.MustCompile(want).MatchString(results[i]) {
+					t.Errorf("result %d does not match %s: %s", i+1, want, results[i])
+				}
+			}
+			if !strings.Contains(results[0], url) {
+				t.Errorf("start did not give the URL %s: %s", url, results[0])
+			}
+			if listening(port) {
+				t.Errorf("port %d still open after the model stopped web", port)
+			}
+			if len(res.Services) != 1 || res.Services[0].Status != "stopped" || res.Services[0].StoppedBy != "" {
+				t.Errorf("services in --json: %+v", res.Services)
+			}
+
+			// Left running by the model: runagent stops it, and nothing of
+			// the run is left.
+			steps = "STEPS:\n" + a.find + "\nCALL " + a.tool("start") + ` {"name":"left","command":"` + server + `"}` + "\n"
+			r = runagent(t, env, work, append(a.args, "-l", "2", "--services", "--json", steps)...)
+			res = runJSON{}
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !res.OK || !strings.Contains(res.Text, url) {
+				t.Fatalf("exit %d: %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
+			}
+			if len(res.Services) != 1 || res.Services[0].Status != "stopped" || res.Services[0].StoppedBy != "runagent" ||
+				!strings.HasSuffix(res.Services[0].Name, "/left") || strings.Join(res.Services[0].Command, " ") != server {
+				t.Errorf("services in --json: %+v", res.Services)
+			}
+			if listening(port) {
+				t.Errorf("port %d still open after the run", port)
+			}
+			if n := len(procsMatching(server)); n > 0 {
+				t.Errorf("%d processes of the run's service remain", n)
+			}
+			if left, _ := filepath.Glob(filepath.Join(home, "runagent-*")); len(left) > 0 {
+				t.Errorf("the run's services are still recorded: %v", left)
+			}
+		})
+	}
+}
+
+// SIGTERM to runagent while the agent has a service up: the run ends 143,
+// and the service goes with it.
+func TestServicesSIGTERM(t *testing.T) {
+	need(t)
+	for _, a := range servicesAgents {
+		t.Run(a.name, func(t *testing.T) {
+			env, api := a.env(t)
+			env, _ = servicesEnv(t, env)
+			port := freePort(t)
+			server := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port)
+			steps := "STEPS:\n" + a.find + "\nCALL " + a.tool("start") + ` {"name":"web","command":"` + server + `"}` + "\n" + a.shell("sleep 60") + "\n"
+			cmd, errb, pidFile := startRunagent(t, env, t.TempDir(), steps, append(a.args, "-l", "2", "--services")...)
+			defer cmd.Process.Kill()
+			waitRequest(t, api, a.name, errb)
+			if !await.Until(60*time.Second, func() bool { return listening(port) }) {
+				t.Fatalf("the agent's server never listened; stderr %s", errb.String())
+			}
+			b, _ := os.ReadFile(pidFile)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			termAndCheck(t, cmd, errb, pid, a.name)
+			if listening(port) {
+				t.Errorf("port %d still open after SIGTERM", port)
+			}
+			if n := len(procsMatching(server)); n > 0 {
+				t.Errorf("%d processes of the run's service remain", n)
+			}
+		})
+	}
+}
+
+// procsMatching are the pids whose command line contains s.
+func procsMatching(s string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
