@@ -1,10 +1,12 @@
 package peers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/await"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // The tool names each CLI gives svc mcp's tools, and its shell call.
@@ -199,4 +202,48 @@ func procsMatching(s string) []int {
 		}
 	}
 	return pids
+}
+
+// agent-host: a chat given svc mcp through set_mcp_servers, scoped to the
+// chat, as agent-host(1) shows it; the model starts a server with it and
+// stops it.
+func TestHostClaudeSvcMCP(t *testing.T) {
+	need(t)
+	home := t.TempDir()
+	svcBin := filepath.Join(filepath.Dir(runagentBin), "svc")
+	svcCmd := func(args ...string) *exec.Cmd {
+		c := exec.Command(svcBin, args...)
+		c.Env = append(os.Environ(), "SVC_HOME="+home)
+		return c
+	}
+	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	out, err := svcCmd("start", "--name", "chat-c1-svc", "--", svcBin, "mcp", "--http", "127.0.0.1:0", "--scope", "chat-c1").Output()
+	m := regexp.MustCompile(`is ready at (http://127\.0\.0\.1:\d+/mcp) `).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("svc start of svc mcp: %v %s", err, out)
+	}
+	c := hostWithClaude(t, fakeAnthropic(t))
+	runTurn(t, c, "r0", "c1", "SAY warming up")
+	tools, err := c.SetMCPServers(context.Background(), "c1", map[string]json.RawMessage{
+		"svc": json.RawMessage(`{"type":"http","url":"` + string(m[1]) + `"}`)})
+	if err != nil || strings.Join(tools.Added, ",") != "svc" {
+		t.Fatalf("set_mcp_servers: %+v %v", tools, err)
+	}
+	port := freePort(t)
+	start := fmt.Sprintf(`CALL mcp__svc__start {"name":"web","command":"python3 -m http.server %d --bind 127.0.0.1"}`, port)
+	evs, done, err := runTurn(t, c, "r1", "c1", start)
+	if strings.Contains(last(evs).Text, "No such tool available") {
+		t.Logf("the MCP tool was not connected yet (retrying once): %+v", last(evs))
+		evs, done, err = runTurn(t, c, "r1b", "c1", start)
+	}
+	if err != nil || done.StopReason != protocol.StopCompleted || !strings.Contains(last(evs).Text, `"status":"ready"`) || !listening(port) {
+		t.Fatalf("start through agent-host: %+v %+v %v", last(evs), done, err)
+	}
+	if ls, _ := svcCmd("ls").Output(); !regexp.MustCompile(`(?m)^chat-c1/web +ready`).Match(ls) {
+		t.Errorf("svc ls:\n%s", ls)
+	}
+	evs, _, err = runTurn(t, c, "r2", "c1", `CALL mcp__svc__stop {"name":"web"}`)
+	if err != nil || !strings.Contains(last(evs).Text, `"stopped":true`) || listening(port) {
+		t.Fatalf("stop through agent-host: %+v %v", last(evs), err)
+	}
 }
