@@ -255,6 +255,8 @@ func Table() []Row {
 			MCP: "the run's tools URL only", Settings: "none loaded"}
 		if level == 1 {
 			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only"
+		} else {
+			r.MCP += " (and svc's, with --services)"
 		}
 		rows = append(rows, r)
 	}

@@ -247,3 +247,31 @@ func TestHostClaudeSvcMCP(t *testing.T) {
 		t.Fatalf("stop through agent-host: %+v %v", last(evs), err)
 	}
 }
+
+// --keep-services: the service the model left running runs on, listed
+// with its URL, untied to runagent.
+func TestServicesKept(t *testing.T) {
+	need(t)
+	a := servicesAgents[0]
+	env, _ := a.env(t)
+	env, home := servicesEnv(t, env)
+	svcCmd := func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(filepath.Dir(runagentBin), "svc"), args...)
+		c.Env = append(os.Environ(), "SVC_HOME="+home)
+		return c
+	}
+	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	port := freePort(t)
+	steps := "STEPS:\nCALL " + a.tool("start") + fmt.Sprintf(` {"name":"kept","command":"python3 -m http.server %d --bind 127.0.0.1"}`, port) + "\n"
+	r := runagent(t, env, t.TempDir(), "-l", "2", "--services", "--keep-services", steps)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^runagent: the agent's service (runagent-\d+/kept) runs on at http://127\.0\.0\.1:\d+/ \(svc stop runagent-\d+/kept\)`).MatchString(r.stderr) {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if !listening(port) {
+		t.Fatalf("the kept service does not listen on %d", port)
+	}
+	name := regexp.MustCompile(`runagent-\d+/kept`).FindString(r.stderr)
+	if out, err := svcCmd("stop", name).CombinedOutput(); err != nil || listening(port) {
+		t.Errorf("svc stop %s: %v %s", name, err, out)
+	}
+}
