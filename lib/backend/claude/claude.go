@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/agentstream"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
@@ -398,32 +399,17 @@ func (x *translator) line(line []byte) (done bool, err error) {
 				return true
 			})
 		}
-	case "stream_event":
-		if d := gjson.Get(s, "event.delta"); gjson.Get(s, "event.type").Str == "content_block_delta" && d.Get("type").Str == "text_delta" {
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: d.Get("text").Str})
-		}
 	case "assistant":
-		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
-			switch blk.Get("type").Str {
-			case "text":
-				x.last = blk.Get("text").Str
-				x.t.Emit(protocol.AgentEvent{Type: protocol.EvText, Text: x.last})
-			case "thinking":
-				x.t.Emit(protocol.AgentEvent{Type: protocol.EvThinking, Text: blk.Get("thinking").Str})
-			case "tool_use":
-				x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: blk.Get("id").Str, Name: blk.Get("name").Str,
-					Input: json.RawMessage(blk.Get("input").Raw)})
+		for _, e := range agentstream.Claude(s) {
+			if e.Type == protocol.EvText {
+				x.last = e.Text
 			}
-			return true
-		})
-	case "user":
-		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
-			if blk.Get("type").Str == "tool_result" {
-				x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: blk.Get("tool_use_id").Str,
-					Output: contentText(blk.Get("content")), IsError: blk.Get("is_error").Bool()})
-			}
-			return true
-		})
+			x.t.Emit(e)
+		}
+	case "stream_event", "user":
+		for _, e := range agentstream.Claude(s) {
+			x.t.Emit(e)
+		}
 	case "result":
 		return true, x.result(s)
 	}
@@ -435,14 +421,7 @@ func (x *translator) result(s string) error {
 		x.lostSession = true
 		return errLostSession
 	}
-	u := &protocol.Usage{
-		InputTokens:      gjson.Get(s, "usage.input_tokens").Int(),
-		OutputTokens:     gjson.Get(s, "usage.output_tokens").Int(),
-		CacheReadTokens:  gjson.Get(s, "usage.cache_read_input_tokens").Int(),
-		CacheWriteTokens: gjson.Get(s, "usage.cache_creation_input_tokens").Int(),
-		CostUSD:          gjson.Get(s, "total_cost_usd").Float(),
-		DurationMs:       gjson.Get(s, "duration_ms").Int(),
-	}
+	u := agentstream.ClaudeUsage(s)
 	x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: u})
 	x.b.mu.Lock()
 	if id := gjson.Get(s, "session_id").Str; id != "" {
@@ -473,18 +452,6 @@ func (x *translator) result(s string) error {
 	status := gjson.Get(s, "api_error_status").Int()
 	retryable := status == 429 || status >= 500
 	return host.Failed(protocol.CodeBackendFailed, msg, retryable)
-}
-
-func contentText(r gjson.Result) string {
-	if r.Type == gjson.String {
-		return r.Str
-	}
-	var b strings.Builder
-	r.ForEach(func(_, blk gjson.Result) bool {
-		b.WriteString(blk.Get("text").Str)
-		return true
-	})
-	return b.String()
 }
 
 // WarmSession starts the chat's CLI ahead of its first turn.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/agentstream"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
@@ -207,26 +208,17 @@ func (x *translator) line(line []byte) {
 		return
 	}
 	s := string(line)
-	item := gjson.Get(s, "item")
 	switch gjson.Get(s, "type").Str {
 	case "thread.started":
 		x.b.mu.Lock()
 		x.c.thread = gjson.Get(s, "thread_id").Str
 		x.b.mu.Unlock()
-	case "item.started":
-		if toolish(item.Get("type").Str) {
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: item.Get("id").Str, Name: toolName(item), Input: json.RawMessage(toolInput(item))})
-		}
-	case "item.completed":
-		switch typ := item.Get("type").Str; {
-		case typ == "agent_message":
-			x.last = item.Get("text").Str
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvText, Text: x.last})
-		case typ == "reasoning":
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvThinking, Text: item.Get("text").Str})
-		case toolish(typ):
-			out, isErr := toolOutput(item)
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: item.Get("id").Str, Output: out, IsError: isErr})
+	case "item.started", "item.completed":
+		for _, e := range agentstream.Codex(s) {
+			if e.Type == protocol.EvText {
+				x.last = e.Text
+			}
+			x.t.Emit(e)
 		}
 	case "turn.completed":
 		in, out, cached := gjson.Get(s, "usage.input_tokens").Int(), gjson.Get(s, "usage.output_tokens").Int(), gjson.Get(s, "usage.cached_input_tokens").Int()
@@ -245,56 +237,6 @@ func (x *translator) line(line []byte) {
 			x.failed = "codex: the turn failed"
 		}
 	}
-}
-
-func toolish(typ string) bool {
-	return typ == "mcp_tool_call" || typ == "command_execution" || typ == "file_change"
-}
-
-func toolName(item gjson.Result) string {
-	switch item.Get("type").Str {
-	case "mcp_tool_call":
-		return "mcp__" + item.Get("server").Str + "__" + item.Get("tool").Str
-	case "command_execution":
-		return "command"
-	}
-	return "file_change"
-}
-
-func toolInput(item gjson.Result) string {
-	switch item.Get("type").Str {
-	case "mcp_tool_call":
-		if a := item.Get("arguments"); a.Exists() {
-			return a.Raw
-		}
-	case "command_execution":
-		b, _ := json.Marshal(map[string]string{"command": item.Get("command").Str})
-		return string(b)
-	case "file_change":
-		if ch := item.Get("changes"); ch.Exists() {
-			return ch.Raw
-		}
-	}
-	return "{}"
-}
-
-func toolOutput(item gjson.Result) (string, bool) {
-	switch item.Get("type").Str {
-	case "mcp_tool_call":
-		if e := item.Get("error"); e.Exists() && e.Type != gjson.Null {
-			return e.String(), true
-		}
-		var b strings.Builder
-		item.Get("result.content").ForEach(func(_, c gjson.Result) bool {
-			b.WriteString(c.Get("text").Str)
-			return true
-		})
-		return b.String(), false
-	case "command_execution":
-		code := item.Get("exit_code")
-		return item.Get("aggregated_output").Str, code.Exists() && code.Int() != 0
-	}
-	return item.Get("status").Str, item.Get("status").Str == "failed"
 }
 
 // SessionInfo reports the chat's thread.
