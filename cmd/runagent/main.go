@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
@@ -37,47 +38,36 @@ type grammar struct {
 }
 
 type runCmd struct {
-	Level        int      `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
-	Agent        string   `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
-	Dir          string   `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
-	ToolsURL     string   `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
-	Model        string   `help:"The model." placeholder:"MODEL"`
-	SessionID    string   `help:"Start a claude session with this UUID." placeholder:"UUID"`
-	Resume       string   `help:"Continue a claude session or a codex thread." placeholder:"ID"`
-	NewSession   bool     `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
-	PidFile      string   `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
-	MaxOutput    int      `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON         bool     `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs}."`
-	PrintArgs    bool     `help:"Print the agent's argv and grant, and start nothing."`
-	File         string   `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
-	CodexConfig  string   `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
-	Services     bool     `help:"Levels 2 and 3: give the agent svc's tools to start servers without blocking; they are stopped when the run ends."`
-	KeepServices bool     `help:"With --services: leave the agent's services running after the run, and list them."`
-	Prompt       []string `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
+	Level              int           `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
+	Agent              string        `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
+	Dir                string        `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
+	ToolsURL           string        `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
+	Model              string        `help:"The model." placeholder:"MODEL"`
+	SessionID          string        `help:"Start a claude session with this UUID." placeholder:"UUID"`
+	Resume             string        `help:"Continue a claude session or a codex thread." placeholder:"ID"`
+	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
+	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
+	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, services}."`
+	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
+	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
+	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
+	Services           bool          `help:"Levels 2 and 3: give the agent svc's tools to start servers without blocking; they are stopped when the run ends."`
+	KeepServices       bool          `help:"With --services: leave the agent's services running after the run, and list them."`
+	Schema             string        `help:"A JSON Schema the answer must conform to: the answer is then one line of JSON, checked here (exit 1 when it does not conform)." placeholder:"FILE" type:"path"`
+	MaxTurns           int           `help:"Stop the agent after N turns (claude) or N tool calls (codex); exit 3 with what it had said." placeholder:"N"`
+	MaxBudgetUSD       float64       `name:"max-budget-usd" help:"Stop claude once the run has cost this many US dollars; exit 3 (codex reports no cost)." placeholder:"USD"`
+	IdleTimeout        time.Duration `help:"Stop the agent when it has written nothing for this long: a stall (exit 124). Off by default." placeholder:"DUR"`
+	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
+	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
+	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
+	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
-	if c.Level == 0 {
-		return cli.WithHint(cli.Usagef("no level given: runagent grants no implicit authority"), "give --level 1, 2 or 3 (or set RUNAGENT_LEVEL); runagent grants shows what each allows")
-	}
-	if c.NewSession && (c.SessionID != "" || c.Resume != "") {
-		return cli.Usagef("--new-session cannot go with --session-id or --resume")
-	}
-	harness, err := grant.ParseHarness(c.Agent)
+	opts, schema, err := c.options(env)
 	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	session := c.SessionID
-	if c.NewSession && harness == grant.Claude {
-		session = grant.NewSessionID()
-	}
-	opts := grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
-		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN")}
-	if c.KeepServices && !c.Services {
-		return cli.Usagef("--keep-services goes with --services")
-	}
-	if c.Services {
-		opts.ServicesURL, opts.AppendSystemPrompt = "http://127.0.0.1:PORT/mcp", agentrun.ServicesPrompt(c.KeepServices)
+		return err
 	}
 	g, err := grant.For(opts)
 	if err != nil {
@@ -91,17 +81,11 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		g.Describe(env.Stdout)
 		return nil
 	}
-	prompt, err := c.prompt(env)
+	req, closeEvents, err := c.request(env, g, schema)
 	if err != nil {
 		return err
 	}
-	dir := c.Dir
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return cli.Usagef("-C %s is not a directory", dir)
-	}
+	defer closeEvents()
 	var services *agentrun.Services
 	if c.Services {
 		// Started once everything else is checked, and given to the agent
@@ -110,20 +94,19 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 			return cli.Usagef("%v", err)
 		}
 		opts.ServicesURL = services.URL
-		if g, err = grant.For(opts); err != nil {
+		if req.Grant, err = grant.For(opts); err != nil {
 			services.Finish()
 			return cli.Usagef("%v", err)
 		}
 	}
-	res, err := agentrun.Run(ctx, agentrun.Request{Grant: g, Prompt: prompt, WorkDir: dir, PidFile: c.PidFile, MaxOutput: c.MaxOutput,
-		Codex: agentrun.CodexSource{Config: c.CodexConfig},
-		StopSignal: func() syscall.Signal {
-			var sig *cli.SignalError
-			if errors.As(context.Cause(ctx), &sig) {
-				return sig.Signal
-			}
-			return syscall.SIGTERM
-		}})
+	req.StopSignal = func() syscall.Signal {
+		var sig *cli.SignalError
+		if errors.As(context.Cause(ctx), &sig) {
+			return sig.Signal
+		}
+		return syscall.SIGTERM
+	}
+	res, err := agentrun.Run(ctx, req)
 	if services != nil {
 		ends := services.Finish() // however the run ended
 		if res != nil {
@@ -140,21 +123,112 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
+	return c.report(env, res)
+}
+
+// options are the grant's inputs from the flags; schema is --schema,
+// compiled (a file that is no schema is a usage error here).
+func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) {
+	var o grant.Options
+	switch {
+	case c.Level == 0:
+		return o, nil, cli.WithHint(cli.Usagef("no level given: runagent grants no implicit authority"), "give --level 1, 2 or 3 (or set RUNAGENT_LEVEL); runagent grants shows what each allows")
+	case c.NewSession && (c.SessionID != "" || c.Resume != ""):
+		return o, nil, cli.Usagef("--new-session cannot go with --session-id or --resume")
+	case c.KeepServices && !c.Services:
+		return o, nil, cli.Usagef("--keep-services goes with --services")
+	case c.IdleTimeout < 0:
+		return o, nil, cli.Usagef("--idle-timeout cannot be negative")
+	}
+	harness, err := grant.ParseHarness(c.Agent)
+	if err != nil {
+		return o, nil, cli.Usagef("%v", err)
+	}
+	session := c.SessionID
+	if c.NewSession && harness == grant.Claude {
+		session = grant.NewSessionID()
+	}
+	o = grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
+		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN"),
+		MaxBudgetUSD: c.MaxBudgetUSD, Effort: c.Effort, PartialMessages: c.IdleTimeout > 0 || c.Events != ""}
+	if harness == grant.Claude {
+		o.MaxTurns = c.MaxTurns // codex's are counted here
+	}
+	var prompts []string
+	if c.AppendSystemPrompt != "" {
+		b, err := os.ReadFile(c.AppendSystemPrompt)
+		if err != nil {
+			return o, nil, cli.Usagef("--append-system-prompt: %v", errors.Unwrap(err))
+		}
+		prompts = append(prompts, strings.TrimSpace(string(b)))
+	}
+	if c.Services {
+		o.ServicesURL = "http://127.0.0.1:PORT/mcp"
+		prompts = append(prompts, agentrun.ServicesPrompt(c.KeepServices))
+	}
+	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
+	var schema *agentrun.Schema
+	if c.Schema != "" {
+		if schema, err = agentrun.LoadSchema(c.Schema); err != nil {
+			return o, nil, cli.Usagef("%v", err)
+		}
+		o.Schema, o.SchemaFile = schema.Compact, schema.File
+	}
+	return o, schema, nil
+}
+
+// request is the run's request: the prompt read, the working copy checked,
+// the event log opened (closed by the func returned).
+func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) (agentrun.Request, func(), error) {
+	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agentrun.CodexSource{Config: c.CodexConfig},
+		Schema: schema, IdleTimeout: c.IdleTimeout}
+	if g.Harness == grant.Codex {
+		req.MaxTurns = c.MaxTurns
+	}
+	var err error
+	if req.Prompt, err = c.prompt(env); err != nil {
+		return req, nil, err
+	}
+	req.WorkDir = c.Dir
+	if req.WorkDir == "" {
+		req.WorkDir, _ = os.Getwd()
+	}
+	if st, err := os.Stat(req.WorkDir); err != nil || !st.IsDir() {
+		return req, nil, cli.Usagef("-C %s is not a directory", req.WorkDir)
+	}
+	switch c.Events {
+	case "":
+		return req, func() {}, nil
+	case "-":
+		req.Events = env.Stderr
+		return req, func() {}, nil
+	}
+	f, err := os.OpenFile(c.Events, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return req, nil, cli.Usagef("--events: %v", errors.Unwrap(err))
+	}
+	req.Events = f
+	return req, func() { f.Close() }, nil
+}
+
+// report prints the run's answer (a partial one at a limit) or says why
+// there is none, and returns the exit status.
+func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, res)
-	} else if res.OK {
+	} else if res.OK || res.Limit != "" && res.Text != "" {
 		text := res.Text
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
 		io.WriteString(env.Stdout, text)
 	}
-	if res.OK {
+	switch {
+	case res.OK:
 		return nil
-	}
-	if res.StoppedBy != "" {
+	case res.StoppedBy != "" || res.Limit != "":
 		env.Voice().Notef("%s", res.Reason)
-	} else if !c.JSON {
+	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))
 	}
 	return cli.Quiet(res.Exit)

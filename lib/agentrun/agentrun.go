@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/grant"
-	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,7 +40,23 @@ type Request struct {
 	// StopSignal names the signal that cancelled ctx, to forward it; nil
 	// means SIGTERM.
 	StopSignal func() syscall.Signal
+	// Schema, when set, is what the answer must conform to; the answer is
+	// then its compact JSON.
+	Schema *Schema
+	// MaxTurns stops codex at its N-th tool call (claude enforces its own
+	// --max-turns, from the grant).
+	MaxTurns int
+	// IdleTimeout, when set, stops an agent that has written nothing for
+	// this long: a stall, not a slow answer.
+	IdleTimeout time.Duration
+	// Events, when set, receives the run's progress as agent-host protocol
+	// messages, one a line.
+	Events io.Writer
 }
+
+// ExitLimit is runagent's status when the agent was stopped at a limit it
+// was given (--max-turns, --max-budget-usd): not a failure, not an answer.
+const ExitLimit = 3
 
 // StartError is a run that could not start: nothing ran (exit 2).
 type StartError struct{ Reason string }
@@ -65,6 +81,13 @@ type Result struct {
 	// Services are the services the agent started (--services): how each
 	// ended, or where it runs on when kept.
 	Services []ServiceEnd `json:"services,omitempty"`
+	// Usage is what the run cost, as far as the agent said.
+	Usage *Usage `json:"usage,omitempty"`
+	// Limit names the limit that stopped the run (--max-turns,
+	// --max-budget-usd); Text then holds what the agent had said.
+	Limit string `json:"limit,omitempty"`
+	// Stalled: --idle-timeout stopped the run.
+	Stalled bool `json:"stalled,omitempty"`
 	// Exit is the status runagent exits with: 0, 1, or 128+N.
 	Exit int `json:"-"`
 }
@@ -91,18 +114,11 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
 	tr := &grant.Transcript{Harness: g.Harness}
 	tailOut := proc.NewTail(4096)
-	read := transcribe(a.stdout, tailOut, tr)
-	select {
-	case <-a.child.Exited():
-	case <-ctx.Done():
-		sig := syscall.SIGTERM
-		if req.StopSignal != nil {
-			sig = req.StopSignal()
-		}
-		res.StoppedBy = unix.SignalName(sig)
-		_ = a.child.Signal(sig)
-		<-a.child.Exited() // no clock: the agent ends when it ends
-	}
+	events := newEventLog(req.Events, a.child.PID())
+	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
+	st := newStream(g.Harness, tr, events, req.MaxTurns)
+	read := st.read(a.stdout, tailOut)
+	res.wait(ctx, req, a, st)
 	// What the agent left in its group goes with it.
 	exit := a.child.End()
 	_ = a.stdout.SetReadDeadline(time.Now().Add(time.Second))
@@ -110,15 +126,115 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	res.DurationMs = float64(time.Since(a.start).Microseconds()) / 1000
 	res.Session = tr.Session
 	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
+	usage := st.result()
+	usage.DurationMs = res.DurationMs
+	res.Usage = &usage
 	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.tailErr, tailOut)
-	if res.StoppedBy != "" {
-		n, _ := signalNumber(res.StoppedBy)
-		res.Exit = 128 + n
-		res.OK = false
-		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, g.Harness+" exited")
+	res.stopped(req, tr)
+	if res.OK && req.Schema != nil {
+		res.conform(req.Schema, tr)
 	}
 	res.Reason = w.redact.apply(res.Reason)
+	events.done(res)
 	return res, nil
+}
+
+// wait waits for the agent to end: by itself, by a signal to runagent
+// (forwarded, with no clock), by codex reaching --max-turns, or by
+// --idle-timeout. The last two stop its group: SIGTERM, then SIGKILL.
+func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) {
+	var idle, look <-chan time.Time
+	var timer *time.Timer
+	var read uint64
+	if req.IdleTimeout > 0 {
+		timer = time.NewTimer(req.IdleTimeout)
+		defer timer.Stop()
+		idle = timer.C
+		// Output is not the only sign of life: codex prints nothing while
+		// a model's answer streams in, but its sockets receive it.
+		t := time.NewTicker(min(req.IdleTimeout/4, 500*time.Millisecond))
+		defer t.Stop()
+		look = t.C
+		read, _ = proc.BytesReceived(a.child.PID())
+	}
+	for {
+		select {
+		case <-a.child.Exited():
+			return
+		case <-st.activity:
+			if timer != nil {
+				timer.Reset(req.IdleTimeout)
+			}
+		case <-look:
+			if n, ok := proc.BytesReceived(a.child.PID()); ok && n != read {
+				read = n
+				timer.Reset(req.IdleTimeout)
+			}
+		case <-ctx.Done():
+			sig := syscall.SIGTERM
+			if req.StopSignal != nil {
+				sig = req.StopSignal()
+			}
+			res.StoppedBy = unix.SignalName(sig)
+			_ = a.child.Signal(sig)
+			<-a.child.Exited() // no clock: the agent ends when it ends
+			return
+		case <-st.limit:
+			res.Limit = "--max-turns"
+			a.child.Stop(syscall.SIGTERM, 5*time.Second)
+			return
+		case <-idle:
+			res.Stalled = true
+			a.child.Stop(syscall.SIGTERM, 5*time.Second)
+			return
+		}
+	}
+}
+
+// stopped gives a run that did not end by itself its status: 128+N for a
+// signal, 124 for a stall, ExitLimit with the partial answer for a limit.
+func (res *Result) stopped(req Request, tr *grant.Transcript) {
+	if res.Limit == "" {
+		res.Limit = tr.Limit() // claude stopped itself at one
+	}
+	switch {
+	case res.StoppedBy != "":
+		n, _ := signalNumber(res.StoppedBy)
+		res.Exit, res.OK = 128+n, false
+		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, res.Agent+" exited")
+	case res.Stalled:
+		res.Exit, res.OK, res.Text = 124, false, ""
+		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
+	case res.Limit != "":
+		res.Exit, res.OK = ExitLimit, false
+		res.Text = tr.Partial()
+		res.Reason = fmt.Sprintf("stopped at %s: the answer is what %s had said so far", limitDesc(res.Limit, req), res.Agent)
+	}
+}
+
+func limitDesc(limit string, req Request) string {
+	if limit == "--max-turns" && req.MaxTurns > 0 {
+		return fmt.Sprintf("--max-turns %d", req.MaxTurns)
+	}
+	return limit
+}
+
+// conform turns an answer into the schema's: its compact JSON, or a
+// failure naming the first violation.
+func (res *Result) conform(s *Schema, tr *grant.Transcript) {
+	raw, ok := tr.Structured()
+	if !ok {
+		res.OK, res.Exit, res.Text = false, 1, ""
+		res.Reason = res.Agent + " ended without a structured answer"
+		return
+	}
+	compact, violation := s.Check(raw)
+	if violation != "" {
+		res.OK, res.Exit, res.Text = false, 1, ""
+		res.Reason = violation
+		return
+	}
+	res.Text = compact
 }
 
 // workspace is where the agent runs and with what environment; cleanup
@@ -209,17 +325,6 @@ func startAgent(req Request, w *workspace) (*agent, error) {
 		}
 	}
 	return a, nil
-}
-
-// transcribe feeds every line of the agent's stdout to tr, keeping its
-// tail; the channel closes when stdout is done.
-func transcribe(stdout io.Reader, tail *proc.Tail, tr *grant.Transcript) <-chan struct{} {
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		_ = ndjson.Lines(io.TeeReader(stdout, tail), 0, nil, func(line []byte) bool { tr.Feed(line); return true })
-	}()
-	return read
 }
 
 // outcome decides the answer, or the reason there is none, from how the

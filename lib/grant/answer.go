@@ -21,6 +21,9 @@ type Transcript struct {
 	isError     bool
 	apiStatus   int64
 	termination string
+	subtype     string
+	structured  string // structured_output, raw JSON
+	lastText    string // the last text block, for a partial answer
 
 	// codex
 	lastMessage   string
@@ -46,9 +49,20 @@ func (t *Transcript) Feed(line []byte) {
 		if id := gjson.Get(s, "session_id").Str; id != "" && t.Session == "" {
 			t.Session = id
 		}
+	case "assistant":
+		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
+			if blk.Get("type").Str == "text" {
+				t.lastText = blk.Get("text").Str
+			}
+			return true
+		})
 	case "result":
 		t.resultSeen = true
 		t.result = gjson.Get(s, "result").Str
+		t.subtype = gjson.Get(s, "subtype").Str
+		if so := gjson.Get(s, "structured_output"); so.Exists() && so.Type != gjson.Null {
+			t.structured = so.Raw
+		}
 		// is_error decides, not subtype: an API error says "success".
 		t.isError = gjson.Get(s, "is_error").Bool()
 		t.apiStatus = gjson.Get(s, "api_error_status").Int()
@@ -112,6 +126,37 @@ func (t *Transcript) Answer() (text string, reason string) {
 		return "", "claude exited 0 but said nothing"
 	}
 	return t.result, ""
+}
+
+// Limit names the limit the agent itself stopped at ("--max-turns",
+// "--max-budget-usd"), or "".
+func (t *Transcript) Limit() string {
+	switch t.subtype {
+	case "error_max_turns":
+		return "--max-turns"
+	case "error_max_budget_usd":
+		return "--max-budget-usd"
+	}
+	return ""
+}
+
+// Partial is the last thing the agent said, for a run stopped before its
+// answer.
+func (t *Transcript) Partial() string {
+	if t.Harness == Codex {
+		return t.lastMessage
+	}
+	return t.lastText
+}
+
+// Structured is the answer as JSON text, for --schema: claude's
+// structured_output, codex's last message; ok is false when claude gave
+// none.
+func (t *Transcript) Structured() (raw string, ok bool) {
+	if t.Harness == Codex {
+		return t.lastMessage, strings.TrimSpace(t.lastMessage) != ""
+	}
+	return t.structured, t.structured != ""
 }
 
 // Failure explains a run that exited non-zero, from the stream, when the

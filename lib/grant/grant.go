@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,27 @@ type Options struct {
 	// AppendSystemPrompt is added to the agent's system prompt (claude) or
 	// developer instructions (codex).
 	AppendSystemPrompt string
+	// Schema is a JSON Schema the answer must conform to: its compact
+	// text for claude's --json-schema, its file for codex's
+	// --output-schema.
+	Schema, SchemaFile string
+	// MaxTurns and MaxBudgetUSD are passed to claude, which enforces them;
+	// codex has neither (runagent counts its tool calls itself, and it
+	// reports no cost).
+	MaxTurns     int
+	MaxBudgetUSD float64
+	// Effort is the reasoning effort: claude's --effort, codex's
+	// model_reasoning_effort.
+	Effort string
+	// PartialMessages makes claude stream text deltas, so that a watchdog
+	// or an event log sees a long answer as it comes.
+	PartialMessages bool
+}
+
+// Efforts are the reasoning efforts each harness takes.
+var Efforts = map[string][]string{
+	Claude: {"low", "medium", "high", "xhigh", "max"},
+	Codex:  {"minimal", "low", "medium", "high", "xhigh"},
 }
 
 // ServicesName is the name the run's svc mcp has.
@@ -107,6 +129,9 @@ func For(o Options) (*Grant, error) {
 	}
 	if o.SessionID != "" && o.Resume != "" {
 		return nil, fmt.Errorf("--session-id and --resume cannot be used together")
+	}
+	if err := checkLimits(o, h); err != nil {
+		return nil, err
 	}
 	if o.ServicesURL != "" && o.Level == 1 {
 		return nil, fmt.Errorf("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
@@ -144,6 +169,23 @@ func For(o Options) (*Grant, error) {
 	return g, nil
 }
 
+// checkLimits refuses what a harness cannot do.
+func checkLimits(o Options, h string) error {
+	switch {
+	case o.MaxTurns < 0:
+		return fmt.Errorf("--max-turns cannot be negative")
+	case o.MaxBudgetUSD < 0:
+		return fmt.Errorf("--max-budget-usd cannot be negative")
+	case o.MaxBudgetUSD > 0 && h == Codex:
+		return fmt.Errorf("--max-budget-usd is for claude: codex reports no cost, so no budget can be kept")
+	case o.Effort != "" && !slices.Contains(Efforts[h], o.Effort):
+		return fmt.Errorf("--effort %q: %s takes %s", o.Effort, h, strings.Join(Efforts[h], ", "))
+	case (o.Schema == "") != (o.SchemaFile == ""):
+		return fmt.Errorf("a schema needs both its text and its file")
+	}
+	return nil
+}
+
 func claudeArgv(prog string, o Options, g *Grant) []string {
 	servers := map[string]any{}
 	if o.ToolsURL != "" {
@@ -164,7 +206,7 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 		argv = append(argv, "--input-format", "stream-json")
 	}
 	argv = append(argv, "--output-format", "stream-json", "--verbose")
-	if o.Stream {
+	if o.Stream || o.PartialMessages {
 		argv = append(argv, "--include-partial-messages")
 	}
 	argv = append(argv, "--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
@@ -187,6 +229,18 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	}
 	if o.AppendSystemPrompt != "" {
 		argv = append(argv, "--append-system-prompt", o.AppendSystemPrompt)
+	}
+	if o.Schema != "" {
+		argv = append(argv, "--json-schema", o.Schema)
+	}
+	if o.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(o.MaxTurns))
+	}
+	if o.MaxBudgetUSD > 0 {
+		argv = append(argv, "--max-budget-usd", strconv.FormatFloat(o.MaxBudgetUSD, 'f', -1, 64))
+	}
+	if o.Effort != "" {
+		argv = append(argv, "--effort", o.Effort)
 	}
 	switch {
 	case o.SessionID != "":
@@ -213,6 +267,12 @@ func codexArgv(prog string, o Options) []string {
 	if o.AppendSystemPrompt != "" {
 		// A -c value is TOML; a quoted Go string is a TOML basic string.
 		argv = append(argv, "-c", "developer_instructions="+strconv.Quote(o.AppendSystemPrompt))
+	}
+	if o.Effort != "" {
+		argv = append(argv, "-c", "model_reasoning_effort="+strconv.Quote(o.Effort))
+	}
+	if o.SchemaFile != "" {
+		argv = append(argv, "--output-schema", o.SchemaFile)
 	}
 	if o.Resume != "" {
 		argv = append(argv, "resume", o.Resume, "-")

@@ -20,6 +20,7 @@ import (
 //	CALL <tool> <json input>   the model calls a tool
 //	ERROR <status>             the API answers with that HTTP error
 //	SLOW <n>                   n text deltas, 50 ms apart
+//	STALL <n>                  one text delta, then nothing for n seconds
 //	RECALL                     the model repeats the conversation's first prompt
 //	SAY <text>                 the model says text
 //	FAILAFTER <text>           (Responses API) says text, then the response fails
@@ -30,7 +31,7 @@ import (
 //	                           result, joined by " | "
 //
 // After a tool call, the model says TOOL_RESULT(<isError>): <result text>.
-var directiveRE = regexp.MustCompile(`(CALL (\S+) (\{.*\})|ERROR (\d{3})|SLOW (\d+)|RECALL|SAY (.*)|FAILAFTER (.*))`)
+var directiveRE = regexp.MustCompile(`(CALL (\S+) (\{.*\})|ERROR (\d{3})|SLOW (\d+)|RECALL|SAY (.*)|FAILAFTER (.*)|STALL (\d+))`)
 
 type turn struct {
 	kind    string // call, error, slow, text
@@ -82,6 +83,9 @@ func decideSteps(lastText, lastUser string, results []string, toolResult *string
 		return turn{kind: "text", text: "FIRST PROMPT WAS: " + firstUser}
 	case m[7] != "":
 		return turn{kind: "failafter", text: strings.TrimSpace(m[7])}
+	case m[8] != "":
+		n, _ := strconv.Atoi(m[8])
+		return turn{kind: "stall", n: n}
 	}
 	return turn{kind: "text", text: strings.TrimSpace(m[6])}
 }
@@ -231,7 +235,14 @@ func fakeAnthropic(t *testing.T) *server {
 					"delta": map[string]any{"type": "input_json_delta", "partial_json": d.input}})
 			default:
 				ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-				if d.kind == "slow" {
+				if d.kind == "stall" {
+					ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "thinking about it "}})
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(time.Duration(d.n) * time.Second):
+					}
+				} else if d.kind == "slow" {
 					for i := 0; i < d.n; i++ {
 						ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": fmt.Sprintf("tick %d ", i)}})
 						select {
@@ -439,12 +450,20 @@ func fakeOpenAI(t *testing.T) *server {
 				ev(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
 			} else {
 				text := d.text
-				if d.kind == "slow" {
+				if d.kind == "slow" || d.kind == "stall" {
 					text = ""
 				}
 				ev(map[string]any{"type": "response.output_item.added", "output_index": 0,
 					"item": map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []any{}}})
-				if d.kind == "slow" {
+				if d.kind == "stall" {
+					ev(map[string]any{"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "thinking about it "})
+					text = "thinking about it "
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(time.Duration(d.n) * time.Second):
+					}
+				} else if d.kind == "slow" {
 					for i := 0; i < d.n; i++ {
 						ev(map[string]any{"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": fmt.Sprintf("tick %d ", i)})
 						text += fmt.Sprintf("tick %d ", i)
