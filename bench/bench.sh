@@ -172,14 +172,15 @@ go build -o "$BENCH_DIR/hostbench" ./bench/hostbench
 "$BENCH_DIR/hostbench" -bin "$PWD/bin/agent-host" | tee "$BENCH_DIR/host.txt"
 fails=$((fails + $(grep -c MISSED "$BENCH_DIR/host.txt" || true)))
 echo
-# agent-host over the real claude, when make test-peers has installed it.
+# agent-host over the real claude, and runagent over both CLIs, when make
+# test-peers has installed them.
 peers=${PEERS_DIR:-$HOME/.cache/agentry-peers}
 if [ -x "$peers/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -v -run TestBenchHostOverhead ./tests/peers/ |
-    grep "agent-host over" | tee "$BENCH_DIR/peers.txt"
+  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead' ./tests/peers/ |
+    grep "agent-host over\|runagent over" | tee "$BENCH_DIR/peers.txt"
   fails=$((fails + $(grep -c MISSED "$BENCH_DIR/peers.txt" || true)))
 else
-  echo "agent-host over a claude turn: not measured (make test-peers installs the CLIs into $peers)"
+  echo "agent-host over a claude turn, runagent over a run: not measured (make test-peers installs the CLIs into $peers)"
 fi
 echo
 if ((fails > 0)); then echo "bench: $fails target(s) missed"; else echo "bench: every target met"; fi

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjsontool"
+	"github.com/agentry/agentry/lib/schema"
 	"github.com/agentry/agentry/lib/predicate"
 )
 
@@ -162,6 +163,7 @@ func (c *makeCmd) Run(env *cli.Env) error { return ndjsontool.Make(env.Stdout, c
 type checkCmd struct {
 	input
 	Protocol string `help:"Classify each line against a protocol: agent-host." placeholder:"NAME" enum:",agent-host" default:""`
+	Schema   string `help:"Check each line against the JSON Schema in FILE; a line that does not conform is a problem, with where and why." placeholder:"FILE" type:"path"`
 	JSON     bool   `name:"json" help:"Print each problem, then the summary, as JSON lines on stdout."`
 }
 
@@ -170,7 +172,13 @@ func (c *checkCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Check(ctx, st, ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON})
+	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
+	if c.Schema != "" {
+		if o.Schema, err = schema.Load(c.Schema); err != nil {
+			return cli.Usagef("--schema %v", err)
+		}
+	}
+	return ndjsontool.Check(ctx, st, o)
 }
 
 type fmtCmd struct {

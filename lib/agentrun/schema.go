@@ -6,24 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // Schema is a JSON Schema the answer must conform to: neither CLI can be
-// trusted to enforce it, so runagent checks the answer itself.
+// trusted to enforce it, so runagent checks the answer itself — with
+// ndjson check --schema, so that the validator (whose start-up costs ~3 ms)
+// is loaded only by runs that have a schema.
 type Schema struct {
 	File    string // absolute, for codex's --output-schema
 	Compact string // the schema as one line, for claude's --json-schema
-	schema  *jsonschema.Schema
+	ndjson  string
 }
 
-// LoadSchema reads and compiles a schema file; an error means the file is
-// not a usable schema, and nothing should start.
+// LoadSchema reads a schema file and has ndjson compile it; an error means
+// the file is not a usable schema, and nothing should start.
 func LoadSchema(path string) (*Schema, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -31,52 +30,67 @@ func LoadSchema(path string) (*Schema, error) {
 	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("--schema: %v", errors.Unwrap(err))
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("--schema %s is not JSON: %v", path, err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(abs, doc); err != nil {
-		return nil, fmt.Errorf("--schema %s: %v", path, err)
-	}
-	sch, err := c.Compile(abs)
-	if err != nil {
-		return nil, fmt.Errorf("--schema %s is not a valid JSON Schema: %v", path, firstLine(err.Error()))
+		return nil, fmt.Errorf("--schema %s: %v", path, errors.Unwrap(err))
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, b); err != nil {
 		return nil, fmt.Errorf("--schema %s is not JSON: %v", path, err)
 	}
-	return &Schema{File: abs, Compact: compact.String(), schema: sch}, nil
+	bin, err := sibling("ndjson")
+	if err != nil {
+		return nil, fmt.Errorf("--schema needs ndjson, which is neither beside runagent nor on PATH")
+	}
+	s := &Schema{File: abs, Compact: compact.String(), ndjson: bin}
+	if _, errText, code := s.check(nil); code != 0 {
+		return nil, errors.New(strings.TrimPrefix(errText, "ndjson: error: "))
+	}
+	return s, nil
 }
 
-// Check validates an answer: its compact JSON when it conforms, else the
-// first violation, as a path and a reason.
+// Check checks an answer: its compact JSON when it conforms, else the
+// first violation, where and why.
 func (s *Schema) Check(raw string) (compact string, violation string) {
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
-	if err != nil {
-		return "", "the answer is not JSON: " + firstLine(err.Error())
-	}
-	var ve *jsonschema.ValidationError
-	if err := s.schema.Validate(v); errors.As(err, &ve) {
-		for len(ve.Causes) > 0 {
-			ve = ve.Causes[0]
-		}
-		where := "/" + strings.Join(ve.InstanceLocation, "/")
-		return "", fmt.Sprintf("the answer does not conform to the schema: at %s: %s", where, ve.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
-	} else if err != nil {
-		return "", "the answer could not be checked: " + err.Error()
-	}
 	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(raw)); err != nil {
+	if err := json.Compact(&b, []byte(strings.TrimSpace(raw))); err != nil {
 		return "", "the answer is not JSON: " + err.Error()
 	}
-	return b.String(), ""
+	out, errText, code := s.check(append(b.Bytes(), '\n'))
+	switch code {
+	case 0:
+		return b.String(), ""
+	case 1:
+		var p struct{ Detail string }
+		first, _, _ := strings.Cut(out, "\n")
+		if json.Unmarshal([]byte(first), &p) == nil && p.Detail != "" {
+			return "", "the answer " + p.Detail
+		}
+	}
+	return "", "the answer could not be checked: " + strings.TrimSpace(errText)
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
+// check runs ndjson check --schema over input.
+func (s *Schema) check(input []byte) (stdout, stderr string, code int) {
+	cmd := exec.Command(s.ndjson, "check", "--json", "--schema", s.File)
+	cmd.Stdin = bytes.NewReader(input)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), errb.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), strings.TrimSpace(errb.String()), ee.ExitCode()
+	}
+	return "", err.Error(), -1
+}
+
+// sibling is the agentry program name beside this binary, else on PATH.
+func sibling(name string) (string, error) {
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), name); isExecutable(p) {
+			return p, nil
+		}
+	}
+	return exec.LookPath(name)
 }

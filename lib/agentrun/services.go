@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,12 +107,7 @@ func StartServices(o ServicesOptions) (*Services, error) {
 
 // svcBinary is svc beside this binary, else on PATH.
 func svcBinary() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), "svc"); isExecutable(p) {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("svc"); err == nil {
+	if p, err := sibling("svc"); err == nil {
 		return p, nil
 	}
 	return "", &StartError{"--services needs svc, which is neither beside runagent nor on PATH"}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/agentry/agentry/lib/schema"
 	"github.com/tidwall/gjson"
 )
 
@@ -21,11 +22,13 @@ type CheckOptions struct {
 	// v1 message or unknown with a reason.
 	Protocol string
 	JSON     bool
+	// Schema, when set, is a JSON Schema every line must conform to.
+	Schema *schema.Schema
 }
 
 // Problems check reports. malformed_json, invalid_utf8 and too_long are
-// always problems; not_an_object and unknown_type under --protocol; the rest
-// only under --strict.
+// always problems; not_an_object and unknown_type under --protocol;
+// schema_violation under --schema; the rest only under --strict.
 const (
 	probMalformed      = "malformed_json"
 	probUTF8           = "invalid_utf8"
@@ -36,6 +39,7 @@ const (
 	probCRLF           = "crlf"
 	probBOM            = "bom"
 	probNoFinalNewline = "no_final_newline"
+	probSchema         = "schema_violation"
 )
 
 type problem struct {
@@ -102,7 +106,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 	}
 	first := true
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *checkChunk {
-		return checkLines(ch, o.Protocol != "", st.Strict, st.maxLine())
+		return checkLines(ch, o.Protocol != "", st.Strict, st.maxLine(), o.Schema)
 	}, func(ch *ndjson.Chunk, r *checkChunk) error {
 		defer c.Release(ch)
 		if first && ch.BOM {
@@ -151,7 +155,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 
 // checkLines checks one chunk. A skipped over-long line comes after its
 // lines, as the chunk's last.
-func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int) *checkChunk {
+func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.Schema) *checkChunk {
 	r := &checkChunk{types: map[string]*int64{}}
 	data := ch.Data
 	for len(data) > 0 {
@@ -170,7 +174,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int) *checkChunk {
 				r.problems = append(r.problems, problem{r.total, probCRLF, "ends in CRLF"})
 			}
 		}
-		r.checkLine(l, proto, strict)
+		r.checkLine(l, proto, strict, sch)
 	}
 	r.endsInNewline = len(ch.Data) > 0 && ch.Data[len(ch.Data)-1] == '\n'
 	if ch.Skipped != nil {
@@ -182,7 +186,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int) *checkChunk {
 	return r
 }
 
-func (r *checkChunk) checkLine(l []byte, proto, strict bool) {
+func (r *checkChunk) checkLine(l []byte, proto, strict bool, sch *schema.Schema) {
 	switch ndjson.Check(l) {
 	case ndjson.Blank:
 		r.blank++
@@ -196,6 +200,12 @@ func (r *checkChunk) checkLine(l []byte, proto, strict bool) {
 	case ndjson.BadUTF8:
 		r.problems = append(r.problems, problem{r.total, probUTF8, "invalid UTF-8 in a string"})
 		return
+	}
+	if sch != nil {
+		if v := sch.Check(l); v != "" {
+			r.problems = append(r.problems, problem{r.total, probSchema, "does not conform to the schema: " + v})
+			return
+		}
 	}
 	if !proto {
 		r.valid++

@@ -83,3 +83,64 @@ func TestBenchHostOverhead(t *testing.T) {
 	fmt.Printf("agent-host over a claude turn (fake API, median of %d): direct %.1f ms, through agent-host %.1f ms, overhead %.2f ms   target <= 5 ms: %s\n",
 		turns, float64(med(direct).Microseconds())/1000, float64(med(hosted).Microseconds())/1000, float64(over.Microseconds())/1000, verdict)
 }
+
+// TestBenchRunagentOverhead measures what runagent adds to one headless
+// run: the same prompt through runagent and through the CLI run directly
+// with the argv runagent gives it (--print-args --json), interleaved,
+// median of 21 pairs each, for both CLIs. make bench runs it.
+func TestBenchRunagentOverhead(t *testing.T) {
+	need(t)
+	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
+		t.Skip("a benchmark: make bench runs it")
+	}
+	const pairs = 21
+	for _, a := range ciAgents {
+		env, _ := a.env(t)
+		out, err := exec.Command(runagentBin, append(a.args, "-l", "1", "--print-args", "--json")...).Output()
+		var g grant.Grant
+		if err != nil || json.Unmarshal(out, &g) != nil {
+			t.Fatalf("--print-args: %v %s", err, out)
+		}
+		argv := append([]string(nil), g.Argv...)
+		argv[0] = claudeBin
+		if a.name == "codex" {
+			argv[0] = codexBin
+		}
+		work := t.TempDir()
+		direct := func() time.Duration {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env, cmd.Dir, cmd.Stdin = env, work, strings.NewReader("SAY hi")
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s directly: %v", a.name, err)
+			}
+			return time.Since(start)
+		}
+		through := func() time.Duration {
+			start := time.Now()
+			if r := runagent(t, env, work, append(a.args, "-l", "1", "SAY hi")...); r.code != 0 {
+				t.Fatalf("runagent: %d %s", r.code, r.stderr)
+			}
+			return time.Since(start)
+		}
+		direct()
+		through()
+		var d, r []time.Duration
+		for range pairs {
+			d = append(d, direct())
+			r = append(r, through())
+		}
+		med := func(ds []time.Duration) time.Duration {
+			s := append([]time.Duration(nil), ds...)
+			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+			return s[len(s)/2]
+		}
+		over := med(r) - med(d)
+		verdict := "met"
+		if over > 5*time.Millisecond {
+			verdict = "MISSED"
+		}
+		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, overhead %.2f ms   target <= 5 ms: %s\n",
+			a.name, pairs, float64(med(d).Microseconds())/1000, float64(med(r).Microseconds())/1000, float64(over.Microseconds())/1000, verdict)
+	}
+}

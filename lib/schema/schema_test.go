@@ -1,0 +1,54 @@
+package schema
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, text string) string {
+	p := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheck(t *testing.T) {
+	s, err := Load(write(t, `{"type":"object","properties":{"answer":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"required":["answer"],"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for value, want := range map[string]string{
+		`{"answer":42}`:                   "",
+		`{"answer":42,"tags":["a"]}`:      "",
+		`{"answer":"x"}`:                  "at /answer: got string, want integer",
+		`{"answer":1,"tags":["a",2]}`:     "at /tags/1: got number, want string",
+		`{}`:                              "at /: missing property 'answer'",
+		`{"answer":1,"extra":true}`:       "at /: additional properties 'extra' not allowed",
+		`[1]`:                             "at /: got array, want object",
+		`{"answer":12345678901234567890}`: "",
+	} {
+		if got := s.Check([]byte(value)); got != want {
+			t.Errorf("%s: got %q, want %q", value, got, want)
+		}
+	}
+}
+
+func TestLoadRefusesWhatIsNoSchema(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"type":"nope"}`:      "is not a valid JSON Schema: at /type: value must be one of",
+		`{"minimum":"x"}`:      "is not a valid JSON Schema: at /minimum: got string, want number",
+		`{"type":`:             "is not JSON",
+		`{"$ref":"#/nowhere"}`: "is not a valid JSON Schema",
+	} {
+		_, err := Load(write(t, text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want …%s…", text, err, want)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
