@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjsontool"
-	"github.com/agentry/agentry/lib/schema"
 	"github.com/agentry/agentry/lib/predicate"
+	"github.com/agentry/agentry/lib/schema"
 )
 
 func main() { os.Exit(cli.Main(app())) }
