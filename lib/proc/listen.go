@@ -113,6 +113,25 @@ func (d *ListenerDump) dump(family uint8, port int) error {
 
 // parse reads one batch of netlink messages; done at NLMSG_DONE.
 func (d *ListenerDump) parse(b []byte, port int) (done bool, err error) {
+	return diagMessages(b, func(m []byte) {
+		l := Listener{Port: int(binary.BigEndian.Uint16(m[4:6])), Inode: uint64(binary.LittleEndian.Uint32(m[68:72]))}
+		if m[0] == unix.AF_INET {
+			l.Addr = netip.AddrFrom4([4]byte(m[8:12]))
+		} else {
+			l.Addr = netip.AddrFrom16([16]byte(m[8:24])).Unmap()
+		}
+		if port == 0 || l.Port == port {
+			d.out = append(d.out, l)
+		}
+	})
+}
+
+// diagMessages calls fn with each inet_diag_msg of a batch of sock_diag
+// replies — family, state, timer, retrans, then the sockid (sport, dport,
+// src[16], dst[16], if, cookie), expires, rqueue, wqueue, uid, inode (72
+// bytes), then its attributes — and says when the dump is done
+// (NLMSG_DONE).
+func diagMessages(b []byte, fn func(m []byte)) (done bool, err error) {
 	for len(b) >= unix.NLMSG_HDRLEN {
 		size := int(binary.LittleEndian.Uint32(b[0:4]))
 		typ := binary.LittleEndian.Uint16(b[4:6])
@@ -125,19 +144,8 @@ func (d *ListenerDump) parse(b []byte, port int) (done bool, err error) {
 		case unix.NLMSG_ERROR:
 			return true, unix.EINVAL
 		}
-		// inet_diag_msg: family, state, timer, retrans, then the sockid
-		// (sport, dport, src[16], dst[16], if, cookie), expires, rqueue,
-		// wqueue, uid, inode.
 		if m := b[unix.NLMSG_HDRLEN:size]; len(m) >= 72 {
-			l := Listener{Port: int(binary.BigEndian.Uint16(m[4:6])), Inode: uint64(binary.LittleEndian.Uint32(m[68:72]))}
-			if m[0] == unix.AF_INET {
-				l.Addr = netip.AddrFrom4([4]byte(m[8:12]))
-			} else {
-				l.Addr = netip.AddrFrom16([16]byte(m[8:24])).Unmap()
-			}
-			if port == 0 || l.Port == port {
-				d.out = append(d.out, l)
-			}
+			fn(m)
 		}
 		b = b[min((size+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
 	}

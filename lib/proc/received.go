@@ -60,23 +60,13 @@ func receivedDump(fd int, buf []byte, family uint8, mine map[uint64]bool) (uint6
 		if err != nil {
 			return sum, err
 		}
-		b := buf[:n]
-		for len(b) >= unix.NLMSG_HDRLEN {
-			size := int(binary.LittleEndian.Uint32(b[0:4]))
-			typ := binary.LittleEndian.Uint16(b[4:6])
-			if size < unix.NLMSG_HDRLEN || size > len(b) {
-				return sum, unix.EINVAL
-			}
-			switch typ {
-			case unix.NLMSG_DONE:
-				return sum, nil
-			case unix.NLMSG_ERROR:
-				return sum, unix.EINVAL
-			}
-			if m := b[unix.NLMSG_HDRLEN:size]; len(m) >= 72 && mine[uint64(binary.LittleEndian.Uint32(m[68:72]))] {
+		done, err := diagMessages(buf[:n], func(m []byte) {
+			if mine[uint64(binary.LittleEndian.Uint32(m[68:72]))] {
 				sum += bytesReceivedAttr(m[72:])
 			}
-			b = b[min((size+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
+		})
+		if done || err != nil {
+			return sum, err
 		}
 	}
 }

@@ -70,18 +70,24 @@ func TestBenchHostOverhead(t *testing.T) {
 		direct = append(direct, directTurn(i))
 		hosted = append(hosted, hostedTurn(i))
 	}
+	fmt.Printf("agent-host over a claude turn (fake API, median of %d): %s\n", turns, overhead("direct", direct, "through agent-host", hosted))
+}
+
+// overhead compares the medians of two interleaved series against the
+// 5 ms target.
+func overhead(aName string, a []time.Duration, bName string, b []time.Duration) string {
 	med := func(d []time.Duration) time.Duration {
 		s := append([]time.Duration(nil), d...)
 		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 		return s[len(s)/2]
 	}
-	over := med(hosted) - med(direct)
+	over := med(b) - med(a)
 	verdict := "met"
 	if over > 5*time.Millisecond {
 		verdict = "MISSED"
 	}
-	fmt.Printf("agent-host over a claude turn (fake API, median of %d): direct %.1f ms, through agent-host %.1f ms, overhead %.2f ms   target <= 5 ms: %s\n",
-		turns, float64(med(direct).Microseconds())/1000, float64(med(hosted).Microseconds())/1000, float64(over.Microseconds())/1000, verdict)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return fmt.Sprintf("%s %.1f ms, %s %.1f ms, overhead %.2f ms   target <= 5 ms: %s", aName, ms(med(a)), bName, ms(med(b)), ms(over), verdict)
 }
 
 // TestBenchRunagentOverhead measures what runagent adds to one headless
@@ -130,17 +136,6 @@ func TestBenchRunagentOverhead(t *testing.T) {
 			d = append(d, direct())
 			r = append(r, through())
 		}
-		med := func(ds []time.Duration) time.Duration {
-			s := append([]time.Duration(nil), ds...)
-			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-			return s[len(s)/2]
-		}
-		over := med(r) - med(d)
-		verdict := "met"
-		if over > 5*time.Millisecond {
-			verdict = "MISSED"
-		}
-		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, overhead %.2f ms   target <= 5 ms: %s\n",
-			a.name, pairs, float64(med(d).Microseconds())/1000, float64(med(r).Microseconds())/1000, float64(over.Microseconds())/1000, verdict)
+		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): %s\n", a.name, pairs, overhead("directly", d, "through runagent", r))
 	}
 }
