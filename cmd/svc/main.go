@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -20,6 +21,13 @@ import (
 	"github.com/agentry/agentry/lib/svc/project"
 	"github.com/alecthomas/kong"
 )
+
+// The main goroutine stays on the main thread, so that svc mcp execs
+// svc-mcp from the thread that holds the parent-death signal proc.Start
+// gave this process: the kernel keeps it per thread, a thread made later
+// starts without one, and an exec from such a thread would drop it — and
+// with it the promise that svc mcp dies with whoever started it.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	// What a caller leaked to svc (a shell's pipe, a forgotten file) goes

@@ -275,3 +275,33 @@ func TestServicesKept(t *testing.T) {
 		t.Errorf("svc stop %s: %v %s", name, err, out)
 	}
 }
+
+// A runagent killed with SIGKILL cannot stop anything itself: its
+// services are tied to it by --until-exit, and go when it does.
+func TestServicesSIGKILL(t *testing.T) {
+	need(t)
+	a := servicesAgents[0]
+	env, api := a.env(t)
+	env, _ = servicesEnv(t, env)
+	port := freePort(t)
+	server := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port)
+	steps := "STEPS:\nCALL " + a.tool("start") + ` {"name":"web","command":"` + server + `"}` + "\n" + a.shell("sleep 60") + "\n"
+	cmd, errb, _ := startRunagent(t, env, t.TempDir(), steps, "-l", "2", "--services")
+	defer cmd.Process.Kill()
+	waitRequest(t, api, a.name, errb)
+	if !await.Until(60*time.Second, func() bool { return listening(port) }) {
+		t.Fatalf("the agent's server never listened; stderr %s", errb.String())
+	}
+	cmd.Process.Kill()
+	waited := make(chan struct{})
+	go func() { cmd.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(20 * time.Second):
+		// runagent's stderr is a pipe: something of the run still holds it.
+		t.Fatalf("20 s after runagent's SIGKILL, a process it started still runs")
+	}
+	if !await.Until(20*time.Second, func() bool { return !listening(port) && len(procsMatching(server)) == 0 }) {
+		t.Fatalf("after runagent's SIGKILL the service still runs (port %d open: %v)", port, listening(port))
+	}
+}
