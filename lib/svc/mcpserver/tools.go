@@ -211,7 +211,10 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	}
 	rows := bound(in.MaxRows, defaultRows, maxRows)
 	budget := bound(in.MaxBytes, defaultBytes, maxBytes)
-	l, _ := svc.Look(d)
+	l, err := svc.Look(d)
+	if err != nil {
+		return nil, OutputOut{}, err
+	}
 	out := OutputOut{Rows: []Row{}, NextCursor: in.Cursor, Status: string(l.Status), Ended: !l.Status.Live()}
 	_, err = svc.ReadRows(d, in.Cursor, func(r svc.Row) error {
 		line := clip(r.Line)
