@@ -136,6 +136,21 @@ ndjson_rows() {
       "stats vs Miller" ndjson "$nt" "" mlr "$mt" "" "$verdict" "$(echo "$mt / $nt" | bc -l)"
   fi
 
+  # sort holds the whole input (or spills it): against jq -s, which must,
+  # one run each (jq -s takes tens of seconds and gigabytes); then under
+  # --memory 64MiB, which must spill and stay small.
+  local sk=usage.outputTokens
+  [ "$1" = dense ] && sk=k
+  read -r snd srss < <(measure 3 "$ND sort -k $sk")
+  read -r sjq sjqrss < <(measure 1 "jq -s -c 'sort_by(.$sk)[]'")
+  read -r ssp ssprss < <(measure 3 "TMPDIR=$BENCH_DIR $ND sort -k $sk --memory 64MiB")
+  verdict=met
+  if (($(echo "$sjq / $snd < 3" | bc -l))) || ((srss > 300 * 1024)) || ((ssprss > 120 * 1024)); then verdict=MISSED; fails=$((fails + 1)); fi
+  printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "sort -k $sk" ndjson "$snd" "$(echo "$bytes / $snd / 1000000" | bc -l)" "$(echo "$sjq / $snd" | bc -l)" - "$(echo "$srss / 1024" | bc -l)"
+  printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" "jq -s" "$sjq" "$(echo "$bytes / $sjq / 1000000" | bc -l)" 1.0 - "$(echo "$sjqrss / 1024" | bc -l)"
+  printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "  --memory 64MiB" ndjson "$ssp" "$(echo "$bytes / $ssp / 1000000" | bc -l)" "$(echo "$sjq / $ssp" | bc -l)" - "$(echo "$ssprss / 1024" | bc -l)"
+  printf '%-22s target: >= 3x jq -s, <= 300 MB RSS; --memory 64MiB <= 120 MB RSS: %s\n\n' "" "$verdict"
+
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
   # down the scalar walk.

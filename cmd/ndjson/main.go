@@ -29,6 +29,7 @@ type grammar struct {
 	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
 	CSV   csvCmd   `cmd:"" name:"csv" help:"Print the given fields of every line as CSV, with a header row."`
 	Uniq  uniqCmd  `cmd:"" help:"Print the first line for each distinct value at --by PATH."`
+	Sort  sortCmd  `cmd:"" help:"Print the lines ordered by the values at -k PATHs: stable, missing last, larger than memory with --memory."`
 	Stats statsCmd `cmd:"" help:"Count, sum, min, max and mean of the numbers at PATHs, per group of --by PATH."`
 	TSV   tsvCmd   `cmd:"" name:"tsv" help:"Print the given fields of every line as TSV, with a header row."`
 	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
@@ -105,6 +106,25 @@ func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+}
+
+type sortCmd struct {
+	input
+	Key     []string `short:"k" required:"" help:"A gjson path to order by; repeat for ties (most significant first)." placeholder:"PATH"`
+	Reverse bool     `short:"r" help:"Largest first (a missing value still comes last)."`
+	Memory  cli.Size `help:"Hold at most this much; past it, sorted runs go to temporary files (in $TMPDIR) that are merged, and removed however sort ends." default:"256MiB" placeholder:"SIZE"`
+	Top     int      `help:"Print only the first N lines of the order, kept in a heap." placeholder:"N"`
+}
+
+func (c *sortCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	if c.Memory < 1<<20 {
+		return cli.Usagef("--memory must be at least 1MiB")
+	}
+	return ndjsontool.Sort(ctx, st, ndjsontool.SortOptions{Keys: c.Key, Reverse: c.Reverse, Memory: int64(c.Memory), Top: c.Top, TempDir: env.Getenv("TMPDIR")})
 }
 
 type uniqCmd struct {
