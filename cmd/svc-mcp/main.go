@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -60,28 +59,16 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	return err
 }
 
-// svcBinary is the svc that starts monitors: given, beside this binary,
-// or on PATH.
+// svcBinary is the svc that starts monitors: given, else beside this
+// binary or on PATH.
 func svcBinary(given string) (string, error) {
 	if given != "" {
 		return given, nil
 	}
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), "svc"); isExecutable(p) {
-			return p, nil
-		}
-	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if p := filepath.Join(dir, "svc"); isExecutable(p) {
-			return p, nil
-		}
+	if p, err := proc.Sibling("svc"); err == nil {
+		return p, nil
 	}
 	return "", cli.Usagef("no svc binary beside svc-mcp or on PATH (give --svc PATH)")
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 type nopWriteCloser struct{ io.Writer }

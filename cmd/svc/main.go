@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -99,11 +97,9 @@ func (c *mcpCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	bin := filepath.Join(filepath.Dir(self), "svc-mcp")
-	if _, err := os.Stat(bin); err != nil {
-		if bin, err = exec.LookPath("svc-mcp"); err != nil {
-			return cli.WithHint(cli.Usagef("svc mcp needs svc-mcp, which is neither beside svc nor on PATH"), "make install puts it beside svc")
-		}
+	bin, err := proc.Sibling("svc-mcp")
+	if err != nil {
+		return cli.WithHint(cli.Usagef("svc mcp needs svc-mcp, which is neither beside svc nor on PATH"), "make install puts it beside svc")
 	}
 	args := []string{"svc-mcp", "--svc", self}
 	if c.HTTP != "" {

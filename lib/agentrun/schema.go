@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // Schema is a JSON Schema the answer must conform to: neither CLI can be
@@ -36,7 +38,7 @@ func LoadSchema(path string) (*Schema, error) {
 	if err := json.Compact(&compact, b); err != nil {
 		return nil, fmt.Errorf("--schema %s is not JSON: %v", path, err)
 	}
-	bin, err := sibling("ndjson")
+	bin, err := proc.Sibling("ndjson")
 	if err != nil {
 		return nil, fmt.Errorf("--schema needs ndjson, which is neither beside runagent nor on PATH")
 	}
@@ -83,14 +85,4 @@ func (s *Schema) check(input []byte) (stdout, stderr string, code int) {
 		return out.String(), strings.TrimSpace(errb.String()), ee.ExitCode()
 	}
 	return "", err.Error(), -1
-}
-
-// sibling is the agentry program name beside this binary, else on PATH.
-func sibling(name string) (string, error) {
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), name); isExecutable(p) {
-			return p, nil
-		}
-	}
-	return exec.LookPath(name)
 }

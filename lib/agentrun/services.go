@@ -107,15 +107,10 @@ func StartServices(o ServicesOptions) (*Services, error) {
 
 // svcBinary is svc beside this binary, else on PATH.
 func svcBinary() (string, error) {
-	if p, err := sibling("svc"); err == nil {
+	if p, err := proc.Sibling("svc"); err == nil {
 		return p, nil
 	}
 	return "", &StartError{"--services needs svc, which is neither beside runagent nor on PATH"}
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // Finish ends the services server, then stops every service of the

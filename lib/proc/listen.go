@@ -86,15 +86,7 @@ func (d *ListenerDump) dump(family uint8, port int) error {
 		d.fd, d.buf = fd+1, make([]byte, 32<<10)
 	}
 	fd := d.fd - 1
-	// nlmsghdr (16) + inet_diag_req_v2 (56)
-	var req [16 + 56]byte
-	binary.LittleEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.LittleEndian.PutUint16(req[4:], 20) // SOCK_DIAG_BY_FAMILY
-	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	req[16] = family
-	req[17] = unix.IPPROTO_TCP
-	binary.LittleEndian.PutUint32(req[20:], 1<<10) // states: TCP_LISTEN (10)
-	binary.BigEndian.PutUint16(req[24:], uint16(port))
+	req := diagRequest(family, 0, 1<<10, port) // states: TCP_LISTEN (10)
 	// An unconnected netlink socket writes to the kernel.
 	if _, err := unix.Write(fd, req[:]); err != nil {
 		return err
@@ -124,6 +116,23 @@ func (d *ListenerDump) parse(b []byte, port int) (done bool, err error) {
 			d.out = append(d.out, l)
 		}
 	})
+}
+
+// diagRequest is a sock_diag dump request for a family's TCP sockets in
+// the states of the mask (bit N: state N), on port when it is not 0, with
+// the extensions of ext (bit N-1: INET_DIAG_ attribute N): nlmsghdr (16)
+// and inet_diag_req_v2 (56).
+func diagRequest(family, ext uint8, states uint32, port int) [16 + 56]byte {
+	var req [16 + 56]byte
+	binary.LittleEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.LittleEndian.PutUint16(req[4:], 20) // SOCK_DIAG_BY_FAMILY
+	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	req[16] = family
+	req[17] = unix.IPPROTO_TCP
+	req[18] = ext
+	binary.LittleEndian.PutUint32(req[20:], states)
+	binary.BigEndian.PutUint16(req[24:], uint16(port))
+	return req
 }
 
 // diagMessages calls fn with each inet_diag_msg of a batch of sock_diag

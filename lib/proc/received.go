@@ -41,16 +41,8 @@ func BytesReceived(pid int) (n uint64, ok bool) {
 // receivedDump sums tcpi_bytes_received over one family's TCP sockets
 // whose inode is in mine.
 func receivedDump(fd int, buf []byte, family uint8, mine map[uint64]bool) (uint64, error) {
-	// nlmsghdr (16) + inet_diag_req_v2 (56): every state but LISTEN, with
-	// tcp_info (INET_DIAG_INFO).
-	var req [16 + 56]byte
-	binary.LittleEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.LittleEndian.PutUint16(req[4:], 20) // SOCK_DIAG_BY_FAMILY
-	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	req[16] = family
-	req[17] = unix.IPPROTO_TCP
-	req[18] = 1 << (2 - 1) // idiag_ext: INET_DIAG_INFO
-	binary.LittleEndian.PutUint32(req[20:], 0xfff&^(1<<10))
+	// Every state but LISTEN, with tcp_info (INET_DIAG_INFO, attribute 2).
+	req := diagRequest(family, 1<<(2-1), 0xfff&^(1<<10), 0)
 	if _, err := unix.Write(fd, req[:]); err != nil {
 		return 0, err
 	}

@@ -221,18 +221,24 @@ func waitRequest(t *testing.T, api *server, agent string, errb *bytes.Buffer) {
 	}
 }
 
+// waitEnd waits for a started command to end, failing with why after d.
+func waitEnd(t *testing.T, cmd *exec.Cmd, d time.Duration, why string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s (waited %v)", why, d)
+	}
+}
+
 // termAndCheck sends runagent SIGTERM and checks that it ends with 143,
 // names the signal, and leaves the agent (pid) gone.
 func termAndCheck(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer, pid int, agent string) {
 	t.Helper()
 	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("runagent did not end within 30s of SIGTERM")
-	}
+	waitEnd(t, cmd, 30*time.Second, "runagent did not end after SIGTERM")
 	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(errb.String(), "runagent: stopped by SIGTERM") {
 		t.Errorf("exit %d, stderr %s", code, errb.String())
 	}

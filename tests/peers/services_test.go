@@ -187,6 +187,19 @@ func TestServicesSIGTERM(t *testing.T) {
 	}
 }
 
+// svcIn makes svc commands on the state home given, and stops what is
+// left there when the test ends.
+func svcIn(t *testing.T, home string) func(args ...string) *exec.Cmd {
+	svcBin := filepath.Join(filepath.Dir(runagentBin), "svc")
+	mk := func(args ...string) *exec.Cmd {
+		c := exec.Command(svcBin, args...)
+		c.Env = append(os.Environ(), "SVC_HOME="+home)
+		return c
+	}
+	t.Cleanup(func() { mk("stop", "--all").Run() })
+	return mk
+}
+
 // procsMatching are the pids whose command line contains s.
 func procsMatching(s string) []int {
 	var pids []int
@@ -211,12 +224,7 @@ func TestHostClaudeSvcMCP(t *testing.T) {
 	need(t)
 	home := t.TempDir()
 	svcBin := filepath.Join(filepath.Dir(runagentBin), "svc")
-	svcCmd := func(args ...string) *exec.Cmd {
-		c := exec.Command(svcBin, args...)
-		c.Env = append(os.Environ(), "SVC_HOME="+home)
-		return c
-	}
-	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	svcCmd := svcIn(t, home)
 	out, err := svcCmd("start", "--name", "chat-c1-svc", "--", svcBin, "mcp", "--http", "127.0.0.1:0", "--scope", "chat-c1").Output()
 	m := regexp.MustCompile(`is ready at (http://127\.0\.0\.1:\d+/mcp) `).FindSubmatch(out)
 	if err != nil || m == nil {
@@ -255,12 +263,7 @@ func TestServicesKept(t *testing.T) {
 	a := servicesAgents[0]
 	env, _ := a.env(t)
 	env, home := servicesEnv(t, env)
-	svcCmd := func(args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(filepath.Dir(runagentBin), "svc"), args...)
-		c.Env = append(os.Environ(), "SVC_HOME="+home)
-		return c
-	}
-	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	svcCmd := svcIn(t, home)
 	port := freePort(t)
 	steps := "STEPS:\nCALL " + a.tool("start") + fmt.Sprintf(` {"name":"kept","command":"python3 -m http.server %d --bind 127.0.0.1"}`, port) + "\n"
 	r := runagent(t, env, t.TempDir(), "-l", "2", "--services", "--keep-services", steps)
@@ -293,14 +296,9 @@ func TestServicesSIGKILL(t *testing.T) {
 		t.Fatalf("the agent's server never listened; stderr %s", errb.String())
 	}
 	cmd.Process.Kill()
-	waited := make(chan struct{})
-	go func() { cmd.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(20 * time.Second):
-		// runagent's stderr is a pipe: something of the run still holds it.
-		t.Fatalf("20 s after runagent's SIGKILL, a process it started still runs")
-	}
+	// runagent's stderr is a pipe: while something of the run holds it,
+	// the wait does not end.
+	waitEnd(t, cmd, 20*time.Second, "after runagent's SIGKILL, a process it started still runs")
 	if !await.Until(20*time.Second, func() bool { return !listening(port) && len(procsMatching(server)) == 0 }) {
 		t.Fatalf("after runagent's SIGKILL the service still runs (port %d open: %v)", port, listening(port))
 	}
