@@ -16,8 +16,8 @@ import (
 )
 
 // SIGTERM to runagent goes to the agent's process group; runagent waits
-// for the agent, names the signal, removes the run's CODEX_HOME and exits
-// 143. The prompt was never on the agent's command line.
+// for the agent, names the signal, removes the run's CODEX_HOME (a fresh
+// one: the run has an MCP server of its own) and exits 143. The prompt was never on the agent's command line.
 func TestRunagentForwardsSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -33,7 +33,8 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 	os.WriteFile(filepath.Join(userHome, "auth.json"), []byte(`{}`), 0o600)
 	pidFile := filepath.Join(dir, "pid")
 	rec := filepath.Join(dir, "rec")
-	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile)
+	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile,
+		"--tools-url", "http://127.0.0.1:9/mcp")
 	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_RECORD="+rec,
 		"XDG_STATE_HOME="+filepath.Join(dir, "state"))
 	cmd.Stdin = strings.NewReader("TOP-SECRET-PROMPT")

@@ -180,7 +180,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 // request is the run's request: the prompt read, the working copy checked,
 // the event log opened (closed by the func returned).
 func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) (agentrun.Request, func(), error) {
-	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agentrun.CodexSource{Config: c.CodexConfig},
+	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agentrun.CodexSource{Config: c.CodexConfig, Keep: true},
 		Schema: schema, IdleTimeout: c.IdleTimeout}
 	if g.Harness == grant.Codex {
 		req.MaxTurns = c.MaxTurns

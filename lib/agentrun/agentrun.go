@@ -280,9 +280,11 @@ func prepare(req Request) (*workspace, error) {
 			w.cleanup()
 			return nil, err
 		}
-		made = append(made, home)
-		w.redact.add(home, "<CODEX_HOME>")
-		w.env = append(withoutKey(w.env, "CODEX_HOME"), "CODEX_HOME="+home)
+		if !home.Kept {
+			made = append(made, home.Dir)
+		}
+		w.redact.add(home.Dir, "<CODEX_HOME>")
+		w.env = append(withoutKey(w.env, "CODEX_HOME"), "CODEX_HOME="+home.Dir)
 	}
 	return w, nil
 }

@@ -1,10 +1,14 @@
 package agentrun
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentry/agentry/lib/grant"
 )
@@ -19,13 +23,37 @@ type CodexSource struct {
 	// Sessions is where codex threads are kept between runs, so that a
 	// later run can resume one (default $XDG_STATE_HOME/runagent/codex-sessions).
 	Sessions string
+	// Keep: a CODEX_HOME is kept per configuration, in
+	// $XDG_STATE_HOME/runagent/codex-homes, and reused by every later run
+	// with the same configuration and no MCP server of its own (runagent);
+	// see CodexHome.Kept. Otherwise every run gets a fresh one (agent-host).
+	Keep bool
 }
 
-// PrepareCodexHome makes the run's own CODEX_HOME: a config.toml with the
+// CodexHome is a run's CODEX_HOME.
+type CodexHome struct {
+	Dir string
+	// Kept: Dir is a kept home that the run must not remove. Codex
+	// initialises half a dozen sqlite databases in a new home, which cost
+	// a run about 200 ms on the bench machine; a kept home pays it once.
+	Kept bool
+}
+
+// Remove removes a home that is not kept.
+func (h CodexHome) Remove() {
+	if !h.Kept && h.Dir != "" {
+		os.RemoveAll(h.Dir)
+	}
+}
+
+// keptHomeIdle is how long a kept home may go unused before a run removes it.
+const keptHomeIdle = 30 * 24 * time.Hour
+
+// PrepareCodexHome makes the run's CODEX_HOME: a config.toml with the
 // user's provider settings and the grant's keys (which win), a copy of the
 // user's credential when there is one, and the shared sessions directory.
-// The caller removes it when the run ends, however it ends.
-func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (string, error) {
+// The caller removes it (Remove) when the run ends, however it ends.
+func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (CodexHome, error) {
 	userHome := src.Home
 	if userHome == "" {
 		if h := lookup(env, "CODEX_HOME"); h != "" {
@@ -40,45 +68,127 @@ func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (string, er
 	}
 	userConfig, err := os.ReadFile(configPath)
 	if err != nil && (src.Config != "" || !errors.Is(err, os.ErrNotExist)) {
-		return "", &StartError{"cannot read the codex configuration: " + errnoName(err)}
+		return CodexHome{}, &StartError{"cannot read the codex configuration: " + errnoName(err)}
 	}
 	auth, authErr := os.ReadFile(filepath.Join(userHome, "auth.json"))
 	hasProvider := strings.Contains(string(userConfig), "model_provider")
 	hasKey := lookup(env, "OPENAI_API_KEY") != "" || lookup(env, "CODEX_API_KEY") != ""
 	if authErr != nil && !hasProvider && !hasKey {
-		return "", &StartError{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
+		return CodexHome{}, &StartError{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
 	}
-	home, err := RunDir("runagent-codex")
-	if err != nil {
-		return "", &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
-	}
-	fail := func(err error) (string, error) {
-		os.RemoveAll(home)
-		return "", &StartError{"could not prepare CODEX_HOME: " + errnoName(err)}
-	}
-	config := MergeCodexConfig(string(userConfig), g.CodexConfig)
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
-		return fail(err)
-	}
-	if authErr == nil {
-		if err := os.WriteFile(filepath.Join(home, "auth.json"), auth, 0o600); err != nil {
-			return fail(err)
-		}
-	}
+	config := []byte(MergeCodexConfig(string(userConfig), g.CodexConfig))
 	sessions := src.Sessions
 	if sessions == "" {
-		state := lookup(env, "XDG_STATE_HOME")
-		if state == "" {
-			if h, err := os.UserHomeDir(); err == nil {
-				state = filepath.Join(h, ".local", "state")
-			}
-		}
-		sessions = filepath.Join(state, "runagent", "codex-sessions")
+		sessions = filepath.Join(stateDir(env), "codex-sessions")
 	}
-	if err := os.MkdirAll(sessions, 0o700); err == nil {
-		_ = os.Symlink(sessions, filepath.Join(home, "sessions"))
+	if src.Keep && len(g.MCPServers) == 0 {
+		return keptHome(filepath.Join(stateDir(env), "codex-homes"), config, auth, authErr == nil, sessions)
+	}
+	home := CodexHome{}
+	if home.Dir, err = RunDir("runagent-codex"); err != nil {
+		return home, &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
+	}
+	if err := fillHome(home.Dir, config, auth, authErr == nil, sessions); err != nil {
+		home.Remove()
+		return CodexHome{}, err
 	}
 	return home, nil
+}
+
+// keptHome is the kept CODEX_HOME for this configuration under homes,
+// named for the digest of its configuration and sessions directory, brought up to date with the user's credential
+// (a copy that the user has since removed is removed), and stamped as
+// used; kept homes unused for a month are removed.
+func keptHome(homes string, config, auth []byte, hasAuth bool, sessions string) (CodexHome, error) {
+	sum := sha256.Sum256(append(append(config, 0), sessions...))
+	home := CodexHome{Dir: filepath.Join(homes, hex.EncodeToString(sum[:8])), Kept: true}
+	if err := os.MkdirAll(home.Dir, 0o700); err != nil {
+		return CodexHome{}, &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
+	}
+	if err := fillHome(home.Dir, config, auth, hasAuth, sessions); err != nil {
+		return CodexHome{}, err
+	}
+	now := time.Now()
+	_ = os.Chtimes(home.Dir, now, now)
+	pruneHomes(homes, home.Dir, now)
+	return home, nil
+}
+
+// fillHome writes config.toml and auth.json into dir where they differ
+// from what is there (each by an atomic rename, so that a run sharing a
+// kept home never reads half a file), and links the sessions directory.
+func fillHome(dir string, config, auth []byte, hasAuth bool, sessions string) error {
+	fail := func(err error) error { return &StartError{"could not prepare CODEX_HOME: " + errnoName(err)} }
+	if err := writeIfChanged(filepath.Join(dir, "config.toml"), config); err != nil {
+		return fail(err)
+	}
+	authPath := filepath.Join(dir, "auth.json")
+	if hasAuth {
+		if err := writeIfChanged(authPath, auth); err != nil {
+			return fail(err)
+		}
+	} else if err := os.Remove(authPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fail(err)
+	}
+	if sessions == "" {
+		return nil
+	}
+	link := filepath.Join(dir, "sessions")
+	if cur, err := os.Readlink(link); err == nil && cur == sessions {
+		return nil
+	}
+	if err := os.MkdirAll(sessions, 0o700); err == nil {
+		os.Remove(link)
+		_ = os.Symlink(sessions, link)
+	}
+	return nil
+}
+
+func writeIfChanged(path string, data []byte) error {
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// pruneHomes removes the kept homes under homes, other than keep, that no
+// run has used for keptHomeIdle.
+func pruneHomes(homes, keep string, now time.Time) {
+	ents, _ := os.ReadDir(homes)
+	for _, e := range ents {
+		dir := filepath.Join(homes, e.Name())
+		if !e.IsDir() || dir == keep {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > keptHomeIdle {
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// stateDir is runagent's directory under $XDG_STATE_HOME.
+func stateDir(env []string) string {
+	state := lookup(env, "XDG_STATE_HOME")
+	if state == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			state = filepath.Join(h, ".local", "state")
+		}
+	}
+	return filepath.Join(state, "runagent")
 }
 
 // MergeCodexConfig keeps the user's configuration (their model provider,

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/grant"
 )
 
@@ -73,6 +75,26 @@ func TestBenchHostOverhead(t *testing.T) {
 	fmt.Printf("agent-host over a claude turn (fake API, median of %d): %s\n", turns, overhead("direct", direct, "through agent-host", hosted))
 }
 
+// sameCodexConfig is env with a CODEX_HOME of its own holding the config
+// runagent gives codex: env's own config.toml under the grant's keys.
+func sameCodexConfig(t *testing.T, env []string, grantConfig string) []string {
+	var user string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "CODEX_HOME="); ok {
+			user = v
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(user, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(agentrun.MergeCodexConfig(string(cfg), grantConfig)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "CODEX_HOME="+home)
+}
+
 // overhead compares the medians of two interleaved series against the
 // 5 ms target.
 func overhead(aName string, a []time.Duration, bName string, b []time.Duration) string {
@@ -113,9 +135,16 @@ func TestBenchRunagentOverhead(t *testing.T) {
 			argv[0] = codexBin
 		}
 		work := t.TempDir()
+		directEnv := env
+		if a.name == "codex" {
+			// The same configuration as well as the same argv: the
+			// user's provider settings under the grant's keys, in a home
+			// of its own that, like the user's ~/.codex, lives on.
+			directEnv = sameCodexConfig(t, env, g.CodexConfig)
+		}
 		direct := func() time.Duration {
 			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Env, cmd.Dir, cmd.Stdin = env, work, strings.NewReader("SAY hi")
+			cmd.Env, cmd.Dir, cmd.Stdin = directEnv, work, strings.NewReader("SAY hi")
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%s directly: %v", a.name, err)

@@ -334,23 +334,27 @@ func TestCodexFailures(t *testing.T) {
 	}
 }
 
-// SIGTERM mid-turn: codex gone, the run's CODEX_HOME gone, the signal named.
+// SIGTERM mid-turn: codex gone, the signal named, nothing of the run left
+// in TMPDIR; the CODEX_HOME is the one kept for the configuration.
 func TestCodexSIGTERM(t *testing.T) {
 	need(t)
 	api := fakeOpenAI(t)
-	tmp := t.TempDir()
-	env := append(codexEnv(t, api), "TMPDIR="+tmp)
+	tmp, state := t.TempDir(), t.TempDir()
+	env := append(codexEnv(t, api), "TMPDIR="+tmp, "XDG_STATE_HOME="+state)
 	cmd, errb, pidFile := startRunagent(t, env, t.TempDir(), "SLOW 400", "--agent", "codex", "-l", "1")
 	defer cmd.Process.Kill()
 	waitRequest(t, api, "codex", errb)
-	homes, _ := filepath.Glob(filepath.Join(tmp, "runagent-codex-*"))
+	homes, _ := filepath.Glob(filepath.Join(state, "runagent", "codex-homes", "*"))
 	if len(homes) != 1 {
-		t.Fatalf("%d run CODEX_HOMEs during the run", len(homes))
+		t.Fatalf("%d kept CODEX_HOMEs during the run", len(homes))
 	}
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	termAndCheck(t, cmd, errb, pid, "codex")
-	if _, err := os.Stat(homes[0]); err == nil {
-		t.Errorf("the run's CODEX_HOME was left behind")
+	if left, _ := filepath.Glob(filepath.Join(tmp, "runagent-*")); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(homes[0], "config.toml")); err != nil {
+		t.Errorf("the kept CODEX_HOME: %v", err)
 	}
 }

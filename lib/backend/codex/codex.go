@@ -125,7 +125,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 	}
-	defer os.RemoveAll(home)
+	defer home.Remove()
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir = b.cfg.Workspace
 	if t.Params.Workspace != "" {
@@ -139,7 +139,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		defer os.RemoveAll(scratch)
 		cmd.Dir = scratch
 	}
-	cmd.Env = append(env, "CODEX_HOME="+home)
+	cmd.Env = append(env, "CODEX_HOME="+home.Dir)
 	cmd.Stdin = strings.NewReader(t.Params.Prompt)
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
