@@ -22,7 +22,7 @@ all: $(BINS) ## build every command into ./bin
 
 bin/%: FORCE
 	@mkdir -p bin
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/$*
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/$*
 
 test: fmt-check vet race man-lint ## every gate: gofmt, vet, race tests with the script suite, man lint
 

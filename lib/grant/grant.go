@@ -19,7 +19,6 @@ package grant
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -116,7 +115,26 @@ type Grant struct {
 	CodexConfig string `json:"codexConfig,omitempty"`
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+// isUUID: s is a UUID in its 8-4-4-4-12 hex form. (By hand: a regexp
+// compiled at init would cost every runagent start.)
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // For computes the grant. It starts nothing and touches no file.
 func For(o Options) (*Grant, error) {
@@ -155,7 +173,7 @@ func For(o Options) (*Grant, error) {
 	}
 	switch h {
 	case Claude:
-		if o.SessionID != "" && !uuidRE.MatchString(o.SessionID) {
+		if o.SessionID != "" && !isUUID(o.SessionID) {
 			return nil, fmt.Errorf("--session-id %q is not a UUID, which claude requires", o.SessionID)
 		}
 		g.Argv = claudeArgv(prog, o, g)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -113,14 +114,14 @@ func setExtra(m Msg, line []byte) {
 	if !f.IsValid() {
 		return
 	}
-	if extra := extraFields(line, msgFields[m.MsgType()]); extra != nil {
+	if extra := extraFields(line, msgFields()[m.MsgType()]); extra != nil {
 		f.Set(reflect.ValueOf(extra))
 	}
 }
 
 // msgFields holds, for each message type, the names of its fields and
-// "type"; read-only.
-var msgFields = func() map[string]map[string]bool {
+// "type"; read-only, built on first use.
+var msgFields = sync.OnceValue(func() map[string]map[string]bool {
 	all := map[string]map[string]bool{}
 	for _, typ := range Types() {
 		names := known(reflect.TypeOf(newMsg(typ)).Elem())
@@ -128,7 +129,7 @@ var msgFields = func() map[string]map[string]bool {
 		all[typ] = names
 	}
 	return all
-}()
+})
 
 // extraFields returns the fields of the object obj whose names are not in
 // names, or nil when there are none.

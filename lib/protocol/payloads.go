@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"reflect"
+	"sync"
 )
 
 // ChatRunParams are the parameters of one chat turn.
@@ -46,8 +47,8 @@ type Usage struct {
 
 // The field names of the payloads that keep unknown fields; read-only.
 var (
-	usageFields      = known(reflect.TypeFor[Usage]())
-	agentEventFields = known(reflect.TypeFor[AgentEvent]())
+	usageFields      = sync.OnceValue(func() map[string]bool { return known(reflect.TypeFor[Usage]()) })
+	agentEventFields = sync.OnceValue(func() map[string]bool { return known(reflect.TypeFor[AgentEvent]()) })
 )
 
 func (u Usage) MarshalJSON() ([]byte, error) {
@@ -57,7 +58,7 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 
 func (u *Usage) UnmarshalJSON(b []byte) (err error) {
 	type plain Usage
-	u.Extra, err = unmarshalExtra(b, (*plain)(u), usageFields)
+	u.Extra, err = unmarshalExtra(b, (*plain)(u), usageFields())
 	return err
 }
 
@@ -129,7 +130,7 @@ func (e AgentEvent) MarshalJSON() ([]byte, error) {
 
 func (e *AgentEvent) UnmarshalJSON(b []byte) (err error) {
 	type plain AgentEvent
-	e.Extra, err = unmarshalExtra(b, (*plain)(e), agentEventFields)
+	e.Extra, err = unmarshalExtra(b, (*plain)(e), agentEventFields())
 	return err
 }
 

@@ -6,9 +6,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+var envKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`) })
 
 // ReadEnvFile reads a dotenv file: K=V lines, blank lines and # comments,
 // an optional "export " before K, and values bare (trailing " #comment"
@@ -51,7 +52,7 @@ func envLine(line string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no '=' in %q", clip(line))
 	}
-	if !envKey.MatchString(k) {
+	if !envKey().MatchString(k) {
 		return "", fmt.Errorf("%q is not a variable name", clip(k))
 	}
 	v, err := envValue(strings.TrimSpace(v))

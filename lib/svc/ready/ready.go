@@ -12,18 +12,24 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
 )
 
 // What a server prints when it listens, most telling first: a URL, a
-// host:port, or "port N".
+// host:port, or "port N". Compiled on first use, not at every start of
+// every binary that links this package.
 var (
-	urlRE      = regexp.MustCompile(`(?i)https?://(?:\[[0-9a-f:]+\]|[a-z0-9.-]+)(?::(\d{2,5}))?[^\s"'<>]*`)
-	hostPortRE = regexp.MustCompile(`(?i)(?:\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3})|\[[0-9a-f:]*\]):(\d{2,5})\b`)
-	portRE     = regexp.MustCompile(`(?i)\bport\s*:?\s*(\d{2,5})\b`)
+	urlRE      = lazyRE(`(?i)https?://(?:\[[0-9a-f:]+\]|[a-z0-9.-]+)(?::(\d{2,5}))?[^\s"'<>]*`)
+	hostPortRE = lazyRE(`(?i)(?:\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3})|\[[0-9a-f:]*\]):(\d{2,5})\b`)
+	portRE     = lazyRE(`(?i)\bport\s*:?\s*(\d{2,5})\b`)
 )
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Endpoint is a place a service said it listens.
 type Endpoint struct {
@@ -33,7 +39,7 @@ type Endpoint struct {
 
 // FindEndpoint looks for a URL or port in one line of output.
 func FindEndpoint(line string) (Endpoint, bool) {
-	if m := urlRE.FindStringSubmatch(line); m != nil {
+	if m := urlRE().FindStringSubmatch(line); m != nil {
 		url := strings.TrimRight(m[0], ".,;:)]}")
 		port, _ := strconv.Atoi(m[1])
 		if port == 0 {
@@ -44,7 +50,7 @@ func FindEndpoint(line string) (Endpoint, bool) {
 		}
 		return Endpoint{URL: url, Port: port}, port < 65536
 	}
-	for _, re := range []*regexp.Regexp{hostPortRE, portRE} {
+	for _, re := range []*regexp.Regexp{hostPortRE(), portRE()} {
 		if m := re.FindStringSubmatch(line); m != nil {
 			port, _ := strconv.Atoi(m[1])
 			if port > 0 && port < 65536 {
