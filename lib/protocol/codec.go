@@ -168,10 +168,22 @@ func appendExtra(body []byte, extra Extra) []byte {
 	return append(b, '}')
 }
 
+// marshal is json.Marshal without the HTML escaping: a "<" in a shell
+// command reaches the daemon (and a grep) as "<", not "\u003c".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // marshalExtra marshals v, a struct without JSON methods, with extra's
 // fields after its own.
 func marshalExtra(v any, extra Extra) ([]byte, error) {
-	body, err := json.Marshal(v)
+	body, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +209,7 @@ func Encode(m Msg) ([]byte, error) {
 	case *BadMessage:
 		return m.Raw, nil
 	}
-	body, err := json.Marshal(m)
+	body, err := marshal(m)
 	if err != nil {
 		return nil, err
 	}

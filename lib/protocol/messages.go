@@ -106,6 +106,28 @@ type Shutdown struct {
 	Extra   Extra  `json:"-"`
 }
 
+// AnswerPermission answers the permission_request RequestID of run RunID:
+// allow (once), allow_session (this and the same call again, for the rest
+// of the chat's session, where the backend can), or deny. Input, with
+// allow, replaces the tool's input; Message, with deny, is what the model
+// is told.
+type AnswerPermission struct {
+	ID        string          `json:"id"`
+	RunID     string          `json:"runId"`
+	RequestID string          `json:"requestId"`
+	Decision  string          `json:"decision"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Extra     Extra           `json:"-"`
+}
+
+// Permission decisions.
+const (
+	DecisionAllow        = "allow"
+	DecisionAllowSession = "allow_session"
+	DecisionDeny         = "deny"
+)
+
 // Ping asks for an ok, to tell that the host is alive.
 type Ping struct {
 	ID    string `json:"id"`
@@ -202,13 +224,14 @@ const (
 	CodeShuttingDown       = "shutting_down"
 	CodeTooLong            = "too_long"
 	CodeInternal           = "internal"
+	CodeUnknownRequest     = "unknown_request"
 )
 
 // ErrorCodes lists every error code, in documentation order.
 func ErrorCodes() []string {
 	return []string{CodeBadRequest, CodeNotReady, CodeProtocolMismatch, CodeBusy, CodeDuplicateID,
 		CodeUnknownType, CodeUnknownChat, CodeUnsupported, CodeBackendUnavailable, CodeBackendFailed,
-		CodeInterrupted, CodeShuttingDown, CodeTooLong, CodeInternal}
+		CodeInterrupted, CodeShuttingDown, CodeTooLong, CodeInternal, CodeUnknownRequest}
 }
 
 // Models answers list_models.
@@ -252,6 +275,45 @@ type Event struct {
 	Extra Extra      `json:"-"`
 }
 
+// PermissionRequest asks the daemon whether the agent of run RunID may
+// make a tool call the grant does not already allow (a run that opted in
+// with params.permissions "ask"). The daemon answers with
+// answer_permission within TimeoutMs, or the call is denied.
+type PermissionRequest struct {
+	RunID     string `json:"runId"`
+	RequestID string `json:"requestId"`
+	Tool      string `json:"tool"`
+	// Input is the tool's input as the agent gave it: any JSON.
+	Input json.RawMessage `json:"input"`
+	// Description is the backend's own words for the call, when it has any.
+	Description string `json:"description,omitempty"`
+	// Choices are the decisions the backend can carry out.
+	Choices   []string `json:"choices"`
+	TimeoutMs int64    `json:"timeoutMs"`
+	Extra     Extra    `json:"-"`
+}
+
+// PermissionResolved says how a permission request ended, exactly once
+// for each: By is "daemon" (its answer_permission), "timeout", "interrupt"
+// (the run was interrupted), "shutdown" (the host is stopping) or
+// "run_ended" (the run ended while it was pending).
+type PermissionResolved struct {
+	RunID     string `json:"runId"`
+	RequestID string `json:"requestId"`
+	Decision  string `json:"decision"`
+	By        string `json:"by"`
+	Extra     Extra  `json:"-"`
+}
+
+// Who resolved a permission request.
+const (
+	ResolvedByDaemon    = "daemon"
+	ResolvedByTimeout   = "timeout"
+	ResolvedByInterrupt = "interrupt"
+	ResolvedByShutdown  = "shutdown"
+	ResolvedByRunEnded  = "run_ended"
+)
+
 // Log is the host's own logging.
 type Log struct {
 	Level     string `json:"level"`
@@ -287,32 +349,35 @@ type BadMessage struct {
 	Raw  []byte
 }
 
-func (*Hello) MsgType() string          { return "hello" }
-func (*RunTurn) MsgType() string        { return "run_turn" }
-func (*Interrupt) MsgType() string      { return "interrupt" }
-func (*OneShot) MsgType() string        { return "one_shot" }
-func (*WarmSession) MsgType() string    { return "warm_session" }
-func (*SetMCPServers) MsgType() string  { return "set_mcp_servers" }
-func (*RefreshTools) MsgType() string   { return "refresh_tools" }
-func (*ListModels) MsgType() string     { return "list_models" }
-func (*PlanUsageReq) MsgType() string   { return "plan_usage" }
-func (*SessionInfoReq) MsgType() string { return "session_info" }
-func (*ResetSession) MsgType() string   { return "reset_session" }
-func (*Shutdown) MsgType() string       { return "shutdown" }
-func (*Ping) MsgType() string           { return "ping" }
-func (*Ready) MsgType() string          { return "ready" }
-func (*OK) MsgType() string             { return "ok" }
-func (*RunDone) MsgType() string        { return "run_done" }
-func (*Error) MsgType() string          { return "error" }
-func (*Models) MsgType() string         { return "models" }
-func (*UsageReply) MsgType() string     { return "usage" }
-func (*Session) MsgType() string        { return "session" }
-func (*Bye) MsgType() string            { return "bye" }
-func (*Event) MsgType() string          { return "event" }
-func (*Log) MsgType() string            { return "log" }
-func (*Metric) MsgType() string         { return "metric" }
-func (*Unknown) MsgType() string        { return "unknown" }
-func (*BadMessage) MsgType() string     { return "bad" }
+func (*Hello) MsgType() string              { return "hello" }
+func (*RunTurn) MsgType() string            { return "run_turn" }
+func (*Interrupt) MsgType() string          { return "interrupt" }
+func (*OneShot) MsgType() string            { return "one_shot" }
+func (*WarmSession) MsgType() string        { return "warm_session" }
+func (*SetMCPServers) MsgType() string      { return "set_mcp_servers" }
+func (*RefreshTools) MsgType() string       { return "refresh_tools" }
+func (*ListModels) MsgType() string         { return "list_models" }
+func (*PlanUsageReq) MsgType() string       { return "plan_usage" }
+func (*SessionInfoReq) MsgType() string     { return "session_info" }
+func (*ResetSession) MsgType() string       { return "reset_session" }
+func (*Shutdown) MsgType() string           { return "shutdown" }
+func (*Ping) MsgType() string               { return "ping" }
+func (*AnswerPermission) MsgType() string   { return "answer_permission" }
+func (*PermissionRequest) MsgType() string  { return "permission_request" }
+func (*PermissionResolved) MsgType() string { return "permission_resolved" }
+func (*Ready) MsgType() string              { return "ready" }
+func (*OK) MsgType() string                 { return "ok" }
+func (*RunDone) MsgType() string            { return "run_done" }
+func (*Error) MsgType() string              { return "error" }
+func (*Models) MsgType() string             { return "models" }
+func (*UsageReply) MsgType() string         { return "usage" }
+func (*Session) MsgType() string            { return "session" }
+func (*Bye) MsgType() string                { return "bye" }
+func (*Event) MsgType() string              { return "event" }
+func (*Log) MsgType() string                { return "log" }
+func (*Metric) MsgType() string             { return "metric" }
+func (*Unknown) MsgType() string            { return "unknown" }
+func (*BadMessage) MsgType() string         { return "bad" }
 
 // newMsg returns a zero message of a v1 type.
 func newMsg(typ string) Msg {
@@ -343,6 +408,12 @@ func newMsg(typ string) Msg {
 		return &Shutdown{}
 	case "ping":
 		return &Ping{}
+	case "answer_permission":
+		return &AnswerPermission{}
+	case "permission_request":
+		return &PermissionRequest{}
+	case "permission_resolved":
+		return &PermissionResolved{}
 	case "ready":
 		return &Ready{}
 	case "ok":

@@ -21,7 +21,20 @@ type ChatRunParams struct {
 	ReasoningEffort string `json:"reasoningEffort,omitempty"`
 	// Options are backend-specific, passed through untouched.
 	Options json.RawMessage `json:"options,omitempty"`
+	// Permissions "ask" has the host send a permission_request for every
+	// tool call the level's grant does not already allow; "grant" (or
+	// absent) lets the grant decide alone.
+	Permissions string `json:"permissions,omitempty"`
+	// PermissionTimeoutMs is how long a permission request waits for the
+	// daemon's answer before it is denied (default 60000).
+	PermissionTimeoutMs int64 `json:"permissionTimeoutMs,omitempty"`
 }
+
+// Values of ChatRunParams.Permissions.
+const (
+	PermissionsGrant = "grant"
+	PermissionsAsk   = "ask"
+)
 
 // OneShotParams are the parameters of one background run.
 type OneShotParams struct {

@@ -52,10 +52,10 @@ func table() []struct {
 		{"one_shot", Request}, {"warm_session", Request}, {"set_mcp_servers", Request},
 		{"refresh_tools", Request}, {"list_models", Request}, {"plan_usage", Request},
 		{"session_info", Request}, {"reset_session", Request}, {"shutdown", Request},
-		{"ping", Request},
+		{"ping", Request}, {"answer_permission", Request},
 		{"ready", Reply}, {"ok", Reply}, {"run_done", Reply}, {"error", Reply},
 		{"models", Reply}, {"usage", Reply}, {"session", Reply}, {"bye", Reply},
-		{"event", Stream},
+		{"event", Stream}, {"permission_request", Stream}, {"permission_resolved", Stream},
 		{"log", Notice}, {"metric", Notice},
 	}
 }
