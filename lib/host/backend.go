@@ -55,6 +55,12 @@ type Turn struct {
 	Log func(level, msg string)
 	// Interrupted is closed when the run is asked to stop.
 	Interrupted <-chan struct{}
+	// Ask, set when the daemon decides the run's tool calls
+	// (params.permissions "ask"), puts a call the grant does not allow to
+	// the daemon and returns its resolution: the daemon's answer, or a
+	// denial at the deadline, an interrupt or the host's stop. It blocks
+	// until then; it is safe for concurrent use. Nil: the grant decides.
+	Ask func(Ask) Answer
 }
 
 // ErrInterrupted is what a backend returns from a turn it stopped because

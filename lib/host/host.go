@@ -56,6 +56,7 @@ type Host struct {
 	busy     map[string]*run // by chat id
 	runsDone sync.WaitGroup
 	requests sync.WaitGroup // requests other than runs being served
+	asks     int64          // permission requests asked, for their ids
 	byeID    string         // the shutdown that bye answers
 	lateByes []string       // shutdowns that came while draining
 	bye      chan struct{}
@@ -187,6 +188,13 @@ func (h *Host) Deliver(m protocol.Msg) {
 		// starts after this line was read waits for them.
 		switch m := m.(type) {
 		case *protocol.RunTurn:
+			h.mu.Lock()
+			b := h.backend
+			h.mu.Unlock()
+			if refuse := checkPermissions(m.ID, m.Params, b); refuse != nil {
+				h.reply(m.ID, refuse)
+				return
+			}
 			h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params})
 			return
 		case *protocol.OneShot:
@@ -268,6 +276,8 @@ func (h *Host) serve(m protocol.Msg) {
 	switch m := m.(type) {
 	case *protocol.Interrupt:
 		h.reply(id, &protocol.OK{ID: id, Interrupted: ptr(h.interrupt(m.ChatID, m.RunID))})
+	case *protocol.AnswerPermission:
+		h.answerPermission(m)
 	case *protocol.WarmSession:
 		sk, ok := b.(SessionKeeper)
 		if !ok {

@@ -31,6 +31,7 @@ type run struct {
 	reason  string
 	usage   *protocol.Usage
 	started time.Time
+	asks    map[string]*pendingAsk // permission requests pending, by request id
 }
 
 func backendName(config json.RawMessage) string {
@@ -73,6 +74,13 @@ func (h *Host) startRun(reqID, runID, chatID string, t *Turn) {
 
 	t.Emit = r.emit
 	t.Interrupted = r.interrupt
+	if t.Params.Permissions == protocol.PermissionsAsk {
+		timeout := DefaultPermissionTimeout
+		if ms := t.Params.PermissionTimeoutMs; ms > 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+		t.Ask = func(q Ask) Answer { return r.ask(ctx, timeout, q) }
+	}
 	t.Log = func(level, msg string) { h.Log(level, "run "+runID, msg) }
 	go r.exec(ctx, b, t)
 }
@@ -173,6 +181,9 @@ func (r *run) finish(err error) {
 	done := &protocol.RunDone{ID: r.reqID, RunID: r.id, StopReason: r.reason, Events: r.seq, Usage: r.usage}
 	elapsed := time.Since(r.started)
 	r.mu.Unlock()
+	// No request can be asked now (done is set); one still pending is
+	// denied before run_done.
+	r.resolveAll()
 
 	h := r.h
 	h.mu.Lock()

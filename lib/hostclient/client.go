@@ -35,6 +35,11 @@ type Client interface {
 	PlanUsage(ctx context.Context) (*protocol.PlanUsage, error)
 	SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error)
 	ResetSession(ctx context.Context, chatID string) (bool, error)
+	// AnswerPermission answers a permission request of a run that asked
+	// for them (params.permissions "ask"; the requests come on
+	// Run.Asks). A request that is no longer pending is a *RemoteError
+	// of code unknown_request.
+	AnswerPermission(ctx context.Context, runID, requestID string, a Answer) error
 	// Shutdown drains the host and waits for its bye.
 	Shutdown(ctx context.Context) error
 	// Ping checks the host is alive; a subprocess that does not answer by
@@ -44,6 +49,15 @@ type Client interface {
 	// backend's processes stopped, nothing is left running; whatever else
 	// is pending fails.
 	Close() error
+}
+
+// Answer is a daemon's decision on a permission request: allow,
+// allow_session or deny; Input replaces the tool's input (allow), Message
+// is what the model is told (deny).
+type Answer struct {
+	Decision string
+	Input    json.RawMessage
+	Message  string
 }
 
 // ErrHostDied is wrapped by every error that comes of the host process
@@ -91,6 +105,22 @@ func (c *conn) receive(m protocol.Msg) {
 		c.mu.Unlock()
 		if r != nil {
 			r.push(m.Event)
+		}
+		return
+	case *protocol.PermissionRequest:
+		c.mu.Lock()
+		r := c.runs[m.RunID]
+		c.mu.Unlock()
+		if r != nil {
+			r.asked(m)
+		}
+		return
+	case *protocol.PermissionResolved:
+		c.mu.Lock()
+		r := c.runs[m.RunID]
+		c.mu.Unlock()
+		if r != nil {
+			r.resolved(m)
 		}
 		return
 	case *protocol.Log, *protocol.Metric, *protocol.Unknown, *protocol.BadMessage:

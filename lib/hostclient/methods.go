@@ -87,6 +87,13 @@ func (cl *client) Interrupt(ctx context.Context, chatID, runID string) (bool, er
 	return ok.Interrupted != nil && *ok.Interrupted, nil
 }
 
+func (cl *client) AnswerPermission(ctx context.Context, runID, requestID string, a Answer) error {
+	_, err := cl.ok(ctx, func(id string) protocol.Msg {
+		return &protocol.AnswerPermission{ID: id, RunID: runID, RequestID: requestID, Decision: a.Decision, Input: a.Input, Message: a.Message}
+	})
+	return err
+}
+
 func (cl *client) WarmSession(ctx context.Context, chatID string) error {
 	_, err := cl.ok(ctx, func(id string) protocol.Msg { return &protocol.WarmSession{ID: id, ChatID: chatID} })
 	return err

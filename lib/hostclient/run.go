@@ -20,12 +20,84 @@ type Run struct {
 	done   chan struct{}
 	result *protocol.RunDone
 	err    error
+
+	askQueue []*protocol.PermissionRequest
+	askWake  chan struct{}
+	asks     chan *protocol.PermissionRequest
+	outcomes map[string]*protocol.PermissionResolved
 }
 
 func newRun(id string) *Run {
-	r := &Run{ID: id, wake: make(chan struct{}, 1), events: make(chan protocol.AgentEvent), done: make(chan struct{})}
+	r := &Run{ID: id, wake: make(chan struct{}, 1), events: make(chan protocol.AgentEvent), done: make(chan struct{}),
+		askWake: make(chan struct{}, 1), asks: make(chan *protocol.PermissionRequest), outcomes: map[string]*protocol.PermissionResolved{}}
 	go r.pump()
+	go r.pumpAsks()
 	return r
+}
+
+// Asks delivers the run's permission requests, in order, each to be
+// answered with Client.AnswerPermission; it is closed when the run ends.
+// A run that did not ask for them (params.permissions) gets none. It need
+// not be read: a request nobody answers is denied at its deadline.
+func (r *Run) Asks() <-chan *protocol.PermissionRequest { return r.asks }
+
+// Resolution is how the permission request requestID was resolved, once
+// it has been.
+func (r *Run) Resolution(requestID string) (*protocol.PermissionResolved, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.outcomes[requestID]
+	return res, ok
+}
+
+func (r *Run) asked(q *protocol.PermissionRequest) {
+	r.mu.Lock()
+	if !r.ended {
+		r.askQueue = append(r.askQueue, q)
+	}
+	r.mu.Unlock()
+	poke(r.askWake)
+}
+
+func (r *Run) resolved(res *protocol.PermissionResolved) {
+	r.mu.Lock()
+	r.outcomes[res.RequestID] = res
+	r.mu.Unlock()
+}
+
+// pumpAsks is pump for permission requests; a request not yet read when
+// the run ends is dropped with the channel.
+func (r *Run) pumpAsks() {
+	for {
+		r.mu.Lock()
+		if len(r.askQueue) > 0 && !r.ended {
+			q := r.askQueue[0]
+			r.askQueue = r.askQueue[1:]
+			r.mu.Unlock()
+			select {
+			case r.asks <- q:
+			case <-r.askWake:
+				r.mu.Lock()
+				r.askQueue = append([]*protocol.PermissionRequest{q}, r.askQueue...)
+				r.mu.Unlock()
+			}
+			continue
+		}
+		ended := r.ended
+		r.mu.Unlock()
+		if ended {
+			close(r.asks)
+			return
+		}
+		<-r.askWake
+	}
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // push queues an event; it never blocks, so one slow reader cannot hold
@@ -64,6 +136,7 @@ func (r *Run) end(done *protocol.RunDone, err error) {
 	r.ended, r.result, r.err = true, done, err
 	r.mu.Unlock()
 	r.poke()
+	poke(r.askWake)
 }
 
 // pump moves queued events to the events channel, and closes it after the
