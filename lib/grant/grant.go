@@ -88,6 +88,10 @@ type Options struct {
 	// PartialMessages makes claude stream text deltas, so that a watchdog
 	// or an event log sees a long answer as it comes.
 	PartialMessages bool
+	// Ask has the agent ask (agent-host's permissions "ask") before a
+	// tool call the level does not allow: claude is offered every code
+	// tool, with only the level's own allowed, and asks on its stdio.
+	Ask bool
 }
 
 // Efforts are the reasoning efforts each harness takes.
@@ -108,8 +112,10 @@ type Grant struct {
 	// otherwise in the working copy.
 	Scratch      bool     `json:"scratch"`
 	BuiltinTools []string `json:"builtinTools"`
-	MCPServers   []string `json:"mcpServers"`
-	Subagents    bool     `json:"subagents"`
+	// AskTools are offered too, but each call is asked for (Options.Ask).
+	AskTools   []string `json:"askTools,omitempty"`
+	MCPServers []string `json:"mcpServers"`
+	Subagents  bool     `json:"subagents"`
 	// CodexConfig is the configuration the grant itself requires of a
 	// codex run; the user's provider settings are merged under it.
 	CodexConfig string `json:"codexConfig,omitempty"`
@@ -157,6 +163,25 @@ func For(o Options) (*Grant, error) {
 	g := &Grant{Harness: h, Level: o.Level, Scratch: o.Level == 1, BuiltinTools: []string{}, MCPServers: []string{}}
 	if o.Level >= 2 {
 		g.BuiltinTools = CodeTools()
+	}
+	if o.Ask {
+		if h != Claude {
+			return nil, fmt.Errorf("asking for permissions is for claude here; codex asks through its app-server")
+		}
+		// Reads and edits as the level allows them; the rest is asked.
+		// (Claude Code itself never asks for reads, nor for read-only
+		// shell commands such as ls.)
+		g.BuiltinTools, g.AskTools = nil, nil
+		for _, tool := range CodeTools() {
+			if o.Level >= 2 && tool != "Bash" {
+				g.BuiltinTools = append(g.BuiltinTools, tool)
+			} else {
+				g.AskTools = append(g.AskTools, tool)
+			}
+		}
+		if g.BuiltinTools == nil {
+			g.BuiltinTools = []string{}
+		}
 	}
 	if o.ToolsURL != "" {
 		g.MCPServers = []string{MCPName}
@@ -227,8 +252,13 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	if o.Stream || o.PartialMessages {
 		argv = append(argv, "--include-partial-messages")
 	}
+	offered := append(append([]string(nil), g.BuiltinTools...), g.AskTools...)
 	argv = append(argv, "--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
-		"--tools", strings.Join(g.BuiltinTools, ","))
+		"--tools", strings.Join(offered, ","))
+	if o.Ask {
+		// Not in claude --help, but it alone turns asking on (PEERS.md).
+		argv = append(argv, "--permission-prompt-tool", "stdio")
+	}
 	// --tools decides what exists; --allowedTools what runs with nobody at
 	// a keyboard. Task (subagents) is in neither, at any level.
 	var allowed []string
@@ -239,7 +269,9 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	if len(allowed) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(allowed, ","))
 	}
-	if o.Level >= 2 {
+	if o.Level >= 2 && !o.Ask {
+		// (Asking, the default mode: acceptEdits would also let shell
+		// commands that write files in the working copy run unasked.)
 		argv = append(argv, "--permission-mode", "acceptEdits")
 	}
 	if o.Model != "" {

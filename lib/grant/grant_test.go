@@ -133,3 +133,33 @@ func TestNewSessionIDIsAUUIDClaudeTakes(t *testing.T) {
 		t.Errorf("%s: %v", a, err)
 	}
 }
+
+// Asking offers every code tool but allows only the level's own, and
+// turns on claude's stdio prompts; codex cannot ask through exec.
+func TestAskGrant(t *testing.T) {
+	for level, want := range map[int][2]string{1: {"", "Read,Glob,Grep,Edit,Write,Bash"}, 2: {"Read,Glob,Grep,Edit,Write", "Bash"}} {
+		g, err := For(Options{Level: level, Harness: Claude, Ask: true, Stream: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv := strings.Join(g.Argv, " ")
+		if strings.Join(g.BuiltinTools, ",") != want[0] || strings.Join(g.AskTools, ",") != want[1] {
+			t.Errorf("level %d: allowed %v asked %v", level, g.BuiltinTools, g.AskTools)
+		}
+		if !strings.Contains(argv, "--tools Read,Glob,Grep,Edit,Write,Bash") || !strings.Contains(argv, "--permission-prompt-tool stdio") {
+			t.Errorf("level %d argv: %s", level, argv)
+		}
+		if level == 2 && !strings.Contains(argv, "--allowedTools Read,Glob,Grep,Edit,Write --") {
+			t.Errorf("level 2 argv: %s", argv)
+		}
+		if level == 1 && strings.Contains(argv, "--allowedTools") {
+			t.Errorf("level 1 allows: %s", argv)
+		}
+	}
+	if g, _ := For(Options{Level: 2, Harness: Claude}); strings.Contains(strings.Join(g.Argv, " "), "permission-prompt-tool") {
+		t.Error("a grant that does not ask has --permission-prompt-tool")
+	}
+	if _, err := For(Options{Level: 2, Harness: Codex, Ask: true}); err == nil {
+		t.Error("codex exec was given an asking grant")
+	}
+}

@@ -163,6 +163,9 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 
 func (b *Backend) Name() string { return "claude" }
 
+// AsksPermissions: a turn may put its tool calls to the daemon.
+func (b *Backend) AsksPermissions() bool { return true }
+
 func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
@@ -178,6 +181,7 @@ type chat struct {
 	id        string
 	mu        sync.Mutex // one turn at a time, and process changes
 	cli       *cli
+	asks      bool // cli was started to ask (--permission-prompt-tool stdio)
 	session   string
 	turns     int
 	context   int
@@ -231,8 +235,9 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	b.mu.Lock()
 	session := c.session
 	b.mu.Unlock()
+	asks := t != nil && t.Ask != nil
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
-		Resume: session, MCPServers: c.servers, Stream: true})
+		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
@@ -260,6 +265,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
 	p.child = child
+	c.asks = asks
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -327,6 +333,12 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if c.cli != nil && !c.cli.alive() {
 		c.cli = nil // it exited between turns: --resume below
 	}
+	if c.cli != nil && c.asks != (t.Ask != nil) {
+		// Asking is a flag of the process: this turn wants the other
+		// mode, so the CLI starts again, resuming the session.
+		c.cli.stop(2 * time.Second)
+		c.cli = nil
+	}
 	if c.cli == nil {
 		p, err := b.start(c, t)
 		if err != nil {
@@ -339,7 +351,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		c.cli = nil
 		return host.Failed(protocol.CodeBackendFailed, "claude is not taking input: "+p.stderr.LastLine(), true)
 	}
-	tr := &translator{t: t, c: c, b: b}
+	tr := &translator{t: t, c: c, b: b, p: p}
 	interrupted := t.Interrupted
 	for {
 		select {
@@ -373,6 +385,7 @@ type translator struct {
 	t    *host.Turn
 	c    *chat
 	b    *Backend
+	p    *cli
 	last string
 	// lostSession: the CLI could not resume the chat's session (it died
 	// before saving it); the turn is run again in a new session.
@@ -410,10 +423,89 @@ func (x *translator) line(line []byte) (done bool, err error) {
 		for _, e := range agentstream.Claude(s) {
 			x.t.Emit(e)
 		}
+	case "control_request":
+		x.control(s)
 	case "result":
 		return true, x.result(s)
 	}
 	return false, nil
+}
+
+// control answers a control request of the CLI. can_use_tool goes to the
+// daemon (Turn.Ask), each in a goroutine of its own so that the turn reads
+// on while the daemon decides; the CLI waits for the answer. Anything else
+// is refused, so that the CLI never waits on us for ever.
+func (x *translator) control(s string) {
+	reqID := gjson.Get(s, "request_id").Str
+	req := gjson.Get(s, "request")
+	if req.Get("subtype").Str != "can_use_tool" {
+		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "error", "request_id": reqID, "error": "agent-host does not serve " + req.Get("subtype").Str}})
+		return
+	}
+	ask := x.t.Ask
+	if ask == nil {
+		// Only a CLI started to ask asks; refuse rather than hang.
+		ask = func(host.Ask) host.Answer { return host.Answer{Decision: protocol.DecisionDeny} }
+	}
+	q := canUseTool(req)
+	go func() {
+		a := ask(q)
+		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "success", "request_id": reqID, "response": permissionResult(req, a)}})
+	}()
+}
+
+// canUseTool is a can_use_tool request as the daemon is asked it.
+func canUseTool(req gjson.Result) host.Ask {
+	q := host.Ask{Tool: req.Get("tool_name").Str, Input: json.RawMessage(req.Get("input").Raw),
+		Description: req.Get("description").Str,
+		Choices:     []string{protocol.DecisionAllow, protocol.DecisionDeny}}
+	if p := req.Get("blocked_path").Str; p != "" {
+		q.Description = strings.TrimSpace(q.Description + " (writes " + p + ")")
+	}
+	if len(req.Get("permission_suggestions").Array()) > 0 {
+		q.Choices = []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}
+	}
+	return q
+}
+
+// permissionResult is Claude Code's answer for a: allow runs the call (as
+// the daemon rewrote it, if it did); allow_session also adds the CLI's own
+// suggested rules for the rest of the session; deny tells the model why,
+// and when the run is being interrupted, stops the turn.
+func permissionResult(req gjson.Result, a host.Answer) map[string]any {
+	if !a.Allowed() {
+		msg := a.Message
+		if msg == "" {
+			msg = "The host denied this tool call."
+		}
+		res := map[string]any{"behavior": "deny", "message": msg}
+		if a.By == protocol.ResolvedByInterrupt || a.By == protocol.ResolvedByShutdown {
+			res["interrupt"] = true
+		}
+		return res
+	}
+	input := a.Input
+	if len(input) == 0 {
+		input = json.RawMessage(req.Get("input").Raw)
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	res := map[string]any{"behavior": "allow", "updatedInput": input}
+	if a.Decision == protocol.DecisionAllowSession {
+		var rules []map[string]any
+		for _, s := range req.Get("permission_suggestions").Array() {
+			var m map[string]any
+			if json.Unmarshal([]byte(s.Raw), &m) == nil {
+				m["destination"] = "session"
+				rules = append(rules, m)
+			}
+		}
+		res["updatedPermissions"] = rules
+	}
+	return res
 }
 
 func (x *translator) result(s string) error {

@@ -2,12 +2,14 @@ package claude
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
 // replay feeds a recorded claude stream through the translator, turn by
@@ -85,5 +87,36 @@ func TestTranslateAPIError(t *testing.T) {
 	info, ok := ends[0].(*protocol.ErrorInfo)
 	if len(turns) != 1 || !ok || !info.Retryable || !strings.Contains(info.Message, "500") {
 		t.Fatalf("API 500: %v", ends)
+	}
+}
+
+// What Claude Code is told for each resolution of a can_use_tool request
+// (the shapes recorded in ../shared/transcripts/claude-permissions).
+func TestPermissionResult(t *testing.T) {
+	req := gjson.Parse(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"python3 -c 1"},
+		"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"python3 -c 1"}],"behavior":"allow","destination":"localSettings"}]}`)
+	q := canUseTool(req)
+	if q.Tool != "Bash" || string(q.Input) != `{"command":"python3 -c 1"}` || strings.Join(q.Choices, ",") != "allow,allow_session,deny" {
+		t.Errorf("ask %+v", q)
+	}
+	cases := []struct {
+		a    host.Answer
+		want string
+	}{
+		{host.Answer{Decision: "allow", By: "daemon"}, `{"behavior":"allow","updatedInput":{"command":"python3 -c 1"}}`},
+		{host.Answer{Decision: "allow", Input: json.RawMessage(`{"command":"true"}`), By: "daemon"}, `{"behavior":"allow","updatedInput":{"command":"true"}}`},
+		{host.Answer{Decision: "allow_session", By: "daemon"}, `{"behavior":"allow","updatedInput":{"command":"python3 -c 1"},"updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"ruleContent":"python3 -c 1","toolName":"Bash"}],"type":"addRules"}]}`},
+		{host.Answer{Decision: "deny", Message: "no", By: "daemon"}, `{"behavior":"deny","message":"no"}`},
+		{host.Answer{Decision: "deny", By: "timeout"}, `{"behavior":"deny","message":"The host denied this tool call."}`},
+		{host.Answer{Decision: "deny", Message: "The run was interrupted.", By: "interrupt"}, `{"behavior":"deny","interrupt":true,"message":"The run was interrupted."}`},
+	}
+	for _, c := range cases {
+		b, _ := json.Marshal(permissionResult(req, c.a))
+		if string(b) != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.a, b, c.want)
+		}
+	}
+	if q := canUseTool(gjson.Parse(`{"tool_name":"Write","input":{},"blocked_path":"/w/x"}`)); q.Description != "(writes /w/x)" || len(q.Choices) != 2 {
+		t.Errorf("no suggestions: %+v", q)
 	}
 }
