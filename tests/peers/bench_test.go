@@ -2,18 +2,23 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // TestBenchHostOverhead measures what agent-host adds to a claude turn
@@ -203,4 +208,137 @@ func TestBenchRunagentOverhead(t *testing.T) {
 		fmt.Printf("  the floor on this machine, a Go program that only starts %s and waits: %+.2f ms\n", a.name,
 			float64(pairDiff(d, f).Microseconds())/1000)
 	}
+}
+
+// TestBenchCodexAppServer measures the codex backend on app-server
+// against what it replaced, codex exec per turn (a fresh CODEX_HOME and a
+// new process every turn, the second resuming the thread): each turn from
+// request to completed, over two-turn chats; and an interrupt, from
+// asking to the run's end (turn/interrupt → run_done, against SIGINT to
+// exec's group → its exit). make bench runs it.
+func TestBenchCodexAppServer(t *testing.T) {
+	need(t)
+	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
+		t.Skip("a benchmark: make bench runs it")
+	}
+	const chats = 9
+	api := fakeOpenAI(t)
+	env := codexEnv(t, api)
+	c, _ := codexHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	turn := func(runID, chat, prompt string) time.Duration {
+		start := time.Now()
+		_, done, err := runTurn(t, c, runID, chat, prompt)
+		if err != nil || done.StopReason != protocol.StopCompleted {
+			t.Fatalf("%s: %+v %v", runID, done, err)
+		}
+		return time.Since(start)
+	}
+	var cfg []byte
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "CODEX_HOME="); ok {
+			cfg, _ = os.ReadFile(filepath.Join(v, "config.toml"))
+		}
+	}
+	work := t.TempDir()
+	// Threads are kept between exec's fresh homes, as runagent keeps them.
+	sessions := t.TempDir()
+	execTurn := func(thread, prompt string) (string, time.Duration) {
+		home := t.TempDir()
+		os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o600)
+		os.Symlink(sessions, filepath.Join(home, "sessions"))
+		argv := []string{"exec", "-s", "read-only", "--json", "--skip-git-repo-check"}
+		if thread != "" {
+			argv = []string{"exec", "-s", "read-only", "resume", thread, "-", "--json", "--skip-git-repo-check"}
+		}
+		cmd := exec.Command(codexBin, argv...)
+		cmd.Env, cmd.Dir, cmd.Stdin = append(env, "CODEX_HOME="+home), work, strings.NewReader(prompt)
+		start := time.Now()
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil {
+			t.Fatalf("codex exec: %v\n%s", err, errb.String())
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, `"thread.started"`) {
+				var m struct {
+					ThreadID string `json:"thread_id"`
+				}
+				json.Unmarshal([]byte(l), &m)
+				thread = m.ThreadID
+			}
+		}
+		return thread, d
+	}
+	turn("warm", "warm", "SAY warm")
+	var a1, a2, e1, e2 []time.Duration
+	for i := range chats {
+		chat := fmt.Sprint("c", i)
+		a1 = append(a1, turn(chat+"-1", chat, "SAY one"))
+		a2 = append(a2, turn(chat+"-2", chat, "SAY two"))
+		thread, d := execTurn("", "SAY one")
+		e1 = append(e1, d)
+		_, d = execTurn(thread, "SAY two")
+		e2 = append(e2, d)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	fmt.Printf("codex turn (fake API, median of %d two-turn chats): first turn app-server %.1f ms, exec %.1f ms; second turn app-server %.1f ms, exec %.1f ms (%.2fx)\n",
+		chats, ms(median(a1)), ms(median(e1)), ms(median(a2)), ms(median(e2)), float64(median(a2))/float64(median(e2)))
+
+	var ai, ei []time.Duration
+	for i := range chats {
+		chat := fmt.Sprint("i", i)
+		turn(chat+"-0", chat, "SAY ready")
+		r, err := c.RunTurn(ctx, chat+"-1", protocol.ChatRunParams{ChatID: chat, Prompt: "SLOW 200"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstDelta(t, r)
+		start := time.Now()
+		c.Interrupt(ctx, chat, "")
+		if done, err := r.Wait(ctx); err != nil || done.StopReason != protocol.StopInterrupted {
+			t.Fatalf("interrupt: %+v %v", done, err)
+		}
+		ai = append(ai, time.Since(start))
+		ei = append(ei, execInterrupt(t, api, env, cfg, work))
+	}
+	fmt.Printf("codex interrupt → end (fake API, median of %d): app-server turn/interrupt → run_done %.1f ms, exec SIGINT → exit %.1f ms\n",
+		chats, ms(median(ai)), ms(median(ei)))
+}
+
+// execInterrupt starts codex exec on a slow answer, sends SIGINT to its
+// group once the model is streaming, and times its exit.
+func execInterrupt(t *testing.T, api *server, env []string, cfg []byte, work string) time.Duration {
+	api.mu.Lock()
+	before := api.requests
+	api.mu.Unlock()
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o600)
+	cmd := exec.Command(codexBin, "exec", "-s", "read-only", "--json", "--skip-git-repo-check")
+	cmd.Env, cmd.Dir, cmd.Stdin = append(env, "CODEX_HOME="+home), work, strings.NewReader("SLOW 200")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, out)
+	// exec prints no deltas: the stream is under way once the fake has
+	// the request.
+	if !await.Until(60*time.Second, func() bool {
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		return api.requests > before
+	}) {
+		t.Fatal("codex exec never called the model")
+	}
+	start := time.Now()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	cmd.Wait()
+	return time.Since(start)
 }

@@ -1,38 +1,36 @@
-// Package codex is the agent-host backend for Codex: a turn is one
-// `codex exec --json` run (the first) or `codex exec … resume THREAD -`
-// (the next), with the argv and the per-run CODEX_HOME lib/grant and
-// lib/agentrun give the chat's level, the prompt on stdin.
+// Package codex is the agent-host backend for Codex: one long-lived
+// `codex app-server` per chat, spoken to in its JSON-RPC on stdio, in a
+// CODEX_HOME of the chat's own made by lib/agentrun with the grant's
+// configuration (no subagents, no plugins) and removed with the process.
+// The chat's thread is started (or, after a restart, resumed) with the
+// level's sandbox; a turn is turn/start, and an interrupt turn/interrupt.
 //
-// The translation: thread.started → the chat's session (thread) id;
-// agent_message → text; reasoning → thinking; mcp_tool_call,
-// command_execution and file_change → tool_call when they start and
-// tool_result when they complete; turn.completed → usage (codex reports it
-// cumulative for the thread: the per-turn difference is reported) and
-// completed; turn.failed → a terminal error. An interrupt is SIGINT to the
-// codex process group; codex then exits with no terminal event, and the
-// run ends as interrupted.
+// The translation: item/agentMessage/delta → text_delta; a completed
+// agentMessage → text; reasoning → thinking; commandExecution, mcpToolCall,
+// fileChange and webSearch → tool_call when they start and tool_result when
+// they complete; thread/tokenUsage/updated → the turn's usage (the sum of
+// its model calls'); turn/completed → completed, interrupted, or a terminal
+// error. With params.permissions "ask" the turn's approval policy is
+// "untrusted" and every approval request is put to the daemon. An
+// app-server that dies mid-turn fails that run; the next turn starts
+// another and resumes the thread.
 package codex
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/agentrun"
-	"github.com/agentry/agentry/lib/agentstream"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
-	"github.com/agentry/agentry/lib/ndjson"
-	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
-	"github.com/tidwall/gjson"
 )
 
 // Config is hello.config's "codex" object.
@@ -54,10 +52,16 @@ type Backend struct {
 }
 
 type chat struct {
+	mu      sync.Mutex // one turn at a time, and the server's changes
+	srv     *appServer
+	home    agentrun.CodexHome
+	scratch string
+	level   int // the level srv's thread runs at
+
+	// Under Backend.mu:
 	thread string
 	turns  int
-	// cumulative usage at the end of the last turn
-	in, out, cached int64
+	in     int64 // input tokens of the last turn (its context)
 }
 
 // New makes the backend from hello.config, its commands run in env.
@@ -106,135 +110,191 @@ func (b *Backend) chat(id string) *chat {
 	return c
 }
 
-// RunTurn runs one codex exec for the turn.
+// RunTurn runs one turn on the chat's app-server, starting it (and
+// resuming the chat's thread) when it has none or the level changed.
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	c := b.chat(t.Params.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	level := b.cfg.Level
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	b.mu.Lock()
-	thread := c.thread
-	b.mu.Unlock()
-	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program, Model: t.Params.Model, Resume: thread})
+	if c.srv != nil && (!c.srv.alive() || c.level != level) {
+		// It exited between turns, or the sandbox must change: another
+		// process resumes the thread.
+		c.close(2 * time.Second)
+	}
+	if c.srv == nil {
+		if err := b.open(ctx, c, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log); err != nil {
+			return err
+		}
+	}
+	return b.turn(ctx, c, t)
+}
+
+// open starts the chat's app-server in a fresh CODEX_HOME and starts its
+// thread, or resumes it; a thread that cannot be resumed is replaced by a
+// new one, with a warning.
+func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructions, workspace string, logf func(level, msg string)) error {
+	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program, Model: model})
 	if err != nil {
 		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
-	env := b.env.Environ
-	home, err := agentrun.PrepareCodexHome(g, agentrun.CodexSource{Config: b.cfg.ConfigFile}, env)
+	home, err := agentrun.PrepareCodexHome(g, agentrun.CodexSource{Config: b.cfg.ConfigFile}, b.env.Environ)
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 	}
-	defer home.Remove()
-	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
-	cmd.Dir = b.cfg.Workspace
-	if t.Params.Workspace != "" {
-		cmd.Dir = t.Params.Workspace
+	dir := b.cfg.Workspace
+	if workspace != "" {
+		dir = workspace
 	}
 	if g.Scratch {
-		scratch, err := agentrun.RunDir("agent-host-codex")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(scratch)
-		cmd.Dir = scratch
-	}
-	cmd.Env = append(env, "CODEX_HOME="+home.Dir)
-	cmd.Stdin = strings.NewReader(t.Params.Prompt)
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer stdout.Close()
-	errTail := proc.NewTail(4096)
-	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), errTail)
-	cmd.WaitDelay = time.Second
-	child, err := proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	if err != nil {
-		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex: "+err.Error(), false)
-	}
-	x := &translator{t: t, b: b, c: c}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		skipped := func(*ndjson.TooLongError) { t.Log("warn", "codex: skipped an over-long line") }
-		_ = ndjson.Lines(stdout, 0, skipped, func(line []byte) bool { x.line(line); return true })
-	}()
-	interrupted := false
-	select {
-	case <-child.Exited():
-	case <-t.Interrupted:
-		interrupted = true
-		_ = child.Signal(syscall.SIGINT)
-		select {
-		case <-child.Exited():
-		case <-ctx.Done():
-			_ = child.Signal(syscall.SIGKILL)
-		}
-	case <-ctx.Done():
-		interrupted = true
-		_ = child.Signal(syscall.SIGKILL)
-	}
-	exit := child.End() // with what it left running in its group
-	// All of stdout is read, bounded in case an escaped process holds it.
-	_ = stdout.SetReadDeadline(time.Now().Add(time.Second))
-	<-read
-	switch {
-	case x.failed != "":
-		return host.Failed(protocol.CodeBackendFailed, x.failed, false)
-	case x.completed:
-		return nil
-	case interrupted:
-		return host.ErrInterrupted
-	case !exit.OK():
-		return host.Failed(protocol.CodeBackendFailed, fmt.Sprintf("codex ended without finishing its turn (%s): %s", exit, errTail.LastLine()), false)
-	}
-	return host.Failed(protocol.CodeBackendFailed, "codex ended without finishing its turn", false)
-}
-
-// translator turns codex's --json lines into agent events.
-type translator struct {
-	t         *host.Turn
-	b         *Backend
-	c         *chat
-	last      string
-	completed bool
-	failed    string
-}
-
-func (x *translator) line(line []byte) {
-	if ndjson.Check(line) != ndjson.Valid {
-		return
-	}
-	s := string(line)
-	switch gjson.Get(s, "type").Str {
-	case "thread.started":
-		x.b.mu.Lock()
-		x.c.thread = gjson.Get(s, "thread_id").Str
-		x.b.mu.Unlock()
-	case "item.started", "item.completed":
-		for _, e := range agentstream.Codex(s) {
-			if e.Type == protocol.EvText {
-				x.last = e.Text
+		if c.scratch == "" {
+			if c.scratch, err = agentrun.RunDir("agent-host-codex"); err != nil {
+				home.Remove()
+				return err
 			}
-			x.t.Emit(e)
 		}
-	case "turn.completed":
-		in, out, cached := gjson.Get(s, "usage.input_tokens").Int(), gjson.Get(s, "usage.output_tokens").Int(), gjson.Get(s, "usage.cached_input_tokens").Int()
-		x.b.mu.Lock()
-		u := &protocol.Usage{InputTokens: in - x.c.in, OutputTokens: out - x.c.out, CacheReadTokens: cached - x.c.cached}
-		x.c.in, x.c.out, x.c.cached = in, out, cached
-		x.c.turns++
-		thread := x.c.thread
-		x.b.mu.Unlock()
-		x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: u})
-		x.t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: x.last, Usage: u, SessionID: thread})
-		x.completed = true
-	case "turn.failed":
-		x.failed = gjson.Get(s, "error.message").Str
-		if x.failed == "" {
-			x.failed = "codex: the turn failed"
+		dir = c.scratch
+	}
+	cmd := exec.Command(b.cfg.Program, "app-server")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, b.env.Environ...), "CODEX_HOME="+home.Dir)
+	warn := func(msg string) { logf("warn", msg) }
+	srv, err := startAppServer(cmd, b.env.StderrOr(), 0, warn)
+	if err != nil {
+		home.Remove()
+		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex app-server: "+err.Error(), false)
+	}
+	c.srv, c.home, c.level = srv, home, level
+	fail := func(err error) error {
+		msg := err.Error()
+		if last := srv.stderr.LastLine(); last != "" {
+			msg += ": " + last
+		}
+		c.close(time.Second)
+		return host.Failed(protocol.CodeBackendUnavailable, "codex app-server: "+msg, true)
+	}
+	if _, err := srv.call(ctx, "initialize", initializeParams{ClientInfo: clientInfo{Name: "agent-host", Version: "1"}}); err != nil {
+		return fail(err)
+	}
+	if err := srv.notify("initialized", nil); err != nil {
+		return fail(err)
+	}
+	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
+		DeveloperInstructions: instructions}
+	if level >= 2 {
+		p.Config = map[string]any{"sandbox_workspace_write.network_access": true}
+	}
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	if thread != "" {
+		_, err := srv.call(ctx, "thread/resume", threadResumeParams{ThreadID: thread, ExcludeTurns: true, Cwd: p.Cwd,
+			ApprovalPolicy: p.ApprovalPolicy, Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})
+		if err == nil {
+			return nil
+		}
+		if !srv.alive() {
+			return fail(err)
+		}
+		logf("warn", fmt.Sprintf("codex could not resume thread %s (%v); this turn starts a new thread", thread, err))
+	}
+	res, err := srv.call(ctx, "thread/start", p)
+	if err != nil {
+		return fail(err)
+	}
+	b.mu.Lock()
+	c.thread = res.Get("thread.id").Str
+	b.mu.Unlock()
+	return nil
+}
+
+func sandboxMode(level int) string {
+	if level == 1 {
+		return "read-only"
+	}
+	return "workspace-write"
+}
+
+// close ends the chat's app-server and removes its CODEX_HOME.
+func (c *chat) close(grace time.Duration) {
+	if c.srv != nil {
+		c.srv.stop(grace)
+		c.srv = nil
+	}
+	c.home.Remove()
+	c.home = agentrun.CodexHome{}
+}
+
+// turn runs one turn/start on the chat's server and translates until
+// turn/completed.
+func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
+	srv := c.srv
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	policy := policyNever
+	if t.Ask != nil {
+		policy = policyUntrusted
+	}
+	drain(srv.in) // what came between turns is no one's
+	res, err := srv.call(ctx, "turn/start", turnStartParams{ThreadID: thread, Input: []userInput{{Type: "text", Text: t.Params.Prompt}},
+		ApprovalPolicy: policy, Model: t.Params.Model, Effort: t.Params.ReasoningEffort})
+	if err != nil {
+		if !srv.alive() || errors.Is(err, errServerGone) {
+			c.close(time.Second)
+			return host.Failed(protocol.CodeBackendFailed, "codex app-server died: "+srv.stderr.LastLine(), true)
+		}
+		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
+	}
+	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{}}
+	interrupted := t.Interrupted
+	for {
+		select {
+		case m, ok := <-srv.in:
+			if !ok {
+				// It died mid-turn: this run fails, the next turn starts
+				// another and resumes the thread.
+				c.close(time.Second)
+				return host.Failed(protocol.CodeBackendFailed, "codex app-server died mid-turn: "+srv.stderr.LastLine(), true)
+			}
+			if done, err := x.handle(m); done {
+				b.mu.Lock()
+				c.turns++
+				c.in = x.usage.InputTokens
+				b.mu.Unlock()
+				return err
+			}
+		case <-interrupted:
+			interrupted = nil
+			go func() {
+				ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if _, err := srv.call(ictx, "turn/interrupt", turnInterruptParams{ThreadID: thread, TurnID: x.turn}); err != nil {
+					t.Log("warn", "codex: turn/interrupt: "+err.Error())
+				}
+			}()
+		case <-ctx.Done():
+			// The host gave up waiting: the server goes, with what it
+			// started; the next turn resumes the thread in another.
+			srv.kill()
+			c.close(0)
+			return host.ErrInterrupted
+		}
+	}
+}
+
+func drain(ch chan rpcMsg) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
 		}
 	}
 }
@@ -250,14 +310,64 @@ func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.Ses
 	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.thread, Turns: c.turns, ContextTokens: int(c.in)}, nil
 }
 
-// WarmSession has nothing to warm: codex starts per turn.
-func (b *Backend) WarmSession(ctx context.Context, chatID string) error { return nil }
+// WarmSession starts the chat's app-server and thread ahead of its first
+// turn.
+func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv != nil && c.srv.alive() {
+		return nil
+	}
+	c.close(time.Second)
+	return b.open(ctx, c, b.cfg.Level, "", "", "", func(string, string) {})
+}
 
-// ResetSession forgets the chat's thread.
+// ResetSession ends the chat's app-server and forgets its thread.
 func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.chats[chatID]
+	c, ok := b.chats[chatID]
 	delete(b.chats, chatID)
+	b.mu.Unlock()
+	if ok {
+		c.mu.Lock()
+		c.close(2 * time.Second)
+		c.removeScratch()
+		c.mu.Unlock()
+	}
 	return ok, nil
+}
+
+// AsksPermissions: a turn may put codex's approval requests to the daemon.
+func (b *Backend) AsksPermissions() bool { return true }
+
+// Close ends every chat's app-server (stdin closed, then SIGTERM, then
+// SIGKILL) and removes what was made for it.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	chats := make([]*chat, 0, len(b.chats))
+	for _, c := range b.chats {
+		chats = append(chats, c)
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.close(2 * time.Second)
+			c.removeScratch()
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (c *chat) removeScratch() {
+	if c.scratch != "" {
+		os.RemoveAll(c.scratch)
+		c.scratch = ""
+	}
 }

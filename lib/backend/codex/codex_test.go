@@ -2,51 +2,185 @@ package codex
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
-func replay(t *testing.T, name string) ([]protocol.AgentEvent, *translator) {
-	f, err := os.Open("testdata/" + name + ".stdout")
+// replies records what the translator answered the server.
+type replies struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *replies) reply(id json.RawMessage, result any) error {
+	b, _ := json.Marshal(result)
+	r.mu.Lock()
+	r.got = append(r.got, string(id)+" "+string(b))
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *replies) refuse(id json.RawMessage, msg string) error {
+	r.mu.Lock()
+	r.got = append(r.got, string(id)+" error "+msg)
+	r.mu.Unlock()
+	return nil
+}
+
+// session is a recorded app-server session (the pinned codex, from
+// ../shared/transcripts/codex-app-server) as the server's messages.
+func session(t *testing.T, name string) []rpcMsg {
+	f, err := os.Open("testdata/sessions/" + name + ".out.ndjson")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var evs []protocol.AgentEvent
-	b := &Backend{chats: map[string]*chat{}}
-	x := &translator{t: &host.Turn{Emit: func(e protocol.AgentEvent) { evs = append(evs, e) }, Log: func(string, string) {}}, b: b, c: b.chat("c1")}
+	var msgs []rpcMsg
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		x.line(sc.Bytes())
+		m := gjson.ParseBytes(sc.Bytes())
+		if !m.Get("method").Exists() {
+			continue // a response to one of the recorder's calls
+		}
+		msg := rpcMsg{Method: m.Get("method").Str, Params: m.Get("params")}
+		if id := m.Get("id"); id.Exists() {
+			msg.ID = json.RawMessage(id.Raw)
+		}
+		msgs = append(msgs, msg)
 	}
-	return evs, x
+	return msgs
 }
 
-func TestTranslateMCP(t *testing.T) {
-	evs, x := replay(t, "mcp-echo")
-	var k []string
+// replayTurns feeds a session through one translator per turn (a turn
+// starts at turn/started), with ask answering any approval request.
+func replayTurns(t *testing.T, name string, ask func(host.Ask) host.Answer) (turns [][]protocol.AgentEvent, ends []error, r *replies) {
+	r = &replies{}
+	var x *translator
+	var evs []protocol.AgentEvent
+	for _, m := range session(t, name) {
+		if m.Method == "turn/started" {
+			evs = nil
+			turn := &host.Turn{Emit: func(e protocol.AgentEvent) { evs = append(evs, e) }, Log: func(string, string) {}, Ask: ask}
+			x = &translator{t: turn, srv: r, thread: m.Params.Get("threadId").Str, turn: m.Params.Get("turn.id").Str, inputs: map[string]json.RawMessage{}}
+		}
+		if x == nil {
+			continue
+		}
+		if done, err := x.handle(m); done {
+			turns, ends = append(turns, evs), append(ends, err)
+			x = nil
+		}
+	}
+	return turns, ends, r
+}
+
+func types(evs []protocol.AgentEvent) string {
+	var s []string
 	for _, e := range evs {
-		k = append(k, e.Type)
+		s = append(s, e.Type)
 	}
-	if got := strings.Join(k, " "); got != "tool_call tool_result text usage completed" {
-		t.Errorf("events: %s", got)
+	return strings.Join(s, " ")
+}
+
+func TestTranslateTwoTurns(t *testing.T) {
+	turns, ends, _ := replayTurns(t, "basic-two-turns", nil)
+	if len(turns) != 2 || ends[0] != nil || ends[1] != nil {
+		t.Fatalf("%d turns, ends %v", len(turns), ends)
 	}
-	if evs[0].Name != "mcp__srv__echo" || !strings.HasPrefix(evs[1].Output, "echo: ") || evs[1].IsError || !x.completed {
-		t.Errorf("tool events %+v %+v", evs[0], evs[1])
-	}
-	if x.c.thread == "" || evs[3].Usage.InputTokens != 40 {
-		t.Errorf("thread %q usage %+v", x.c.thread, evs[3].Usage)
+	for i, want := range []string{"first answer", "second answer"} {
+		evs := turns[i]
+		last := evs[len(evs)-1]
+		if last.Type != protocol.EvCompleted || last.Text != want || last.SessionID == "" {
+			t.Errorf("turn %d: %s, last %+v", i+1, types(evs), last)
+		}
+		// Per turn, not per thread: one model call of 20 in, 8 out.
+		if last.Usage == nil || last.Usage.InputTokens != 20 || last.Usage.OutputTokens != 8 {
+			t.Errorf("turn %d usage %+v", i+1, last.Usage)
+		}
+		if !strings.Contains(types(evs), "text_delta") || !strings.Contains(types(evs), "text usage completed") {
+			t.Errorf("turn %d: %s", i+1, types(evs))
+		}
 	}
 }
 
-func TestTranslateFailedTurn(t *testing.T) {
-	_, x := replay(t, "message-then-turn-failed")
-	if x.completed || !strings.Contains(x.failed, "high demand") {
-		t.Errorf("completed %v failed %q", x.completed, x.failed)
+func TestTranslateInterrupt(t *testing.T) {
+	_, ends, _ := replayTurns(t, "interrupt", nil)
+	if len(ends) != 2 || ends[0] != host.ErrInterrupted || ends[1] != nil {
+		t.Fatalf("ends %v", ends)
+	}
+}
+
+// An approval request goes to Ask with the command, and the answer goes
+// back as codex's decision; a run that does not ask declines it.
+func TestTranslateApproval(t *testing.T) {
+	var asked []host.Ask
+	var mu sync.Mutex
+	done := make(chan struct{}, 4)
+	ask := func(q host.Ask) host.Answer {
+		mu.Lock()
+		asked = append(asked, q)
+		mu.Unlock()
+		defer func() { done <- struct{}{} }()
+		return host.Answer{Decision: protocol.DecisionAllow, By: protocol.ResolvedByDaemon}
+	}
+	turns, ends, r := replayTurns(t, "approval-untrusted-accept", ask)
+	<-done
+	if len(asked) != 1 || asked[0].Tool != "command" || !strings.Contains(string(asked[0].Input), `echo approved > approved.txt`) {
+		t.Fatalf("asked %+v", asked)
+	}
+	r.mu.Lock()
+	if len(r.got) != 1 || r.got[0] != `0 {"decision":"accept"}` {
+		t.Errorf("replies %v", r.got)
+	}
+	r.mu.Unlock()
+	if len(turns) != 1 || ends[0] != nil || !strings.Contains(types(turns[0]), "tool_call tool_result") {
+		t.Errorf("turns %v ends %v", turns, ends)
+	}
+
+	turns, _, r = replayTurns(t, "approval-untrusted-decline", nil)
+	if len(r.got) != 1 || r.got[0] != `0 {"decision":"decline"}` {
+		t.Errorf("no Ask: replies %v", r.got)
+	}
+	var result protocol.AgentEvent
+	for _, e := range turns[0] {
+		if e.Type == protocol.EvToolResult {
+			result = e
+		}
+	}
+	if !result.IsError {
+		t.Errorf("a declined command's result %+v", result)
+	}
+	for _, c := range []struct {
+		a    host.Answer
+		want string
+	}{
+		{host.Answer{Decision: "allow_session"}, decisionAcceptForSession},
+		{host.Answer{Decision: "deny", By: "daemon"}, decisionDecline},
+		{host.Answer{Decision: "deny", By: "timeout"}, decisionDecline},
+		{host.Answer{Decision: "deny", By: "interrupt"}, decisionCancel},
+		{host.Answer{Decision: "deny", By: protocol.ResolvedByShutdown}, decisionCancel},
+	} {
+		if got := decision(c.a); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		}
+	}
+}
+
+// Requests the backend does not serve are refused, never left waiting.
+func TestTranslateRefusesOtherRequests(t *testing.T) {
+	r := &replies{}
+	x := &translator{t: &host.Turn{Emit: func(protocol.AgentEvent) {}, Log: func(string, string) {}}, srv: r, thread: "th", inputs: map[string]json.RawMessage{}}
+	x.handle(rpcMsg{Method: "item/tool/requestUserInput", ID: json.RawMessage("7"), Params: gjson.Parse(`{"threadId":"th"}`)})
+	x.handle(rpcMsg{Method: "item/commandExecution/requestApproval", ID: json.RawMessage("8"), Params: gjson.Parse(`{"threadId":"other"}`)})
+	if len(r.got) != 2 || !strings.HasPrefix(r.got[0], "7 error") || !strings.HasPrefix(r.got[1], "8 error") {
+		t.Errorf("replies %v", r.got)
 	}
 }

@@ -1,0 +1,73 @@
+package codex
+
+// The app-server messages this backend sends: the subset of codex's own
+// schema (`codex app-server generate-json-schema`) that it uses. The
+// schema files in testdata/schema are the pinned CLI's; wire_test.go checks
+// these types against them.
+
+type initializeParams struct {
+	ClientInfo clientInfo `json:"clientInfo"`
+}
+
+type clientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+type threadStartParams struct {
+	Cwd                   string         `json:"cwd,omitempty"`
+	ApprovalPolicy        string         `json:"approvalPolicy,omitempty"`
+	Sandbox               string         `json:"sandbox,omitempty"`
+	Model                 string         `json:"model,omitempty"`
+	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
+	Config                map[string]any `json:"config,omitempty"`
+}
+
+// threadResumeParams: ExcludeTurns, because the host needs none of the
+// thread's history back (and full hydration is deprecated).
+type threadResumeParams struct {
+	ThreadID              string         `json:"threadId"`
+	ExcludeTurns          bool           `json:"excludeTurns,omitempty"`
+	Cwd                   string         `json:"cwd,omitempty"`
+	ApprovalPolicy        string         `json:"approvalPolicy,omitempty"`
+	Sandbox               string         `json:"sandbox,omitempty"`
+	Model                 string         `json:"model,omitempty"`
+	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
+	Config                map[string]any `json:"config,omitempty"`
+}
+
+type turnStartParams struct {
+	ThreadID       string      `json:"threadId"`
+	Input          []userInput `json:"input"`
+	ApprovalPolicy string      `json:"approvalPolicy,omitempty"`
+	Model          string      `json:"model,omitempty"`
+	Effort         string      `json:"effort,omitempty"`
+}
+
+type userInput struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type turnInterruptParams struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+}
+
+// approvalResponse answers item/commandExecution/requestApproval and
+// item/fileChange/requestApproval.
+type approvalResponse struct {
+	Decision string `json:"decision"`
+}
+
+// Approval policies and decisions.
+const (
+	policyNever     = "never"     // nothing is asked: the sandbox decides
+	policyUntrusted = "untrusted" // every command outside codex's trusted set is asked
+
+	decisionAccept           = "accept"
+	decisionAcceptForSession = "acceptForSession"
+	decisionDecline          = "decline" // the turn goes on
+	decisionCancel           = "cancel"  // the turn ends, interrupted
+)
