@@ -23,8 +23,8 @@ type host struct {
 	out *bufio.Reader
 }
 
-func start(bin string) *host {
-	cmd := exec.Command(bin, "--log-level", "error")
+func start(bin string, args ...string) *host {
+	cmd := exec.Command(bin, append([]string{"--log-level", "error"}, args...)...)
 	raw, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -130,6 +130,39 @@ func main() {
 	h.stop()
 	fmt.Printf("agent-host memory over 1,000,000 pings: RSS %.1f MB after 100,000, %.1f MB after 1,000,000, peak %.1f MB   flat: %s\n",
 		float64(at100k)/1024, float64(atEnd)/1024, float64(peak)/1024, verdict(float64(atEnd) <= 1.5*float64(at100k)+2048))
+	longLines(*bin)
+}
+
+// longLines measures the host's peak RSS for one long line: one over the
+// cap (skipped), one held (a ping whose extra field makes it 60 MB, just
+// under the 64 MiB cap), and one over a small cap; each against its target.
+func longLines(bin string) {
+	const mib = 1 << 20
+	cases := []struct {
+		what   string
+		args   []string
+		line   string
+		target float64 // MB
+	}{
+		{"an 80 MB line over the 64 MiB cap", nil, run(80_000_000), 2 * 64 * mib / 1e6},
+		{"a 60 MB line under the 64 MiB cap", nil, `{"type":"ping","id":"big","pad":"` + strings.Repeat("x", 60_000_000) + `"}`, 2 * 64 * mib / 1e6},
+		{"an 80 MB line over --max-line 1MiB", []string{"--max-line", "1MiB"}, run(80_000_000), 40},
+	}
+	for _, c := range cases {
+		h := start(bin, c.args...)
+		h.in.WriteString(c.line + "\n" + `{"type":"ping","id":"after"}` + "\n")
+		h.in.Flush()
+		for !strings.Contains(h.line(), `"after"`) {
+		}
+		peak := float64(h.rssKB("VmHWM")) * 1024 / 1e6
+		h.stop()
+		fmt.Printf("agent-host peak RSS for %s: %.1f MB   target <= %.0f MB: %s\n", c.what, peak, c.target, verdict(peak <= c.target))
+	}
+}
+
+// run is a run_turn line of n bytes or so.
+func run(n int) string {
+	return `{"type":"run_turn","id":"t","runId":"r","params":{"chatId":"c","prompt":"` + strings.Repeat("x", n) + `"}}`
 }
 
 func verdict(ok bool) string {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/agentry/agentry/lib/backend/claude"
@@ -44,6 +45,13 @@ type grammar struct {
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
 }
 
+// memoryLimit is the heap's soft limit for a line cap: twice the cap, less
+// what the process needs outside the heap, and never under a floor that
+// lets a small cap run without the collector working all the time.
+func memoryLimit(maxLine int64) int64 {
+	return max(2*maxLine-16<<20, 24<<20)
+}
+
 func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	if g.MaxLine < 1 || g.MaxLine > 1<<40 {
 		return cli.Usagef("--max-line must be between 1 byte and 1TiB")
@@ -77,6 +85,10 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	if g.Backend != "exec" && len(command) > 0 {
 		return cli.Usagef("a command is only for --backend exec")
 	}
+	// Lines up to the cap must be held; the heap's soft limit keeps what
+	// holding one costs (the reader's growth, GC headroom) within twice
+	// the cap, however long the line (DESIGN.md).
+	debug.SetMemoryLimit(memoryLimit(int64(g.MaxLine)))
 	return host.Serve(ctx, host.Options{
 		Backend: g.Backend, Factory: factory, Version: cli.Version(),
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,

@@ -123,32 +123,43 @@ func (c *Chunker) Next() (*Chunk, error) {
 		c.carry = append(c.carry, buf[i+1:n]...)
 		return c.chunk(buf, i+1), nil
 	}
+	// A line longer than one buffer is read into more buffers, segs, and
+	// made one only once it has ended within the cap: growing one buffer
+	// by copies would leave a trail of garbage as long as the line, and an
+	// over-long line is never made one at all.
+	var segs [][]byte
+	held := 0 // bytes in segs
 	for {
 		if c.err != nil {
 			// End of stream: whatever is left is the last line.
-			if n == 0 {
+			if n == 0 && held == 0 {
 				c.Release(&Chunk{buf: buf})
 				return nil, c.err
 			}
-			if n > c.max {
-				return c.skipped(int64(n)), nil
+			if held+n > c.max {
+				return c.skipped(int64(held + n)), nil
 			}
-			return c.chunk(buf, n), nil
+			return c.whole(segs, buf, n), nil
 		}
-		if n == len(buf) {
-			if len(buf) > c.max {
-				return c.skip(buf[:n])
+		// Reads never take the chunk past max+1 bytes, so a line that
+		// ends inside it is within the cap by construction.
+		room := min(len(buf), c.max+1-held)
+		if n == room {
+			if held+n > c.max {
+				return c.skip(int64(held+n), segs, buf)
 			}
-			buf = grow(buf, c.max+1)
+			segs, held = append(segs, buf), held+n
+			buf, n = make([]byte, c.size), 0
+			room = min(len(buf), c.max+1-held)
 		}
-		m, err := c.r.Read(buf[n:])
+		m, err := c.r.Read(buf[n:room])
 		if err != nil {
 			c.err = err
 		}
 		if i := bytes.LastIndexByte(buf[n:n+m], '\n'); i >= 0 {
 			end := n + i + 1
 			c.carry = append(c.carry, buf[end:n+m]...)
-			return c.chunk(buf, end), nil
+			return c.whole(segs, buf, end), nil
 		}
 		n += m
 		if m == 0 && err == nil {
@@ -157,6 +168,25 @@ func (c *Chunker) Next() (*Chunk, error) {
 			continue
 		}
 	}
+}
+
+// whole is the chunk of segs and then buf[:n]: buf itself when there are
+// no segs, else one buffer of exactly their length.
+func (c *Chunker) whole(segs [][]byte, buf []byte, n int) *Chunk {
+	if len(segs) == 0 {
+		return c.chunk(buf, n)
+	}
+	size := n
+	for _, s := range segs {
+		size += len(s)
+	}
+	out := make([]byte, 0, size)
+	for _, s := range segs {
+		out = append(out, s...)
+	}
+	out = append(out, buf[:n]...)
+	c.Release(&Chunk{buf: segs[0]})
+	return c.first(&Chunk{Data: out, buf: out})
 }
 
 // chunk wraps buf[:n] as a chunk.
@@ -178,39 +208,31 @@ func (c *Chunker) skipped(size int64) *Chunk {
 	return c.first(&Chunk{Skipped: &Skipped{Size: size}})
 }
 
-// skip discards the rest of an over-long line that starts with head.
-func (c *Chunker) skip(head []byte) (*Chunk, error) {
-	ch := c.skipped(int64(len(head)))
-	size := int64(0)
-	defer func() { ch.Skipped.Size += size }()
-	scratch := c.getBuf()
+// skip discards the rest of an over-long line whose first size bytes were
+// read into segs and buf, reusing buf to read on.
+func (c *Chunker) skip(size int64, segs [][]byte, buf []byte) (*Chunk, error) {
+	if len(segs) > 0 {
+		c.Release(&Chunk{buf: segs[0]})
+	}
+	ch := c.skipped(size)
+	scratch := buf[:cap(buf)]
 	defer c.Release(&Chunk{buf: scratch})
 	for {
 		m, err := c.r.Read(scratch)
 		if i := bytes.IndexByte(scratch[:m], '\n'); i >= 0 {
-			size += int64(i)
+			ch.Skipped.Size += int64(i)
 			c.carry = append(c.carry, scratch[i+1:m]...)
 			if err != nil {
 				c.err = err
 			}
 			return ch, nil
 		}
-		size += int64(m)
+		ch.Skipped.Size += int64(m)
 		if err != nil {
 			c.err = err
 			return ch, nil
 		}
 	}
-}
-
-func grow(buf []byte, limit int) []byte {
-	n := 2 * len(buf)
-	if n > limit {
-		n = limit
-	}
-	nb := make([]byte, n)
-	copy(nb, buf)
-	return nb
 }
 
 // Cut returns the first line of data, without its "\n" or "\r\n", and the

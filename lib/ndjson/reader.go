@@ -31,6 +31,9 @@ func (r *Reader) Next() ([]byte, error) {
 		if len(r.rest) > 0 {
 			var line []byte
 			line, r.rest = Cut(r.rest)
+			if len(r.rest) == 0 {
+				r.rest = nil // an empty rest would still hold the chunk's buffer
+			}
 			r.line++
 			return line, nil
 		}

@@ -3,10 +3,12 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -18,7 +20,8 @@ import (
 func Parse(line []byte) Msg {
 	typ, reason := Classify(line)
 	if reason != "" {
-		u := &Unknown{Reason: reason, Type: typ, Raw: append([]byte(nil), line...)}
+		u := &Unknown{Reason: reason, Type: typ}
+		u.Raw, u.Cut = keep(line)
 		if reason == ReasonUnknownType {
 			if id := gjson.GetBytes(line, "id"); id.Type == gjson.String {
 				u.ID = id.Str
@@ -38,11 +41,18 @@ func Parse(line []byte) Msg {
 }
 
 func bad(typ string, line []byte, why string) *BadMessage {
-	b := &BadMessage{Type: typ, Err: strings.TrimPrefix(why, "json: "), Raw: append([]byte(nil), line...)}
+	b := &BadMessage{Type: typ, Err: strings.TrimPrefix(why, "json: ")}
+	b.Raw, b.Cut = keep(line)
 	if id := gjson.GetBytes(line, "id"); id.Type == gjson.String {
 		b.ID = id.Str
 	}
 	return b
+}
+
+// keep is a copy of line's first MaxRaw bytes, and how many it left out.
+func keep(line []byte) ([]byte, int) {
+	n := min(len(line), MaxRaw)
+	return append([]byte(nil), line[:n]...), len(line) - n
 }
 
 // required checks the fields a request cannot do without.
@@ -134,13 +144,20 @@ var msgFields = sync.OnceValue(func() map[string]map[string]bool {
 // extraFields returns the fields of the object obj whose names are not in
 // names, or nil when there are none.
 func extraFields(obj []byte, names map[string]bool) Extra {
+	if len(obj) == 0 {
+		return nil
+	}
 	var extra Extra
-	gjson.ParseBytes(obj).ForEach(func(k, val gjson.Result) bool {
+	// A view of obj, not a copy (gjson.ParseBytes would copy the whole
+	// line, and an extra field's value would keep that copy alive): what is
+	// kept is copied out of it, field by field.
+	view := unsafe.String(&obj[0], len(obj))
+	gjson.Parse(view).ForEach(func(k, val gjson.Result) bool {
 		if !names[k.Str] {
 			if extra == nil {
 				extra = Extra{}
 			}
-			extra[k.Str] = json.RawMessage(val.Raw)
+			extra[strings.Clone(k.Str)] = json.RawMessage(val.Raw)
 		}
 		return true
 	})
@@ -171,13 +188,39 @@ func appendExtra(body []byte, extra Extra) []byte {
 // marshal is json.Marshal without the HTML escaping: a "<" in a shell
 // command reaches the daemon (and a grep) as "<", not "\u003c".
 func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+	b, err := json.Marshal(v)
+	if err != nil || !bytes.Contains(b, []byte(`\u00`)) {
+		return b, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return unescapeHTML(b), nil
+}
+
+// unescapeHTML undoes json.Marshal's \u003c, \u003e and \u0026, walking
+// the escapes in order so that an escaped backslash followed by "u003c"
+// text is left alone.
+func unescapeHTML(b []byte) []byte {
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, b[i], b[i+1]), i+1
+	}
+	return out
 }
 
 // marshalExtra marshals v, a struct without JSON methods, with extra's
@@ -199,15 +242,22 @@ func unmarshalExtra(data []byte, v any, names map[string]bool) (Extra, error) {
 	return extraFields(data, names), nil
 }
 
+func raw(b []byte, cut int) ([]byte, error) {
+	if cut > 0 {
+		return nil, fmt.Errorf("protocol: the line was %d bytes, and only its first %d were kept", len(b)+cut, len(b))
+	}
+	return b, nil
+}
+
 // Encode writes a message as one line of JSON, without the newline: its
 // "type", its fields, then any Extra fields in key order. An *Unknown or
 // *BadMessage is written back as the line it was.
 func Encode(m Msg) ([]byte, error) {
 	switch m := m.(type) {
 	case *Unknown:
-		return m.Raw, nil
+		return raw(m.Raw, m.Cut)
 	case *BadMessage:
-		return m.Raw, nil
+		return raw(m.Raw, m.Cut)
 	}
 	body, err := marshal(m)
 	if err != nil {

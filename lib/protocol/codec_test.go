@@ -189,3 +189,43 @@ func TestProtocolManPage(t *testing.T) {
 		}
 	}
 }
+
+// Messages are written without HTML escaping, and an escaped backslash
+// before "u003c" text stays as it was.
+func TestEncodeWithoutHTMLEscapes(t *testing.T) {
+	b, err := Encode(&Log{Level: "info", Component: "host", Msg: `echo a > b && c < d \u003c`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"log","level":"info","component":"host","msg":"echo a > b && c < d \\u003c"}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	m, ok := Parse(b).(*Log)
+	if !ok || m.Msg != `echo a > b && c < d \u003c` {
+		t.Errorf("round trip: %#v", Parse(b))
+	}
+}
+
+// A line that is not a message keeps at most MaxRaw of itself, and says
+// how much it dropped; such a cut line cannot be written back out.
+func TestParseKeepsLittleOfABadLine(t *testing.T) {
+	long := `{"type":"run_turn","id":"t1","runId":"r","params":{"chatId":5,"prompt":"` + strings.Repeat("x", 3*MaxRaw) + `"}}`
+	b, ok := Parse([]byte(long)).(*BadMessage)
+	if !ok || b.ID != "t1" || len(b.Raw) != MaxRaw || b.Cut != len(long)-MaxRaw || string(b.Raw) != long[:MaxRaw] {
+		t.Fatalf("%T id %q raw %d cut %d", Parse([]byte(long)), b.ID, len(b.Raw), b.Cut)
+	}
+	if _, err := Encode(b); err == nil {
+		t.Error("a cut line was written back out")
+	}
+	u, ok := Parse([]byte(`{"type":"nope","id":"u1","pad":"` + strings.Repeat("y", MaxRaw) + `"}`)).(*Unknown)
+	if !ok || u.ID != "u1" || len(u.Raw) != MaxRaw || u.Cut == 0 {
+		t.Fatalf("unknown: %+v", u)
+	}
+	short := `{"type":"ping"}`
+	if b, ok := Parse([]byte(short)).(*BadMessage); !ok || string(b.Raw) != short || b.Cut != 0 {
+		t.Errorf("a short bad line: %+v", Parse([]byte(short)))
+	} else if out, err := Encode(b); err != nil || string(out) != short {
+		t.Errorf("written back: %q %v", out, err)
+	}
+}

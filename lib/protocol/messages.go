@@ -338,7 +338,10 @@ type Unknown struct {
 	Reason string
 	Type   string
 	ID     string
-	Raw    []byte
+	// Raw is the line, or its first MaxRaw bytes: Cut says how many more
+	// it had.
+	Raw []byte
+	Cut int
 }
 
 // BadMessage is a known type whose fields are missing or of the wrong type.
@@ -346,8 +349,13 @@ type BadMessage struct {
 	Type string
 	ID   string
 	Err  string
-	Raw  []byte
+	Raw  []byte // as Unknown's
+	Cut  int
 }
+
+// MaxRaw is the most of a line that is not a message Parse keeps: enough
+// to report it, not a copy of a line as long as the line cap.
+const MaxRaw = 64 << 10
 
 func (*Hello) MsgType() string              { return "hello" }
 func (*RunTurn) MsgType() string            { return "run_turn" }
