@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -228,5 +229,72 @@ func TestAgentHostKilledTakesItsCommand(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("the turn's command %d outlived its host", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// hostWrapper is a stand-in for `ssh HOST agent-host`: a wrapper command
+// that runs the host apart from itself, in a session of its own as a
+// remote host would be, writing both pids into dir.
+func hostWrapper(t *testing.T, dir string) string {
+	t.Helper()
+	w := filepath.Join(dir, "wrapper")
+	script := "#!/bin/sh\n" +
+		"echo $$ > \"" + dir + "/wrapper.pid\"\n" +
+		"setsid sh -c 'echo $$ > \"$0\"; exec \"$@\"' \"" + dir + "/host.pid\" \"$@\"\n"
+	if err := os.WriteFile(w, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// The subprocess client runs the host through a wrapper command as it
+// would run it itself; when the wrapper dies, the runs in flight are lost
+// at once, and the host, its input gone, drains and ends, and with it
+// what its backend started: nothing is left running on either side.
+func TestHostClientThroughAWrapper(t *testing.T) {
+	dir := t.TempDir()
+	cmdPid := filepath.Join(dir, "cmd.pid")
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: hostWrapper(t, dir),
+		Args: []string{filepath.Join(binDir, "agent-host"), "--drain-timeout", "1s", "--backend", "exec", "--",
+			"sh", "-c", "echo $$ > " + cmdPid + "; read line; echo \"got $line\"; exec sleep 4813"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ready, err := c.Hello(ctx, "tests", nil)
+	if err != nil || !strings.HasPrefix(ready.Host, "agent-host ") {
+		t.Fatalf("hello through the wrapper: %+v %v", ready, err)
+	}
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: "over the wire"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range r.Events() {
+		if ev.Type == protocol.EvTextDelta && strings.Contains(ev.Text, "got over the wire") {
+			break
+		}
+	}
+	wrapper, host, command := waitPid(t, filepath.Join(dir, "wrapper.pid")), waitPid(t, filepath.Join(dir, "host.pid")), waitPid(t, cmdPid)
+	if wrapper == host {
+		t.Fatalf("the host is the wrapper (%d): the test needs them apart", host)
+	}
+	syscall.Kill(wrapper, syscall.SIGKILL)
+	done, err := r.Wait(ctx)
+	if !errors.Is(err, hostclient.ErrHostDied) || done == nil || done.StopReason != protocol.StopLost {
+		t.Errorf("the run in flight when the wrapper died: %+v %v", done, err)
+	}
+	if err := c.Ping(ctx); !errors.Is(err, hostclient.ErrHostDied) {
+		t.Errorf("a call after the wrapper died: %v", err)
+	}
+	for name, pid := range map[string]int{"host": host, "its command": command} {
+		if !await.Until(15*time.Second, func() bool {
+			in, err := proc.Stat(pid)
+			return err != nil || in.State == 'Z'
+		}) {
+			t.Errorf("%s (%d) still running 15s after the wrapper died", name, pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
