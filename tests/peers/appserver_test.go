@@ -214,3 +214,28 @@ func TestHostCodexPermissions(t *testing.T) {
 		t.Errorf("still running after the host closed: %v", left)
 	}
 }
+
+// one_shot on codex: a server of its own for each, gone after it, and no
+// thread carried from one to the next.
+func TestHostCodexOneShot(t *testing.T) {
+	need(t)
+	c, home := codexHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for i, prompt := range []string{"SAY first of two", "RECALL"} {
+		r, err := c.RunOneShot(ctx, "o"+strconv.Itoa(i), protocol.OneShotParams{Prompt: prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, done, err := r.Collect(ctx)
+		if err != nil || done.StopReason != protocol.StopCompleted {
+			t.Fatalf("one-shot %d: %+v %v", i, done, err)
+		}
+		if i == 1 && last(evs).Text != "FIRST PROMPT WAS: RECALL" {
+			t.Errorf("the second one-shot saw the first: %q", last(evs).Text)
+		}
+		if left := appServers(home); len(left) != 0 {
+			t.Errorf("app-servers after one-shot %d: %v", i, left)
+		}
+	}
+}

@@ -114,6 +114,17 @@ func (b *Backend) chat(id string) *chat {
 // resuming the chat's thread) when it has none or the level changed.
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	c := b.chat(t.Params.ChatID)
+	if t.OneShot != nil {
+		// A one-shot is a chat of its own that ends with it: no thread
+		// carried from one to the next, no server left behind.
+		c = &chat{}
+		defer func() {
+			c.mu.Lock()
+			c.close(2 * time.Second)
+			c.removeScratch()
+			c.mu.Unlock()
+		}()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	level := b.cfg.Level
