@@ -41,10 +41,11 @@ func (b buildFirst) Run() int {
 
 func TestMain(m *testing.M) {
 	testscript.Main(buildFirst{m}, map[string]func(){
-		"feeder":    feeder,
-		"httpserve": httpserve,
-		"numbers":   numbers,
-		"fakeagent": fakeagent,
+		"feeder":        feeder,
+		"httpserve":     httpserve,
+		"numbers":       numbers,
+		"fakeagent":     fakeagent,
+		"fakeappserver": fakeappserver,
 	})
 }
 
