@@ -118,8 +118,8 @@ ndjson_rows() {
     "grep -cF '\"type\":\"run_done\"'" 20 1.5
   local path=event.text
   [ "$1" = dense ] && path=e.h # a short string with an escape in every line
-  row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 5 ""
-  row "check" "$ND check" "jq empty" "" 5 ""
+  row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 15 ""
+  row "check" "$ND check" "jq empty" "" 20 ""
   row "pick (3 fields)" "$ND pick --null type runId text=event.text" "jq -c '{type, runId, text: .event.text}'" "" 20 ""
   row "csv (3 fields)" "$ND csv --no-header type runId event.text" "jq -r '[.type, .runId, .event.text] | @csv'" "" 20 ""
   row "uniq --by runId" "$ND uniq --by runId" \
