@@ -77,7 +77,16 @@ func appendCSV(out []byte, v value) []byte {
 	case !v.ok || string(v.raw) == "null":
 		return out
 	case v.isString():
-		return csvQuote(out, appendUnescaped(nil, str(v.raw)))
+		// Unescaped straight into the row; only a text with a quote in
+		// it is rewritten, to double the quotes.
+		out = append(out, '"')
+		start := len(out)
+		out = appendUnescaped(out, str(v.raw))
+		if bytes.IndexByte(out[start:], '"') >= 0 {
+			text := append([]byte(nil), out[start:]...)
+			return csvQuote(out[:start-1], text)
+		}
+		return append(out, '"')
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return csvQuote(out, compact(v.raw))
 	}
@@ -103,7 +112,13 @@ func appendTSV(out []byte, v value) []byte {
 	case !v.ok || string(v.raw) == "null":
 		return out
 	case v.isString():
-		return tsvEscape(out, string(appendUnescaped(nil, str(v.raw))))
+		start := len(out)
+		out = appendUnescaped(out, str(v.raw))
+		if !needsTSVEscape(out[start:]) {
+			return out
+		}
+		text := string(out[start:])
+		return tsvEscape(out[:start], text)
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return tsvEscape(out, string(compact(v.raw)))
 	}

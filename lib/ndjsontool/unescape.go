@@ -1,6 +1,7 @@
 package ndjsontool
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -15,9 +16,9 @@ func appendUnescaped(out []byte, raw string) []byte {
 	}
 	s := raw[1 : len(raw)-1]
 	for {
-		i := 0
-		for i < len(s) && s[i] != '\\' {
-			i++
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			i = len(s)
 		}
 		out = append(out, s[:i]...)
 		if i >= len(s)-1 {
