@@ -127,29 +127,7 @@ func TestHostCodexPermissions(t *testing.T) {
 	work := t.TempDir()
 	const call = `CALL exec_command {"cmd":"echo hello > out.txt"}`
 	ask := func(t *testing.T, runID string, timeoutMs int64) (*hostclient.Run, *protocol.PermissionRequest) {
-		t.Helper()
-		os.Remove(filepath.Join(work, "out.txt"))
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		r, err := c.RunTurn(ctx, runID, protocol.ChatRunParams{ChatID: "c1", Prompt: call, Workspace: work, Level: 2,
-			Permissions: protocol.PermissionsAsk, PermissionTimeoutMs: timeoutMs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case q := <-r.Asks():
-			if q == nil {
-				done, err := r.Wait(ctx)
-				t.Fatalf("the run ended without asking: %+v %v", done, err)
-			}
-			if q.Tool != "command" || !strings.Contains(string(q.Input), "echo hello > out.txt") {
-				t.Fatalf("request %+v", q)
-			}
-			return r, q
-		case <-ctx.Done():
-			t.Fatal("no permission request within 60s")
-		}
-		return nil, nil
+		return askTurn(t, c, runID, "command", protocol.ChatRunParams{ChatID: "c1", Prompt: call, Workspace: work, Level: 2, PermissionTimeoutMs: timeoutMs})
 	}
 	noFile := func(t *testing.T) {
 		t.Helper()

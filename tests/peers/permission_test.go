@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +16,17 @@ import (
 // writeCall is a fake model's shell call that would write out.txt.
 const writeCall = `CALL Bash {"command":"echo hello > out.txt","description":"write out.txt"}`
 
-// askTurn starts a turn that asks for permissions in work (the chat's
-// process lives on in the workspace of its first turn), and returns it with
-// its first permission request.
-func askTurn(t *testing.T, c hostclient.Client, work, runID, chat string, timeoutMs int64) (*hostclient.Run, *protocol.PermissionRequest, string) {
+// askTurn starts a turn with params p that asks for permissions, the
+// chat's out.txt removed first (the chat's process lives on in the
+// workspace of its first turn), and returns it with its first permission
+// request, which must be for tool.
+func askTurn(t *testing.T, c hostclient.Client, runID, tool string, p protocol.ChatRunParams) (*hostclient.Run, *protocol.PermissionRequest) {
 	t.Helper()
-	os.Remove(filepath.Join(work, "out.txt"))
+	os.Remove(filepath.Join(p.Workspace, "out.txt"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := c.RunTurn(ctx, runID, protocol.ChatRunParams{ChatID: chat, Prompt: writeCall, Workspace: work,
-		Permissions: protocol.PermissionsAsk, PermissionTimeoutMs: timeoutMs})
+	p.Permissions = protocol.PermissionsAsk
+	r, err := c.RunTurn(ctx, runID, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,14 +36,14 @@ func askTurn(t *testing.T, c hostclient.Client, work, runID, chat string, timeou
 			done, err := r.Wait(ctx)
 			t.Fatalf("the run ended without asking: %+v %v", done, err)
 		}
-		if q.Tool != "Bash" || !strings.Contains(string(q.Input), "echo hello > out.txt") {
+		if q.Tool != tool || !strings.Contains(string(q.Input), "echo hello > out.txt") {
 			t.Fatalf("request %+v", q)
 		}
-		return r, q, work
+		return r, q
 	case <-ctx.Done():
 		t.Fatal("no permission request within 60s")
 	}
-	return nil, nil, ""
+	return nil, nil
 }
 
 func collect(t *testing.T, r *hostclient.Run) ([]protocol.AgentEvent, *protocol.RunDone) {
@@ -73,9 +73,12 @@ func TestHostClaudePermissions(t *testing.T) {
 	c := hostWithClaude(t, api)
 	ctx := context.Background()
 	work := t.TempDir()
+	ask := func(t *testing.T, runID string, timeoutMs int64) (*hostclient.Run, *protocol.PermissionRequest) {
+		return askTurn(t, c, runID, "Bash", protocol.ChatRunParams{ChatID: "c1", Prompt: writeCall, Workspace: work, PermissionTimeoutMs: timeoutMs})
+	}
 
 	t.Run("denied", func(t *testing.T) {
-		r, q, _ := askTurn(t, c, work, "r1", "c1", 60000)
+		r, q := ask(t, "r1", 60000)
 		if err := c.AnswerPermission(ctx, "r1", q.RequestID, hostclient.Answer{Decision: "deny", Message: "not on this branch"}); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +93,7 @@ func TestHostClaudePermissions(t *testing.T) {
 	})
 
 	t.Run("allowed", func(t *testing.T) {
-		r, q, _ := askTurn(t, c, work, "r2", "c1", 60000)
+		r, q := ask(t, "r2", 60000)
 		if err := c.AnswerPermission(ctx, "r2", q.RequestID, hostclient.Answer{Decision: "allow"}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +113,7 @@ func TestHostClaudePermissions(t *testing.T) {
 	})
 
 	t.Run("unanswered", func(t *testing.T) {
-		r, q, _ := askTurn(t, c, work, "r3", "c1", 1500)
+		r, q := ask(t, "r3", 1500)
 		if q.TimeoutMs != 1500 {
 			t.Errorf("timeoutMs %d", q.TimeoutMs)
 		}
@@ -125,7 +128,7 @@ func TestHostClaudePermissions(t *testing.T) {
 	})
 
 	t.Run("interrupted", func(t *testing.T) {
-		r, q, _ := askTurn(t, c, work, "r4", "c1", 60000)
+		r, q := ask(t, "r4", 60000)
 		if ok, err := c.Interrupt(ctx, "c1", ""); !ok || err != nil {
 			t.Fatalf("interrupt: %v %v", ok, err)
 		}
@@ -148,24 +151,4 @@ func TestHostClaudePermissions(t *testing.T) {
 	if left := procsWithEnv("ANTHROPIC_BASE_URL=" + api.URL); len(left) > 0 {
 		t.Errorf("still running after the host closed: %v", left)
 	}
-}
-
-// procsWithEnv are the pids whose environment holds kv: what this test's
-// host started, and whatever they started.
-func procsWithEnv(kv string) []int {
-	var pids []int
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil {
-			continue
-		}
-		for _, e := range strings.Split(string(b), "\x00") {
-			if e == kv {
-				pid, _ := strconv.Atoi(filepath.Base(d))
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
 }

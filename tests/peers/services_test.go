@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -202,14 +203,22 @@ func svcIn(t *testing.T, home string) func(args ...string) *exec.Cmd {
 
 // procsMatching are the pids whose command line contains s.
 func procsMatching(s string) []int {
+	return procsWhere("cmdline", func(fields []string) bool { return strings.Contains(strings.Join(fields, " "), s) })
+}
+
+// procsWithEnv are the pids whose environment holds kv: what a test's
+// host started, and whatever that started.
+func procsWithEnv(kv string) []int {
+	return procsWhere("environ", func(fields []string) bool { return slices.Contains(fields, kv) })
+}
+
+// procsWhere are the pids whose /proc/PID/file, split at NULs, matches.
+func procsWhere(file string, match func([]string) bool) []int {
 	var pids []int
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil {
-			continue
-		}
-		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+		b, err := os.ReadFile(filepath.Join(d, file))
+		if err == nil && match(strings.Split(string(b), "\x00")) {
 			pid, _ := strconv.Atoi(filepath.Base(d))
 			pids = append(pids, pid)
 		}
