@@ -7,31 +7,53 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
 )
 
-// replies records what the translator answered the server.
+// replies records what the translator answered the server; sent hears of
+// each answer (an approval's comes from a goroutine of its own).
 type replies struct {
-	mu  sync.Mutex
-	got []string
+	mu   sync.Mutex
+	got  []string
+	sent chan struct{}
+}
+
+func newReplies() *replies { return &replies{sent: make(chan struct{}, 16)} }
+
+func (r *replies) add(s string) error {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+	r.sent <- struct{}{}
+	return nil
 }
 
 func (r *replies) reply(id json.RawMessage, result any) error {
 	b, _ := json.Marshal(result)
-	r.mu.Lock()
-	r.got = append(r.got, string(id)+" "+string(b))
-	r.mu.Unlock()
-	return nil
+	return r.add(string(id) + " " + string(b))
 }
 
 func (r *replies) refuse(id json.RawMessage, msg string) error {
+	return r.add(string(id) + " error " + msg)
+}
+
+// wait waits for n answers, failing after 5 s.
+func (r *replies) wait(t *testing.T, n int) []string {
+	t.Helper()
+	for range n {
+		select {
+		case <-r.sent:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("fewer than %d answers within 5s", n)
+		}
+	}
 	r.mu.Lock()
-	r.got = append(r.got, string(id)+" error "+msg)
-	r.mu.Unlock()
-	return nil
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
 }
 
 // session is a recorded app-server session (the pinned codex, from
@@ -62,7 +84,7 @@ func session(t *testing.T, name string) []rpcMsg {
 // replayTurns feeds a session through one translator per turn (a turn
 // starts at turn/started), with ask answering any approval request.
 func replayTurns(t *testing.T, name string, ask func(host.Ask) host.Answer) (turns [][]protocol.AgentEvent, ends []error, r *replies) {
-	r = &replies{}
+	r = newReplies()
 	var x *translator
 	var evs []protocol.AgentEvent
 	for _, m := range session(t, name) {
@@ -123,31 +145,28 @@ func TestTranslateInterrupt(t *testing.T) {
 func TestTranslateApproval(t *testing.T) {
 	var asked []host.Ask
 	var mu sync.Mutex
-	done := make(chan struct{}, 4)
 	ask := func(q host.Ask) host.Answer {
 		mu.Lock()
 		asked = append(asked, q)
 		mu.Unlock()
-		defer func() { done <- struct{}{} }()
 		return host.Answer{Decision: protocol.DecisionAllow, By: protocol.ResolvedByDaemon}
 	}
 	turns, ends, r := replayTurns(t, "approval-untrusted-accept", ask)
-	<-done
+	if got := r.wait(t, 1); len(got) != 1 || got[0] != `0 {"decision":"accept"}` {
+		t.Errorf("replies %v", got)
+	}
+	mu.Lock()
 	if len(asked) != 1 || asked[0].Tool != "command" || !strings.Contains(string(asked[0].Input), `echo approved > approved.txt`) {
 		t.Fatalf("asked %+v", asked)
 	}
-	r.mu.Lock()
-	if len(r.got) != 1 || r.got[0] != `0 {"decision":"accept"}` {
-		t.Errorf("replies %v", r.got)
-	}
-	r.mu.Unlock()
+	mu.Unlock()
 	if len(turns) != 1 || ends[0] != nil || !strings.Contains(types(turns[0]), "tool_call tool_result") {
 		t.Errorf("turns %v ends %v", turns, ends)
 	}
 
 	turns, _, r = replayTurns(t, "approval-untrusted-decline", nil)
-	if len(r.got) != 1 || r.got[0] != `0 {"decision":"decline"}` {
-		t.Errorf("no Ask: replies %v", r.got)
+	if got := r.wait(t, 1); len(got) != 1 || got[0] != `0 {"decision":"decline"}` {
+		t.Errorf("no Ask: replies %v", got)
 	}
 	var result protocol.AgentEvent
 	for _, e := range turns[0] {
@@ -176,11 +195,11 @@ func TestTranslateApproval(t *testing.T) {
 
 // Requests the backend does not serve are refused, never left waiting.
 func TestTranslateRefusesOtherRequests(t *testing.T) {
-	r := &replies{}
+	r := newReplies()
 	x := &translator{t: &host.Turn{Emit: func(protocol.AgentEvent) {}, Log: func(string, string) {}}, srv: r, thread: "th", inputs: map[string]json.RawMessage{}}
 	x.handle(rpcMsg{Method: "item/tool/requestUserInput", ID: json.RawMessage("7"), Params: gjson.Parse(`{"threadId":"th"}`)})
 	x.handle(rpcMsg{Method: "item/commandExecution/requestApproval", ID: json.RawMessage("8"), Params: gjson.Parse(`{"threadId":"other"}`)})
-	if len(r.got) != 2 || !strings.HasPrefix(r.got[0], "7 error") || !strings.HasPrefix(r.got[1], "8 error") {
-		t.Errorf("replies %v", r.got)
+	if got := r.wait(t, 2); len(got) != 2 || !strings.HasPrefix(got[0], "7 error") || !strings.HasPrefix(got[1], "8 error") {
+		t.Errorf("replies %v", got)
 	}
 }
