@@ -294,7 +294,7 @@ func TestServicesSIGKILL(t *testing.T) {
 	need(t)
 	a := servicesAgents[0]
 	env, api := a.env(t)
-	env, _ = servicesEnv(t, env)
+	env, home := servicesEnv(t, env)
 	port := freePort(t)
 	server := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port)
 	steps := "STEPS:\nCALL " + a.tool("start") + ` {"name":"web","command":"` + server + `"}` + "\n" + a.shell("sleep 60") + "\n"
@@ -310,5 +310,9 @@ func TestServicesSIGKILL(t *testing.T) {
 	waitEnd(t, cmd, 20*time.Second, "after runagent's SIGKILL, a process it started still runs")
 	if !await.Until(20*time.Second, func() bool { return !listening(port) && len(procsMatching(server)) == 0 }) {
 		t.Fatalf("after runagent's SIGKILL the service still runs (port %d open: %v)", port, listening(port))
+	}
+	// And its monitor, which records the stop and then ends.
+	if !await.Until(20*time.Second, func() bool { return len(procsMatching("__monitor "+home)) == 0 }) {
+		t.Fatalf("after runagent's SIGKILL the service's monitor still runs")
 	}
 }
