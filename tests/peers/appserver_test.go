@@ -217,3 +217,40 @@ func TestHostCodexOneShot(t *testing.T) {
 		}
 	}
 }
+
+// The level's sandbox holds on app-server: a command that opens a socket
+// fails at level 1 (read-only, no network) and works at level 2
+// (workspace-write with network, the config override thread/start gets).
+func TestHostCodexSandboxNetwork(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	env := append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: filepath.Join(filepath.Dir(runagentBin), "agent-host"),
+		Args: []string{"--backend", "codex"}, Env: env, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx, "peers", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The fake API's own port is a listener on loopback to connect to.
+	port := strings.TrimPrefix(api.URL, "http://127.0.0.1:")
+	py := `python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", ` + port + `)); print(\"NET-OK\")'`
+	for level, want := range map[int]bool{1: false, 2: true} {
+		r, err := c.RunTurn(ctx, "r"+strconv.Itoa(level), protocol.ChatRunParams{ChatID: "c" + strconv.Itoa(level), Level: level,
+			Workspace: t.TempDir(), Prompt: `CALL exec_command {"cmd":"` + py + `"}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, done, err := r.Collect(ctx)
+		if err != nil || done.StopReason != protocol.StopCompleted {
+			t.Fatalf("level %d: %+v %v", level, done, err)
+		}
+		if got := strings.Contains(last(evs).Text, "NET-OK"); got != want {
+			t.Errorf("level %d: network %v, want %v: %q", level, got, want, last(evs).Text)
+		}
+	}
+}
