@@ -249,13 +249,17 @@ func hostWrapper(t *testing.T, dir string) string {
 
 // The subprocess client runs the host through a wrapper command as it
 // would run it itself; when the wrapper dies, the runs in flight are lost
-// at once, and the host, its input gone, drains and ends, and with it
-// what its backend started: nothing is left running on either side.
+// (after the second the client reads on for what the host still sends),
+// and the host, its input gone, drains and ends, and with it what its
+// backend started: nothing is left running on either side.
 func TestHostClientThroughAWrapper(t *testing.T) {
 	dir := t.TempDir()
 	cmdPid := filepath.Join(dir, "cmd.pid")
 	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: hostWrapper(t, dir),
-		Args: []string{filepath.Join(binDir, "agent-host"), "--drain-timeout", "1s", "--backend", "exec", "--",
+		// A drain longer than the second the client reads on after the
+		// wrapper's end, so that the run is lost rather than reported
+		// interrupted by the draining host.
+		Args: []string{filepath.Join(binDir, "agent-host"), "--drain-timeout", "5s", "--backend", "exec", "--",
 			"sh", "-c", "echo $$ > " + cmdPid + "; read line; echo \"got $line\"; exec sleep 4813"}})
 	if err != nil {
 		t.Fatal(err)
