@@ -185,9 +185,11 @@ func appendExtra(body []byte, extra Extra) []byte {
 	return append(b, '}')
 }
 
-// marshal is json.Marshal without the HTML escaping: a "<" in a shell
-// command reaches the daemon (and a grep) as "<", not "\u003c".
-func marshal(v any) ([]byte, error) {
+// Marshal is json.Marshal without the HTML escaping: a "<" in a shell
+// command reaches the daemon (and a grep) as "<", not "\u003c". It is
+// how every message is written, and what a backend builds its events'
+// JSON with.
+func Marshal(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || !bytes.Contains(b, []byte(`\u00`)) {
 		return b, err
@@ -226,7 +228,7 @@ func unescapeHTML(b []byte) []byte {
 // marshalExtra marshals v, a struct without JSON methods, with extra's
 // fields after its own.
 func marshalExtra(v any, extra Extra) ([]byte, error) {
-	body, err := marshal(v)
+	body, err := Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +261,7 @@ func Encode(m Msg) ([]byte, error) {
 	case *BadMessage:
 		return raw(m.Raw, m.Cut)
 	}
-	body, err := marshal(m)
+	body, err := Marshal(m)
 	if err != nil {
 		return nil, err
 	}

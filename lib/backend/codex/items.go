@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -234,9 +233,6 @@ func toolOutput(item gjson.Result) (string, bool) {
 
 // rawJSON is v as JSON, without HTML escaping: a command's ">" stays ">".
 func rawJSON(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b, _ := protocol.Marshal(v)
+	return b
 }
