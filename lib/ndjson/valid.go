@@ -37,21 +37,103 @@ const MaxDepth = 10000
 // no allocation for nesting up to 64 levels. gjson.Valid, by contrast, does
 // not look at UTF-8.
 //
-// With AVX2, the whole line's UTF-8 is checked first, 32 bytes at a step,
-// and the JSON walk then skips string bytes 32 at a time, stopping only at
-// quotes, backslashes and control bytes. Elsewhere, or when the line is not
-// valid UTF-8 (so that the first problem is the one named), the walk checks
-// UTF-8 itself and scans strings eight bytes at a time.
+// With AVX2, the whole line's UTF-8 is checked first, 32 bytes at a step;
+// a line of up to markedMax bytes also gets, in that same pass, a bitmap of
+// the bytes a string scan stops at (quotes, backslashes, control bytes), so
+// that the JSON walk finds the end of each string with a shift and a count
+// of trailing zeros; a longer line's strings are skipped 32 bytes at a
+// step. Elsewhere, or when the line is not valid UTF-8 (so that the first
+// problem is the one named), the walk checks UTF-8 itself and scans
+// strings eight bytes at a time.
 func Check(line []byte) Problem {
-	if fastUTF8 && validUTF8(line) {
-		return check(line, 0)
+	if fastUTF8 {
+		if len(line) < stackMarked {
+			var marks [stackMarked/32 + 1]uint32
+			return checkMarked(line, marks[:])
+		}
+		if validUTF8(line) {
+			return check(line, 0, nil)
+		}
 	}
-	return check(line, msb)
+	return check(line, msb, nil)
+}
+
+// stackMarked bounds the lines Check marks in a bitmap on the stack: it is
+// cleared on every call, so it stays small. A Checker keeps one across
+// calls instead.
+const stackMarked = 512
+
+func checkMarked(line []byte, marks Marks) Problem {
+	if markUTF8(line, marks) {
+		return check(line, 0, marks)
+	}
+	return check(line, msb, nil)
+}
+
+// Checker checks lines as Check does, with a bitmap of stops kept from one
+// line to the next, so that lines of any length up to heapMarked are marked,
+// and the last line's marks can serve a lookup after the check. Its zero
+// value is ready; it is not safe for concurrent use.
+type Checker struct {
+	marks  Marks
+	marked bool
+}
+
+// heapMarked is the longest line a Checker marks: its bitmap is an eighth
+// of the line's size, and past this strings are long enough for the
+// 32-byte scan.
+const heapMarked = 1 << 20
+
+// Check is Check, for one line.
+func (c *Checker) Check(line []byte) Problem {
+	c.marked = false
+	if !fastUTF8 || len(line) > heapMarked {
+		return Check(line)
+	}
+	w := len(line)>>5 + 1
+	if cap(c.marks) < w {
+		c.marks = make(Marks, max(w, 2*cap(c.marks), 64))
+	}
+	c.marks = c.marks[:w]
+	if !markUTF8(line, c.marks) {
+		return check(line, msb, nil)
+	}
+	c.marked = true
+	return check(line, 0, c.marks)
+}
+
+// Marks is the bitmap of the line last checked, when it was valid UTF-8
+// and marked; nil otherwise.
+func (c *Checker) Marks() Marks {
+	if !c.marked {
+		return nil
+	}
+	return c.marks
+}
+
+// Marks is a line's bitmap of string stops: bit k of word w is set when
+// byte 32w+k is '"', '\\' or a control byte, and for every position past
+// the end of the line.
+type Marks []uint32
+
+// Next returns the index of the first stop at or after i, which must be at
+// most the line's length; it is the line's length or more when no byte of
+// the line is one.
+func (m Marks) Next(i int) int {
+	w := i >> 5
+	x := m[w] >> (i & 31)
+	for x == 0 {
+		w++
+		x = m[w]
+		i = w << 5
+	}
+	return i + bits.TrailingZeros32(x)
 }
 
 // check walks line as JSON. hi is msb when string bytes from 0x80 up need
-// their UTF-8 checked, 0 when the line's UTF-8 is known good.
-func check(line []byte, hi uint64) Problem {
+// their UTF-8 checked, 0 when the line's UTF-8 is known good. stops, when
+// set (only with hi 0), is markUTF8's bitmap of the line.
+func check(line []byte, hi uint64, stops Marks) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	b := line
@@ -115,7 +197,9 @@ key:
 
 str:
 	for {
-		if vec {
+		if stops != nil {
+			i = stops.Next(i)
+		} else if vec {
 			// Most strings are short keys: one SWAR step before the call.
 			if i+8 <= n {
 				if m := special(binary.LittleEndian.Uint64(b[i:]), 0); m != 0 {
@@ -242,13 +326,9 @@ func strSpecial(b []byte, i int) (int, Problem) {
 }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
+	// One comparison for the common case, a byte that is no space at all.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
 	}
 	return i
 }
@@ -320,12 +400,13 @@ func special(x, hi uint64) uint64 {
 }
 
 func hex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return isHex[b[0]]&isHex[b[1]]&isHex[b[2]]&isHex[b[3]] == 1
+}
+
+// isHex is 1 for the bytes of a hexadecimal digit.
+var isHex = [256]uint8{
+	'0': 1, '1': 1, '2': 1, '3': 1, '4': 1, '5': 1, '6': 1, '7': 1, '8': 1, '9': 1,
+	'a': 1, 'b': 1, 'c': 1, 'd': 1, 'e': 1, 'f': 1, 'A': 1, 'B': 1, 'C': 1, 'D': 1, 'E': 1, 'F': 1,
 }
 
 // utf8Seq returns the length of the valid multi-byte UTF-8 sequence at

@@ -47,8 +47,10 @@ func TestCheck(t *testing.T) {
 		if got := Check([]byte(strings.Repeat(" ", 32) + c.in)); got != c.want {
 			t.Errorf("Check(32 spaces + %.40q) = %v, want %v", c.in, got, c.want)
 		}
-		if got := check([]byte(c.in), msb); got != c.want {
-			t.Errorf("scalar check(%.40q) = %v, want %v", c.in, got, c.want)
+		for path, got := range paths([]byte(c.in)) {
+			if got != c.want {
+				t.Errorf("%s check(%.40q) = %v, want %v", path, c.in, got, c.want)
+			}
 		}
 		if c.want != BadUTF8 && len(c.in) < 1000 {
 			if ref := reference([]byte(c.in)); ref != c.want {
@@ -73,11 +75,30 @@ func FuzzCheck(f *testing.F) {
 			if got := Check(in); !agrees(got, want, b) {
 				t.Fatalf("Check(%q) = %v, reference says %v", in, got, want)
 			}
-			if got := check(in, msb); !agrees(got, want, b) {
-				t.Fatalf("scalar check(%q) = %v, reference says %v", in, got, want)
+			for path, got := range paths(in) {
+				if !agrees(got, want, b) {
+					t.Fatalf("%s check(%q) = %v, reference says %v", path, in, got, want)
+				}
 			}
 		}
 	})
+}
+
+// paths runs each of check's walks that can take b: the scalar one always;
+// with AVX2 and valid UTF-8, the 32-byte string scan and (for a line Check
+// would mark) the bitmap of stops.
+func paths(b []byte) map[string]Problem {
+	got := map[string]Problem{"scalar": check(b, msb, nil)}
+	if !fastUTF8 || !validUTF8(b) {
+		return got
+	}
+	got["vector scan"] = check(b, 0, nil)
+	var c Checker
+	got["checker"] = c.Check(b)
+	if c.Marks() == nil {
+		panic("a Checker did not mark valid UTF-8")
+	}
+	return got
 }
 
 func agrees(got, want Problem, b []byte) bool {

@@ -15,6 +15,21 @@ func validUTF8(b []byte) bool {
 	return validUTF8AVX2(b[:n], &tail)
 }
 
+// markUTF8 is validUTF8 that also fills stops with one mask per 32 bytes
+// of b (and one for the bytes after the last whole 32): bit k of stops[w] is
+// set when b[32w+k] is '"', '\\' or a control byte, and for every position
+// past the end. stops must hold len(b)/32+1 words.
+func markUTF8(b []byte, stops Marks) bool {
+	n := len(b) &^ 31
+	_ = stops[n>>5]
+	var tail [32]byte
+	copy(tail[:], b[n:])
+	return markAVX2(b[:n], &tail, &stops[0])
+}
+
+//go:noescape
+func markAVX2(b []byte, tail *[32]byte, stops *uint32) bool
+
 // validUTF8AVX2 checks b, whose length is a multiple of 32, then the 32
 // bytes of tail as if they followed it.
 //

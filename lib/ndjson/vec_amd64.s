@@ -94,6 +94,75 @@ last:
 	VZEROUPPER
 	RET
 
+// Broadcast constants for MARK, read from memory: BLOCK leaves no register free.
+DATA cquote<>+0(SB)/8, $0x2222222222222222
+DATA cquote<>+8(SB)/8, $0x2222222222222222
+DATA cquote<>+16(SB)/8, $0x2222222222222222
+DATA cquote<>+24(SB)/8, $0x2222222222222222
+GLOBL cquote<>(SB), RODATA|NOPTR, $32
+
+DATA cbslash<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA cbslash<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA cbslash<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA cbslash<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL cbslash<>(SB), RODATA|NOPTR, $32
+
+DATA cctl<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA cctl<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA cctl<>+16(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA cctl<>+24(SB)/8, $0x1f1f1f1f1f1f1f1f
+GLOBL cctl<>(SB), RODATA|NOPTR, $32
+
+// MARK stores at (DI), and steps DI past, a 32-bit mask of the bytes in Y0
+// that are '"', '\\' or a control byte.
+#define MARK \
+	VPCMPEQB  cquote<>(SB), Y0, Y1; \
+	VPCMPEQB  cbslash<>(SB), Y0, Y2; \
+	VPMINUB   cctl<>(SB), Y0, Y3; \
+	VPCMPEQB  Y3, Y0, Y3; \
+	VPOR      Y2, Y1, Y1; \
+	VPOR      Y3, Y1, Y1; \
+	VPMOVMSKB Y1, AX; \
+	MOVL      AX, (DI); \
+	ADDQ      $4, DI
+
+// func markAVX2(b []byte, tail *[32]byte, stops *uint32) bool
+//
+// validUTF8AVX2 that also stores, for each 32 bytes of b and then for tail,
+// the mask of bytes where a string scan must stop: len(b)/32+1 words.
+TEXT ·markAVX2(SB), NOSPLIT, $0-41
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	MOVQ tail+24(FP), DX
+	MOVQ stops+32(FP), DI
+	VBROADCASTI128 b1hi<>(SB), Y13
+	VBROADCASTI128 b1lo<>(SB), Y12
+	VBROADCASTI128 b2hi<>(SB), Y11
+	BCAST(0x0f, X10, Y10)
+	BCAST(0x60, X9, Y9)
+	BCAST(0x70, X7, Y7)
+	VPXOR Y15, Y15, Y15
+	VPXOR Y14, Y14, Y14
+
+mloop:
+	CMPQ CX, $32
+	JB   mlast
+	VMOVDQU (SI), Y0
+	BLOCK
+	MARK
+	ADDQ $32, SI
+	SUBQ $32, CX
+	JMP  mloop
+
+mlast:
+	VMOVDQU (DX), Y0
+	BLOCK
+	MARK
+	VPTEST Y14, Y14
+	SETEQ  ret+40(FP)
+	VZEROUPPER
+	RET
+
 // Bytes that may follow a backslash as a two-byte escape.
 DATA escok<>+0(SB)/8, $0x0000000000000000
 DATA escok<>+8(SB)/8, $0x0000000000000000

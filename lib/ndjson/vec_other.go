@@ -9,3 +9,5 @@ const fastUTF8 = false
 func validUTF8(b []byte) bool { panic("no vector UTF-8 check on this platform") }
 
 func scanString(b []byte, i int) int { panic("no vector string scan on this platform") }
+
+func markUTF8(b []byte, stops Marks) bool { panic("no vector UTF-8 check on this platform") }

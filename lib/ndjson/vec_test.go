@@ -122,3 +122,33 @@ func TestScanString(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkUTF8 holds markUTF8 to unicode/utf8 and to a byte-by-byte
+// bitmap, at every length across a few block edges.
+func TestMarkUTF8(t *testing.T) {
+	if !fastUTF8 {
+		t.Skip("no vector UTF-8 check here")
+	}
+	alphabet := []byte("ab\"\\\x00\x1f \x7fé日🚀\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 140 {
+		for range 200 {
+			var b []byte
+			for len(b) < n {
+				k := r.IntN(len(alphabet))
+				b = append(b, alphabet[k])
+			}
+			b = b[:n]
+			stops := make([]uint32, n/32+1)
+			if got, want := markUTF8(b, stops), utf8.Valid(b); got != want {
+				t.Fatalf("markUTF8(%q) = %v, unicode/utf8 says %v", b, got, want)
+			}
+			for i := range len(stops) * 32 {
+				want := i >= n || b[i] == '"' || b[i] == '\\' || b[i] < 0x20
+				if got := stops[i>>5]>>(i&31)&1 == 1; got != want {
+					t.Fatalf("markUTF8(%q): stop at %d is %v, want %v", b, i, got, want)
+				}
+			}
+		}
+	}
+}

@@ -157,6 +157,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 // lines, as the chunk's last.
 func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.Schema) *checkChunk {
 	r := &checkChunk{types: map[string]*int64{}}
+	var ck ndjson.Checker
 	data := ch.Data
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -174,7 +175,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.S
 				r.problems = append(r.problems, problem{r.total, probCRLF, "ends in CRLF"})
 			}
 		}
-		r.checkLine(l, proto, strict, sch)
+		r.checkLine(&ck, l, proto, strict, sch)
 	}
 	r.endsInNewline = len(ch.Data) > 0 && ch.Data[len(ch.Data)-1] == '\n'
 	if ch.Skipped != nil {
@@ -186,8 +187,8 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.S
 	return r
 }
 
-func (r *checkChunk) checkLine(l []byte, proto, strict bool, sch *schema.Schema) {
-	switch ndjson.Check(l) {
+func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool, sch *schema.Schema) {
+	switch ck.Check(l) {
 	case ndjson.Blank:
 		r.blank++
 		if strict {

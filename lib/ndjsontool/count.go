@@ -49,11 +49,12 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 	var line int64
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *tally {
 		t := newTally()
+		var ck ndjson.Checker
 		for rest := ch.Data; len(rest) > 0; {
 			var l []byte
 			l, rest = ndjson.Cut(rest)
 			t.total++
-			switch ndjson.Check(l) {
+			switch ck.Check(l) {
 			case ndjson.Blank:
 				continue
 			case ndjson.Valid:
@@ -66,7 +67,7 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 			}
 			t.lines++
 			if o.Path != "" {
-				t.add(get(l, o.Path, fp))
+				t.add(get(l, ck.Marks(), o.Path, fp))
 			}
 		}
 		t.skipped = ch.Skipped

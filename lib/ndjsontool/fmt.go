@@ -20,10 +20,7 @@ type FmtOptions struct {
 // number text are kept as they were.
 func Fmt(ctx context.Context, st *Stream, o FmtOptions) error {
 	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", o.Indent), SortKeys: o.SortKeys}
-	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		var b []byte
 		switch {
 		case o.Compact && o.SortKeys:
@@ -40,7 +37,7 @@ func Fmt(ctx context.Context, st *Stream, o FmtOptions) error {
 		if len(b) == 0 || b[len(b)-1] != '\n' {
 			out = append(out, '\n')
 		}
-		return out, true
+		return out
 	})
 	if err != nil {
 		return err

@@ -42,16 +42,13 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	for i, p := range o.Paths {
 		fps[i] = parseFastPath(p)
 	}
-	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		var vs [8]value
 		vals := vs[:0]
 		for i, p := range o.Paths {
-			v := get(line, p, fps[i])
+			v := get(line, marks, p, fps[i])
 			if o.SkipMissing && !v.ok {
-				return out, true
+				return out
 			}
 			vals = append(vals, v)
 		}
@@ -75,7 +72,7 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 			}
 			out = append(out, ']')
 		}
-		return append(out, '\n'), true
+		return append(out, '\n')
 	})
 	if err != nil {
 		return err

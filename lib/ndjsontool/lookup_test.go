@@ -8,8 +8,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// FuzzLookup: on valid JSON, lookup finds what gjson finds; on anything
-// else it does not panic.
+// FuzzLookup: on valid JSON, lookup finds what gjson finds, with the
+// check's marks and without; on anything else it does not panic.
 func FuzzLookup(f *testing.F) {
 	line := `{"type":"event","seq":3,"event":{"type":"text","text":"a \"b\" \u00e9","n":[1,{"x":2},"3"]},"e\u0078":true, "sp" : [ ] }`
 	for _, p := range []string{"type", "event.text", "event.n.1.x", "event.n.2", "event.n.5", "ex", "sp", "sp.0", "seq.x", "missing"} {
@@ -22,9 +22,14 @@ func FuzzLookup(f *testing.F) {
 		if fp == nil {
 			return
 		}
-		raw, ok := lookup([]byte(line), fp) // whatever the line: no panic
-		if ndjson.Check([]byte(line)) != ndjson.Valid {
+		raw, ok := lookup([]byte(line), nil, fp) // whatever the line: no panic
+		var ck ndjson.Checker
+		if ck.Check([]byte(line)) != ndjson.Valid {
 			return
+		}
+		// With the check's marks, the same answer.
+		if mraw, mok := lookup([]byte(line), ck.Marks(), fp); mok != ok || string(mraw) != string(raw) {
+			t.Fatalf("lookup(%q, %q) = %q, %v without marks, %q, %v with them", line, path, raw, ok, mraw, mok)
 		}
 		// gjson answers nonsense on a root that is not a container
 		// (a path into the string "[0" finds 0"); lines are objects.

@@ -74,11 +74,8 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 	if err != nil {
 		return err
 	}
-	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
-		return append(appendPicked(out, line, fields, o.Null), '\n'), true
+	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+		return append(appendPicked(out, line, marks, fields, o.Null), '\n')
 	})
 	if err != nil {
 		return err
@@ -87,11 +84,11 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 }
 
 // appendPicked appends the object of fields from a valid line.
-func appendPicked(out, line []byte, fields []pickField, null bool) []byte {
+func appendPicked(out, line []byte, marks ndjson.Marks, fields []pickField, null bool) []byte {
 	out = append(out, '{')
 	first := true
 	for _, f := range fields {
-		v := get(line, f.path, f.fp)
+		v := get(line, marks, f.path, f.fp)
 		if !v.ok && !null {
 			continue
 		}

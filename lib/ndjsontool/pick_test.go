@@ -26,8 +26,12 @@ func TestPick(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.fields, err)
 		}
-		if got := string(appendPicked(nil, line, fields, c.null)); got != c.want {
-			t.Errorf("%v: %s, want %s", c.fields, got, c.want)
+		var ck ndjson.Checker
+		ck.Check(line)
+		for _, marks := range []ndjson.Marks{nil, ck.Marks()} {
+			if got := string(appendPicked(nil, line, marks, fields, c.null)); got != c.want {
+				t.Errorf("%v (marks %v): %s, want %s", c.fields, marks != nil, got, c.want)
+			}
 		}
 	}
 	for _, bad := range [][]string{{}, {"x="}, {"a.b", "c.b"}, {`arr.#(id=="b").v`}, {"type", "type"}} {
@@ -43,7 +47,8 @@ func FuzzPick(f *testing.F) {
 	f.Add(`b=arr.#(id=="b").v`, "k=a.0", `{"arr":[{"id":"b","v":[1,{"z":null}]}],"a":[true]}`)
 	f.Add("a=b=c", "日本=x", `{"b=c":1,"x":"\u2028"}`)
 	f.Fuzz(func(t *testing.T, f1, f2, line string) {
-		if ndjson.Check([]byte(line)) != ndjson.Valid || strings.ContainsAny(line, "\n") {
+		var ck ndjson.Checker
+		if ck.Check([]byte(line)) != ndjson.Valid || strings.ContainsAny(line, "\n") {
 			return
 		}
 		fields, err := parsePick([]string{f1, f2})
@@ -51,7 +56,7 @@ func FuzzPick(f *testing.F) {
 			return
 		}
 		for _, null := range []bool{false, true} {
-			out := appendPicked(nil, []byte(line), fields, null)
+			out := appendPicked(nil, []byte(line), ck.Marks(), fields, null)
 			if ndjson.Check(out) != ndjson.Valid || !json.Valid(out) || out[0] != '{' {
 				t.Fatalf("fields %q %q on %s: %s", f1, f2, line, out)
 			}

@@ -64,19 +64,16 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	// Workers validate each line and frame it with its sort key; the
 	// ordered stage numbers them (for stability) and keeps, spills or
 	// heaps them.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
 		keyAt := len(out)
 		for i, k := range o.Keys {
-			out = appendSortKey(out, get(line, k, fps[i]), o.Reverse)
+			out = appendSortKey(out, get(line, marks, k, fps[i]), o.Reverse)
 		}
 		out = frame(out, start, keyAt)
 		out = binary.AppendUvarint(out, uint64(len(line)))
-		return append(out, line...), true
+		return append(out, line...)
 	}, func(framed []byte) []byte {
 		for len(framed) > 0 && s.err == nil {
 			key, rest := unframe(framed)

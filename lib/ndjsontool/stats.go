@@ -39,18 +39,15 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	byFP := parseFastPath(o.By)
 	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
 	// Workers validate and extract; the ordered stage aggregates.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		group := "null"
 		if o.By != "" {
-			group = groupJSON(get(line, o.By, byFP))
+			group = groupJSON(get(line, marks, o.By, byFP))
 		}
 		out = binary.AppendUvarint(out, uint64(len(group)))
 		out = append(out, group...)
 		for i, f := range o.Fields {
-			v := get(line, f, fps[i])
+			v := get(line, marks, f, fps[i])
 			n, ok := number(v)
 			if !ok {
 				out = append(out, 0)
@@ -58,7 +55,7 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 			}
 			out = binary.LittleEndian.AppendUint64(append(out, 1), math.Float64bits(n))
 		}
-		return out, true
+		return out
 	}, func(framed []byte) []byte {
 		agg.add(framed)
 		return nil

@@ -114,12 +114,13 @@ type chunkOut struct {
 	skipped   *ndjson.Skipped
 }
 
-// lineFunc handles one non-blank line and appends its output to out. It
-// returns false when the line was malformed.
-type lineFunc func(out, line []byte) ([]byte, bool)
+// lineFunc handles one valid line and appends its output to out. marks is
+// the line's bitmap of string stops from its check (nil when it has none),
+// for lookups to find string ends from.
+type lineFunc func(out, line []byte, marks ndjson.Marks) []byte
 
-// eachLine runs fn over every non-blank line of the stream and writes the
-// output in order; it returns what was skipped.
+// eachLine checks every line of the stream, runs fn over each valid one,
+// and writes the output in order; it returns what was skipped.
 func (st *Stream) eachLine(ctx context.Context, fn lineFunc) (*skips, error) {
 	return st.eachLineThen(ctx, fn, nil)
 }
@@ -138,6 +139,7 @@ func (st *Stream) eachLineThen(ctx context.Context, fn lineFunc, then func([]byt
 		case r.out = <-pool:
 		default:
 		}
+		var ck ndjson.Checker
 		for rest := ch.Data; len(rest) > 0; {
 			var l []byte
 			l, rest = ndjson.Cut(rest)
@@ -145,13 +147,14 @@ func (st *Stream) eachLineThen(ctx context.Context, fn lineFunc, then func([]byt
 			if blank(l) {
 				continue
 			}
-			var ok bool
-			if r.out, ok = fn(r.out, l); !ok {
+			if ck.Check(l) != ndjson.Valid {
 				if r.malformed == 0 {
 					r.firstBad = r.lines
 				}
 				r.malformed++
+				continue
 			}
+			r.out = fn(r.out, l, ck.Marks())
 		}
 		r.skipped = ch.Skipped
 		return r

@@ -41,17 +41,14 @@ func table(ctx context.Context, st *Stream, o TableOptions, sep byte, cell func(
 			return err
 		}
 	}
-	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		for i, f := range fields {
 			if i > 0 {
 				out = append(out, sep)
 			}
-			out = cell(out, get(line, f.path, f.fp))
+			out = cell(out, get(line, marks, f.path, f.fp))
 		}
-		return append(out, '\n'), true
+		return append(out, '\n')
 	})
 	if err != nil {
 		return err

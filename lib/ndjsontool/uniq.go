@@ -22,17 +22,14 @@ func Uniq(ctx context.Context, st *Stream, path string) error {
 	var kept []byte
 	// Workers frame each valid line with its key; the ordered stage keeps
 	// the lines whose key is new.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
+	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0) // room for the key's length, fixed below
 		keyAt := len(out)
-		out = appendKey(out, get(line, path, fp))
+		out = appendKey(out, get(line, marks, path, fp))
 		out = frame(out, start, keyAt)
 		out = binary.AppendUvarint(out, uint64(len(line)))
-		return append(out, line...), true
+		return append(out, line...)
 	}, func(framed []byte) []byte {
 		kept = kept[:0]
 		for len(framed) > 0 {

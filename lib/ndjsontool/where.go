@@ -19,15 +19,12 @@ func Where(ctx context.Context, st *Stream, set *predicate.Set) error {
 	for i, p := range set.Preds {
 		fps[i] = parseFastPath(p.Path)
 	}
-	sk, err := st.eachLine(ctx, func(out, line []byte) ([]byte, bool) {
-		if ndjson.Check(line) != ndjson.Valid {
-			return out, false
-		}
-		if set.MatchBy(func(i int, path string) ([]byte, bool) { v := get(line, path, fps[i]); return v.raw, v.ok }) {
+	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+		if set.MatchBy(func(i int, path string) ([]byte, bool) { v := get(line, marks, path, fps[i]); return v.raw, v.ok }) {
 			out = append(out, line...)
 			out = append(out, '\n')
 		}
-		return out, true
+		return out
 	})
 	if err != nil {
 		return err
