@@ -38,19 +38,17 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 		}
 	}
 	multi := len(o.Paths) > 1
-	fps := make([]fastPath, len(o.Paths))
-	for i, p := range o.Paths {
-		fps[i] = parseFastPath(p)
-	}
+	ps := newPaths(o.Paths)
 	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
-		var vs [8]value
-		vals := vs[:0]
-		for i, p := range o.Paths {
-			v := get(line, marks, p, fps[i])
-			if o.SkipMissing && !v.ok {
-				return out
+		var buf [8]value
+		vals := ps.vals(&buf)
+		ps.getAll(line, marks, vals)
+		if o.SkipMissing {
+			for _, v := range vals {
+				if !v.ok {
+					return out
+				}
 			}
-			vals = append(vals, v)
 		}
 		switch {
 		case !multi:

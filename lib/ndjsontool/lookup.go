@@ -66,7 +66,11 @@ func get(line []byte, m ndjson.Marks, path string, fp fastPath) value {
 // m, when set, is the line's bitmap of string stops from its check: the
 // ends of the strings it passes over are found from it.
 func lookup(b []byte, m ndjson.Marks, keys fastPath) ([]byte, bool) {
-	i := skipWS(b, 0)
+	return lookupAt(b, m, skipWS(b, 0), keys)
+}
+
+// lookupAt is lookup from the value at b[i].
+func lookupAt(b []byte, m ndjson.Marks, i int, keys fastPath) ([]byte, bool) {
 	for _, k := range keys {
 		if i >= len(b) {
 			return nil, false
@@ -92,6 +96,94 @@ func lookup(b []byte, m ndjson.Marks, keys fastPath) ([]byte, bool) {
 		return nil, false
 	}
 	return b[i:skipValue(b, m, i)], true
+}
+
+// paths is a list of paths to find in every line, each as get finds it.
+type paths struct {
+	paths []string
+	fps   []fastPath
+	fast  int // how many are fast paths
+}
+
+func newPaths(ps []string) *paths {
+	p := &paths{paths: ps, fps: make([]fastPath, len(ps))}
+	for i, path := range ps {
+		if p.fps[i] = parseFastPath(path); p.fps[i] != nil {
+			p.fast++
+		}
+	}
+	return p
+}
+
+// getAll sets vals[i] to the value of path i in line, a valid JSON text.
+// Fast paths into an object are found in one walk over its members, so
+// that several fields cost about what one does: a line that lacks them all
+// is walked once, not once for each.
+func (p *paths) getAll(line []byte, m ndjson.Marks, vals []value) {
+	i := skipWS(line, 0)
+	if p.fast < 2 || len(p.paths) > 64 || i >= len(line) || line[i] != '{' {
+		for k, path := range p.paths {
+			vals[k] = get(line, m, path, p.fps[k])
+		}
+		return
+	}
+	clear(vals)
+	for k, path := range p.paths {
+		if p.fps[k] == nil {
+			vals[k] = get(line, m, path, nil)
+		}
+	}
+	p.members(line, m, i, vals)
+}
+
+// vals returns room for one line's values: buf when it is big enough.
+func (p *paths) vals(buf *[8]value) []value {
+	if len(p.paths) <= len(buf) {
+		return buf[:len(p.paths)]
+	}
+	return make([]value, len(p.paths))
+}
+
+// members walks the members of the object at b[i] and resolves each fast
+// path whose first key a member has (the first member of that name, as
+// gjson), until every one is. There are at most 64 paths.
+func (p *paths) members(b []byte, m ndjson.Marks, i int, vals []value) {
+	var found uint64 // bit k: path k was resolved, to a value or to none
+	left := p.fast
+	i = skipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		end, escaped := stringEnd(b, m, i)
+		if end < i+2 {
+			return
+		}
+		key := b[i+1 : end-1]
+		if escaped {
+			key = appendUnescaped(nil, str(b[i:end]))
+		}
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		i = skipWS(b, i+1)
+		for k, fp := range p.fps {
+			if fp == nil || found&(1<<k) != 0 || fp[0] != str(key) {
+				continue
+			}
+			found |= 1 << k
+			left--
+			if raw, ok := lookupAt(b, m, i, fp[1:]); ok {
+				vals[k] = value{raw, true}
+			}
+		}
+		if left == 0 {
+			return // the last value need not be skipped
+		}
+		i = skipWS(b, skipValue(b, m, i))
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipWS(b, i+1)
+	}
 }
 
 // member returns the start of the value of member k of the object at b[i].

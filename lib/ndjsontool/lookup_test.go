@@ -42,3 +42,30 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGetAll: the one walk for several paths finds what get finds for
+// each path alone, with marks and without.
+func FuzzGetAll(f *testing.F) {
+	line := `{"type":"event","seq":3,"event":{"type":"text","text":"a \"b\" \u00e9","n":[1,{"x":2},"3"]},"e\u0078":true,"type":"dup"}`
+	f.Add(line, "type", "event.text", "ex")
+	f.Add(line, "event.n.1.x", "event.type", "event.#")
+	f.Add(line, "missing", "seq.x", "type")
+	f.Add(`[{"a":1}]`, "0.a", "a", "0")
+	f.Fuzz(func(t *testing.T, line, p1, p2, p3 string) {
+		var ck ndjson.Checker
+		if ck.Check([]byte(line)) != ndjson.Valid {
+			return
+		}
+		ps := newPaths([]string{p1, p2, p3})
+		for _, m := range []ndjson.Marks{nil, ck.Marks()} {
+			vals := make([]value, 3)
+			ps.getAll([]byte(line), m, vals)
+			for k, p := range ps.paths {
+				want := get([]byte(line), nil, p, ps.fps[k])
+				if vals[k].ok != want.ok || string(vals[k].raw) != string(want.raw) {
+					t.Fatalf("getAll(%q) path %q = %q, %v; get says %q, %v", line, p, vals[k].raw, vals[k].ok, want.raw, want.ok)
+				}
+			}
+		}
+	})
+}

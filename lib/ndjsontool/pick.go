@@ -74,8 +74,12 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 	if err != nil {
 		return err
 	}
+	ps := newPaths(fieldPaths(fields))
 	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
-		return append(appendPicked(out, line, marks, fields, o.Null), '\n')
+		var buf [8]value
+		vals := ps.vals(&buf)
+		ps.getAll(line, marks, vals)
+		return append(appendPicked(out, fields, vals, o.Null), '\n')
 	})
 	if err != nil {
 		return err
@@ -83,12 +87,21 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 	return sk.report(st)
 }
 
-// appendPicked appends the object of fields from a valid line.
-func appendPicked(out, line []byte, marks ndjson.Marks, fields []pickField, null bool) []byte {
+// fieldPaths lists the fields' paths, in order.
+func fieldPaths(fields []pickField) []string {
+	ps := make([]string, len(fields))
+	for i, f := range fields {
+		ps[i] = f.path
+	}
+	return ps
+}
+
+// appendPicked appends the object of fields, whose values are vals.
+func appendPicked(out []byte, fields []pickField, vals []value, null bool) []byte {
 	out = append(out, '{')
 	first := true
-	for _, f := range fields {
-		v := get(line, marks, f.path, f.fp)
+	for i, f := range fields {
+		v := vals[i]
 		if !v.ok && !null {
 			continue
 		}

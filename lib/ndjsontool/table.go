@@ -41,12 +41,16 @@ func table(ctx context.Context, st *Stream, o TableOptions, sep byte, cell func(
 			return err
 		}
 	}
+	ps := newPaths(fieldPaths(fields))
 	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
-		for i, f := range fields {
+		var buf [8]value
+		vals := ps.vals(&buf)
+		ps.getAll(line, marks, vals)
+		for i, v := range vals {
 			if i > 0 {
 				out = append(out, sep)
 			}
-			out = cell(out, get(line, marks, f.path, f.fp))
+			out = cell(out, v)
 		}
 		return append(out, '\n')
 	})
