@@ -48,7 +48,7 @@ const MaxDepth = 10000
 func Check(line []byte) Problem {
 	if fastUTF8 {
 		if len(line) < stackMarked {
-			var marks [stackMarked/32 + 1]uint32
+			var marks [stackMarked/64 + 1]uint64
 			return checkMarked(line, marks[:])
 		}
 		if validUTF8(line) {
@@ -90,7 +90,7 @@ func (c *Checker) Check(line []byte) Problem {
 	if !fastUTF8 || len(line) > heapMarked {
 		return Check(line)
 	}
-	w := len(line)>>5 + 1
+	w := len(line)>>6 + 1
 	if cap(c.marks) < w {
 		c.marks = make(Marks, max(w, 2*cap(c.marks), 64))
 	}
@@ -112,22 +112,22 @@ func (c *Checker) Marks() Marks {
 }
 
 // Marks is a line's bitmap of string stops: bit k of word w is set when
-// byte 32w+k is '"', '\\' or a control byte, and for every position past
+// byte 64w+k is '"', '\\' or a control byte, and for every position past
 // the end of the line.
-type Marks []uint32
+type Marks []uint64
 
 // Next returns the index of the first stop at or after i, which must be at
 // most the line's length; it is the line's length or more when no byte of
 // the line is one.
 func (m Marks) Next(i int) int {
-	w := i >> 5
-	x := m[w] >> (i & 31)
+	w := i >> 6
+	x := m[w] >> (i & 63)
 	for x == 0 {
 		w++
 		x = m[w]
-		i = w << 5
+		i = w << 6
 	}
-	return i + bits.TrailingZeros32(x)
+	return i + bits.TrailingZeros64(x)
 }
 
 // check walks line as JSON. hi is msb when string bytes from 0x80 up need

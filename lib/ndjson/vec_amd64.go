@@ -1,6 +1,10 @@
 package ndjson
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // fastUTF8 says whether the AVX2 routines below can run. It is set once,
 // from what the CPU and the OS support, and never changes.
@@ -15,16 +19,18 @@ func validUTF8(b []byte) bool {
 	return validUTF8AVX2(b[:n], &tail)
 }
 
-// markUTF8 is validUTF8 that also fills stops with one mask per 32 bytes
-// of b (and one for the bytes after the last whole 32): bit k of stops[w] is
-// set when b[32w+k] is '"', '\\' or a control byte, and for every position
-// past the end. stops must hold len(b)/32+1 words.
-func markUTF8(b []byte, stops Marks) bool {
+// markUTF8 is validUTF8 that also fills marks (see Marks) with one 32-bit
+// mask per 32 bytes of b, and one for the bytes after the last whole 32 —
+// two to a word, in little-endian order, so that word w covers bytes 64w
+// to 64w+63. Bits past those of the last block are left as they were: they
+// stand for positions after the end, past a stop that is always there.
+// marks must hold len(b)/64+1 words.
+func markUTF8(b []byte, marks Marks) bool {
 	n := len(b) &^ 31
-	_ = stops[n>>5]
+	_ = marks[len(b)>>6]
 	var tail [32]byte
 	copy(tail[:], b[n:])
-	return markAVX2(b[:n], &tail, &stops[0])
+	return markAVX2(b[:n], &tail, (*uint32)(unsafe.Pointer(&marks[0])))
 }
 
 //go:noescape

@@ -124,7 +124,8 @@ func TestScanString(t *testing.T) {
 }
 
 // TestMarkUTF8 holds markUTF8 to unicode/utf8 and to a byte-by-byte
-// bitmap, at every length across a few block edges.
+// bitmap, at every length across a few block edges, and Next to the first
+// stop from every position.
 func TestMarkUTF8(t *testing.T) {
 	if !fastUTF8 {
 		t.Skip("no vector UTF-8 check here")
@@ -139,14 +140,23 @@ func TestMarkUTF8(t *testing.T) {
 				b = append(b, alphabet[k])
 			}
 			b = b[:n]
-			stops := make([]uint32, n/32+1)
-			if got, want := markUTF8(b, stops), utf8.Valid(b); got != want {
+			marks := make(Marks, n/64+1)
+			if got, want := markUTF8(b, marks), utf8.Valid(b); got != want {
 				t.Fatalf("markUTF8(%q) = %v, unicode/utf8 says %v", b, got, want)
 			}
-			for i := range len(stops) * 32 {
+			for i := range (n/32 + 1) * 32 { // the blocks written
 				want := i >= n || b[i] == '"' || b[i] == '\\' || b[i] < 0x20
-				if got := stops[i>>5]>>(i&31)&1 == 1; got != want {
+				if got := marks[i>>6]>>(i&63)&1 == 1; got != want {
 					t.Fatalf("markUTF8(%q): stop at %d is %v, want %v", b, i, got, want)
+				}
+			}
+			for i := 0; i <= n; i++ {
+				want := i
+				for want < n && b[want] != '"' && b[want] != '\\' && b[want] >= 0x20 {
+					want++
+				}
+				if got := marks.Next(i); got != want {
+					t.Fatalf("Next(%d) in %q = %d, want %d", i, b, got, want)
 				}
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/schema"
-	"github.com/tidwall/gjson"
 )
 
 // CheckOptions are the options of check.
@@ -53,7 +52,10 @@ type checkChunk struct {
 	types               map[string]*int64
 	problems            []problem
 	endsInNewline       bool
+	scratch             []byte // a line's type, unescaped
 }
+
+var typePath = fastPath{"type"}
 
 // CheckSummary is what check prints at the end; with --json it is the last
 // line, with "type":"summary".
@@ -210,8 +212,9 @@ func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool,
 	}
 	if !proto {
 		r.valid++
-		if t := gjson.Get(str(l), "type"); t.Type == gjson.String {
-			r.count(t.Str)
+		if raw, ok := lookup(l, ck.Marks(), typePath); ok && len(raw) >= 2 && raw[0] == '"' {
+			r.scratch = appendUnescaped(r.scratch[:0], str(raw))
+			r.count(str(r.scratch))
 		}
 		return
 	}
