@@ -78,15 +78,14 @@ func appendCSV(out []byte, v value) []byte {
 	case !v.ok || string(v.raw) == "null":
 		return out
 	case v.isString():
-		// Unescaped straight into the row; only a text with a quote in
-		// it is rewritten, to double the quotes.
-		out = append(out, '"')
-		start := len(out)
-		out = appendUnescaped(out, str(v.raw))
-		if bytes.IndexByte(out[start:], '"') >= 0 {
-			text := append([]byte(nil), out[start:]...)
-			return csvQuote(out[:start-1], text)
+		// A string without a backslash holds no quote: its JSON text,
+		// quotes and all, is its CSV cell.
+		if bytes.IndexByte(v.raw, '\\') < 0 {
+			return append(out, v.raw...)
 		}
+		// Unescaped straight into the row, quotes doubled.
+		out = append(out, '"')
+		out = appendCSVText(out, str(v.raw))
 		return append(out, '"')
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return csvQuote(out, compact(v.raw))

@@ -11,6 +11,17 @@ import (
 // Result.Str for strings with escapes. A lone surrogate becomes U+FFFD, as
 // in encoding/json.
 func appendUnescaped(out []byte, raw string) []byte {
+	return unescapeInto(out, raw, false)
+}
+
+// appendCSVText is appendUnescaped with every quote doubled, as a CSV
+// cell's text needs: a JSON string's quotes all come from escapes, \" or
+// \u0022.
+func appendCSVText(out []byte, raw string) []byte {
+	return unescapeInto(out, raw, true)
+}
+
+func unescapeInto(out []byte, raw string, doubleQuotes bool) []byte {
 	if len(raw) < 2 {
 		return out
 	}
@@ -52,8 +63,16 @@ func appendUnescaped(out []byte, raw string) []byte {
 					r = utf8.RuneError
 				}
 			}
+			if r == '"' && doubleQuotes {
+				out = append(out, '"')
+			}
 			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
+		case '"':
+			if doubleQuotes {
+				out = append(out, '"')
+			}
+			out = append(out, '"')
+		default: // '\\', '/'
 			out = append(out, c)
 		}
 	}
