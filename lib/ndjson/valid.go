@@ -52,10 +52,10 @@ func Check(line []byte) Problem {
 			return checkMarked(line, marks[:])
 		}
 		if validUTF8(line) {
-			return check(line, 0, nil)
+			return check(line, 0, nil, nil)
 		}
 	}
-	return check(line, msb, nil)
+	return check(line, msb, nil, nil)
 }
 
 // stackMarked bounds the lines Check marks in a bitmap on the stack: it is
@@ -65,9 +65,9 @@ const stackMarked = 512
 
 func checkMarked(line []byte, marks Marks) Problem {
 	if markUTF8(line, marks) {
-		return check(line, 0, marks)
+		return check(line, 0, marks, nil)
 	}
-	return check(line, msb, nil)
+	return check(line, msb, nil, nil)
 }
 
 // Checker checks lines as Check does, with a bitmap of stops kept from one
@@ -85,10 +85,36 @@ type Checker struct {
 const heapMarked = 1 << 20
 
 // Check is Check, for one line.
-func (c *Checker) Check(line []byte) Problem {
+func (c *Checker) Check(line []byte) Problem { return c.check(line, nil) }
+
+// Find is Check that also looks, as the walk passes, for the value at
+// keys, a path of object member names: the first member of each name, as
+// a lookup would find it. Where is Unknown when the walk cannot tell — the
+// line is not an object, the path steps into an array, a key on the way
+// has an escape — and the caller should look the value up itself; and
+// means nothing unless the line is Valid.
+func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
+	f := finder{keys: keys}
+	if i := skipSpace(line, 0); len(keys) == 0 || i >= len(line) || line[i] != '{' {
+		f.state = Unknown
+	}
+	p := c.check(line, &f)
+	switch f.state {
+	case searching:
+		f.state = Absent
+	case pending:
+		f.state = Unknown
+	}
+	return p, Where{State: f.state, Start: f.start, End: f.end}
+}
+
+func (c *Checker) check(line []byte, f *finder) Problem {
 	c.marked = false
 	if !fastUTF8 || len(line) > heapMarked {
-		return Check(line)
+		if fastUTF8 && validUTF8(line) {
+			return check(line, 0, nil, f)
+		}
+		return check(line, msb, nil, f)
 	}
 	w := len(line)>>6 + 1
 	if cap(c.marks) < w {
@@ -96,10 +122,65 @@ func (c *Checker) Check(line []byte) Problem {
 	}
 	c.marks = c.marks[:w]
 	if !markUTF8(line, c.marks) {
-		return check(line, msb, nil)
+		return check(line, msb, nil, f)
 	}
 	c.marked = true
-	return check(line, 0, c.marks)
+	return check(line, 0, c.marks, f)
+}
+
+// FindState is what Find found.
+type FindState uint8
+
+const (
+	searching FindState = iota // within the walk only
+	pending                    // the value has begun: within the walk only
+	Present                    // the value is line[Start:End]
+	Absent                     // the line has no such value
+	Unknown                    // look it up another way
+)
+
+// Where is the answer of Find.
+type Where struct {
+	State      FindState
+	Start, End int
+}
+
+// finder follows one path through a walk. The object at depth matched+1
+// is the one searched for keys[matched]; depth is that of the member whose
+// value is the answer, once it has begun.
+type finder struct {
+	keys       []string
+	matched    int
+	depth      int
+	state      FindState
+	start, end int
+}
+
+// member is told of each member of the object searched: its key, whether
+// the key has an escape, and where its value starts.
+func (f *finder) member(b, key []byte, escaped bool, i, depth int) {
+	switch {
+	case escaped:
+		f.state = Unknown // it might name the key: no cheap way to tell
+		return
+	case string(key) != f.keys[f.matched] || i >= len(b):
+		return
+	case f.matched+1 == len(f.keys):
+		f.state, f.start, f.depth = pending, i, depth
+		return
+	}
+	switch b[i] {
+	case '{':
+		if j := skipSpace(b, i+1); j < len(b) && b[j] == '}' {
+			f.state = Absent // an empty object: no shortcut past it to watch
+		} else {
+			f.matched++
+		}
+	case '[':
+		f.state = Unknown
+	default:
+		f.state = Absent // the path goes on through a scalar
+	}
 }
 
 // Marks is the bitmap of the line last checked, when it was valid UTF-8
@@ -133,14 +214,17 @@ func (m Marks) Next(i int) int {
 // check walks line as JSON. hi is msb when string bytes from 0x80 up need
 // their UTF-8 checked, 0 when the line's UTF-8 is known good. stops, when
 // set (only with hi 0), is markUTF8's bitmap of the line.
-func check(line []byte, hi uint64, stops Marks) Problem {
+//
+// f, when set, is a path to find on the way (see Checker.Find).
+func check(line []byte, hi uint64, stops Marks, f *finder) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	b := line
 	n := len(b)
 	i := skipSpace(b, 0)
 	inKey := false
-	vec := hi == 0 && n >= 32 // UTF-8 checked already, and room for the vector scan
+	keyStart, escaped := 0, false // of the key being read
+	vec := hi == 0 && n >= 32     // UTF-8 checked already, and room for the vector scan
 	var p Problem
 	var c byte
 	if i == n {
@@ -194,6 +278,7 @@ key:
 	}
 	i++
 	inKey = true
+	keyStart, escaped = i, false
 
 str:
 	for {
@@ -230,6 +315,7 @@ str:
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
+				escaped = true
 				continue
 			}
 			return BadJSON
@@ -237,6 +323,7 @@ str:
 			i++
 			continue
 		}
+		escaped = escaped || c == '\\'
 		if i, p = strSpecial(b, i); p != Valid {
 			return p
 		}
@@ -244,15 +331,22 @@ str:
 strDone:
 	if inKey {
 		inKey = false
+		keyEnd := i - 1
 		i = skipSpace(b, i)
 		if i >= n || b[i] != ':' {
 			return BadJSON
 		}
 		i = skipSpace(b, i+1)
+		if f != nil && f.state == searching && len(stack) == f.matched+1 {
+			f.member(b, b[keyStart:keyEnd], escaped, i, len(stack))
+		}
 		goto value
 	}
 
 after:
+	if f != nil && f.state == pending && len(stack) == f.depth {
+		f.end, f.state = i, Present
+	}
 	i = skipSpace(b, i)
 	if len(stack) == 0 {
 		if i == n {
@@ -265,6 +359,9 @@ after:
 	}
 	c = b[i]
 	if top := stack[len(stack)-1]; c == top+2 {
+		if f != nil && f.state == searching && len(stack) == f.matched+1 {
+			f.state = Absent // the object searched ends without the key
+		}
 		stack = stack[:len(stack)-1]
 		i++
 		goto after

@@ -88,11 +88,11 @@ func FuzzCheck(f *testing.F) {
 // with AVX2 and valid UTF-8, the 32-byte string scan and (for a line Check
 // would mark) the bitmap of stops.
 func paths(b []byte) map[string]Problem {
-	got := map[string]Problem{"scalar": check(b, msb, nil)}
+	got := map[string]Problem{"scalar": check(b, msb, nil, nil)}
 	if !fastUTF8 || !validUTF8(b) {
 		return got
 	}
-	got["vector scan"] = check(b, 0, nil)
+	got["vector scan"] = check(b, 0, nil, nil)
 	var c Checker
 	got["checker"] = c.Check(b)
 	if c.Marks() == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/tidwall/pretty"
 )
 
@@ -20,7 +19,7 @@ type FmtOptions struct {
 // number text are kept as they were.
 func Fmt(ctx context.Context, st *Stream, o FmtOptions) error {
 	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", o.Indent), SortKeys: o.SortKeys}
-	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLine(ctx, nil, func(out, line []byte, lv lineView) []byte {
 		var b []byte
 		switch {
 		case o.Compact && o.SortKeys:

@@ -39,10 +39,18 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	}
 	multi := len(o.Paths) > 1
 	ps := newPaths(o.Paths)
-	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	var find fastPath // one path: the check finds it on its way
+	if !multi {
+		find = ps.fps[0]
+	}
+	sk, err := st.eachLine(ctx, find, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
-		ps.getAll(line, marks, vals)
+		if multi {
+			ps.getAll(line, lv.marks, vals)
+		} else {
+			vals[0] = lv.found(line, o.Paths[0], ps.fps[0])
+		}
 		if o.SkipMissing {
 			for _, v := range vals {
 				if !v.ok {

@@ -69,3 +69,35 @@ func FuzzGetAll(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFind: what the check finds on its way through a valid line is what
+// lookup finds, and Find's check is Check's.
+func FuzzFind(f *testing.F) {
+	f.Add(`{"a":{"b":[1,{"c":2}],"c":"x\"y"},"b":3,"a":{"c":4}}`, "a.c")
+	f.Add(`{"a":{},"c":{"b":1}}`, "a.b")
+	f.Add(`{"a":{},"a":{"b":0}}`, "a.b")
+	f.Add(`{"a":1,"b":{"a":{"b":2}}}`, "b.a.b")
+	f.Add(`  {"x" : { "y" : null } , "z":[]}  `, "x.y")
+	f.Fuzz(func(t *testing.T, line, path string) {
+		fp := parseFastPath(path)
+		if fp == nil {
+			return
+		}
+		var ck ndjson.Checker
+		p, w := ck.Find([]byte(line), fp)
+		if want := ndjson.Check([]byte(line)); p != want {
+			t.Fatalf("Find(%q) checks %v, Check says %v", line, p, want)
+		}
+		if p != ndjson.Valid || w.State == ndjson.Unknown {
+			return
+		}
+		raw, ok := lookup([]byte(line), nil, fp)
+		got := ""
+		if w.State == ndjson.Present {
+			got = line[w.Start:w.End]
+		}
+		if (w.State == ndjson.Present) != ok || got != string(raw) {
+			t.Fatalf("Find(%q, %q) = %+v %q; lookup says %v %q", line, path, w, got, ok, raw)
+		}
+	})
+}

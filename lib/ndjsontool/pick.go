@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agentry/agentry/lib/cli"
-	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // PickOptions are the options of pick.
@@ -75,10 +74,10 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 		return err
 	}
 	ps := newPaths(fieldPaths(fields))
-	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLine(ctx, nil, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
-		ps.getAll(line, marks, vals)
+		ps.getAll(line, lv.marks, vals)
 		return append(appendPicked(out, fields, vals, o.Null), '\n')
 	})
 	if err != nil {

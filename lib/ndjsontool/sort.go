@@ -16,7 +16,6 @@ import (
 	"unsafe"
 
 	"github.com/agentry/agentry/lib/cli"
-	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // SortOptions are sort's.
@@ -64,12 +63,18 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	// Workers validate each line and frame it with its sort key; the
 	// ordered stage numbers them (for stability) and keeps, spills or
 	// heaps them.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLineThen(ctx, fps[0], func(out, line []byte, lv lineView) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
 		keyAt := len(out)
 		for i, k := range o.Keys {
-			out = appendSortKey(out, get(line, marks, k, fps[i]), o.Reverse)
+			var v value
+			if i == 0 {
+				v = lv.found(line, k, fps[0]) // the check looked for it
+			} else {
+				v = get(line, lv.marks, k, fps[i])
+			}
+			out = appendSortKey(out, v, o.Reverse)
 		}
 		out = frame(out, start, keyAt)
 		out = binary.AppendUvarint(out, uint64(len(line)))

@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentry/agentry/lib/cli"
-	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // StatsOptions are the options of stats.
@@ -39,15 +38,15 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	byFP := parseFastPath(o.By)
 	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
 	// Workers validate and extract; the ordered stage aggregates.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLineThen(ctx, byFP, func(out, line []byte, lv lineView) []byte {
 		group := "null"
 		if o.By != "" {
-			group = groupJSON(get(line, marks, o.By, byFP))
+			group = groupJSON(lv.found(line, o.By, byFP))
 		}
 		out = binary.AppendUvarint(out, uint64(len(group)))
 		out = append(out, group...)
 		for i, f := range o.Fields {
-			v := get(line, marks, f, fps[i])
+			v := get(line, lv.marks, f, fps[i])
 			n, ok := number(v)
 			if !ok {
 				out = append(out, 0)

@@ -114,21 +114,43 @@ type chunkOut struct {
 	skipped   *ndjson.Skipped
 }
 
-// lineFunc handles one valid line and appends its output to out. marks is
-// the line's bitmap of string stops from its check (nil when it has none),
-// for lookups to find string ends from.
-type lineFunc func(out, line []byte, marks ndjson.Marks) []byte
+// lineFunc handles one valid line and appends its output to out.
+type lineFunc func(out, line []byte, lv lineView) []byte
+
+// lineView is what the check of a line leaves for the verb.
+type lineView struct {
+	// marks is the line's bitmap of string stops (nil when it has none),
+	// for lookups to find string ends from.
+	marks ndjson.Marks
+	// where is where the check found the path it was asked to find.
+	where ndjson.Where
+}
+
+// found is get for the path the check was asked to find: its answer, when
+// the check could tell.
+func (lv lineView) found(line []byte, path string, fp fastPath) value {
+	switch lv.where.State {
+	case ndjson.Present:
+		return value{line[lv.where.Start:lv.where.End], true}
+	case ndjson.Absent:
+		return value{}
+	}
+	return get(line, lv.marks, path, fp)
+}
 
 // eachLine checks every line of the stream, runs fn over each valid one,
-// and writes the output in order; it returns what was skipped.
-func (st *Stream) eachLine(ctx context.Context, fn lineFunc) (*skips, error) {
-	return st.eachLineThen(ctx, fn, nil)
+// and writes the output in order; it returns what was skipped. find, when
+// set, is a path for the check to find on its way through each line (see
+// lineView.found): for the verb's main path, so that finding it costs
+// almost nothing.
+func (st *Stream) eachLine(ctx context.Context, find fastPath, fn lineFunc) (*skips, error) {
+	return st.eachLineThen(ctx, find, fn, nil)
 }
 
 // eachLineThen is eachLine with then applied to each chunk's output, in
 // input order, before it is written: for a verb whose output depends on
 // the lines before (uniq).
-func (st *Stream) eachLineThen(ctx context.Context, fn lineFunc, then func([]byte) []byte) (*skips, error) {
+func (st *Stream) eachLineThen(ctx context.Context, find fastPath, fn lineFunc, then func([]byte) []byte) (*skips, error) {
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	pool := make(chan []byte, 16)
 	var sk skips
@@ -147,14 +169,22 @@ func (st *Stream) eachLineThen(ctx context.Context, fn lineFunc, then func([]byt
 			if blank(l) {
 				continue
 			}
-			if ck.Check(l) != ndjson.Valid {
+			var lv lineView
+			var p ndjson.Problem
+			if find != nil {
+				p, lv.where = ck.Find(l, find)
+			} else {
+				p = ck.Check(l)
+			}
+			if p != ndjson.Valid {
 				if r.malformed == 0 {
 					r.firstBad = r.lines
 				}
 				r.malformed++
 				continue
 			}
-			r.out = fn(r.out, l, ck.Marks())
+			lv.marks = ck.Marks()
+			r.out = fn(r.out, l, lv)
 		}
 		r.skipped = ch.Skipped
 		return r

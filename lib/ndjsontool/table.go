@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-
-	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // TableOptions are the options of csv and tsv.
@@ -42,10 +40,10 @@ func table(ctx context.Context, st *Stream, o TableOptions, sep byte, cell func(
 		}
 	}
 	ps := newPaths(fieldPaths(fields))
-	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLine(ctx, nil, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
-		ps.getAll(line, marks, vals)
+		ps.getAll(line, lv.marks, vals)
 		for i, v := range vals {
 			if i > 0 {
 				out = append(out, sep)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 
 	"github.com/agentry/agentry/lib/cli"
-	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // Uniq prints the first valid line for each distinct value at path, in
@@ -22,11 +21,11 @@ func Uniq(ctx context.Context, st *Stream, path string) error {
 	var kept []byte
 	// Workers frame each valid line with its key; the ordered stage keeps
 	// the lines whose key is new.
-	sk, err := st.eachLineThen(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
+	sk, err := st.eachLineThen(ctx, fp, func(out, line []byte, lv lineView) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0) // room for the key's length, fixed below
 		keyAt := len(out)
-		out = appendKey(out, get(line, marks, path, fp))
+		out = appendKey(out, lv.found(line, path, fp))
 		out = frame(out, start, keyAt)
 		out = binary.AppendUvarint(out, uint64(len(line)))
 		return append(out, line...)

@@ -3,7 +3,6 @@ package ndjsontool
 import (
 	"context"
 
-	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/predicate"
 )
 
@@ -19,8 +18,20 @@ func Where(ctx context.Context, st *Stream, set *predicate.Set) error {
 	for i, p := range set.Preds {
 		fps[i] = parseFastPath(p.Path)
 	}
-	sk, err := st.eachLine(ctx, func(out, line []byte, marks ndjson.Marks) []byte {
-		if set.MatchBy(func(i int, path string) ([]byte, bool) { v := get(line, marks, path, fps[i]); return v.raw, v.ok }) {
+	var find fastPath
+	if len(fps) > 0 {
+		find = fps[0]
+	}
+	sk, err := st.eachLine(ctx, find, func(out, line []byte, lv lineView) []byte {
+		if set.MatchBy(func(i int, path string) ([]byte, bool) {
+			var v value
+			if i == 0 {
+				v = lv.found(line, path, fps[0]) // the check looked for it
+			} else {
+				v = get(line, lv.marks, path, fps[i])
+			}
+			return v.raw, v.ok
+		}) {
 			out = append(out, line...)
 			out = append(out, '\n')
 		}
