@@ -207,7 +207,62 @@ func TestBenchRunagentOverhead(t *testing.T) {
 		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): %s\n", a.name, pairs, overhead("directly", d, "through runagent", r))
 		fmt.Printf("  the floor on this machine, a Go program that only starts %s and waits: %+.2f ms\n", a.name,
 			float64(pairDiff(d, f).Microseconds())/1000)
+		replayOverhead(t, a, env, argv, directEnv, work, bare)
 	}
+}
+
+// replayOverhead measures what runagent itself costs, without the CLI's
+// own jitter (a real CLI's run varies by tens of milliseconds from one run
+// to the next, which no number of pairs averages down to 5 ms): the stream
+// the real CLI wrote for this argv, replayed at once by a script standing
+// in for it, run directly, through runagent and through the bare wrapper
+// (the floor), interleaved.
+func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work, bare string) {
+	const pairs = 41
+	real := exec.Command(argv[0], argv[1:]...)
+	real.Env, real.Dir, real.Stdin = directEnv, work, strings.NewReader("SAY hi")
+	stream, err := real.Output()
+	if err != nil {
+		t.Fatalf("%s directly: %v", a.name, err)
+	}
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "stream.ndjson")
+	fake := filepath.Join(dir, a.name)
+	os.WriteFile(recorded, stream, 0o600)
+	os.WriteFile(fake, []byte("#!/bin/sh\ncat >/dev/null\nexec cat "+recorded+"\n"), 0o700)
+	key := "RUNAGENT_CLAUDE_BIN="
+	if a.name == "codex" {
+		key = "RUNAGENT_CODEX_BIN="
+	}
+	fakeEnv := append(append([]string(nil), env...), key+fake)
+	direct := func(wrap ...string) time.Duration {
+		all := append(append(wrap, fake), argv[1:]...)
+		cmd := exec.Command(all[0], all[1:]...)
+		cmd.Env, cmd.Dir, cmd.Stdin = directEnv, work, strings.NewReader("SAY hi")
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("the replay directly: %v", err)
+		}
+		return time.Since(start)
+	}
+	through := func() time.Duration {
+		start := time.Now()
+		if r := runagent(t, fakeEnv, work, append(a.args, "-l", "1", "SAY hi")...); r.code != 0 || r.stdout == "" {
+			t.Fatalf("runagent over the replay: %d %q %s", r.code, r.stdout, r.stderr)
+		}
+		return time.Since(start)
+	}
+	direct()
+	through()
+	var d, r, f []time.Duration
+	for range pairs {
+		d = append(d, direct())
+		r = append(r, through())
+		f = append(f, direct(bare))
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	fmt.Printf("  runagent's own cost, over a script replaying that %s run's stream (median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, %+.2f ms; the bare Go wrapper's floor %+.2f ms\n",
+		a.name, pairs, ms(median(d)), ms(median(r)), ms(pairDiff(d, r)), ms(pairDiff(d, f)))
 }
 
 // TestBenchCodexAppServer measures the codex backend on app-server
