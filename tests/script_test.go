@@ -59,11 +59,17 @@ func binaries() (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "../cmd/...")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("building the binaries: %v", err)
+	// As make all: every command, and ndjson with the schema validator.
+	for _, args := range [][]string{
+		{"build", "-o", dir + string(os.PathSeparator), "../cmd/..."},
+		{"build", "-tags", "ndjson_schema", "-o", filepath.Join(dir, "ndjson-schema"), "../cmd/ndjson"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, fmt.Errorf("building the binaries: %v", err)
+		}
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
 }

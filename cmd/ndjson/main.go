@@ -9,7 +9,6 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjsontool"
 	"github.com/agentry/agentry/lib/predicate"
-	"github.com/agentry/agentry/lib/schema"
 )
 
 func main() { os.Exit(cli.Main(app())) }
@@ -194,8 +193,8 @@ func (c *checkCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
 	if c.Schema != "" {
-		if o.Schema, err = schema.Load(c.Schema); err != nil {
-			return cli.Usagef("--schema %v", err)
+		if o.Schema, err = loadSchema(c.Schema); err != nil {
+			return err
 		}
 	}
 	return ndjsontool.Check(ctx, st, o)

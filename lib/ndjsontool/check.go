@@ -12,7 +12,6 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/protocol"
-	"github.com/agentry/agentry/lib/schema"
 )
 
 // CheckOptions are the options of check.
@@ -22,7 +21,15 @@ type CheckOptions struct {
 	Protocol string
 	JSON     bool
 	// Schema, when set, is a JSON Schema every line must conform to.
-	Schema *schema.Schema
+	Schema Schema
+}
+
+// Schema checks one JSON value: "" when it conforms, else the first
+// violation. lib/schema provides one; it is an interface here so that a
+// build of ndjson without the validator (whose start-up is costly) links
+// none of it.
+type Schema interface {
+	Check(value []byte) (violation string)
 }
 
 // Problems check reports. malformed_json, invalid_utf8 and too_long are
@@ -157,7 +164,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 
 // checkLines checks one chunk. A skipped over-long line comes after its
 // lines, as the chunk's last.
-func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.Schema) *checkChunk {
+func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch Schema) *checkChunk {
 	r := &checkChunk{types: map[string]*int64{}}
 	var ck ndjson.Checker
 	data := ch.Data
@@ -189,7 +196,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch *schema.S
 	return r
 }
 
-func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool, sch *schema.Schema) {
+func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool, sch Schema) {
 	switch ck.Check(l) {
 	case ndjson.Blank:
 		r.blank++

@@ -34,9 +34,11 @@ func TestMain(m *testing.M) {
 	if bin == "" {
 		dir, _ := os.MkdirTemp("", "peers-bin-")
 		defer os.RemoveAll(dir)
-		if out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/...").CombinedOutput(); err != nil {
-			os.Stderr.Write(out)
-			os.Exit(2)
+		for _, args := range [][]string{{"build", "-o", dir + "/", "../../cmd/..."}, {"build", "-tags", "ndjson_schema", "-o", dir + "/ndjson-schema", "../../cmd/ndjson"}} {
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+				os.Stderr.Write(out)
+				os.Exit(2)
+			}
 		}
 		bin = dir
 	}
