@@ -38,11 +38,11 @@ const MaxDepth = 10000
 // not look at UTF-8.
 //
 // With AVX2, the whole line's UTF-8 is checked first, 32 bytes at a step;
-// a line of up to markedMax bytes also gets, in that same pass, a bitmap of
-// the bytes a string scan stops at (quotes, backslashes, control bytes), so
-// that the JSON walk finds the end of each string with a shift and a count
-// of trailing zeros; a longer line's strings are skipped 32 bytes at a
-// step. Elsewhere, or when the line is not valid UTF-8 (so that the first
+// a line shorter than stackMarked bytes (any line, for a Checker) also
+// gets, in that same pass, a bitmap of the bytes a string scan stops at
+// (quotes, backslashes, control bytes), so that the JSON walk finds the end
+// of each string with a shift and a count of trailing zeros; a longer
+// line's strings are skipped 32 bytes at a step. Elsewhere, or when the line is not valid UTF-8 (so that the first
 // problem is the one named), the walk checks UTF-8 itself and scans
 // strings eight bytes at a time.
 func Check(line []byte) Problem {
@@ -497,13 +497,13 @@ func special(x, hi uint64) uint64 {
 }
 
 func hex4(b []byte) bool {
-	return isHex[b[0]]&isHex[b[1]]&isHex[b[2]]&isHex[b[3]] == 1
-}
-
-// isHex is 1 for the bytes of a hexadecimal digit.
-var isHex = [256]uint8{
-	'0': 1, '1': 1, '2': 1, '3': 1, '4': 1, '5': 1, '6': 1, '7': 1, '8': 1, '9': 1,
-	'a': 1, 'b': 1, 'c': 1, 'd': 1, 'e': 1, 'f': 1, 'A': 1, 'B': 1, 'C': 1, 'D': 1, 'E': 1, 'F': 1,
+	for _, c := range b[:4] {
+		// c-'0' and (c|0x20)-'a' wrap around below their digits.
+		if c-'0' >= 10 && (c|0x20)-'a' >= 6 {
+			return false
+		}
+	}
+	return true
 }
 
 // utf8Seq returns the length of the valid multi-byte UTF-8 sequence at
