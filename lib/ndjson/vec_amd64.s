@@ -26,11 +26,16 @@ DATA b2hi<>+0(SB)/8, $0x0101010101010101
 DATA b2hi<>+8(SB)/8, $0x01010101babaaee6
 GLOBL b2hi<>(SB), RODATA|NOPTR, $16
 
-DATA c80<>+0(SB)/8, $0x8080808080808080
-DATA c80<>+8(SB)/8, $0x8080808080808080
-DATA c80<>+16(SB)/8, $0x8080808080808080
-DATA c80<>+24(SB)/8, $0x8080808080808080
-GLOBL c80<>(SB), RODATA|NOPTR, $32
+// SPLAT32 defines name as 32 bytes, each of them the byte in the 8-byte
+// pattern v.
+#define SPLAT32(name, v) \
+	DATA name+0(SB)/8, v; \
+	DATA name+8(SB)/8, v; \
+	DATA name+16(SB)/8, v; \
+	DATA name+24(SB)/8, v; \
+	GLOBL name(SB), RODATA|NOPTR, $32
+
+SPLAT32(c80<>, $0x8080808080808080)
 
 // BCAST sets every byte of Y to v.
 #define BCAST(v, X, Y) \
@@ -63,19 +68,24 @@ GLOBL c80<>(SB), RODATA|NOPTR, $32
 	VPOR       Y3, Y14, Y14; \
 	VMOVDQA    Y0, Y15
 
+// TABLES loads BLOCK's lookup tables and constants, and clears its
+// carried block (Y15) and accumulated error (Y14).
+#define TABLES \
+	VBROADCASTI128 b1hi<>(SB), Y13; \
+	VBROADCASTI128 b1lo<>(SB), Y12; \
+	VBROADCASTI128 b2hi<>(SB), Y11; \
+	BCAST(0x0f, X10, Y10); \
+	BCAST(0x60, X9, Y9); \
+	BCAST(0x70, X7, Y7); \
+	VPXOR Y15, Y15, Y15; \
+	VPXOR Y14, Y14, Y14
+
 // func validUTF8AVX2(b []byte, tail *[32]byte) bool
 TEXT ·validUTF8AVX2(SB), NOSPLIT, $0-33
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
 	MOVQ tail+24(FP), DX
-	VBROADCASTI128 b1hi<>(SB), Y13
-	VBROADCASTI128 b1lo<>(SB), Y12
-	VBROADCASTI128 b2hi<>(SB), Y11
-	BCAST(0x0f, X10, Y10)
-	BCAST(0x60, X9, Y9)
-	BCAST(0x70, X7, Y7)
-	VPXOR Y15, Y15, Y15
-	VPXOR Y14, Y14, Y14
+	TABLES
 
 loop:
 	CMPQ CX, $32
@@ -95,23 +105,11 @@ last:
 	RET
 
 // Broadcast constants for MARK, read from memory: BLOCK leaves no register free.
-DATA cquote<>+0(SB)/8, $0x2222222222222222
-DATA cquote<>+8(SB)/8, $0x2222222222222222
-DATA cquote<>+16(SB)/8, $0x2222222222222222
-DATA cquote<>+24(SB)/8, $0x2222222222222222
-GLOBL cquote<>(SB), RODATA|NOPTR, $32
+SPLAT32(cquote<>, $0x2222222222222222)
 
-DATA cbslash<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
-DATA cbslash<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
-DATA cbslash<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
-DATA cbslash<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
-GLOBL cbslash<>(SB), RODATA|NOPTR, $32
+SPLAT32(cbslash<>, $0x5c5c5c5c5c5c5c5c)
 
-DATA cctl<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f
-DATA cctl<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
-DATA cctl<>+16(SB)/8, $0x1f1f1f1f1f1f1f1f
-DATA cctl<>+24(SB)/8, $0x1f1f1f1f1f1f1f1f
-GLOBL cctl<>(SB), RODATA|NOPTR, $32
+SPLAT32(cctl<>, $0x1f1f1f1f1f1f1f1f)
 
 // MARK stores at (DI), and steps DI past, a 32-bit mask of the bytes in Y0
 // that are '"', '\\' or a control byte.
@@ -135,14 +133,7 @@ TEXT ·markAVX2(SB), NOSPLIT, $0-41
 	MOVQ b_len+8(FP), CX
 	MOVQ tail+24(FP), DX
 	MOVQ stops+32(FP), DI
-	VBROADCASTI128 b1hi<>(SB), Y13
-	VBROADCASTI128 b1lo<>(SB), Y12
-	VBROADCASTI128 b2hi<>(SB), Y11
-	BCAST(0x0f, X10, Y10)
-	BCAST(0x60, X9, Y9)
-	BCAST(0x70, X7, Y7)
-	VPXOR Y15, Y15, Y15
-	VPXOR Y14, Y14, Y14
+	TABLES
 
 mloop:
 	CMPQ CX, $32

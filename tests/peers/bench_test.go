@@ -119,6 +119,20 @@ func bareWrapper(t *testing.T) string {
 	return bin
 }
 
+// interleaved warms up direct and through once each, then measures n
+// rounds of direct, through and direct under the bare wrapper, so that a
+// noisy spell on the machine falls on all three alike.
+func interleaved(n int, direct func(wrap ...string) time.Duration, through func() time.Duration, bare string) (d, r, f []time.Duration) {
+	direct()
+	through()
+	for range n {
+		d = append(d, direct())
+		r = append(r, through())
+		f = append(f, direct(bare))
+	}
+	return d, r, f
+}
+
 // pairDiff is the median of b[i]-a[i].
 func pairDiff(a, b []time.Duration) time.Duration {
 	d := make([]time.Duration, len(a))
@@ -196,14 +210,7 @@ func TestBenchRunagentOverhead(t *testing.T) {
 			}
 			return time.Since(start)
 		}
-		direct()
-		through()
-		var d, r, f []time.Duration
-		for range pairs {
-			d = append(d, direct())
-			r = append(r, through())
-			f = append(f, direct(bare))
-		}
+		d, r, f := interleaved(pairs, direct, through, bare)
 		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): %s\n", a.name, pairs, overhead("directly", d, "through runagent", r))
 		fmt.Printf("  the floor on this machine, a Go program that only starts %s and waits: %+.2f ms\n", a.name,
 			float64(pairDiff(d, f).Microseconds())/1000)
@@ -252,14 +259,7 @@ func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work
 		}
 		return time.Since(start)
 	}
-	direct()
-	through()
-	var d, r, f []time.Duration
-	for range pairs {
-		d = append(d, direct())
-		r = append(r, through())
-		f = append(f, direct(bare))
-	}
+	d, r, f := interleaved(pairs, direct, through, bare)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Printf("  runagent's own cost, over a script replaying that %s run's stream (median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, %+.2f ms; the bare Go wrapper's floor %+.2f ms\n",
 		a.name, pairs, ms(median(d)), ms(median(r)), ms(pairDiff(d, r)), ms(pairDiff(d, f)))
