@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"io"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -190,6 +191,20 @@ func (c *Child) Stop(sig syscall.Signal, grace time.Duration) {
 	case <-t.C:
 		_ = c.Signal(syscall.SIGKILL)
 		<-c.exited
+	}
+}
+
+// Finish ends a child that stops at the end of its input: stdin closed,
+// then, if the leader has not exited within grace, Stop with SIGTERM and
+// the same grace. It waits for the leader's exit. It does not reap.
+func (c *Child) Finish(stdin io.Closer, grace time.Duration) {
+	stdin.Close()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+	case <-t.C:
+		c.Stop(syscall.SIGTERM, grace)
 	}
 }
 

@@ -100,6 +100,30 @@ func TestChildStopEscalates(t *testing.T) {
 	}
 }
 
+// Finish: a child that ends at the end of its input gets no signal; one
+// that does not is sent SIGTERM after the grace.
+func TestChildFinish(t *testing.T) {
+	cmd := exec.Command("cat")
+	stdin, _ := cmd.StdinPipe()
+	c, err := Start(cmd, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Finish(stdin, 10*time.Second)
+	if exit := c.Wait(); exit.Code == nil || *exit.Code != 0 {
+		t.Errorf("cat after its input ended: %q, want exit 0", exit)
+	}
+	cmd = exec.Command("sleep", "30")
+	stdin, _ = cmd.StdinPipe()
+	if c, err = Start(cmd, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Finish(stdin, 50*time.Millisecond)
+	if exit := c.Wait(); exit.Signal != syscall.SIGTERM {
+		t.Errorf("sleep, which reads no input: %q, want ended by SIGTERM", exit)
+	}
+}
+
 // The reaper test runs in a process of its own: a subreaper collects every
 // child of the process, which would race the other tests' Waits.
 func TestReaper(t *testing.T) {

@@ -27,10 +27,7 @@ import (
 // subprocess client. make bench runs it (AGENTRY_PEERS_BENCH=1) when the
 // CLIs are installed.
 func TestBenchHostOverhead(t *testing.T) {
-	need(t)
-	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
-		t.Skip("a benchmark: make bench runs it")
-	}
+	needBench(t)
 	const turns = 25
 	api := fakeAnthropic(t)
 	env := claudeEnv(t, api)
@@ -78,6 +75,16 @@ func TestBenchHostOverhead(t *testing.T) {
 		hosted = append(hosted, hostedTurn(i))
 	}
 	fmt.Printf("agent-host over a claude turn (fake API, median of %d): %s\n", turns, overhead("direct", direct, "through agent-host", hosted))
+}
+
+// needBench skips a benchmark unless make bench asked for it
+// (AGENTRY_PEERS_BENCH=1) and the CLIs are installed.
+func needBench(t *testing.T) {
+	t.Helper()
+	need(t)
+	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
+		t.Skip("a benchmark: make bench runs it")
+	}
 }
 
 // sameCodexConfig is env with a CODEX_HOME of its own holding the config
@@ -167,10 +174,7 @@ func overhead(aName string, a []time.Duration, bName string, b []time.Duration) 
 // with the argv runagent gives it (--print-args --json), interleaved,
 // median of 21 pairs each, for both CLIs. make bench runs it.
 func TestBenchRunagentOverhead(t *testing.T) {
-	need(t)
-	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
-		t.Skip("a benchmark: make bench runs it")
-	}
+	needBench(t)
 	const pairs = 21
 	bare := bareWrapper(t)
 	for _, a := range ciAgents {
@@ -272,10 +276,7 @@ func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work
 // asking to the run's end (turn/interrupt → run_done, against SIGINT to
 // exec's group → its exit). make bench runs it.
 func TestBenchCodexAppServer(t *testing.T) {
-	need(t)
-	if os.Getenv("AGENTRY_PEERS_BENCH") == "" {
-		t.Skip("a benchmark: make bench runs it")
-	}
+	needBench(t)
 	const chats = 9
 	api := fakeOpenAI(t)
 	env := codexEnv(t, api)

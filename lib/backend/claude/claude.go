@@ -209,19 +209,10 @@ type cli struct {
 	lines  chan []byte   // stdout, line by line; closed at the end
 	exited chan struct{} // closed once it is reaped, with what it left in its group
 	stderr *proc.Tail
-	wmu    sync.Mutex
+	out    *ndjson.Writer // on stdin: one line per message, never interleaved
 }
 
-func (c *cli) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err = c.stdin.Write(append(b, '\n'))
-	return err
-}
+func (c *cli) send(v any) error { return c.out.Encode(v) }
 
 // start runs the chat's CLI, resuming its session when it has one.
 func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
@@ -255,7 +246,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &cli{stdin: stdin, lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
+	p := &cli{stdin: stdin, out: ndjson.NewWriter(stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
 	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), p.stderr) // the host's stderr is the backend's
 	cmd.WaitDelay = time.Second
 	child, err := proc.Start(cmd, proc.Options{})
@@ -292,13 +283,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 // stop ends a CLI: its stdin closed so it can flush its session, then
 // SIGTERM, then SIGKILL.
 func (p *cli) stop(grace time.Duration) {
-	p.stdin.Close()
-	select {
-	case <-p.exited:
-		return
-	case <-time.After(grace):
-	}
-	p.child.Stop(syscall.SIGTERM, grace)
+	p.child.Finish(p.stdin, grace)
 	<-p.exited
 }
 

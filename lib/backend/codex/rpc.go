@@ -25,8 +25,8 @@ import (
 type appServer struct {
 	child  *proc.Child
 	stdin  io.WriteCloser
+	out    *ndjson.Writer // on stdin: one line per message, never interleaved
 	stderr *proc.Tail
-	wmu    sync.Mutex
 
 	mu    sync.Mutex
 	next  int64
@@ -67,7 +67,7 @@ func startAppServer(cmd *exec.Cmd, stderr io.Writer, maxLine int, warn func(stri
 	if err != nil {
 		return nil, err
 	}
-	s := &appServer{stdin: stdin, stderr: proc.NewTail(4096), calls: map[int64]chan rpcReply{},
+	s := &appServer{stdin: stdin, out: ndjson.NewWriter(stdin), stderr: proc.NewTail(4096), calls: map[int64]chan rpcReply{},
 		in: make(chan rpcMsg, inQueue), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(stderr, s.stderr)
 	cmd.WaitDelay = time.Second
@@ -144,16 +144,7 @@ func (s *appServer) receive(line []byte, warn func(string)) {
 	ch <- rpcReply{result: m.Get("result")}
 }
 
-func (s *appServer) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err = s.stdin.Write(append(b, '\n'))
-	return err
-}
+func (s *appServer) write(v any) error { return s.out.Encode(v) }
 
 // call sends a request and waits for its response, ctx, or the server's end.
 func (s *appServer) call(ctx context.Context, method string, params any) (gjson.Result, error) {
@@ -215,13 +206,7 @@ func (s *appServer) alive() bool { return s.child.Running() }
 // stop ends the server: its stdin closed (it exits within ~30 ms), then
 // SIGTERM, then SIGKILL, each after grace.
 func (s *appServer) stop(grace time.Duration) {
-	s.stdin.Close()
-	select {
-	case <-s.exited:
-		return
-	case <-time.After(grace):
-	}
-	s.child.Stop(syscall.SIGTERM, grace)
+	s.child.Finish(s.stdin, grace)
 	<-s.exited
 }
 
