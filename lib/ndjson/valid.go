@@ -37,51 +37,36 @@ const MaxDepth = 10000
 // no allocation for nesting up to 64 levels. gjson.Valid, by contrast, does
 // not look at UTF-8.
 //
-// With AVX2, the whole line's UTF-8 is checked first, 32 bytes at a step;
-// a line shorter than stackMarked bytes (any line, for a Checker) also
-// gets, in that same pass, a bitmap of the bytes a string scan stops at
-// (quotes, backslashes, control bytes), so that the JSON walk finds the end
-// of each string with a shift and a count of trailing zeros; a longer
-// line's strings are skipped 32 bytes at a step. Elsewhere, or when the line is not valid UTF-8 (so that the first
-// problem is the one named), the walk checks UTF-8 itself and scans
-// strings eight bytes at a time.
+// A first pass marks, in a bitmap (see Marks), the bytes a string scan
+// stops at; the JSON walk then finds the end of each string with a shift
+// and a count of trailing zeros. With AVX2 the pass also checks the line's
+// UTF-8, 32 bytes at a step. Elsewhere, or when the UTF-8 is bad (so that
+// the first problem is the one named), it goes eight bytes at a step and
+// marks every non-ASCII byte too, for the walk to check. Check keeps the
+// bitmap of a line shorter than stackMarked bytes on the stack, and
+// allocates one for a longer line; a Checker keeps one from line to line.
 func Check(line []byte) Problem {
-	if fastUTF8 {
-		if len(line) < stackMarked {
-			var marks [stackMarked/64 + 1]uint64
-			return checkMarked(line, marks[:])
-		}
-		if validUTF8(line) {
-			return check(line, 0, nil, nil)
-		}
+	if len(line) < stackMarked {
+		var marks [stackMarked/64 + 1]uint64
+		return walk(line, mark(line, marks[:]), nil)
 	}
-	return check(line, msb, nil, nil)
+	return walk(line, mark(line, make(Marks, len(line)>>6+1)), nil)
 }
 
-// stackMarked bounds the lines Check marks in a bitmap on the stack: it is
-// cleared on every call, so it stays small. A Checker keeps one across
-// calls instead.
+// stackMarked bounds the lines Check marks in a bitmap on the stack.
 const stackMarked = 512
 
-func checkMarked(line []byte, marks Marks) Problem {
-	if markUTF8(line, marks) {
-		return check(line, 0, marks, nil)
-	}
-	return check(line, msb, nil, nil)
-}
-
 // Checker checks lines as Check does, with a bitmap of stops kept from one
-// line to the next, so that lines of any length up to heapMarked are marked,
-// and the last line's marks can serve a lookup after the check. Its zero
-// value is ready; it is not safe for concurrent use.
+// line to the next, and the last line's marks there to serve a lookup
+// after the check. Its zero value is ready; it is not safe for concurrent
+// use.
 type Checker struct {
-	marks  Marks
-	marked bool
+	marks Marks // kept for the next line
+	last  Marks // the last line's
 }
 
-// heapMarked is the longest line a Checker marks: its bitmap is an eighth
-// of the line's size, and past this strings are long enough for the
-// 32-byte scan.
+// heapMarked is the longest line whose bitmap a Checker keeps for the next
+// one: a longer line gets a bitmap of its own, an eighth of its size.
 const heapMarked = 1 << 20
 
 // Check is Check, for one line.
@@ -109,23 +94,16 @@ func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
 }
 
 func (c *Checker) check(line []byte, f *finder) Problem {
-	c.marked = false
-	if !fastUTF8 || len(line) > heapMarked {
-		if fastUTF8 && validUTF8(line) {
-			return check(line, 0, nil, f)
-		}
-		return check(line, msb, nil, f)
-	}
 	w := len(line)>>6 + 1
-	if cap(c.marks) < w {
-		c.marks = make(Marks, max(w, 2*cap(c.marks), 64))
+	m := c.marks
+	if cap(m) < w {
+		m = make(Marks, max(w, 2*cap(m), 64))
+		if len(line) <= heapMarked {
+			c.marks = m
+		}
 	}
-	c.marks = c.marks[:w]
-	if !markUTF8(line, c.marks) {
-		return check(line, msb, nil, f)
-	}
-	c.marked = true
-	return check(line, 0, c.marks, f)
+	c.last = mark(line, m[:w])
+	return walk(line, c.last, f)
 }
 
 // FindState is what Find found.
@@ -183,19 +161,61 @@ func (f *finder) member(b, key []byte, escaped bool, i, depth int) {
 	}
 }
 
-// Marks is the bitmap of the line last checked, when it was valid UTF-8
-// and marked; nil otherwise.
-func (c *Checker) Marks() Marks {
-	if !c.marked {
-		return nil
-	}
-	return c.marks
-}
+// Marks is the bitmap of stops of the line last checked, valid until the
+// next check.
+func (c *Checker) Marks() Marks { return c.last }
 
 // Marks is a line's bitmap of string stops: bit k of word w is set when
 // byte 64w+k is '"', '\\' or a control byte, and for every position past
-// the end of the line.
+// the end of the line. Other bits may be set too (non-ASCII bytes, when
+// the line's UTF-8 was not checked first): a stop is a place to look, not
+// a promise.
 type Marks []uint64
+
+// mark fills marks, which must hold len(line)/64+1 words, with line's
+// stops, and returns it.
+func mark(line []byte, marks Marks) Marks {
+	if !fastUTF8 || !markUTF8(line, marks) {
+		markSWAR(line, marks)
+	}
+	return marks
+}
+
+// markSWAR marks line eight bytes at a step, with every non-ASCII byte a
+// stop as well: where its UTF-8 is unchecked.
+func markSWAR(line []byte, marks Marks) {
+	w := 0
+	for ; (w+1)<<6 <= len(line); w++ {
+		marks[w] = mark64(line[w<<6:])
+	}
+	var tail [64]byte // zeros after the end: control bytes, so stops
+	copy(tail[:], line[w<<6:])
+	marks[w] = mark64(tail[:])
+}
+
+// mark64 returns the stops of the 64 bytes at the start of b.
+func mark64(b []byte) uint64 {
+	_ = b[63]
+	var m uint64
+	for k := 0; k < 64; k += 8 {
+		// The high bit of each byte that stops, gathered into the top byte.
+		m |= ((stopBytes(binary.LittleEndian.Uint64(b[k:])) >> 7) * 0x0102040810204080 >> 56) << k
+	}
+	return m
+}
+
+// stopBytes returns, for eight bytes in x, the high bit of each byte that
+// is '"', '\\', a control byte or non-ASCII, and no other bit: each byte is
+// tested on its own, with no carry from one to the next.
+func stopBytes(x uint64) uint64 {
+	const lo = 0x7f7f7f7f7f7f7f7f
+	q := x ^ '"'*lsb
+	bs := x ^ '\\'*lsb
+	ctl := x&lo + 0x60*lsb // high bit clear where the low seven bits are below 0x20
+	zq := q&lo + lo | q    // high bit clear where q's byte is zero
+	zb := bs&lo + lo | bs
+	return (x | ^ctl | ^zq | ^zb) & msb
+}
 
 // Next returns the index of the first stop at or after i, which must be at
 // most the line's length; it is the line's length or more when no byte of
@@ -211,12 +231,10 @@ func (m Marks) Next(i int) int {
 	return i + bits.TrailingZeros64(x)
 }
 
-// check walks line as JSON. hi is msb when string bytes from 0x80 up need
-// their UTF-8 checked, 0 when the line's UTF-8 is known good. stops, when
-// set (only with hi 0), is markUTF8's bitmap of the line.
-//
-// f, when set, is a path to find on the way (see Checker.Find).
-func check(line []byte, hi uint64, stops Marks, f *finder) Problem {
+// walk walks line as JSON, with stops its bitmap (see mark): a non-ASCII
+// byte the walk stops at in a string has its UTF-8 checked there. f, when
+// set, is a path to find on the way (see Checker.Find).
+func walk(line []byte, stops Marks, f *finder) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	b := line
@@ -224,7 +242,6 @@ func check(line []byte, hi uint64, stops Marks, f *finder) Problem {
 	i := skipSpace(b, 0)
 	inKey := false
 	keyStart, escaped := 0, false // of the key being read
-	vec := hi == 0 && n >= 32     // UTF-8 checked already, and room for the vector scan
 	var p Problem
 	var c byte
 	if i == n {
@@ -282,48 +299,30 @@ key:
 
 str:
 	for {
-		if stops != nil {
-			i = stops.Next(i)
-		} else if vec {
-			// Most strings are short keys: one SWAR step before the call.
-			if i+8 <= n {
-				if m := special(binary.LittleEndian.Uint64(b[i:]), 0); m != 0 {
-					i += bits.TrailingZeros64(m) >> 3
-					goto look
-				}
-				i += 8
-			}
-			i = scanString(b, i)
-		} else {
-			for i+8 <= n {
-				if m := special(binary.LittleEndian.Uint64(b[i:]), hi); m != 0 {
-					i += bits.TrailingZeros64(m) >> 3
-					goto look
-				}
-				i += 8
-			}
-		}
-		if i >= n {
+		if i = stops.Next(i); i >= n {
 			return BadJSON
 		}
-	look:
 		switch c = b[i]; {
 		case c == '"':
 			i++
 			goto strDone
-		case c == '\\' && i+1 < n && b[i+1] != 'u':
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-				escaped = true
-				continue
+		case c == '\\':
+			if i+1 < n {
+				switch b[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+					escaped = true
+					continue
+				case 'u':
+					if i+6 <= n && hex4(b[i+2:i+6]) {
+						i += 6
+						escaped = true
+						continue
+					}
+				}
 			}
 			return BadJSON
-		case c >= 0x80 && hi == 0: // UTF-8 checked already
-			i++
-			continue
 		}
-		escaped = escaped || c == '\\'
 		if i, p = strSpecial(b, i); p != Valid {
 			return p
 		}
@@ -373,26 +372,13 @@ after:
 	goto value
 }
 
-// strSpecial handles the byte at b[i] inside a string — an escape, a
-// control byte or non-ASCII text; never the closing quote — and returns
-// the index after it.
+// strSpecial handles the byte at b[i] inside a string that the walk
+// stopped at and does not handle itself — a control byte, non-ASCII text
+// whose UTF-8 is unchecked, a spurious stop — and returns the index after
+// it.
 func strSpecial(b []byte, i int) (int, Problem) {
 	c := b[i]
 	switch {
-	case c == '\\':
-		if i+1 >= len(b) {
-			return i, BadJSON
-		}
-		switch b[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			return i + 2, Valid
-		case 'u':
-			if i+6 > len(b) || !hex4(b[i+2:i+6]) {
-				return i, BadJSON
-			}
-			return i + 6, Valid
-		}
-		return i, BadJSON
 	case c < 0x20:
 		return i, BadJSON
 	case c < 0x80:
@@ -482,29 +468,29 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special returns, for eight string bytes in x, a mask with the high bit
-// set in each byte that needs a look — a control byte, '"', '\\', or (when
-// hi is msb) a non-ASCII byte — and zero when all eight are plain. The
-// lowest set bit is exact, so bits.TrailingZeros64(m)/8 is the index of the
-// first such byte.
-func special(x, hi uint64) uint64 {
-	ctl := (x - 0x20*lsb) &^ x // a byte below 0x20
-	q := x ^ '"'*lsb           // zero where a byte is '"'
-	bs := x ^ '\\'*lsb         // zero where a byte is '\\'
-	zq := (q - lsb) &^ q       // high bit where q has a zero byte
-	zb := (bs - lsb) &^ bs     // likewise for bs
-	return (ctl | zq | zb | x&hi) & msb
+// hex4 tells whether the four bytes of b are hex digits.
+func hex4(b []byte) bool {
+	return hexDigits[b[0]]&hexDigits[b[1]]&hexDigits[b[2]]&hexDigits[b[3]] == 1
 }
 
-func hex4(b []byte) bool {
-	for _, c := range b[:4] {
-		// c-'0' and (c|0x20)-'a' wrap around below their digits.
-		if c-'0' >= 10 && (c|0x20)-'a' >= 6 {
-			return false
-		}
-	}
-	return true
-}
+// hexDigits is 1 at each hex digit, 0 elsewhere.
+const hexDigits = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00" + // 0-9
+	"\x00\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // A-F
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // a-f
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // utf8Seq returns the length of the valid multi-byte UTF-8 sequence at
 // b[i], or 0 when there is none (overlong forms and surrogates are invalid,

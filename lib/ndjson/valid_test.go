@@ -84,19 +84,20 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// paths runs each of check's walks that can take b: the scalar one always;
-// with AVX2 and valid UTF-8, the 32-byte string scan and (for a line Check
-// would mark) the bitmap of stops.
+// paths runs each of the walks that can take b: over the eight-byte
+// marks always; with AVX2 and valid UTF-8, over the vector pass's marks;
+// and through a Checker.
 func paths(b []byte) map[string]Problem {
-	got := map[string]Problem{"scalar": check(b, msb, nil, nil)}
-	if !fastUTF8 || !validUTF8(b) {
-		return got
-	}
-	got["vector scan"] = check(b, 0, nil, nil)
+	swar := make(Marks, len(b)/64+1)
+	markSWAR(b, swar)
+	got := map[string]Problem{"scalar": walk(b, swar, nil)}
 	var c Checker
 	got["checker"] = c.Check(b)
-	if c.Marks() == nil {
-		panic("a Checker did not mark valid UTF-8")
+	if !fastUTF8 {
+		return got
+	}
+	if vec := make(Marks, len(b)/64+1); markUTF8(b, vec) {
+		got["vector"] = walk(b, vec, nil)
 	}
 	return got
 }

@@ -80,30 +80,6 @@ SPLAT32(c80<>, $0x8080808080808080)
 	VPXOR Y15, Y15, Y15; \
 	VPXOR Y14, Y14, Y14
 
-// func validUTF8AVX2(b []byte, tail *[32]byte) bool
-TEXT ·validUTF8AVX2(SB), NOSPLIT, $0-33
-	MOVQ b_base+0(FP), SI
-	MOVQ b_len+8(FP), CX
-	MOVQ tail+24(FP), DX
-	TABLES
-
-loop:
-	CMPQ CX, $32
-	JB   last
-	VMOVDQU (SI), Y0
-	BLOCK
-	ADDQ $32, SI
-	SUBQ $32, CX
-	JMP  loop
-
-last:
-	VMOVDQU (DX), Y0
-	BLOCK
-	VPTEST Y14, Y14
-	SETEQ  ret+32(FP)
-	VZEROUPPER
-	RET
-
 // Broadcast constants for MARK, read from memory: BLOCK leaves no register free.
 SPLAT32(cquote<>, $0x2222222222222222)
 
@@ -126,8 +102,10 @@ SPLAT32(cctl<>, $0x1f1f1f1f1f1f1f1f)
 
 // func markAVX2(b []byte, tail *[32]byte, stops *uint32) bool
 //
-// validUTF8AVX2 that also stores, for each 32 bytes of b and then for tail,
-// the mask of bytes where a string scan must stop: len(b)/32+1 words.
+// Checks the UTF-8 of b, whose length is a multiple of 32, then of the 32
+// bytes of tail as if they followed it; and stores, for each 32 bytes of b
+// and then for tail, the mask of bytes where a string scan must stop:
+// len(b)/32+1 words.
 TEXT ·markAVX2(SB), NOSPLIT, $0-41
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
@@ -152,112 +130,4 @@ mlast:
 	VPTEST Y14, Y14
 	SETEQ  ret+40(FP)
 	VZEROUPPER
-	RET
-
-// Bytes that may follow a backslash as a two-byte escape.
-DATA escok<>+0(SB)/8, $0x0000000000000000
-DATA escok<>+8(SB)/8, $0x0000000000000000
-DATA escok<>+16(SB)/8, $0x0000000000000000
-DATA escok<>+24(SB)/8, $0x0000000000000000
-DATA escok<>+32(SB)/8, $0x0000000000010000
-DATA escok<>+40(SB)/8, $0x0100000000000000
-DATA escok<>+48(SB)/8, $0x0000000000000000
-DATA escok<>+56(SB)/8, $0x0000000000000000
-DATA escok<>+64(SB)/8, $0x0000000000000000
-DATA escok<>+72(SB)/8, $0x0000000000000000
-DATA escok<>+80(SB)/8, $0x0000000000000000
-DATA escok<>+88(SB)/8, $0x0000000100000000
-DATA escok<>+96(SB)/8, $0x0001000000010000
-DATA escok<>+104(SB)/8, $0x0001000000000000
-DATA escok<>+112(SB)/8, $0x0000000100010000
-DATA escok<>+120(SB)/8, $0x0000000000000000
-DATA escok<>+128(SB)/8, $0x0000000000000000
-DATA escok<>+136(SB)/8, $0x0000000000000000
-DATA escok<>+144(SB)/8, $0x0000000000000000
-DATA escok<>+152(SB)/8, $0x0000000000000000
-DATA escok<>+160(SB)/8, $0x0000000000000000
-DATA escok<>+168(SB)/8, $0x0000000000000000
-DATA escok<>+176(SB)/8, $0x0000000000000000
-DATA escok<>+184(SB)/8, $0x0000000000000000
-DATA escok<>+192(SB)/8, $0x0000000000000000
-DATA escok<>+200(SB)/8, $0x0000000000000000
-DATA escok<>+208(SB)/8, $0x0000000000000000
-DATA escok<>+216(SB)/8, $0x0000000000000000
-DATA escok<>+224(SB)/8, $0x0000000000000000
-DATA escok<>+232(SB)/8, $0x0000000000000000
-DATA escok<>+240(SB)/8, $0x0000000000000000
-DATA escok<>+248(SB)/8, $0x0000000000000000
-GLOBL escok<>(SB), RODATA|NOPTR, $256
-
-// STOPS sets a bit in AX for each of the 32 bytes at addr that is '"',
-// '\\' or a control byte.
-#define STOPS(addr) \
-	VMOVDQU   addr, Y0; \
-	VPCMPEQB  Y1, Y0, Y4; \
-	VPCMPEQB  Y2, Y0, Y5; \
-	VPMINUB   Y3, Y0, Y6; \
-	VPCMPEQB  Y6, Y0, Y6; \
-	VPOR      Y5, Y4, Y4; \
-	VPOR      Y6, Y4, Y4; \
-	VPMOVMSKB Y4, AX
-
-// func scanString(b []byte, i int) int
-//
-// Returns the index of the first byte at or after i that is '"', a control
-// byte, or a backslash that does not start a two-byte escape (\u, a bad
-// escape, or one cut off by the end), stepping over two-byte escapes; len(b)
-// when there is none. len(b) must be at least 32: the last step loads the
-// final 32 bytes and ignores the ones before i.
-TEXT ·scanString(SB), NOSPLIT, $0-40
-	MOVQ b_base+0(FP), SI
-	MOVQ b_len+8(FP), BX
-	MOVQ i+24(FP), DX
-	LEAQ escok<>(SB), R8
-	BCAST(0x22, X1, Y1) // '"'
-	BCAST(0x5c, X2, Y2) // '\\'
-	BCAST(0x1f, X3, Y3) // the highest control byte
-
-next:
-	MOVQ BX, CX
-	SUBQ DX, CX // CX = bytes left
-	JLE  none
-	CMPQ CX, $32
-	JB   end
-
-	STOPS((SI)(DX*1))
-	TESTL     AX, AX
-	JNZ       found
-	ADDQ      $32, DX
-	JMP       next
-
-end: // fewer than 32 left: look at the last 32, drop the CX-32 before i
-	STOPS(-32(SI)(BX*1))
-	NEGQ      CX
-	ADDQ      $32, CX
-	SHRL      CX, AX
-	TESTL     AX, AX
-	JZ        none
-
-found:
-	BSFL    AX, AX
-	ADDQ    AX, DX // DX = index of the byte
-	MOVBLZX (SI)(DX*1), AX
-	CMPB    AX, $0x5c
-	JNE     done
-	LEAQ    1(DX), CX
-	CMPQ    CX, BX
-	JAE     done
-	MOVBLZX (SI)(CX*1), AX
-	MOVBLZX (R8)(AX*1), AX
-	TESTL   AX, AX
-	JZ      done
-	ADDQ    $2, DX
-	JMP     next
-
-none:
-	MOVQ BX, DX
-
-done:
-	VZEROUPPER
-	MOVQ DX, ret+32(FP)
 	RET

@@ -2,15 +2,15 @@ package ndjson
 
 import (
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 func checkUTF8(t *testing.T, b []byte) {
 	t.Helper()
-	if got, want := validUTF8(b), utf8.Valid(b); got != want {
-		t.Fatalf("validUTF8(%q) = %v, unicode/utf8 says %v", b, got, want)
+	marks := make(Marks, len(b)/64+1)
+	if got, want := markUTF8(b, marks), utf8.Valid(b); got != want {
+		t.Fatalf("markUTF8(%q) = %v, unicode/utf8 says %v", b, got, want)
 	}
 }
 
@@ -83,46 +83,6 @@ func FuzzValidUTF8(f *testing.F) {
 	})
 }
 
-// scanRef is scanString in plain Go.
-func scanRef(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"' || c < 0x20:
-			return i
-		case c == '\\':
-			if i+1 >= len(b) || !strings.ContainsRune(`"\/bfnrt`, rune(b[i+1])) {
-				return i
-			}
-			i++
-		}
-	}
-	return len(b)
-}
-
-func TestScanString(t *testing.T) {
-	if !fastUTF8 {
-		t.Skip("no vector string scan here")
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	pieces := []string{"abcdefgh", "x", "é", "日本", "\\\"", "\\\\", "\\n", "\\u00e9", "\\x", "\"", "\t", "\x00", "\x1f", " ", "\x7f", "\xff", "\\"}
-	for range 200000 {
-		var b []byte
-		for len(b) < 32 {
-			for range r.IntN(40) {
-				p := pieces[r.IntN(len(pieces))]
-				if r.IntN(4) != 0 {
-					p = pieces[r.IntN(3)]
-				}
-				b = append(b, p...)
-			}
-		}
-		i := r.IntN(len(b) + 1)
-		if got, want := scanString(b, i), scanRef(b, i); got != want {
-			t.Fatalf("scanString(%q, %d) = %d, want %d", b, i, got, want)
-		}
-	}
-}
-
 // TestMarkUTF8 holds markUTF8 to unicode/utf8 and to a byte-by-byte
 // bitmap, at every length across a few block edges, and Next to the first
 // stop from every position.
@@ -157,6 +117,32 @@ func TestMarkUTF8(t *testing.T) {
 				}
 				if got := marks.Next(i); got != want {
 					t.Fatalf("Next(%d) in %q = %d, want %d", i, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestMarkSWAR holds the eight-byte marking to a byte-by-byte bitmap, with
+// every non-ASCII byte a stop, at every length across a few word edges.
+func TestMarkSWAR(t *testing.T) {
+	alphabet := []byte("ab\"\\\x00\x1f \x7f\x80\x9f\xa2\xdc\xffé日🚀")
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := range 200 {
+		for range 100 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			marks := make(Marks, n/64+1)
+			for i := range marks {
+				marks[i] = 0x5555 // stale bits from an earlier line
+			}
+			markSWAR(b, marks)
+			for i := range len(marks) * 64 {
+				want := i >= n || b[i] == '"' || b[i] == '\\' || b[i] < 0x20 || b[i] >= 0x80
+				if got := marks[i>>6]>>(i&63)&1 == 1; got != want {
+					t.Fatalf("markSWAR(%q): stop at %d is %v, want %v", b, i, got, want)
 				}
 			}
 		}
