@@ -28,6 +28,10 @@ type tally struct {
 	others  map[string]*int64 // true, false, null, objects, arrays: by JSON text
 	missing int64
 	scratch []byte
+	// last is the string counted last, and its count: lines in a row
+	// often share a value, and comparing with it is cheaper than hashing.
+	last  []byte
+	lastN *int64
 
 	total     int64 // every line the chunk held, blank and bad included
 	malformed int64
@@ -54,7 +58,14 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 			var l []byte
 			l, rest = ndjson.Cut(rest)
 			t.total++
-			switch ck.Check(l) {
+			var lv lineView
+			var p ndjson.Problem
+			if fp != nil {
+				p, lv.where = ck.Find(l, fp)
+			} else {
+				p = ck.Check(l)
+			}
+			switch p {
 			case ndjson.Blank:
 				continue
 			case ndjson.Valid:
@@ -67,7 +78,8 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 			}
 			t.lines++
 			if o.Path != "" {
-				t.add(get(l, ck.Marks(), o.Path, fp))
+				lv.marks = ck.Marks()
+				t.add(lv.found(l, o.Path, fp))
 			}
 		}
 		t.skipped = ch.Skipped
@@ -107,7 +119,12 @@ func (t *tally) add(v value) {
 			t.scratch = appendUnescaped(t.scratch[:0], str(v.raw))
 			text = t.scratch
 		}
-		bump(t.strs, str(text))
+		if t.lastN != nil && string(text) == string(t.last) {
+			*t.lastN++
+			return
+		}
+		t.lastN = bump(t.strs, str(text))
+		t.last = append(t.last[:0], text...)
 	case v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9':
 		num, _ := strconv.ParseFloat(str(v.raw), 64)
 		if _, ok := t.numRaw[num]; !ok {
@@ -124,16 +141,18 @@ func (t *tally) add(v value) {
 	}
 }
 
-// bump counts k, which may point into a chunk's memory. The map is never
-// assigned with k once it holds it: assigning to an existing string key
-// replaces the stored key, which would then point into reused memory.
-func bump(m map[string]*int64, k string) {
+// bump counts k, which may point into a chunk's memory, and returns its
+// count. The map is never assigned with k once it holds it: assigning to
+// an existing string key replaces the stored key, which would then point
+// into reused memory.
+func bump(m map[string]*int64, k string) *int64 {
 	if n, ok := m[k]; ok {
 		*n++
-		return
+		return n
 	}
 	n := int64(1)
 	m[strings.Clone(k)] = &n
+	return &n
 }
 
 func add(m map[string]*int64, k string, by int64) {
