@@ -16,6 +16,7 @@
 package predicate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -243,6 +244,10 @@ func (p *Pred) Match(line []byte) bool {
 func (p *Pred) MatchValue(raw []byte, found bool) bool {
 	if !found {
 		return p.matchResult(gjson.Result{})
+	}
+	if (p.Op == Eq || p.Op == Ne) && p.lit.typ == gjson.String && len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		// A string with no escape is its text: no need to parse it.
+		return (string(raw[1:len(raw)-1]) == p.lit.str) == (p.Op == Eq)
 	}
 	return p.matchResult(gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))))
 }
