@@ -16,7 +16,7 @@ MAN1  := $(wildcard man/*.1)
 MAN5  := $(wildcard man/*.5)
 MAN7  := $(wildcard man/*.7)
 
-.PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench clean help FORCE
+.PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench pgo clean help FORCE
 
 all: $(BINS) bin/ndjson-schema ## build every command into ./bin
 
@@ -97,6 +97,9 @@ demo: all ## build, then run the suite end to end on generated agent traffic
 
 bench: all ## time ndjson against jq and grep -F on two ~270 MB corpora, svc and agent-host against their peers (installs jq if missing)
 	@bash bench/bench.sh
+
+pgo: ## gather cmd/ndjson/default.pgo, the profile ndjson is compiled with, from make bench's verbs over its corpora
+	@bash bench/pgo.sh
 
 clean: ## remove build output
 	rm -rf bin

@@ -11,7 +11,11 @@ import (
 	"github.com/agentry/agentry/lib/predicate"
 )
 
-func main() { os.Exit(cli.Main(app())) }
+func main() {
+	code := cli.Main(app())
+	stopProfile()
+	os.Exit(code)
+}
 
 func app() cli.App {
 	return cli.App{
