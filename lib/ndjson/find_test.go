@@ -40,3 +40,28 @@ func TestFind(t *testing.T) {
 		t.Errorf("an array line: %+v, want Unknown", w)
 	}
 }
+
+func TestIndex(t *testing.T) {
+	line := `{ "type" : "event","s\u0065q":3,"event":{"type":"text","n":[1,{"x":2}],"o":{}} ,"o":{},"t":true,"type":"dup"}`
+	var ck Checker
+	p, ms, obj := ck.Index([]byte(line))
+	if p != Valid || !obj {
+		t.Fatalf("Index = %v, object %v", p, obj)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, line[m.KeyStart:m.KeyEnd]+"="+line[m.Start:m.End]+map[bool]string{true: " (escaped)"}[m.Escaped])
+	}
+	want := []string{`type="event"`, `s\u0065q=3 (escaped)`, `event={"type":"text","n":[1,{"x":2}],"o":{}}`, `o={}`, `t=true`, `type="dup"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Index members:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, l := range []string{`[{"a":1}]`, `"s"`, `3`} {
+		if p, ms, obj := ck.Index([]byte(l)); p != Valid || obj || len(ms) != 0 {
+			t.Errorf("Index(%s) = %v, %v, object %v; want no object", l, p, ms, obj)
+		}
+	}
+	if p, ms, obj := ck.Index([]byte(` {} `)); p != Valid || !obj || len(ms) != 0 {
+		t.Errorf("Index({}) = %v, %v, object %v; want an empty object", p, ms, obj)
+	}
+}

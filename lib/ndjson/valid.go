@@ -61,8 +61,9 @@ const stackMarked = 512
 // after the check. Its zero value is ready; it is not safe for concurrent
 // use.
 type Checker struct {
-	marks Marks // kept for the next line
-	last  Marks // the last line's
+	marks   Marks // kept for the next line
+	last    Marks // the last line's
+	members []Member
 }
 
 // heapMarked is the longest line whose bitmap a Checker keeps for the next
@@ -125,19 +126,28 @@ type Where struct {
 
 // finder follows one path through a walk. The object at depth matched+1
 // is the one searched for keys[matched]; depth is that of the member whose
-// value is the answer, once it has begun.
+// value is the answer, once it has begun. When indexing, it instead
+// gathers every member of the top-level object, each one pending from its
+// key to the end of its value.
 type finder struct {
 	keys       []string
 	matched    int
 	depth      int
 	state      FindState
 	start, end int
+	indexing   bool
+	members    []Member
 }
 
-// member is told of each member of the object searched: its key, whether
-// the key has an escape, and where its value starts.
-func (f *finder) member(b, key []byte, escaped bool, i, depth int) {
+// member is told of each member of the object searched: where its key's
+// text is, whether the key has an escape, and where its value starts.
+func (f *finder) member(b []byte, keyStart, keyEnd int, escaped bool, i, depth int) {
+	key := b[keyStart:keyEnd]
 	switch {
+	case f.indexing:
+		f.members = append(f.members, Member{KeyStart: keyStart, KeyEnd: keyEnd, Escaped: escaped, Start: i})
+		f.state, f.depth = pending, depth
+		return
 	case escaped:
 		f.state = Unknown // it might name the key: no cheap way to tell
 		return
@@ -159,6 +169,39 @@ func (f *finder) member(b, key []byte, escaped bool, i, depth int) {
 	default:
 		f.state = Absent // the path goes on through a scalar
 	}
+}
+
+// ended is told where the pending value ends.
+func (f *finder) ended(i int) {
+	if f.indexing {
+		f.members[len(f.members)-1].End = i
+		f.state = searching // for the next member
+		return
+	}
+	f.end, f.state = i, Present
+}
+
+// Member is one member of an object: its key's text, between the quotes,
+// is line[KeyStart:KeyEnd] (escaped as written when Escaped), and its value
+// line[Start:End].
+type Member struct {
+	KeyStart, KeyEnd int
+	Escaped          bool
+	Start, End       int
+}
+
+// Index is Check that also gathers, as the walk passes, the members of the
+// line's object, in order: object is false when the line is not one. The
+// members mean nothing unless the line is Valid, and are the Checker's own,
+// valid until its next check.
+func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) {
+	f := finder{indexing: true, members: c.members[:0]}
+	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
+		f.state = Unknown
+	}
+	p = c.check(line, &f)
+	c.members = f.members
+	return p, f.members, f.state != Unknown
 }
 
 // Marks is the bitmap of stops of the line last checked, valid until the
@@ -337,14 +380,14 @@ strDone:
 		}
 		i = skipSpace(b, i+1)
 		if f != nil && f.state == searching && len(stack) == f.matched+1 {
-			f.member(b, b[keyStart:keyEnd], escaped, i, len(stack))
+			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
 		}
 		goto value
 	}
 
 after:
 	if f != nil && f.state == pending && len(stack) == f.depth {
-		f.end, f.state = i, Present
+		f.ended(i)
 	}
 	i = skipSpace(b, i)
 	if len(stack) == 0 {

@@ -19,7 +19,7 @@ type FmtOptions struct {
 // number text are kept as they were.
 func Fmt(ctx context.Context, st *Stream, o FmtOptions) error {
 	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", o.Indent), SortKeys: o.SortKeys}
-	sk, err := st.eachLine(ctx, nil, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLine(ctx, finding{}, func(out, line []byte, lv lineView) []byte {
 		var b []byte
 		switch {
 		case o.Compact && o.SortKeys:

@@ -39,15 +39,15 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	}
 	multi := len(o.Paths) > 1
 	ps := newPaths(o.Paths)
-	var find fastPath // one path: the check finds it on its way
+	find := finding{members: true} // several: the check gathers the members they start from
 	if !multi {
-		find = ps.fps[0]
+		find = finding{path: ps.fps[0]} // one: the check finds it on its way
 	}
 	sk, err := st.eachLine(ctx, find, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
 		if multi {
-			ps.getAll(line, lv.marks, vals)
+			ps.getAll(line, lv, vals)
 		} else {
 			vals[0] = lv.found(line, o.Paths[0], ps.fps[0])
 		}

@@ -116,24 +116,40 @@ func newPaths(ps []string) *paths {
 }
 
 // getAll sets vals[i] to the value of path i in line, a valid JSON text.
-// Fast paths into an object are found in one walk over its members, so
-// that several fields cost about what one does: a line that lacks them all
-// is walked once, not once for each.
-func (p *paths) getAll(line []byte, m ndjson.Marks, vals []value) {
-	i := skipWS(line, 0)
-	if p.fast < 2 || len(p.paths) > 64 || i >= len(line) || line[i] != '{' {
+// When the check gathered the members of the line's object, fast paths
+// start from them, so that several fields cost about what one does and a
+// line that lacks them all is not walked again at all.
+func (p *paths) getAll(line []byte, lv lineView, vals []value) {
+	if !lv.object || p.fast == 0 {
 		for k, path := range p.paths {
-			vals[k] = get(line, m, path, p.fps[k])
+			vals[k] = get(line, lv.marks, path, p.fps[k])
 		}
 		return
 	}
-	clear(vals)
-	for k, path := range p.paths {
-		if p.fps[k] == nil {
-			vals[k] = get(line, m, path, nil)
+	var key []byte // an escaped key, unescaped
+	for k, fp := range p.fps {
+		if fp == nil {
+			vals[k] = get(line, lv.marks, p.paths[k], nil)
+			continue
+		}
+		vals[k] = value{}
+		for _, m := range lv.members {
+			name := line[m.KeyStart:m.KeyEnd]
+			if m.Escaped {
+				key = appendUnescaped(key[:0], str(line[m.KeyStart-1:m.KeyEnd+1]))
+				name = key
+			}
+			if str(name) != fp[0] {
+				continue
+			}
+			if len(fp) == 1 {
+				vals[k] = value{line[m.Start:m.End], true}
+			} else if raw, ok := lookupAt(line, lv.marks, m.Start, fp[1:]); ok {
+				vals[k] = value{raw, true}
+			}
+			break // the first member of that name, as gjson
 		}
 	}
-	p.members(line, m, i, vals)
 }
 
 // vals returns room for one line's values: buf when it is big enough.
@@ -142,48 +158,6 @@ func (p *paths) vals(buf *[8]value) []value {
 		return buf[:len(p.paths)]
 	}
 	return make([]value, len(p.paths))
-}
-
-// members walks the members of the object at b[i] and resolves each fast
-// path whose first key a member has (the first member of that name, as
-// gjson), until every one is. There are at most 64 paths.
-func (p *paths) members(b []byte, m ndjson.Marks, i int, vals []value) {
-	var found uint64 // bit k: path k was resolved, to a value or to none
-	left := p.fast
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		end, escaped := stringEnd(b, m, i)
-		if end < i+2 {
-			return
-		}
-		key := b[i+1 : end-1]
-		if escaped {
-			key = appendUnescaped(nil, str(b[i:end]))
-		}
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		i = skipWS(b, i+1)
-		for k, fp := range p.fps {
-			if fp == nil || found&(1<<k) != 0 || fp[0] != str(key) {
-				continue
-			}
-			found |= 1 << k
-			left--
-			if raw, ok := lookupAt(b, m, i, fp[1:]); ok {
-				vals[k] = value{raw, true}
-			}
-		}
-		if left == 0 {
-			return // the last value need not be skipped
-		}
-		i = skipWS(b, skipValue(b, m, i))
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipWS(b, i+1)
-	}
 }
 
 // member returns the start of the value of member k of the object at b[i].

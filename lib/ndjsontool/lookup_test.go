@@ -43,8 +43,8 @@ func FuzzLookup(f *testing.F) {
 	})
 }
 
-// FuzzGetAll: the one walk for several paths finds what get finds for
-// each path alone, with marks and without.
+// FuzzGetAll: several paths found from the check's members are what get
+// finds for each path alone; so they are without members, or marks.
 func FuzzGetAll(f *testing.F) {
 	line := `{"type":"event","seq":3,"event":{"type":"text","text":"a \"b\" \u00e9","n":[1,{"x":2},"3"]},"e\u0078":true,"type":"dup"}`
 	f.Add(line, "type", "event.text", "ex")
@@ -52,14 +52,10 @@ func FuzzGetAll(f *testing.F) {
 	f.Add(line, "missing", "seq.x", "type")
 	f.Add(`[{"a":1}]`, "0.a", "a", "0")
 	f.Fuzz(func(t *testing.T, line, p1, p2, p3 string) {
-		var ck ndjson.Checker
-		if ck.Check([]byte(line)) != ndjson.Valid {
-			return
-		}
 		ps := newPaths([]string{p1, p2, p3})
-		for _, m := range []ndjson.Marks{nil, ck.Marks()} {
+		for _, lv := range views(line) {
 			vals := make([]value, 3)
-			ps.getAll([]byte(line), m, vals)
+			ps.getAll([]byte(line), lv, vals)
 			for k, p := range ps.paths {
 				want := get([]byte(line), nil, p, ps.fps[k])
 				if vals[k].ok != want.ok || string(vals[k].raw) != string(want.raw) {
@@ -100,4 +96,16 @@ func FuzzFind(f *testing.F) {
 			t.Fatalf("Find(%q, %q) = %+v %q; lookup says %v %q", line, path, w, got, ok, raw)
 		}
 	})
+}
+
+// views returns what eachLine could hand a verb for a valid line: no
+// members and no marks, marks only, and members with marks; none for a
+// line that is not valid.
+func views(line string) []lineView {
+	var ck ndjson.Checker
+	p, ms, obj := ck.Index([]byte(line))
+	if p != ndjson.Valid {
+		return nil
+	}
+	return []lineView{{}, {marks: ck.Marks()}, {marks: ck.Marks(), members: ms, object: obj}}
 }

@@ -74,10 +74,10 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 		return err
 	}
 	ps := newPaths(fieldPaths(fields))
-	sk, err := st.eachLine(ctx, nil, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLine(ctx, finding{members: true}, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
-		ps.getAll(line, lv.marks, vals)
+		ps.getAll(line, lv, vals)
 		return append(appendPicked(out, fields, vals, o.Null), '\n')
 	})
 	if err != nil {

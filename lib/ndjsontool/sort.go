@@ -63,7 +63,7 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	// Workers validate each line and frame it with its sort key; the
 	// ordered stage numbers them (for stability) and keeps, spills or
 	// heaps them.
-	sk, err := st.eachLineThen(ctx, fps[0], func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{path: fps[0]}, func(out, line []byte, lv lineView) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
 		keyAt := len(out)

@@ -38,7 +38,7 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	byFP := parseFastPath(o.By)
 	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
 	// Workers validate and extract; the ordered stage aggregates.
-	sk, err := st.eachLineThen(ctx, byFP, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{path: byFP}, func(out, line []byte, lv lineView) []byte {
 		group := "null"
 		if o.By != "" {
 			group = groupJSON(lv.found(line, o.By, byFP))

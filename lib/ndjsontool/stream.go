@@ -124,6 +124,18 @@ type lineView struct {
 	marks ndjson.Marks
 	// where is where the check found the path it was asked to find.
 	where ndjson.Where
+	// members are the members of the line's object, when the check was
+	// asked to gather them and the line is one (object).
+	members []ndjson.Member
+	object  bool
+}
+
+// finding is what the check of each line should find on its way: the
+// value at one path (found), or the members of the line's object, for
+// getAll; or neither.
+type finding struct {
+	path    fastPath
+	members bool
 }
 
 // found is get for the path the check was asked to find: its answer, when
@@ -139,18 +151,18 @@ func (lv lineView) found(line []byte, path string, fp fastPath) value {
 }
 
 // eachLine checks every line of the stream, runs fn over each valid one,
-// and writes the output in order; it returns what was skipped. find, when
-// set, is a path for the check to find on its way through each line (see
-// lineView.found): for the verb's main path, so that finding it costs
-// almost nothing.
-func (st *Stream) eachLine(ctx context.Context, find fastPath, fn lineFunc) (*skips, error) {
+// and writes the output in order; it returns what was skipped. find is
+// what the check should find on its way through each line (see
+// lineView.found and paths.getAll): the verb's main path or its fields, so
+// that finding them costs almost nothing.
+func (st *Stream) eachLine(ctx context.Context, find finding, fn lineFunc) (*skips, error) {
 	return st.eachLineThen(ctx, find, fn, nil)
 }
 
 // eachLineThen is eachLine with then applied to each chunk's output, in
 // input order, before it is written: for a verb whose output depends on
 // the lines before (uniq).
-func (st *Stream) eachLineThen(ctx context.Context, find fastPath, fn lineFunc, then func([]byte) []byte) (*skips, error) {
+func (st *Stream) eachLineThen(ctx context.Context, find finding, fn lineFunc, then func([]byte) []byte) (*skips, error) {
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	pool := make(chan []byte, 16)
 	var sk skips
@@ -171,9 +183,12 @@ func (st *Stream) eachLineThen(ctx context.Context, find fastPath, fn lineFunc, 
 			}
 			var lv lineView
 			var p ndjson.Problem
-			if find != nil {
-				p, lv.where = ck.Find(l, find)
-			} else {
+			switch {
+			case find.members:
+				p, lv.members, lv.object = ck.Index(l)
+			case find.path != nil:
+				p, lv.where = ck.Find(l, find.path)
+			default:
 				p = ck.Check(l)
 			}
 			if p != ndjson.Valid {

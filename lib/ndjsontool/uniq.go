@@ -21,7 +21,7 @@ func Uniq(ctx context.Context, st *Stream, path string) error {
 	var kept []byte
 	// Workers frame each valid line with its key; the ordered stage keeps
 	// the lines whose key is new.
-	sk, err := st.eachLineThen(ctx, fp, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{path: fp}, func(out, line []byte, lv lineView) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0) // room for the key's length, fixed below
 		keyAt := len(out)

@@ -18,9 +18,9 @@ func Where(ctx context.Context, st *Stream, set *predicate.Set) error {
 	for i, p := range set.Preds {
 		fps[i] = parseFastPath(p.Path)
 	}
-	var find fastPath
+	var find finding
 	if len(fps) > 0 {
-		find = fps[0]
+		find.path = fps[0]
 	}
 	sk, err := st.eachLine(ctx, find, func(out, line []byte, lv lineView) []byte {
 		if set.MatchBy(func(i int, path string) ([]byte, bool) {
