@@ -42,17 +42,21 @@ once() {
 median() { sort -g | awk '{a[NR]=$1} END {printf "%.4f\n", a[int((NR+1)/2)]}'; }
 # measure N CMD [FLOOR_CMD]: runs CMD N times — alternating with FLOOR_CMD
 # when given, so that a noisy spell on a shared machine falls on both —
-# and prints "median_seconds max_rss_kb [floor_median_seconds]". CMD runs
-# last, so $out holds its output.
+# and prints "median_seconds max_rss_kb [floor_median_seconds
+# median_pair_ratio]": the last is the median of CMD's time over the floor
+# run's just before it, which a machine whose speed drifts during the run
+# moves less than the ratio of the medians. CMD runs last, so $out holds
+# its output.
 measure() {
-  local n=$1 cmd=$2 floor=${3:-} times=() ftimes=() rss=0 t r
+  local n=$1 cmd=$2 floor=${3:-} times=() ftimes=() ratios=() rss=0 t r ft
   for ((i = 0; i < n; i++)); do
-    if [ -n "$floor" ]; then read -r t _ < <(once "$floor"); ftimes+=("$t"); fi
+    if [ -n "$floor" ]; then read -r ft _ < <(once "$floor"); ftimes+=("$ft"); fi
     read -r t r < <(once "$cmd")
     times+=("$t")
+    [ -n "$floor" ] && ratios+=("$(echo "$t / $ft" | bc -l)")
     ((r > rss)) && rss=$r
   done
-  echo "$(printf '%s\n' "${times[@]}" | median) $rss $([ -n "$floor" ] && printf '%s\n' "${ftimes[@]}" | median)"
+  echo "$(printf '%s\n' "${times[@]}" | median) $rss $([ -n "$floor" ] && echo "$(printf '%s\n' "${ftimes[@]}" | median) $(printf '%s\n' "${ratios[@]}" | median)")"
 }
 command -v bc >/dev/null || install_pkg bc bc
 command -v mlr >/dev/null || install_pkg mlr miller || true # stats is measured against Miller's stats1
@@ -74,8 +78,8 @@ fails=0
 # row OP NDJSON_CMD JQ_CMD GREP_CMD MIN_X_JQ MAX_X_GREP
 row() {
   local op=$1 ndc=$2 jqc=$3 grepc=$4 minjq=$5 maxgrep=$6
-  local nd ndrss gt
-  read -r nd ndrss gt < <(measure "$RUNS" "$ndc" "$grepc")
+  local nd ndrss gt gx
+  read -r nd ndrss gt gx < <(measure "$RUNS" "$ndc" "$grepc")
   local ndlines; ndlines=$(wc -l < "$out")
   read -r jqt jqrss < <(measure "$JQ_RUNS" "$jqc")
   local jqlines; jqlines=$(wc -l < "$out")
@@ -83,12 +87,12 @@ row() {
   mbs=$(echo "$bytes / $nd / 1000000" | bc -l)
   xjq=$(echo "$jqt / $nd" | bc -l)
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "$op" ndjson "$nd" "$mbs" "$xjq" \
-    "$([ -n "$gt" ] && printf '%.2f' "$(echo "$nd / $gt" | bc -l)" || echo -)" "$(echo "$ndrss / 1024" | bc -l)"
+    "$([ -n "$gt" ] && printf '%.2f' "$gx" || echo -)" "$(echo "$ndrss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" jq "$jqt" "$(echo "$bytes / $jqt / 1000000" | bc -l)" 1.0 - "$(echo "$jqrss / 1024" | bc -l)"
   [ -n "$gt" ] && printf '%-22s %-7s %9.3f %10.0f %9s %9s %8s\n' "" grep-F "$gt" "$(echo "$bytes / $gt / 1000000" | bc -l)" - 1.00 -
   local verdict="met"
   if (($(echo "$xjq < $minjq" | bc -l))); then verdict="MISSED"; fi
-  if [ -n "$gt" ] && [ -n "$maxgrep" ] && (($(echo "$nd / $gt > $maxgrep" | bc -l))); then verdict="MISSED"; fi
+  if [ -n "$gt" ] && [ -n "$maxgrep" ] && (($(echo "$gx > $maxgrep" | bc -l))); then verdict="MISSED"; fi
   if ((ndrss > 32 * 1024)); then verdict="MISSED"; fi
   [ "$verdict" = met ] || fails=$((fails + 1))
   local lines_note=""
@@ -108,7 +112,7 @@ ndjson_rows() {
   grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
   printf 'corpus %s: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
     "$1" "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
-  printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate\n\n' "$RUNS" "$JQ_RUNS"
+  printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate, and x grep is the median of the pairs'"'"' ratios\n\n' "$RUNS" "$JQ_RUNS"
   printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
   row "where type==run_done" "$ND where type==run_done" \
@@ -129,7 +133,7 @@ ndjson_rows() {
   row "stats $num --by type" "$ND stats --json $num --by type" \
     "jq -c -n 'reduce inputs as \$l ({}; (\$l.type|tostring) as \$g | \$l.$num as \$v | if (\$v|type) == \"number\" then .[\$g].count += 1 | .[\$g].sum += \$v | .[\$g].min = ([.[\$g].min // \$v, \$v] | min) | .[\$g].max = ([.[\$g].max // \$v, \$v] | max) else .[\$g].skipped += 1 end)'" "" 20 ""
   if command -v mlr >/dev/null; then
-    read -r mt _ nt < <(measure "$JQ_RUNS" "mlr --ijsonl --ojsonl flatten then stats1 -a count,sum,min,max,mean -f $num -g type" "$ND stats --json $num --by type")
+    read -r mt _ nt _ < <(measure "$JQ_RUNS" "mlr --ijsonl --ojsonl flatten then stats1 -a count,sum,min,max,mean -f $num -g type" "$ND stats --json $num --by type")
     verdict=met
     if (($(echo "$nt >= $mt" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
     printf '%-22s %-7s %9.3f\n%-22s %-7s %9.3f\n%-22s target: faster than Miller stats1: %s (%.1fx)\n\n' \
@@ -156,7 +160,7 @@ ndjson_rows() {
   # down the scalar walk.
   if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
     for op in check "count type"; do
-      read -r vt _ st < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
+      read -r vt _ st _ < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
       verdict=met
       if (($(echo "$vt >= $st" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
       printf '%-22s %-7s %9.3f %10.0f\n' "$op: vector/scalar" AVX2 "$vt" "$(echo "$bytes / $vt / 1000000" | bc -l)"
