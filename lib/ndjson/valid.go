@@ -33,22 +33,30 @@ func (p Problem) String() string {
 // MaxDepth is the deepest nesting Check accepts, as encoding/json does.
 const MaxDepth = 10000
 
-// Check tells whether line is exactly one JSON value in valid UTF-8, with
-// no allocation for nesting up to 64 levels. gjson.Valid, by contrast, does
-// not look at UTF-8.
+// Check tells whether line is exactly one JSON value in valid UTF-8.
+// gjson.Valid, by contrast, does not look at UTF-8.
 //
 // A first pass marks, in a bitmap (see Marks), the bytes a string scan
 // stops at; the JSON walk then finds the end of each string with a shift
 // and a count of trailing zeros. With AVX2 the pass also checks the line's
 // UTF-8, 32 bytes at a step. Elsewhere, or when the UTF-8 is bad (so that
 // the first problem is the one named), it goes eight bytes at a step and
-// marks every non-ASCII byte too, for the walk to check. Check keeps the
-// bitmap of a line shorter than stackMarked bytes on the stack, and
-// allocates one for a longer line; a Checker keeps one from line to line.
+// marks every non-ASCII byte too, for the walk to check. A line longer
+// than heapMarked is not marked: the walk scans its strings eight bytes at
+// a step and checks their UTF-8 itself, so that its memory stays the
+// line's own.
+//
+// Check keeps the bitmap of a line shorter than stackMarked bytes, nested
+// at most 64 deep, on the stack, and allocates nothing; a longer line's
+// bitmap is allocated, an eighth of its size. A Checker keeps one from
+// line to line.
 func Check(line []byte) Problem {
-	if len(line) < stackMarked {
+	switch {
+	case len(line) < stackMarked:
 		var marks [stackMarked/64 + 1]uint64
 		return walk(line, mark(line, marks[:]), nil)
+	case len(line) > heapMarked:
+		return walk(line, nil, nil)
 	}
 	return walk(line, mark(line, make(Marks, len(line)>>6+1)), nil)
 }
@@ -66,8 +74,9 @@ type Checker struct {
 	members []Member
 }
 
-// heapMarked is the longest line whose bitmap a Checker keeps for the next
-// one: a longer line gets a bitmap of its own, an eighth of its size.
+// heapMarked is the longest line that is marked: past it, a bitmap would
+// add an eighth of the line's size to what holding it costs, and strings
+// are long enough to scan eight bytes at a step.
 const heapMarked = 1 << 20
 
 // Check is Check, for one line.
@@ -95,15 +104,15 @@ func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
 }
 
 func (c *Checker) check(line []byte, f *finder) Problem {
-	w := len(line)>>6 + 1
-	m := c.marks
-	if cap(m) < w {
-		m = make(Marks, max(w, 2*cap(m), 64))
-		if len(line) <= heapMarked {
-			c.marks = m
-		}
+	if len(line) > heapMarked {
+		c.last = nil
+		return walk(line, nil, f)
 	}
-	c.last = mark(line, m[:w])
+	w := len(line)>>6 + 1
+	if cap(c.marks) < w {
+		c.marks = make(Marks, max(w, 2*cap(c.marks), 64))
+	}
+	c.last = mark(line, c.marks[:w])
 	return walk(line, c.last, f)
 }
 
@@ -205,7 +214,7 @@ func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) 
 }
 
 // Marks is the bitmap of stops of the line last checked, valid until the
-// next check.
+// next check; nil for a line too long to mark.
 func (c *Checker) Marks() Marks { return c.last }
 
 // Marks is a line's bitmap of string stops: bit k of word w is set when
@@ -274,9 +283,10 @@ func (m Marks) Next(i int) int {
 	return i + bits.TrailingZeros64(x)
 }
 
-// walk walks line as JSON, with stops its bitmap (see mark): a non-ASCII
-// byte the walk stops at in a string has its UTF-8 checked there. f, when
-// set, is a path to find on the way (see Checker.Find).
+// walk walks line as JSON, with stops its bitmap (see mark), or nil for a
+// line too long to mark: a non-ASCII byte the walk stops at in a string
+// has its UTF-8 checked there. f, when set, is a path to find on the way
+// (see Checker.Find).
 func walk(line []byte, stops Marks, f *finder) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
@@ -342,7 +352,12 @@ key:
 
 str:
 	for {
-		if i = stops.Next(i); i >= n {
+		if stops != nil {
+			i = stops.Next(i)
+		} else {
+			i = nextStop(b, i)
+		}
+		if i >= n {
 			return BadJSON
 		}
 		switch c = b[i]; {
@@ -413,6 +428,23 @@ after:
 		goto key
 	}
 	goto value
+}
+
+// nextStop is Marks.Next for a line with no bitmap: the index of the first
+// byte at or after i that is '"', '\\', a control byte or non-ASCII, eight
+// bytes at a step; len(b) when there is none.
+func nextStop(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stopBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return i
+		}
+	}
+	return i
 }
 
 // strSpecial handles the byte at b[i] inside a string that the walk

@@ -20,6 +20,9 @@ func reference(b []byte) Problem {
 	return Valid
 }
 
+// long opens a line longer than heapMarked, inside a string.
+var long = `{"a":"` + strings.Repeat(`naïve \"日本\" \u00e9 `, 60000)
+
 var checkCases = []struct {
 	in   string
 	want Problem
@@ -37,6 +40,10 @@ var checkCases = []struct {
 	{"{\"long plain key that spans words\":\"and a value with \\\"quotes\\\" in it\"}", Valid},
 	{strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), Valid},
 	{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), BadJSON},
+	// Longer than heapMarked: not marked.
+	{long + `","b":[1,"x"]}`, Valid},
+	{long + `\xff","b":[1,"x"]}`, BadJSON},
+	{long + "\xff\",\"b\":[1,\"x\"]}", BadUTF8},
 }
 
 func TestCheck(t *testing.T) {
@@ -90,7 +97,7 @@ func FuzzCheck(f *testing.F) {
 func paths(b []byte) map[string]Problem {
 	swar := make(Marks, len(b)/64+1)
 	markSWAR(b, swar)
-	got := map[string]Problem{"scalar": walk(b, swar, nil)}
+	got := map[string]Problem{"scalar": walk(b, swar, nil), "unmarked": walk(b, nil, nil)}
 	var c Checker
 	got["checker"] = c.Check(b)
 	if !fastUTF8 {
