@@ -60,6 +60,7 @@ type checkChunk struct {
 	problems            []problem
 	endsInNewline       bool
 	scratch             []byte // a line's type, unescaped
+	run                 runCounter
 }
 
 var typePath = fastPath{"type"}
@@ -197,7 +198,8 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch Schema) *
 }
 
 func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool, sch Schema) {
-	switch ck.Check(l) {
+	p, w := ck.Find(l, typePath)
+	switch p {
 	case ndjson.Blank:
 		r.blank++
 		if strict {
@@ -219,9 +221,9 @@ func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool,
 	}
 	if !proto {
 		r.valid++
-		if raw, ok := lookup(l, ck.Marks(), typePath); ok && len(raw) >= 2 && raw[0] == '"' {
-			r.scratch = appendUnescaped(r.scratch[:0], str(raw))
-			r.count(str(r.scratch))
+		lv := lineView{marks: ck.Marks(), where: w}
+		if v := lv.found(l, "type", typePath); v.ok && v.isString() {
+			r.countText(v.raw)
 		}
 		return
 	}
@@ -242,6 +244,16 @@ func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool,
 }
 
 func (r *checkChunk) count(typ string) { bump(r.types, typ) }
+
+// countText counts a string type given as JSON.
+func (r *checkChunk) countText(raw []byte) {
+	text := raw[1 : len(raw)-1]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		r.scratch = appendUnescaped(r.scratch[:0], str(raw))
+		text = r.scratch
+	}
+	r.run.add(r.types, text)
+}
 
 // snippet shows the start of a bad line, safely quoted.
 func snippet(l []byte) string {

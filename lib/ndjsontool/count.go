@@ -28,10 +28,7 @@ type tally struct {
 	others  map[string]*int64 // true, false, null, objects, arrays: by JSON text
 	missing int64
 	scratch []byte
-	// last is the string counted last, and its count: lines in a row
-	// often share a value, and comparing with it is cheaper than hashing.
-	last  []byte
-	lastN *int64
+	run     runCounter
 
 	total     int64 // every line the chunk held, blank and bad included
 	malformed int64
@@ -119,12 +116,7 @@ func (t *tally) add(v value) {
 			t.scratch = appendUnescaped(t.scratch[:0], str(v.raw))
 			text = t.scratch
 		}
-		if t.lastN != nil && string(text) == string(t.last) {
-			*t.lastN++
-			return
-		}
-		t.lastN = bump(t.strs, str(text))
-		t.last = append(t.last[:0], text...)
+		t.run.add(t.strs, text)
 	case v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9':
 		num, _ := strconv.ParseFloat(str(v.raw), 64)
 		if _, ok := t.numRaw[num]; !ok {
@@ -153,6 +145,23 @@ func bump(m map[string]*int64, k string) *int64 {
 	n := int64(1)
 	m[strings.Clone(k)] = &n
 	return &n
+}
+
+// runCounter counts strings with bump, comparing each with the last one
+// counted first: lines in a row often share a value, and the comparison
+// is cheaper than hashing.
+type runCounter struct {
+	last []byte
+	n    *int64
+}
+
+func (c *runCounter) add(m map[string]*int64, text []byte) {
+	if c.n != nil && string(text) == string(c.last) {
+		*c.n++
+		return
+	}
+	c.n = bump(m, str(text))
+	c.last = append(c.last[:0], text...)
 }
 
 func add(m map[string]*int64, k string, by int64) {
