@@ -81,11 +81,12 @@ row() {
   local nd ndrss gt gx
   read -r nd ndrss gt gx < <(measure "$RUNS" "$ndc" "$grepc")
   local ndlines; ndlines=$(wc -l < "$out")
-  read -r jqt jqrss < <(measure "$JQ_RUNS" "$jqc")
+  # jq alternates with ndjson too: x jq is the median of those pairs' ratios.
+  local jqt jqrss xjq
+  read -r jqt jqrss _ xjq < <(measure "$JQ_RUNS" "$jqc" "$ndc")
   local jqlines; jqlines=$(wc -l < "$out")
-  local mbs xjq xgrep=""
+  local mbs
   mbs=$(echo "$bytes / $nd / 1000000" | bc -l)
-  xjq=$(echo "$jqt / $nd" | bc -l)
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "$op" ndjson "$nd" "$mbs" "$xjq" \
     "$([ -n "$gt" ] && printf '%.2f' "$gx" || echo -)" "$(echo "$ndrss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" jq "$jqt" "$(echo "$bytes / $jqt / 1000000" | bc -l)" 1.0 - "$(echo "$jqrss / 1024" | bc -l)"
@@ -112,7 +113,7 @@ ndjson_rows() {
   grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
   printf 'corpus %s: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
     "$1" "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
-  printf 'medians of %d runs (jq: %d); ndjson and grep -F runs alternate, and x grep is the median of the pairs'"'"' ratios\n\n' "$RUNS" "$JQ_RUNS"
+  printf 'medians of %d runs (jq: %d); ndjson alternates with grep -F and with jq, and x grep and x jq are medians of the pairs'"'"' ratios\n\n' "$RUNS" "$JQ_RUNS"
   printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
   row "where type==run_done" "$ND where type==run_done" \
