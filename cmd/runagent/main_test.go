@@ -2,22 +2,26 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/agentry/agentry/lib/cli"
 )
 
+// samples are command lines of every command, each valid.
+var samples = [][]string{
+	{"-l", "2", "--agent", "codex", "-C", ".", "--tools-url", "http://x", "--model", "m", "--resume", "r", "--pid-file", "p",
+		"--max-output", "10", "--json", "--codex-config", "c.toml", "fix", "the", "bug"},
+	{"--level", "1", "--session-id", "11111111-2222-4333-8444-555555555555", "-f", "task.md"},
+	{"-l", "3", "--new-session", "--print-args"},
+	{"grants", "--json"},
+}
+
 // TestGrammar builds the kong grammar and parses samples of every flag.
 func TestGrammar(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-	for _, args := range [][]string{
-		{"-l", "2", "--agent", "codex", "-C", ".", "--tools-url", "http://x", "--model", "m", "--resume", "r", "--pid-file", "p",
-			"--max-output", "10", "--json", "--codex-config", "c.toml", "fix", "the", "bug"},
-		{"--level", "1", "--session-id", "11111111-2222-4333-8444-555555555555", "-f", "task.md"},
-		{"-l", "3", "--new-session", "--print-args"},
-		{"grants", "--json"},
-	} {
+	for _, args := range samples {
 		p, err := cli.NewParser(app(), env)
 		if err != nil {
 			t.Fatalf("grammar does not build: %v", err)
@@ -25,5 +29,14 @@ func TestGrammar(t *testing.T) {
 		if _, err := p.Parse(args); err != nil {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// TestPrunedGrammar holds the grammar Run builds for a line that names a
+// command first to the whole one.
+func TestPrunedGrammar(t *testing.T) {
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	for _, d := range cli.PrunedDiffs(app(), env, samples) {
+		t.Error(d)
 	}
 }

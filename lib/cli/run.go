@@ -85,7 +85,10 @@ func Main(app App) int {
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	env.Prog = app.Name
-	parser, err := newParser(app, env)
+	parser, err := prunedParser(app, env, args), error(nil)
+	if parser == nil {
+		parser, err = newParser(app, env)
+	}
 	if err != nil {
 		// A grammar that does not build is a bug in the binary, and the
 		// grammar test catches it; report it like any other error.

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// A command line that names one command first, the common case, needs
+// kong's model of that command and of the flags every command shares, and
+// of no other command. Building the model of the whole grammar reflects
+// over every flag of every command, and, page faults included, costs
+// several milliseconds on a small VM each time a program starts (ndjson:
+// twelve commands, about a hundred flags), which a command that itself
+// runs for a few milliseconds pays in full. So Run builds, for such a
+// line, a grammar of that one command: the parse, its errors and the
+// command that runs are the ones the whole grammar gives for that line.
+// Anything else — no command first, help asked for anywhere — gets the
+// whole grammar, and so does every caller of NewParser.
+
+// pruned returns a grammar for args holding only the command args names
+// first, with every field of grammar that is not a command; ok is false
+// when the whole grammar is needed: args start with no command, ask for
+// help, or grammar is not a zero struct without methods that can be
+// copied field by field.
+func pruned(grammar any, args []string) (g any, name string, ok bool) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || asksHelp(args) {
+		return nil, "", false
+	}
+	v := reflect.ValueOf(grammar)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Type().NumMethod() > 0 || !v.Elem().IsZero() {
+		return nil, "", false
+	}
+	t := v.Elem().Type()
+	var fields []reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			return nil, "", false
+		}
+		if _, cmd := f.Tag.Lookup("cmd"); !cmd {
+			fields = append(fields, f)
+		} else if !found && mayName(f, args[0]) {
+			fields, found = append(fields, f), true
+		}
+	}
+	if !found {
+		return nil, "", false
+	}
+	return reflect.New(reflect.StructOf(fields)).Interface(), args[0], true
+}
+
+// asksHelp reports whether args ask for help before a "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "-h" || a == "--help" || strings.HasPrefix(a, "--help="):
+			return true
+		}
+	}
+	return false
+}
+
+// mayName reports whether word may be the name, or an alias, of the
+// command field f. kong names a command from its name tag or, by default,
+// its field name in lower case with dashes between the words; the caller
+// confirms the match against the model kong built (see prunedParser).
+func mayName(f reflect.StructField, word string) bool {
+	if n := f.Tag.Get("name"); n != "" {
+		if n == word {
+			return true
+		}
+	} else if strings.EqualFold(strings.ReplaceAll(word, "-", ""), f.Name) {
+		return true
+	}
+	return slices.Contains(strings.Split(f.Tag.Get("aliases"), ","), word)
+}
+
+// prunedParser builds the parser of the grammar pruned for args, if there
+// is one and kong agrees that its one command is called args[0].
+func prunedParser(app App, env *Env, args []string) *kong.Kong {
+	g, name, ok := pruned(app.Grammar, args)
+	if !ok {
+		return nil
+	}
+	app.Grammar = g
+	p, err := newParser(app, env)
+	if err != nil {
+		return nil
+	}
+	for _, c := range p.Model.Node.Children {
+		if c.Type == kong.CommandNode && (c.Name == name || slices.Contains(c.Aliases, name)) {
+			return p
+		}
+	}
+	return nil
+}
+
+// comparePruned parses args with the whole grammar of app and, when Run
+// would prune it for args, with the pruned one, and tells how they differ:
+// in the command chosen, the values its flags and arguments were given,
+// or the error; pruned says whether Run prunes for args.
+func comparePruned(app App, env *Env, args []string) (pruned bool, diff string) {
+	full := app
+	full.Grammar = reflect.New(reflect.TypeOf(app.Grammar).Elem()).Interface()
+	p := prunedParser(app, env, args)
+	if p == nil {
+		return false, ""
+	}
+	f, err := newParser(full, env)
+	if err != nil {
+		return true, "the whole grammar does not build: " + err.Error()
+	}
+	pc, perr := p.Parse(args)
+	fc, ferr := f.Parse(args)
+	switch {
+	case (perr == nil) != (ferr == nil) || perr != nil && perr.Error() != ferr.Error():
+		return true, "errors differ: pruned " + errText(perr) + ", whole " + errText(ferr)
+	case perr != nil:
+		return true, ""
+	case pc.Command() != fc.Command():
+		return true, "commands differ: pruned " + pc.Command() + ", whole " + fc.Command()
+	}
+	pv, fv := selected(pc), selected(fc)
+	if !reflect.DeepEqual(pv, fv) {
+		return true, "the command's values differ"
+	}
+	return true, ""
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "none"
+	}
+	return err.Error()
+}
+
+// selected is the value of the command a parse chose.
+func selected(c *kong.Context) any {
+	for _, p := range slices.Backward(c.Path) {
+		if p.Command != nil {
+			return p.Command.Target.Interface()
+		}
+	}
+	return nil
+}
+
+// PrunedDiffs is for the grammar test of each binary: it parses, with the
+// whole grammar and with the grammar Run prunes it to, samples and, for
+// every command, the command alone, with a flag it does not have and
+// with two words more; and returns every way the two parses differ, and
+// every command Run never pruned for.
+func PrunedDiffs(app App, env *Env, samples [][]string) []string {
+	f, err := newParser(app, env)
+	if err != nil {
+		return []string{"the grammar does not build: " + err.Error()}
+	}
+	var diffs []string
+	check := func(args []string) bool {
+		pruned, diff := comparePruned(app, env, args)
+		if diff != "" {
+			diffs = append(diffs, fmt.Sprintf("%q: %s", args, diff))
+		}
+		return pruned
+	}
+	for _, args := range samples {
+		check(args)
+	}
+	for _, c := range f.Model.Node.Children {
+		if c.Type != kong.CommandNode {
+			continue
+		}
+		if !check([]string{c.Name}) {
+			diffs = append(diffs, fmt.Sprintf("%s: the grammar is not pruned for it", c.Name))
+		}
+		check([]string{c.Name, "--no-such-flag"})
+		check([]string{c.Name, "one", "two"})
+	}
+	return diffs
+}
