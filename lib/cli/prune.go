@@ -18,8 +18,9 @@ import (
 // runs for a few milliseconds pays in full. So Run builds, for such a
 // line, a grammar of that one command: the parse, its errors and the
 // command that runs are the ones the whole grammar gives for that line.
-// Anything else — no command first, help asked for anywhere — gets the
-// whole grammar, and so does every caller of NewParser.
+// Anything else — no command first, help or a completion script asked
+// for anywhere — gets the whole grammar, as does every caller of
+// NewParser.
 
 // pruned returns a grammar for args holding only the command args names
 // first, with every field of grammar that is not a command; ok is false
@@ -54,13 +55,15 @@ func pruned(grammar any, args []string) (g any, name string, ok bool) {
 	return reflect.New(reflect.StructOf(fields)).Interface(), args[0], true
 }
 
-// asksHelp reports whether args ask for help before a "--".
+// asksHelp reports whether args ask, before a "--", for help or for a
+// completion script: both are made from the model of the whole grammar.
 func asksHelp(args []string) bool {
 	for _, a := range args {
 		switch {
 		case a == "--":
 			return false
-		case a == "-h" || a == "--help" || strings.HasPrefix(a, "--help="):
+		case a == "-h" || a == "--help" || strings.HasPrefix(a, "--help=") ||
+			a == "--completion" || strings.HasPrefix(a, "--completion="):
 			return true
 		}
 	}

@@ -50,6 +50,8 @@ func TestPrunedPicksTheNamedCommand(t *testing.T) {
 		{[]string{"--version"}, ""},
 		{[]string{"ls", "--help"}, ""},
 		{[]string{"ls", "-h"}, ""},
+		{[]string{"ls", "--completion", "bash"}, ""},
+		{[]string{"ls", "--completion=fish"}, ""},
 		{[]string{"start", "web", "--", "cmd", "--help"}, "start"},
 	}
 	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
