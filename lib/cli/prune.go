@@ -23,12 +23,14 @@ import (
 // NewParser.
 
 // pruned returns a grammar for args holding only the command args names
-// first, with every field of grammar that is not a command; ok is false
-// when the whole grammar is needed: args start with no command, ask for
-// help, or grammar is not a zero struct without methods that can be
-// copied field by field.
+// first — or, when args name no command anywhere, the grammar's default
+// command — with every field of grammar that is not a command. name is
+// that command's first word, "" for the default one. ok is false when the
+// whole grammar is needed: args ask for help, start with no command and
+// there is no default one to fall back on, or grammar is not a zero
+// struct without methods that can be copied field by field.
 func pruned(grammar any, args []string) (g any, name string, ok bool) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") || asksHelp(args) {
+	if len(args) == 0 || asksHelp(args) {
 		return nil, "", false
 	}
 	v := reflect.ValueOf(grammar)
@@ -36,23 +38,56 @@ func pruned(grammar any, args []string) (g any, name string, ok bool) {
 		return nil, "", false
 	}
 	t := v.Elem().Type()
-	var fields []reflect.StructField
-	found := false
+	var shared, cmds []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
 			return nil, "", false
 		}
-		if _, cmd := f.Tag.Lookup("cmd"); !cmd {
-			fields = append(fields, f)
-		} else if !found && mayName(f, args[0]) {
-			fields, found = append(fields, f), true
+		if _, cmd := f.Tag.Lookup("cmd"); cmd {
+			cmds = append(cmds, f)
+		} else {
+			shared = append(shared, f)
 		}
 	}
-	if !found {
-		return nil, "", false
+	keep, name := -1, args[0]
+	for i, f := range cmds {
+		if mayName(f, name) {
+			keep = i
+			break
+		}
 	}
-	return reflect.New(reflect.StructOf(fields)).Interface(), args[0], true
+	if keep < 0 {
+		// No command first: the default one runs, unless a command is
+		// named further on, which the whole grammar may read otherwise.
+		name = ""
+		for i, f := range cmds {
+			if _, d := f.Tag.Lookup("default"); d && keep < 0 {
+				keep = i
+			} else if namesAny(f, args) {
+				return nil, "", false
+			}
+		}
+		if keep < 0 {
+			return nil, "", false
+		}
+	}
+	fields := append(shared, cmds[keep])
+	return reflect.New(reflect.StructOf(fields)).Interface(), name, true
+}
+
+// namesAny reports whether a word of args before a "--" may name the
+// command field f.
+func namesAny(f reflect.StructField, args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if mayName(f, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // asksHelp reports whether args ask, before a "--", for help or for a
@@ -86,7 +121,8 @@ func mayName(f reflect.StructField, word string) bool {
 }
 
 // prunedParser builds the parser of the grammar pruned for args, if there
-// is one and kong agrees that its one command is called args[0].
+// is one and kong agrees that its one command is called args[0], or is
+// the default one.
 func prunedParser(app App, env *Env, args []string) *kong.Kong {
 	g, name, ok := pruned(app.Grammar, args)
 	if !ok {
@@ -96,6 +132,12 @@ func prunedParser(app App, env *Env, args []string) *kong.Kong {
 	p, err := newParser(app, env)
 	if err != nil {
 		return nil
+	}
+	if name == "" {
+		if p.Model.Node.DefaultCmd == nil {
+			return nil
+		}
+		return p
 	}
 	for _, c := range p.Model.Node.Children {
 		if c.Type == kong.CommandNode && (c.Name == name || slices.Contains(c.Aliases, name)) {

@@ -43,11 +43,14 @@ func TestPrunedPicksTheNamedCommand(t *testing.T) {
 		{[]string{"go", "web"}, "go"},
 		{[]string{"show-all"}, "show-all"},
 		{[]string{"ls", "--json"}, "ls"},
-		{[]string{"named"}, ""}, // its name is ls; the whole grammar says so
+		{[]string{"named"}, "(default)"}, // its name is ls: a word for run
 		{[]string{"run", "hi"}, "run"},
-		{[]string{"hi"}, ""},
+		{[]string{"hi"}, "(default)"},
+		{[]string{"--flag", "hi"}, "(default)"},
+		{[]string{"hi", "ls"}, ""}, // a command named after the first word
+		{[]string{"hi", "--", "ls"}, "(default)"},
 		{[]string{}, ""},
-		{[]string{"--version"}, ""},
+		{[]string{"--version"}, "(default)"},
 		{[]string{"ls", "--help"}, ""},
 		{[]string{"ls", "-h"}, ""},
 		{[]string{"ls", "--completion", "bash"}, ""},
