@@ -110,6 +110,9 @@ func asksHelp(args []string) bool {
 // its field name in lower case with dashes between the words; the caller
 // confirms the match against the model kong built (see prunedParser).
 func mayName(f reflect.StructField, word string) bool {
+	if word == "" {
+		return false
+	}
 	if n := f.Tag.Get("name"); n != "" {
 		if n == word {
 			return true

@@ -50,6 +50,7 @@ func TestPrunedPicksTheNamedCommand(t *testing.T) {
 		{[]string{"hi", "ls"}, ""}, // a command named after the first word
 		{[]string{"hi", "--", "ls"}, "(default)"},
 		{[]string{}, ""},
+		{[]string{"", "ls"}, ""},
 		{[]string{"--version"}, "(default)"},
 		{[]string{"ls", "--help"}, ""},
 		{[]string{"ls", "-h"}, ""},
