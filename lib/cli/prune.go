@@ -16,11 +16,12 @@ import (
 // several milliseconds on a small VM each time a program starts (ndjson:
 // twelve commands, about a hundred flags), which a command that itself
 // runs for a few milliseconds pays in full. So Run builds, for such a
-// line, a grammar of that one command: the parse, its errors and the
+// line, a grammar of that one command, and for a line that names no
+// command, one of the default command: the parse, its errors and the
 // command that runs are the ones the whole grammar gives for that line.
-// Anything else — no command first, help or a completion script asked
-// for anywhere — gets the whole grammar, as does every caller of
-// NewParser.
+// Help or a completion script asked for anywhere, a line that names a
+// command after its first word, or no default to fall back on, get the
+// whole grammar, as does every caller of NewParser.
 
 // pruned returns a grammar for args holding only the command args names
 // first — or, when args name no command anywhere, the grammar's default

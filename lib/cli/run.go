@@ -85,7 +85,8 @@ func Main(app App) int {
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	env.Prog = app.Name
-	parser, err := prunedParser(app, env, args), error(nil)
+	var err error
+	parser := prunedParser(app, env, args)
 	if parser == nil {
 		parser, err = newParser(app, env)
 	}
