@@ -196,9 +196,12 @@ func TestIdleTimeout(t *testing.T) {
 			if st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
 				t.Errorf("the stalled agent (pid %s) still runs", strings.TrimSpace(string(b)))
 			}
-			// 60 deltas 50 ms apart: 3 s of streaming, under a 1 s watchdog.
-			r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "1s", "SLOW 60")...)
-			if r.code != 0 || !strings.Contains(r.stdout, "tick 59") {
+			// 100 deltas 50 ms apart: 5 s of streaming, under a 2 s
+			// watchdog. 1 s was less than twice claude's own start here
+			// (0.7-0.9 s to its first line), and a loaded machine made
+			// that start a stall.
+			r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "2s", "SLOW 100")...)
+			if r.code != 0 || !strings.Contains(r.stdout, "tick 99") {
 				t.Fatalf("slow stream: exit %d\nstdout %.200s\nstderr %s", r.code, r.stdout, r.stderr)
 			}
 		})
