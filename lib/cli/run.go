@@ -75,7 +75,7 @@ type exitRequest struct{ code int }
 // with the code Main returns: removing them first would cost a wait for
 // the runtime's signal loop to go idle (~0.2 ms) and change nothing.
 func Main(app App) int {
-	ctx, _ := notifyContext(context.Background())
+	ctx := notifyContext(context.Background())
 	env := OSEnv()
 	if os.Getenv("COMP_LINE") != "" {
 		return complete(app, env)
@@ -176,25 +176,18 @@ func oneLine(s string) string {
 
 // notifyContext returns a context cancelled, with a *SignalError cause, by the
 // first SIGINT, SIGTERM or SIGHUP. After that the handlers are removed, so a
-// second signal has its default effect.
-func notifyContext(parent context.Context) (context.Context, func()) {
+// second signal has its default effect. Until a signal comes they stay, for
+// the life of the process.
+func notifyContext(parent context.Context) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
 	go func() {
-		select {
-		case s := <-ch:
-			signal.Stop(ch)
-			cancel(&SignalError{Signal: s.(syscall.Signal)})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
+		s := <-ch
 		signal.Stop(ch)
-		close(done)
-		cancel(nil)
-	}
+		cancel(&SignalError{Signal: s.(syscall.Signal)})
+	}()
+	return ctx
 }
 
 func complete(app App, env *Env) (code int) {
