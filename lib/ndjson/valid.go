@@ -293,7 +293,6 @@ func walk(line []byte, stops Marks, f *finder) Problem {
 	b := line
 	n := len(b)
 	i := skipSpace(b, 0)
-	inKey := false
 	keyStart, escaped := 0, false // of the key being read
 	var p Problem
 	var c byte
@@ -336,6 +335,18 @@ value:
 			return p
 		}
 	default:
+		// An integer that needs no more than its digits is the common
+		// case: done here, without a call.
+		if c >= '1' && c <= '9' {
+			j := i + 1
+			for j < n && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+			if j == n || b[j] != '.' && b[j]|0x20 != 'e' {
+				i = j
+				goto after
+			}
+		}
 		if i, p = number(b, i); p != Valid {
 			return p
 		}
@@ -343,12 +354,48 @@ value:
 	goto after
 
 key:
+	// A key has a scan of its own, so that the end of a string needs no
+	// test of which kind it was. Keys are short and seldom escaped.
 	if i >= n || b[i] != '"' {
 		return BadJSON
 	}
 	i++
-	inKey = true
 	keyStart, escaped = i, false
+	for {
+		if stops != nil {
+			i = stops.Next(i)
+		} else {
+			i = nextStop(b, i)
+		}
+		if i >= n {
+			return BadJSON
+		}
+		if c = b[i]; c == '"' {
+			break
+		}
+		if c == '\\' {
+			if i = escape(b, i); i < 0 {
+				return BadJSON
+			}
+			escaped = true
+			continue
+		}
+		if i, p = strSpecial(b, i); p != Valid {
+			return p
+		}
+	}
+	{
+		keyEnd := i
+		i = skipSpace(b, i+1)
+		if i >= n || b[i] != ':' {
+			return BadJSON
+		}
+		i = skipSpace(b, i+1)
+		if f != nil && f.state == searching && len(stack) == f.matched+1 {
+			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
+		}
+	}
+	goto value
 
 str:
 	for {
@@ -363,18 +410,16 @@ str:
 		switch c = b[i]; {
 		case c == '"':
 			i++
-			goto strDone
+			goto after
 		case c == '\\':
 			if i+1 < n {
 				switch b[i+1] {
 				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 					i += 2
-					escaped = true
 					continue
 				case 'u':
 					if i+6 <= n && hex4(b[i+2:i+6]) {
 						i += 6
-						escaped = true
 						continue
 					}
 				}
@@ -384,20 +429,6 @@ str:
 		if i, p = strSpecial(b, i); p != Valid {
 			return p
 		}
-	}
-strDone:
-	if inKey {
-		inKey = false
-		keyEnd := i - 1
-		i = skipSpace(b, i)
-		if i >= n || b[i] != ':' {
-			return BadJSON
-		}
-		i = skipSpace(b, i+1)
-		if f != nil && f.state == searching && len(stack) == f.matched+1 {
-			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
-		}
-		goto value
 	}
 
 after:
@@ -428,6 +459,22 @@ after:
 		goto key
 	}
 	goto value
+}
+
+// escape returns the index after the escape that starts at b[i], a
+// backslash, or -1 when it is not one JSON allows.
+func escape(b []byte, i int) int {
+	if i+1 < len(b) {
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return i + 2
+		case 'u':
+			if i+6 <= len(b) && hex4(b[i+2:i+6]) {
+				return i + 6
+			}
+		}
+	}
+	return -1
 }
 
 // nextStop is Marks.Next for a line with no bitmap: the index of the first
