@@ -386,11 +386,15 @@ key:
 	}
 	{
 		keyEnd := i
-		i = skipSpace(b, i+1)
-		if i >= n || b[i] != ':' {
-			return BadJSON
+		if i+2 < n && b[i+1] == ':' && b[i+2] > ' ' {
+			i += 2 // compact: the value right after the colon
+		} else {
+			i = skipSpace(b, i+1)
+			if i >= n || b[i] != ':' {
+				return BadJSON
+			}
+			i = skipSpace(b, i+1)
 		}
-		i = skipSpace(b, i+1)
 		if f != nil && f.state == searching && len(stack) == f.matched+1 {
 			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
 		}
@@ -435,30 +439,36 @@ after:
 	if f != nil && f.state == pending && len(stack) == f.depth {
 		f.ended(i)
 	}
-	i = skipSpace(b, i)
-	if len(stack) == 0 {
-		if i == n {
-			return Valid
+	if i >= n || b[i] <= ' ' {
+		if i = skipSpace(b, i); i >= n {
+			if len(stack) == 0 {
+				return Valid
+			}
+			return BadJSON
 		}
-		return BadJSON
 	}
-	if i >= n {
-		return BadJSON
+	if len(stack) == 0 {
+		return BadJSON // more after the value
 	}
 	c = b[i]
-	if top := stack[len(stack)-1]; c == top+2 {
+	if top := stack[len(stack)-1]; c == ',' {
+		// compact: the next key or value right after the comma
+		if i++; i >= n || b[i] <= ' ' {
+			i = skipSpace(b, i)
+		}
+		if top == '{' {
+			goto key
+		}
+		goto value
+	} else if c == top+2 {
 		if f != nil && f.state == searching && len(stack) == f.matched+1 {
 			f.state = Absent // the object searched ends without the key
 		}
 		stack = stack[:len(stack)-1]
 		i++
 		goto after
-	} else if c != ',' {
-		return BadJSON
-	} else if i = skipSpace(b, i+1); top == '{' {
-		goto key
 	}
-	goto value
+	return BadJSON
 }
 
 // escape returns the index after the escape that starts at b[i], a
