@@ -147,21 +147,31 @@ func bump(m map[string]*int64, k string) *int64 {
 	return &n
 }
 
-// runCounter counts strings with bump, comparing each with the last one
-// counted first: lines in a row often share a value, and the comparison
-// is cheaper than hashing.
+// runCounter counts strings with bump, comparing each first with the few
+// values counted last: a field counted by (a type, a level) tends to have
+// a handful of values, and comparing a short string with each of them is
+// cheaper than a map lookup.
 type runCounter struct {
-	last []byte
-	n    *int64
+	recent [recentValues]struct {
+		text []byte
+		n    *int64
+	}
+	next int // the entry of recent to replace on a miss
 }
 
+const recentValues = 8
+
 func (c *runCounter) add(m map[string]*int64, text []byte) {
-	if c.n != nil && string(text) == string(c.last) {
-		*c.n++
-		return
+	for k := range c.recent {
+		if r := &c.recent[k]; r.n != nil && string(text) == string(r.text) {
+			*r.n++
+			return
+		}
 	}
-	c.n = bump(m, str(text))
-	c.last = append(c.last[:0], text...)
+	r := &c.recent[c.next]
+	c.next = (c.next + 1) % recentValues
+	r.n = bump(m, str(text))
+	r.text = append(r.text[:0], text...)
 }
 
 func add(m map[string]*int64, k string, by int64) {
