@@ -286,7 +286,9 @@ func (m Marks) Next(i int) int {
 // walk walks line as JSON, with stops its bitmap (see mark), or nil for a
 // line too long to mark: a non-ASCII byte the walk stops at in a string
 // has its UTF-8 checked there. f, when set, is a path to find on the way
-// (see Checker.Find).
+// (see Checker.Find). Its tests of i against n compare as uint, which
+// also says that i is not negative: the b[i] that follows needs no bounds
+// check of its own.
 func walk(line []byte, stops Marks, f *finder) Problem {
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
@@ -301,7 +303,7 @@ func walk(line []byte, stops Marks, f *finder) Problem {
 	}
 
 value:
-	if i >= n {
+	if uint(i) >= uint(n) {
 		return BadJSON
 	}
 	switch c = b[i]; c {
@@ -356,7 +358,7 @@ value:
 key:
 	// A key has a scan of its own, so that the end of a string needs no
 	// test of which kind it was. Keys are short and seldom escaped.
-	if i >= n || b[i] != '"' {
+	if uint(i) >= uint(n) || b[i] != '"' {
 		return BadJSON
 	}
 	i++
@@ -367,7 +369,7 @@ key:
 		} else {
 			i = nextStop(b, i)
 		}
-		if i >= n {
+		if uint(i) >= uint(n) {
 			return BadJSON
 		}
 		if c = b[i]; c == '"' {
@@ -386,11 +388,11 @@ key:
 	}
 	{
 		keyEnd := i
-		if i+2 < n && b[i+1] == ':' && b[i+2] > ' ' {
+		if i < n-2 && b[i+1] == ':' && b[i+2] > ' ' { // i < n-2: no bounds checks
 			i += 2 // compact: the value right after the colon
 		} else {
 			i = skipSpace(b, i+1)
-			if i >= n || b[i] != ':' {
+			if uint(i) >= uint(n) || b[i] != ':' {
 				return BadJSON
 			}
 			i = skipSpace(b, i+1)
@@ -408,7 +410,7 @@ str:
 		} else {
 			i = nextStop(b, i)
 		}
-		if i >= n {
+		if uint(i) >= uint(n) {
 			return BadJSON
 		}
 		switch c = b[i]; {
@@ -439,8 +441,8 @@ after:
 	if f != nil && f.state == pending && len(stack) == f.depth {
 		f.ended(i)
 	}
-	if i >= n || b[i] <= ' ' {
-		if i = skipSpace(b, i); i >= n {
+	if uint(i) >= uint(n) || b[i] <= ' ' {
+		if i = skipSpace(b, i); uint(i) >= uint(n) {
 			if len(stack) == 0 {
 				return Valid
 			}
