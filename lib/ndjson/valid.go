@@ -439,7 +439,9 @@ str:
 
 after:
 	if f != nil && f.state == pending && len(stack) == f.depth {
-		f.ended(i)
+		if f.ended(i); f.state == Present {
+			f = nil // found: nothing more to watch for
+		}
 	}
 	if uint(i) >= uint(n) || b[i] <= ' ' {
 		if i = skipSpace(b, i); uint(i) >= uint(n) {
