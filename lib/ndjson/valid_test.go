@@ -92,19 +92,18 @@ func FuzzCheck(f *testing.F) {
 }
 
 // paths runs each of the walks that can take b: over the eight-byte
-// marks always; with AVX2 and valid UTF-8, over the vector pass's marks;
-// and through a Checker.
+// marks always; with valid UTF-8, over the marks of each vector pass the
+// CPU has (AVX2, AVX-512); and through a Checker.
 func paths(b []byte) map[string]Problem {
 	swar := make(Marks, len(b)/64+1)
 	markSWAR(b, swar)
 	got := map[string]Problem{"scalar": walk(b, swar, nil), "unmarked": walk(b, nil, nil)}
 	var c Checker
 	got["checker"] = c.Check(b)
-	if !fastUTF8 {
-		return got
-	}
-	if vec := make(Marks, len(b)/64+1); markUTF8(b, vec) {
-		got["vector"] = walk(b, vec, nil)
+	for name, mark := range markers() {
+		if vec := make(Marks, len(b)/64+1); mark(b, vec) {
+			got[name] = walk(b, vec, nil)
+		}
 	}
 	return got
 }
