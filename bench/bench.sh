@@ -82,6 +82,12 @@ corpus_for() {
 }
 
 fails=0
+# has_avx512: whether ndjson validates with AVX-512 here (lib/ndjson's
+# wideUTF8: AVX-512 F and BW with VBMI and BMI2).
+has_avx512() {
+  local f
+  for f in avx2 avx512f avx512bw avx512vbmi bmi2; do grep -qw "$f" /proc/cpuinfo 2>/dev/null || return 1; done
+}
 # row OP NDJSON_CMD JQ_CMD GREP_CMD MIN_X_JQ MAX_X_GREP
 row() {
   local op=$1 ndc=$2 jqc=$3 grepc=$4 minjq=$5 maxgrep=$6
@@ -118,6 +124,7 @@ ndjson_rows() {
   # ndjson checks UTF-8 and scans strings with AVX2 where the CPU has it.
   vec="no AVX2: scalar validation"
   grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
+  has_avx512 && vec="AVX-512 validation"
   printf 'corpus %s: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
     "$1" "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
   printf 'medians of %d runs (jq: %d); ndjson alternates with grep -F and with jq, and x grep and x jq are medians of the pairs'"'"' ratios\n\n' "$RUNS" "$JQ_RUNS"
@@ -165,15 +172,27 @@ ndjson_rows() {
 
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
-  # down the scalar walk.
+  # down the scalar walk; where the CPU has the AVX-512 path, which ndjson
+  # then takes, GODEBUG=cpu.avx512f=off takes it down the AVX2 one, and the
+  # AVX-512 path must be no slower than that.
   if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    local avx2="$ND" op
+    has_avx512 && avx2="GODEBUG=cpu.avx512f=off $ND"
     for op in check "count type"; do
-      read -r vt _ st _ < <(measure "$RUNS" "$ND $op" "GODEBUG=cpu.avx2=off $ND $op")
+      read -r vt _ st _ < <(measure "$RUNS" "$avx2 $op" "GODEBUG=cpu.avx2=off $ND $op")
       verdict=met
       if (($(echo "$vt >= $st" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
       printf '%-22s %-7s %9.3f %10.0f\n' "$op: vector/scalar" AVX2 "$vt" "$(echo "$bytes / $vt / 1000000" | bc -l)"
       printf '%-22s %-7s %9.3f %10.0f\n' "" scalar "$st" "$(echo "$bytes / $st / 1000000" | bc -l)"
       printf '%-22s target: the vector path faster than the scalar one: %s (%.2fx)\n\n' "" "$verdict" "$(echo "$st / $vt" | bc -l)"
+      if has_avx512; then
+        read -r wt _ at _ < <(measure "$RUNS" "$ND $op" "$avx2 $op")
+        verdict=met
+        if (($(echo "$wt > $at" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+        printf '%-22s %-7s %9.3f %10.0f\n' "$op: AVX-512/AVX2" AVX-512 "$wt" "$(echo "$bytes / $wt / 1000000" | bc -l)"
+        printf '%-22s %-7s %9.3f %10.0f\n' "" AVX2 "$at" "$(echo "$bytes / $at / 1000000" | bc -l)"
+        printf '%-22s target: the AVX-512 path no slower than the AVX2 one: %s (%.2fx)\n\n' "" "$verdict" "$(echo "$at / $wt" | bc -l)"
+      fi
     done
   else
     echo "vector/scalar: no AVX2 on this CPU, so only the scalar path runs"
