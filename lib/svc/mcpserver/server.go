@@ -87,14 +87,19 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url stri
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("--http %s: svc mcp listens only on a loopback address, such as 127.0.0.1:0", addr)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
+	// Everything is built before the socket listens, so the URL is printed
+	// the moment it does: a supervisor that sees the listening socket
+	// before the line takes the port's root for the address (svc waits
+	// only a moment for a printed URL), and building the tools' schemas
+	// takes milliseconds on a loaded machine.
 	m := s.MCP()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
 	ready("http://" + ln.Addr().String() + "/mcp")
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
