@@ -235,14 +235,18 @@ func TestHostClaudeSvcMCP(t *testing.T) {
 	svcBin := filepath.Join(filepath.Dir(runagentBin), "svc")
 	svcCmd := svcIn(t, home)
 	out, err := svcCmd("start", "--name", "chat-c1-svc", "--", svcBin, "mcp", "--http", "127.0.0.1:0", "--scope", "chat-c1").Output()
-	m := regexp.MustCompile(`is ready at (http://127\.0\.0\.1:\d+/mcp) `).FindSubmatch(out)
+	// Ready by the URL line it prints, or by its listening socket when svc
+	// sees that first (it listens, then prints): the port either way, as
+	// in tests/svcmcp_test.go.
+	m := regexp.MustCompile(`is ready at (http://127\.0\.0\.1:\d+/)(mcp)? `).FindSubmatch(out)
 	if err != nil || m == nil {
 		t.Fatalf("svc start of svc mcp: %v %s", err, out)
 	}
+	url := string(m[1]) + "mcp"
 	c := hostWithClaude(t, fakeAnthropic(t))
 	runTurn(t, c, "r0", "c1", "SAY warming up")
 	tools, err := c.SetMCPServers(context.Background(), "c1", map[string]json.RawMessage{
-		"svc": json.RawMessage(`{"type":"http","url":"` + string(m[1]) + `"}`)})
+		"svc": json.RawMessage(`{"type":"http","url":"` + url + `"}`)})
 	if err != nil || strings.Join(tools.Added, ",") != "svc" {
 		t.Fatalf("set_mcp_servers: %+v %v", tools, err)
 	}
