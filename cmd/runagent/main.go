@@ -28,6 +28,9 @@ func app() cli.App {
 		Name:        "runagent",
 		Description: "Run one headless Claude Code or Codex agent at a permission level: prompt on stdin, answer on stdout.",
 		Grammar:     &grammar{},
+		// Every run pays for the parse, and a run over a fast agent is a
+		// few milliseconds: kong's model of run is half a millisecond.
+		Direct: true,
 	}
 }
 

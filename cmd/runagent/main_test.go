@@ -40,3 +40,24 @@ func TestPrunedGrammar(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestDirectParse holds the lines Run reads without kong to kong's values,
+// and the usual ones to being read so: the flags of a run, with the
+// prompt as words, on stdin, after "--".
+func TestDirectParse(t *testing.T) {
+	env := &cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	lines := append(samples[:3:3],
+		[]string{"-l", "1"},
+		[]string{"run", "--agent", "codex", "-l", "2", "--json", "--schema", "s.json", "--max-turns", "5", "--max-budget-usd", "0.5",
+			"--idle-timeout", "2m", "--events", "-", "--append-system-prompt", "/etc/sys.md", "--effort", "high", "--services", "--keep-services"},
+		[]string{"run", "-l", "3", "--", "-v", "fix", "it"},
+		[]string{"--level=2", "--max-output=10", "say", "hi"},
+	)
+	for _, d := range cli.DirectDiffs(app(), env, lines, true) {
+		t.Error(d)
+	}
+	kong := [][]string{{"grants", "--json"}, {"--version"}, {"-l", "1", "--help"}, {"-l", "x"}, {"--bogus"}, {"-l", "1", "--", "hi"}}
+	for _, d := range cli.DirectDiffs(app(), env, kong, false) {
+		t.Error(d)
+	}
+}

@@ -233,3 +233,51 @@ func PrunedDiffs(app App, env *Env, samples [][]string) []string {
 	}
 	return diffs
 }
+
+// compareDirect parses args as Run would without kong and, when it reads
+// them so, with the whole grammar, and tells how the two differ: a line
+// kong refuses, another command, other values.
+func compareDirect(app App, env *Env, args []string) (read bool, diff string) {
+	cmd, ok := direct(app, args)
+	if !ok {
+		return false, ""
+	}
+	full := app
+	full.Grammar = reflect.New(reflect.TypeOf(app.Grammar).Elem()).Interface()
+	f, err := newParser(full, env)
+	if err != nil {
+		return true, "the whole grammar does not build: " + err.Error()
+	}
+	fc, err := f.Parse(args)
+	if err != nil {
+		return true, "read without kong, but kong refuses it: " + err.Error()
+	}
+	g, _, _ := pruned(app.Grammar, args)
+	t := reflect.TypeOf(g).Elem()
+	if !isCommandName(t.Field(t.NumField()-1), fc.Selected().Name) {
+		return true, "commands differ: kong runs " + fc.Command()
+	}
+	if got, want := reflect.ValueOf(cmd).Elem().Interface(), selected(fc); !reflect.DeepEqual(got, want) {
+		return true, fmt.Sprintf("values differ: without kong %+v, kong %+v", got, want)
+	}
+	return true, ""
+}
+
+// DirectDiffs is for the grammar test of a Direct binary: every way the
+// values Run reads from samples without kong differ from kong's, and
+// every sample it reads without kong, or leaves to kong, against read.
+func DirectDiffs(app App, env *Env, samples [][]string, read bool) []string {
+	var diffs []string
+	for _, args := range samples {
+		got, diff := compareDirect(app, env, args)
+		switch {
+		case diff != "":
+			diffs = append(diffs, fmt.Sprintf("%q: %s", args, diff))
+		case got && !read:
+			diffs = append(diffs, fmt.Sprintf("%q: read without kong, want it left to kong", args))
+		case !got && read:
+			diffs = append(diffs, fmt.Sprintf("%q: left to kong, want it read without", args))
+		}
+	}
+	return diffs
+}

@@ -36,6 +36,10 @@ type App struct {
 	Grammar any
 	// Options are extra kong options, applied after the shared ones.
 	Options []kong.Option
+	// Direct lets Run read the plainest lines of a command without kong
+	// (see direct.go): for a binary whose every run is a few milliseconds,
+	// where building kong's model of the command is a large part of them.
+	Direct bool
 }
 
 // Env is the outside world a command sees. Commands take it as a Run
@@ -87,6 +91,9 @@ func Main(app App) int {
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	env.Prog = app.Name
+	if cmd, ok := direct(app, args); ok {
+		return finish(ctx, app, env, cmd.Run(ctx, env))
+	}
 	var err error
 	parser := prunedParser(app, env, args)
 	if parser == nil {
@@ -111,7 +118,12 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 		return Report(app.Name, env.Stderr, usageError(app.Name, err))
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run()
+	return finish(ctx, app, env, kctx.Run())
+}
+
+// finish reports what the command returned; a command that failed because
+// a signal ended it reports the signal.
+func finish(ctx context.Context, app App, env *Env, err error) int {
 	if err != nil && ctx.Err() != nil {
 		var sig *SignalError
 		if errors.As(context.Cause(ctx), &sig) && ExitCode(err) != ExitUsage && !errors.Is(err, errReported) {
