@@ -65,19 +65,17 @@ func direct(app App, args []string) (cmd runner, ok bool) {
 	if !app.Direct {
 		return nil, false
 	}
-	g, name, ok := pruned(app.Grammar, args)
+	_, field, name, ok := selectCommand(app.Grammar, args)
 	if !ok {
 		return nil, false
 	}
-	v := reflect.ValueOf(g).Elem()
-	field := v.Type().Field(v.NumField() - 1)
 	if name != "" {
 		if !isCommandName(field, name) {
 			return nil, false
 		}
 		args = args[1:]
 	}
-	target := v.Field(v.NumField() - 1)
+	target := reflect.New(field.Type).Elem()
 	spec, ok := newDirectSpec(target.Type())
 	if !ok {
 		return nil, false
@@ -176,12 +174,12 @@ func newDirectSpec(t reflect.Type) (*directSpec, bool) {
 	s := &directSpec{flags: map[string]*directFlag{}, arg: -1}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() || f.Anonymous || !knownTags(f.Tag) || hasHook(f.Type) {
+		if !f.IsExported() || f.Anonymous || !knownTags(f.Tag) {
 			return nil, false
 		}
 		if _, ok := f.Tag.Lookup("arg"); ok {
 			_, optional := f.Tag.Lookup("optional")
-			if s.arg >= 0 || !optional || f.Type != reflect.TypeOf([]string(nil)) || f.Tag.Get("type") != "" ||
+			if s.arg >= 0 || !optional || f.Type != reflect.TypeFor[[]string]() || f.Tag.Get("type") != "" ||
 				f.Tag.Get("env") != "" || f.Tag.Get("default") != "" || i != t.NumField()-1 {
 				return nil, false
 			}
@@ -242,24 +240,26 @@ func newDirectFlag(i int, f reflect.StructField) (*directFlag, bool) {
 	if e := f.Tag.Get("env"); e != "" {
 		fl.envs = strings.Split(e, ",")
 	}
+	// The types themselves, not their kinds: a type of the command's own
+	// may have a hook or a mapper.
 	typ := f.Tag.Get("type")
 	switch {
-	case typ == "path" && f.Type.Kind() == reflect.String:
+	case typ == "path" && f.Type == reflect.TypeFor[string]():
 		fl.kind = kindPath
 	case typ != "":
 		return nil, false
-	case f.Type == reflect.TypeOf(time.Duration(0)):
+	case f.Type == reflect.TypeFor[time.Duration]():
 		fl.kind = kindDuration
-	case f.Type.Kind() == reflect.String:
+	case f.Type == reflect.TypeFor[string]():
 		fl.kind = kindString
-	case f.Type.Kind() == reflect.Bool:
+	case f.Type == reflect.TypeFor[bool]():
 		fl.kind = kindBool
 		if len(fl.envs) > 0 || fl.hasDef {
 			return nil, false
 		}
-	case f.Type.Kind() == reflect.Int:
+	case f.Type == reflect.TypeFor[int]():
 		fl.kind = kindInt
-	case f.Type.Kind() == reflect.Float64:
+	case f.Type == reflect.TypeFor[float64]():
 		fl.kind = kindFloat
 	default:
 		return nil, false

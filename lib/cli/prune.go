@@ -31,19 +31,30 @@ import (
 // there is no default one to fall back on, or grammar is not a zero
 // struct without methods that can be copied field by field.
 func pruned(grammar any, args []string) (g any, name string, ok bool) {
-	if len(args) == 0 || asksHelp(args) {
+	shared, cmd, name, ok := selectCommand(grammar, args)
+	if !ok {
 		return nil, "", false
+	}
+	return reflect.New(reflect.StructOf(append(shared, cmd))).Interface(), name, true
+}
+
+// selectCommand is pruned's choice: the fields of grammar that are not
+// commands, the command field args run, and its name in args ("" for
+// the default command).
+func selectCommand(grammar any, args []string) (shared []reflect.StructField, cmd reflect.StructField, name string, ok bool) {
+	if len(args) == 0 || asksHelp(args) {
+		return nil, cmd, "", false
 	}
 	v := reflect.ValueOf(grammar)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Type().NumMethod() > 0 || !v.Elem().IsZero() {
-		return nil, "", false
+		return nil, cmd, "", false
 	}
 	t := v.Elem().Type()
-	var shared, cmds []reflect.StructField
+	var cmds []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
-			return nil, "", false
+			return nil, cmd, "", false
 		}
 		if _, cmd := f.Tag.Lookup("cmd"); cmd {
 			cmds = append(cmds, f)
@@ -66,15 +77,14 @@ func pruned(grammar any, args []string) (g any, name string, ok bool) {
 			if _, d := f.Tag.Lookup("default"); d && keep < 0 {
 				keep = i
 			} else if namesAny(f, args) {
-				return nil, "", false
+				return nil, cmd, "", false
 			}
 		}
 		if keep < 0 {
-			return nil, "", false
+			return nil, cmd, "", false
 		}
 	}
-	fields := append(shared, cmds[keep])
-	return reflect.New(reflect.StructOf(fields)).Interface(), name, true
+	return shared, cmds[keep], name, true
 }
 
 // namesAny reports whether a word of args before a "--" may name the
@@ -252,9 +262,8 @@ func compareDirect(app App, env *Env, args []string) (read bool, diff string) {
 	if err != nil {
 		return true, "read without kong, but kong refuses it: " + err.Error()
 	}
-	g, _, _ := pruned(app.Grammar, args)
-	t := reflect.TypeOf(g).Elem()
-	if !isCommandName(t.Field(t.NumField()-1), fc.Selected().Name) {
+	_, field, _, _ := selectCommand(app.Grammar, args)
+	if !isCommandName(field, fc.Selected().Name) {
 		return true, "commands differ: kong runs " + fc.Command()
 	}
 	if got, want := reflect.ValueOf(cmd).Elem().Interface(), selected(fc); !reflect.DeepEqual(got, want) {
