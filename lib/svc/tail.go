@@ -128,78 +128,133 @@ func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool
 
 // merge prints the rows of every service after from, in the order they
 // were received (a row with no recorded time goes with its service's
-// previous one), reading each log as a stream of batches: memory is a
-// few batches a service, whatever the logs' size. It returns the last row
-// printed of each.
+// previous one; of rows received at once, the service listed first goes
+// first), reading each log as a stream of batches: memory is a few
+// batches a service, whatever the logs' size. It returns the last row
+// printed of each. Services take turns in runs: the earliest service
+// prints every row that comes before the next one's current row, so a
+// row costs a comparison with one other service, not with all of them.
 func merge(ds []Dir, from []int64, p *rowPrinter) ([]int64, error) {
 	ss := make([]*batches, len(ds))
 	last := append([]int64(nil), from...)
 	done := make(chan struct{})
 	defer close(done)
+	names := make([]string, len(ds))
 	for i, d := range ds {
-		ss[i] = readBatches(d, from[i], done)
+		ss[i], names[i] = readBatches(d, from[i], done), d.Name
 	}
+	return mergeRuns(ss, names, last, p)
+}
+
+// mergeRuns is merge's loop over services' batches, named by names; last
+// holds the row to start after, and is returned with the last printed.
+func mergeRuns(ss []*batches, names []string, last []int64, p *rowPrinter) ([]int64, error) {
 	for {
-		pick := -1
-		for i, s := range ss {
-			if s.ok() && (pick < 0 || s.at.Before(ss[pick].at)) {
-				pick = i
-			}
-		}
+		pick, next := earliest(ss)
 		if pick < 0 {
 			return last, nil
 		}
 		s := ss[pick]
-		r := s.cur[s.i]
-		if err := p.print(ds[pick].Name, r); err != nil {
-			return last, err
+		for {
+			n := len(s.cur) - s.i
+			if next >= 0 {
+				n = s.lead(ss[next].at, pick < next)
+			}
+			rows := s.cur[s.i : s.i+n]
+			if err := p.printRows(names[pick], rows); err != nil {
+				return last, err
+			}
+			last[pick] = rows[n-1].N
+			s.i += n
+			if s.i < len(s.cur) || !s.ok() || next >= 0 && !comesFirst(s.at, ss[next].at, pick < next) {
+				break
+			}
 		}
-		last[pick] = r.N
-		s.i++
 	}
+}
+
+// earliest is the service whose current row comes first, and the one
+// that comes after it (-1 for none); on a tie, the one listed first.
+func earliest(ss []*batches) (pick, next int) {
+	pick, next = -1, -1
+	for i, s := range ss {
+		if !s.ok() {
+			continue
+		}
+		switch {
+		case pick < 0 || s.at.Before(ss[pick].at):
+			pick, next = i, pick
+		case next < 0 || s.at.Before(ss[next].at):
+			next = i
+		}
+	}
+	return pick, next
+}
+
+// comesFirst reports whether a row at a goes before one at t: when it is
+// earlier, or at the same time from a service listed first (tie).
+func comesFirst(a, t time.Time, tie bool) bool {
+	return a.Before(t) || tie && a.Equal(t)
 }
 
 // batches is one service's rows, read ahead by a goroutine in batches.
 type batches struct {
-	ch  <-chan []Row // nil once the log is read to its end
-	cur []Row
-	i   int
-	at  time.Time // the time of the current row, or of the last one that had one
+	ch   <-chan *rowBatch // nil once the log is read to its end
+	free chan<- *rowBatch // batches printed, for the reader to fill again
+	b    *rowBatch
+	cur  []Row
+	i    int
+	at   time.Time // the time of the current row, or of the last one that had one
+}
+
+// rowBatch is a batch of rows and the bytes of their lines.
+type rowBatch struct {
+	rows  []Row
+	arena []byte
 }
 
 const batchRows = 2048
 
 func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
-	ch := make(chan []Row, 1)
+	ch := make(chan *rowBatch, 1)
+	free := make(chan *rowBatch, 2)
 	go func() {
 		defer close(ch)
-		batch := make([]Row, 0, batchRows)
-		arena := make([]byte, 0, 128*batchRows)
+		fresh := func() *rowBatch {
+			select {
+			case b := <-free:
+				b.rows, b.arena = b.rows[:0], b.arena[:0]
+				return b
+			default:
+				return &rowBatch{rows: make([]Row, 0, batchRows), arena: make([]byte, 0, 128*batchRows)}
+			}
+		}
+		b := fresh()
 		send := func() bool {
 			select {
-			case ch <- batch:
+			case ch <- b:
 			case <-done:
 				return false
 			}
-			batch, arena = make([]Row, 0, batchRows), make([]byte, 0, cap(arena))
+			b = fresh()
 			return true
 		}
 		stop := fmt.Errorf("stopped")
 		ReadRows(d, since, func(r Row) error {
-			start := len(arena)
-			arena = append(arena, r.Line...)
-			r.Line = arena[start:len(arena):len(arena)]
-			batch = append(batch, r)
-			if len(batch) == batchRows && !send() {
+			start := len(b.arena)
+			b.arena = append(b.arena, r.Line...)
+			r.Line = b.arena[start:len(b.arena):len(b.arena)]
+			b.rows = append(b.rows, r)
+			if len(b.rows) == batchRows && !send() {
 				return stop
 			}
 			return nil
 		})
-		if len(batch) > 0 {
+		if len(b.rows) > 0 {
 			send()
 		}
 	}()
-	return &batches{ch: ch}
+	return &batches{ch: ch, free: free}
 }
 
 // ok reports whether there is a current row, reading the next batch when
@@ -209,17 +264,41 @@ func (b *batches) ok() bool {
 		if b.ch == nil {
 			return false
 		}
+		if b.b != nil {
+			select {
+			case b.free <- b.b: // every row of it is printed
+			default:
+			}
+			b.b, b.cur = nil, nil
+		}
 		next, open := <-b.ch
 		if !open {
 			b.ch, b.cur = nil, nil
 			return false
 		}
-		b.cur, b.i = next, 0
+		b.b, b.cur, b.i = next, next.rows, 0
 	}
 	if t := b.cur[b.i].At; !t.IsZero() {
 		b.at = t
 	}
 	return true
+}
+
+// lead counts the rows of the current batch, from the current one (which
+// is known to come first), that come before a row at t, keeping at. A row
+// without a time goes with the one before it, so it always does.
+func (b *batches) lead(t time.Time, tie bool) int {
+	n := 1
+	for j := b.i + 1; j < len(b.cur); j++ {
+		if at := b.cur[j].At; !at.IsZero() {
+			if !comesFirst(at, t, tie) {
+				break
+			}
+			b.at = at
+		}
+		n++
+	}
+	return n
 }
 
 // followAll follows every service at once, printing rows as they come.
@@ -279,6 +358,23 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 func (p *rowPrinter) print(name string, r Row) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.row(name, r)
+}
+
+// printRows prints rows of one service.
+func (p *rowPrinter) printRows(name string, rows []Row) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range rows {
+		if err := p.row(name, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// row prints one row; the caller holds mu.
+func (p *rowPrinter) row(name string, r Row) error {
 	if p.json {
 		return p.printJSON(name, r)
 	}
