@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,6 +168,8 @@ func hasHook(t reflect.Type) bool {
 	return false
 }
 
+// newDirectSpec reads the tags of command struct t; false when any of
+// them is one this file does not read as kong does.
 func newDirectSpec(t reflect.Type) (*directSpec, bool) {
 	if t.Kind() != reflect.Struct || hasHook(t) {
 		return nil, false
@@ -395,4 +398,51 @@ func (fl *directFlag) set(v reflect.Value, text string) bool {
 		return false
 	}
 	return true
+}
+
+// compareDirect parses args as Run would without kong and, when it reads
+// them so, with the whole grammar, and tells how the two differ: a line
+// kong refuses, another command, other values.
+func compareDirect(app App, env *Env, args []string) (read bool, diff string) {
+	cmd, ok := direct(app, args)
+	if !ok {
+		return false, ""
+	}
+	full := app
+	full.Grammar = reflect.New(reflect.TypeOf(app.Grammar).Elem()).Interface()
+	f, err := newParser(full, env)
+	if err != nil {
+		return true, "the whole grammar does not build: " + err.Error()
+	}
+	fc, err := f.Parse(args)
+	if err != nil {
+		return true, "read without kong, but kong refuses it: " + err.Error()
+	}
+	_, field, _, _ := selectCommand(app.Grammar, args)
+	if !isCommandName(field, fc.Selected().Name) {
+		return true, "commands differ: kong runs " + fc.Command()
+	}
+	if got, want := reflect.ValueOf(cmd).Elem().Interface(), selected(fc); !reflect.DeepEqual(got, want) {
+		return true, fmt.Sprintf("values differ: without kong %+v, kong %+v", got, want)
+	}
+	return true, ""
+}
+
+// DirectDiffs is for the grammar test of a Direct binary: every way the
+// values Run reads from samples without kong differ from kong's, and
+// every sample it reads without kong, or leaves to kong, against read.
+func DirectDiffs(app App, env *Env, samples [][]string, read bool) []string {
+	var diffs []string
+	for _, args := range samples {
+		got, diff := compareDirect(app, env, args)
+		switch {
+		case diff != "":
+			diffs = append(diffs, fmt.Sprintf("%q: %s", args, diff))
+		case got && !read:
+			diffs = append(diffs, fmt.Sprintf("%q: read without kong, want it left to kong", args))
+		case !got && read:
+			diffs = append(diffs, fmt.Sprintf("%q: left to kong, want it read without", args))
+		}
+	}
+	return diffs
 }
