@@ -233,11 +233,10 @@ func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
 		send := func() bool {
 			select {
 			case ch <- b:
+				return true
 			case <-done:
 				return false
 			}
-			b = fresh()
-			return true
 		}
 		stop := fmt.Errorf("stopped")
 		ReadRows(d, since, func(r Row) error {
@@ -245,8 +244,11 @@ func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
 			b.arena = append(b.arena, r.Line...)
 			r.Line = b.arena[start:len(b.arena):len(b.arena)]
 			b.rows = append(b.rows, r)
-			if len(b.rows) == batchRows && !send() {
-				return stop
+			if len(b.rows) == batchRows {
+				if !send() {
+					return stop
+				}
+				b = fresh()
 			}
 			return nil
 		})
