@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,13 @@ import (
 )
 
 func main() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// runagent only waits, on the agent's pipes and for its exit; a
+		// second P makes every handoff between its goroutines wake a
+		// second thread, ~0.2 ms of a run. (A CPU-bound step, checking
+		// an answer against --schema, runs in ndjson, not here.)
+		runtime.GOMAXPROCS(1)
+	}
 	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
 	os.Exit(cli.Main(app()))
 }
@@ -89,6 +97,9 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	defer closeEvents()
+	// A Direct command: from here on there are children, and a signal
+	// must reach them through ctx rather than end runagent outright.
+	cli.SignalsArmed(ctx)
 	var services *agentrun.Services
 	if c.Services {
 		// Started once everything else is checked, and given to the agent

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestExitCode(t *testing.T) {
@@ -115,5 +117,26 @@ func TestRunSignal(t *testing.T) {
 	code, _, errs := run(t, ctx, "do", "--fail", "signal")
 	if code != 143 || errs != "prog: error: interrupted by SIGTERM\n" {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// Main's context: once SignalsArmed has returned, a SIGTERM to the process
+// cancels the context, with the signal as its cause, instead of ending the
+// process.
+func TestSignalsArmed(t *testing.T) {
+	SignalsArmed(context.Background()) // not Main's: returns at once
+	ctx := notifyContext(context.Background())
+	SignalsArmed(ctx)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not cancel the context")
+	}
+	var sig *SignalError
+	if !errors.As(context.Cause(ctx), &sig) || sig.Signal != syscall.SIGTERM {
+		t.Fatalf("cause %v", context.Cause(ctx))
 	}
 }

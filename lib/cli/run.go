@@ -39,6 +39,8 @@ type App struct {
 	// Direct lets Run read the plainest lines of a command without kong
 	// (see direct.go): for a binary whose every run is a few milliseconds,
 	// where building kong's model of the command is a large part of them.
+	// Such a command starts before the signal handlers are known to be in
+	// place, and calls SignalsArmed before it starts a child.
 	Direct bool
 }
 
@@ -118,6 +120,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 		return Report(app.Name, env.Stderr, usageError(app.Name, err))
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
+	SignalsArmed(ctx)
 	return finish(ctx, app, env, kctx.Run())
 }
 
@@ -190,16 +193,36 @@ func oneLine(s string) string {
 // first SIGINT, SIGTERM or SIGHUP. After that the handlers are removed, so a
 // second signal has its default effect. Until a signal comes they stay, for
 // the life of the process.
+//
+// The handlers are installed on a goroutine of their own: the runtime's
+// first signal.Notify starts a signal thread and hands it each signal in
+// turn (~0.2 ms here), and parsing the command line need not wait for
+// that. SignalsArmed waits for it.
 func notifyContext(parent context.Context) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	armed := make(chan struct{})
 	go func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		close(armed)
 		s := <-ch
 		signal.Stop(ch)
 		cancel(&SignalError{Signal: s.(syscall.Signal)})
 	}()
-	return ctx
+	return context.WithValue(ctx, armedKey{}, armed)
+}
+
+type armedKey struct{}
+
+// SignalsArmed returns once the signal handlers of Main's context are in
+// place: from then on SIGINT, SIGTERM and SIGHUP cancel ctx instead of
+// ending the process. Run waits for them before it runs a command parsed
+// by kong; a Direct command calls it itself before it starts anything a
+// signal must reach. For a context not made by Main it returns at once.
+func SignalsArmed(ctx context.Context) {
+	if armed, ok := ctx.Value(armedKey{}).(chan struct{}); ok {
+		<-armed
+	}
 }
 
 func complete(app App, env *Env) (code int) {
