@@ -110,6 +110,13 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// While the agent runs, not before: what runs killed outright left.
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		Sweep(scratchPrefix, codexPrefix)
+	}()
+	defer func() { <-swept }()
 	defer a.stdout.Close()
 	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
 	tr := &grant.Transcript{Harness: g.Harness}
@@ -264,7 +271,7 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(home, "~")
 	}
 	if g.Scratch {
-		scratch, err := RunDir("runagent-scratch")
+		scratch, err := RunDir(scratchPrefix)
 		if err != nil {
 			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
 		}

@@ -85,7 +85,7 @@ func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (CodexHome,
 		return keptHome(filepath.Join(stateDir(env), "codex-homes"), config, auth, authErr == nil, sessions)
 	}
 	home := CodexHome{}
-	if home.Dir, err = RunDir("runagent-codex"); err != nil {
+	if home.Dir, err = RunDir(codexPrefix); err != nil {
 		return home, &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
 	}
 	if err := fillHome(home.Dir, config, auth, authErr == nil, sessions); err != nil {

@@ -11,13 +11,16 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
+// The prefixes of runagent's run directories.
+const (
+	scratchPrefix = "runagent-scratch"
+	codexPrefix   = "runagent-codex"
+)
+
 // RunDir makes a private temporary directory for one run — a scratch
 // directory, a CODEX_HOME — named for the process that owns it: prefix,
-// pid, start time. First it removes the directories of that prefix whose
-// owner is gone: an owner killed outright never ran its cleanup, and a
-// CODEX_HOME holds a copy of the user's credential.
+// pid, start time, so that Sweep can tell when its owner is gone.
 func RunDir(prefix string) (string, error) {
-	sweep(os.TempDir(), prefix)
 	me, err := proc.Stat(os.Getpid())
 	if err != nil {
 		return os.MkdirTemp("", prefix+"-")
@@ -25,27 +28,46 @@ func RunDir(prefix string) (string, error) {
 	return os.MkdirTemp("", fmt.Sprintf("%s-%d-%d-", prefix, me.PID, me.Start))
 }
 
-// sweep removes tmp's directories named prefix-PID-START-* whose owner
-// (that pid with that start time) no longer runs, when they are ours.
-func sweep(tmp, prefix string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, prefix+"-*"))
-	for _, d := range dirs {
-		f := strings.SplitN(strings.TrimPrefix(filepath.Base(d), prefix+"-"), "-", 3)
-		if len(f) != 3 {
-			continue
-		}
-		pid, err1 := strconv.Atoi(f[0])
-		start, err2 := strconv.ParseUint(f[1], 10, 64)
-		if err1 != nil || err2 != nil || proc.Alive(proc.Info{PID: pid, Start: start}) {
-			continue
-		}
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
-			continue
-		}
-		os.RemoveAll(d)
+// Sweep removes the directories RunDir made under these prefixes whose
+// owner (that pid with that start time) no longer runs, when they are
+// ours: an owner killed outright never ran its cleanup, and a CODEX_HOME
+// holds a copy of the user's credential. It reads the temporary directory
+// once, however many prefixes.
+func Sweep(prefixes ...string) {
+	tmp := os.TempDir()
+	f, err := os.Open(tmp)
+	if err != nil {
+		return
 	}
+	names, _ := f.Readdirnames(-1) // unsorted, no stat: a /tmp can hold thousands
+	f.Close()
+	for _, name := range names {
+		for _, prefix := range prefixes {
+			if rest, ok := strings.CutPrefix(name, prefix+"-"); ok {
+				sweepOne(filepath.Join(tmp, name), rest)
+			}
+		}
+	}
+}
+
+// sweepOne removes d, named prefix-PID-START-*, if its owner is gone and
+// it is ours.
+func sweepOne(d, rest string) {
+	f := strings.SplitN(rest, "-", 3)
+	if len(f) != 3 {
+		return
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	if err1 != nil || err2 != nil || proc.Alive(proc.Info{PID: pid, Start: start}) {
+		return
+	}
+	fi, err := os.Lstat(d)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return
+	}
+	os.RemoveAll(d)
 }

@@ -11,31 +11,38 @@ import (
 )
 
 // A run's directory left by an owner killed outright is swept by the next
-// run; one whose owner still runs is not.
-func TestRunDirSweepsTheDead(t *testing.T) {
+// run, under each prefix it sweeps; one whose owner still runs is not, nor
+// one that is not a run's directory at all.
+func TestSweepTakesTheDead(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	me, err := proc.Stat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := filepath.Join(tmp, fmt.Sprintf("runagent-codex-%d-%d-x1", me.PID, me.Start+1)) // same pid, another start: not us
-	live := filepath.Join(tmp, fmt.Sprintf("runagent-codex-%d-%d-x2", me.PID, me.Start))
-	other := filepath.Join(tmp, "runagent-codex-notours")
-	for _, d := range []string{dead, live, other} {
+	dir := func(prefix string, start uint64, tail string) string {
+		return filepath.Join(tmp, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, start, tail))
+	}
+	dead := dir(codexPrefix, me.Start+1, "x1") // same pid, another start: not us
+	deadScratch := dir(scratchPrefix, me.Start+1, "x3")
+	live := dir(codexPrefix, me.Start, "x2")
+	other := filepath.Join(tmp, codexPrefix+"-notours")
+	unswept := dir("agent-host-codex", me.Start+1, "x4") // a prefix not asked for
+	for _, d := range []string{dead, deadScratch, live, other, unswept} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(d, "auth.json"), []byte("{}"), 0o600)
 	}
-	d, err := RunDir("runagent-codex")
+	d, err := RunDir(codexPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("runagent-codex-%d-%d-", me.PID, me.Start)) || filepath.Dir(d) != tmp {
+	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", codexPrefix, me.PID, me.Start)) || filepath.Dir(d) != tmp {
 		t.Errorf("made %s", d)
 	}
-	for path, want := range map[string]bool{dead: false, live: true, other: true, d: true} {
+	Sweep(scratchPrefix, codexPrefix)
+	for path, want := range map[string]bool{dead: false, deadScratch: false, live: true, other: true, unswept: true, d: true} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
 		}

@@ -162,6 +162,7 @@ func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructi
 	}
 	if g.Scratch {
 		if c.scratch == "" {
+			agentrun.Sweep("agent-host-codex")
 			if c.scratch, err = agentrun.RunDir("agent-host-codex"); err != nil {
 				home.Remove()
 				return err
