@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -137,45 +139,60 @@ func bareWrapper(t *testing.T) string {
 	return bin
 }
 
-// interleaved warms up direct and through once each, then measures n
-// rounds of direct, through and direct under the bare wrapper, so that a
-// noisy spell on the machine falls on all three alike. Each round starts
-// with the next of the three in turn: a CLI that is slower right after
-// another run (its background work still going) slows all three alike.
-func interleaved(n int, direct func(wrap ...string) time.Duration, through func() time.Duration, bare string) (d, r, f []time.Duration) {
-	direct()
-	through()
-	d, r, f = make([]time.Duration, n), make([]time.Duration, n), make([]time.Duration, n)
-	runs := []func(i int){
-		func(i int) { d[i] = direct() },
-		func(i int) { r[i] = through() },
-		func(i int) { f[i] = direct(bare) },
+// interleaved warms up each leg once, then measures n rounds of every
+// leg, so that a noisy spell on the machine falls on all of them alike.
+// Each round starts with the next leg in turn: a CLI that is slower right
+// after another run (its background work still going) slows all alike.
+// The harness collects its own garbage before each run, so that its
+// collector (the fake API lives in this process) does not land inside one.
+func interleaved(n int, legs ...func() time.Duration) [][]time.Duration {
+	out := make([][]time.Duration, len(legs))
+	for k, leg := range legs {
+		runtime.GC()
+		leg()
+		out[k] = make([]time.Duration, n)
 	}
 	for i := range n {
-		for k := range runs {
-			runs[(i+k)%len(runs)](i)
+		for j := range legs {
+			k := (i + j) % len(legs)
+			runtime.GC()
+			out[k][i] = legs[k]()
 		}
 	}
-	return d, r, f
+	return out
 }
 
-// pairDiff is the median of b[i]-a[i].
-func pairDiff(a, b []time.Duration) time.Duration {
-	d := make([]time.Duration, len(a))
-	for i := range a {
-		d[i] = b[i] - a[i]
-	}
-	return median(d)
-}
-
-// iqrDiff is the interquartile range of b[i]-a[i].
-func iqrDiff(a, b []time.Duration) time.Duration {
+// diffs are b[i]-a[i], sorted.
+func diffs(a, b []time.Duration) []time.Duration {
 	d := make([]time.Duration, len(a))
 	for i := range a {
 		d[i] = b[i] - a[i]
 	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d
+}
+
+// pairDiff is the median of b[i]-a[i].
+func pairDiff(a, b []time.Duration) time.Duration {
+	d := diffs(a, b)
+	return d[len(d)/2]
+}
+
+// iqrDiff is the interquartile range of b[i]-a[i].
+func iqrDiff(a, b []time.Duration) time.Duration {
+	d := diffs(a, b)
 	return d[len(d)*3/4] - d[len(d)/4]
+}
+
+// medianCI is a 95% confidence interval for the median of b[i]-a[i],
+// from the order statistics alone (the sign test's): with n pairs it is
+// the k-th smallest to the k-th largest difference, k = (n - 1.96 sqrt n)/2.
+func medianCI(a, b []time.Duration) (lo, hi time.Duration) {
+	d := diffs(a, b)
+	n := len(d)
+	k := int((float64(n) - 1.96*math.Sqrt(float64(n))) / 2)
+	k = max(0, min(k, n/2))
+	return d[k], d[n-1-k]
 }
 
 func median(d []time.Duration) time.Duration {
@@ -186,7 +203,8 @@ func median(d []time.Duration) time.Duration {
 
 // overhead compares two interleaved series against the 5 ms target: the
 // median of the differences of the pairs, which a machine whose speed
-// drifts during the run moves less than the difference of the medians.
+// drifts during the run moves less than the difference of the medians,
+// and how sure that median is.
 func overhead(aName string, a []time.Duration, bName string, b []time.Duration) string {
 	med := median
 	over := pairDiff(a, b)
@@ -195,21 +213,25 @@ func overhead(aName string, a []time.Duration, bName string, b []time.Duration) 
 		verdict = "MISSED"
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return fmt.Sprintf("%s %.1f ms, %s %.1f ms, overhead %.2f ms (differences' IQR %.1f ms)   target <= 5 ms: %s", aName, ms(med(a)), bName, ms(med(b)), ms(over), ms(iqrDiff(a, b)), verdict)
+	lo, hi := medianCI(a, b)
+	return fmt.Sprintf("%s %.1f ms, %s %.1f ms, overhead %.2f ms (95%% CI %.2f to %.2f ms; differences' IQR %.1f ms)   target <= 5 ms: %s",
+		aName, ms(med(a)), bName, ms(med(b)), ms(over), ms(lo), ms(hi), ms(iqrDiff(a, b)), verdict)
 }
 
 // TestBenchRunagentOverhead measures what runagent adds to one headless
 // run: the same prompt through runagent and through the CLI run directly
-// with the argv runagent gives it (--print-args --json), interleaved,
-// median of 151 pairs each, for both CLIs. make bench runs it. A real
-// CLI's run varies by tens of milliseconds, so the line also gives the
-// spread of the differences: with it, a median within a few ms of the
-// target is noise, not a verdict. (With 61 pairs, an IQR of 25-40 ms left
-// the median a standard error of ~3 ms: two runs on one machine read
-// 5.1 and 3.2 ms for the same binary; 151 pairs bring that to ~2 ms.)
+// with the argv runagent gives it (--print-args --json), interleaved, for
+// both CLIs. make bench runs it. A real CLI's run varies by tens of
+// milliseconds from one run to the next (the differences' IQR is ~25 ms
+// for claude), which leaves the median of n differences a standard error
+// of ~23/sqrt(n) ms: with the 151 pairs of before, ~2 ms, and two runs on
+// one machine read 3.2 and 5.8 ms for the same binary. So 401 pairs
+// (~1.1 ms), the interval the median is 95% sure to lie in beside it, and
+// no third leg in each round: what a bare Go wrapper costs is measured
+// where it can be seen, over the replay below.
 func TestBenchRunagentOverhead(t *testing.T) {
 	needBench(t)
-	const pairs = 151
+	const pairs = 401
 	bare := bareWrapper(t)
 	for _, a := range ciAgents {
 		env, _ := a.env(t)
@@ -231,7 +253,7 @@ func TestBenchRunagentOverhead(t *testing.T) {
 			// of its own that, like the user's ~/.codex, lives on.
 			directEnv = sameCodexConfig(t, env, g.CodexConfig)
 		}
-		direct := func(wrap ...string) time.Duration {
+		direct := func() time.Duration {
 			// Level 1 runs the agent in a new empty directory every
 			// time; so does the direct run.
 			dir, err := os.MkdirTemp(work, "run-")
@@ -239,7 +261,7 @@ func TestBenchRunagentOverhead(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(dir)
-			d, _, err := timedRun(append(wrap, argv...), directEnv, dir)
+			d, _, err := timedRun(argv, directEnv, dir)
 			if err != nil {
 				t.Fatalf("%s directly: %v", a.name, err)
 			}
@@ -252,10 +274,8 @@ func TestBenchRunagentOverhead(t *testing.T) {
 			}
 			return d
 		}
-		d, r, f := interleaved(pairs, direct, through, bare)
-		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): %s\n", a.name, pairs, overhead("directly", d, "through runagent", r))
-		fmt.Printf("  the floor on this machine, a Go program that only starts %s and waits: %+.2f ms\n", a.name,
-			float64(pairDiff(d, f).Microseconds())/1000)
+		s := interleaved(pairs, direct, through)
+		fmt.Printf("runagent over %s (fake API, median of %d interleaved pairs): %s\n", a.name, pairs, overhead("directly", s[0], "through runagent", s[1]))
 		replayOverhead(t, a, env, argv, directEnv, work, bare)
 	}
 }
@@ -285,7 +305,7 @@ func timedRun(argv, env []string, dir string) (time.Duration, string, error) {
 // in for it, run directly, through runagent and through the bare wrapper
 // (the floor), interleaved.
 func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work, bare string) {
-	const pairs = 101
+	const pairs = 301
 	real := exec.Command(argv[0], argv[1:]...)
 	real.Env, real.Dir, real.Stdin = directEnv, work, strings.NewReader("SAY hi")
 	stream, err := real.Output()
@@ -302,7 +322,7 @@ func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work
 		key = "RUNAGENT_CODEX_BIN="
 	}
 	fakeEnv := append(append([]string(nil), env...), key+fake)
-	direct := func(wrap ...string) time.Duration {
+	replay := func(wrap ...string) time.Duration {
 		d, _, err := timedRun(append(append(wrap, fake), argv[1:]...), directEnv, work)
 		if err != nil {
 			t.Fatalf("the replay directly: %v", err)
@@ -316,7 +336,8 @@ func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work
 		}
 		return d
 	}
-	d, r, f := interleaved(pairs, direct, through, bare)
+	s := interleaved(pairs, func() time.Duration { return replay() }, through, func() time.Duration { return replay(bare) })
+	d, r, f := s[0], s[1], s[2]
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Printf("  runagent's own cost, over a script replaying that %s run's stream (median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, %+.2f ms; the bare Go wrapper's floor %+.2f ms\n",
 		a.name, pairs, ms(median(d)), ms(median(r)), ms(pairDiff(d, r)), ms(pairDiff(d, f)))
