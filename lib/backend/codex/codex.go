@@ -144,6 +144,10 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	return b.turn(ctx, c, t)
 }
 
+// scratchPrefix names a level 1 chat's scratch directories in $TMPDIR;
+// each chat sweeps those of dead owners before it makes its own.
+const scratchPrefix = "agent-host-codex"
+
 // open starts the chat's app-server in a fresh CODEX_HOME and starts its
 // thread, or resumes it; a thread that cannot be resumed is replaced by a
 // new one, with a warning.
@@ -162,8 +166,8 @@ func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructi
 	}
 	if g.Scratch {
 		if c.scratch == "" {
-			agentrun.Sweep("agent-host-codex")
-			if c.scratch, err = agentrun.RunDir("agent-host-codex"); err != nil {
+			agentrun.Sweep(scratchPrefix)
+			if c.scratch, err = agentrun.RunDir(scratchPrefix); err != nil {
 				home.Remove()
 				return err
 			}
