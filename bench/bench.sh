@@ -37,8 +37,15 @@ out="$OUT_DIR/out"
 [ "$OUT_DIR" != "$BENCH_DIR" ] && trap 'rm -rf "$OUT_DIR"' EXIT
 # once CMD: runs CMD (a shell string, stdin from the corpus, stdout to
 # $out, emptied before the clock starts); prints "seconds max_rss_kb".
+# The corpus is read into the page cache again before each run, untimed:
+# the VMs this was measured on page out memory gone cold (DAMON's pageout
+# scheme), and minutes after the bench had read the agent corpus only 5 MB
+# of its 272 MB was still cached. A run after a long spell of other work
+# would time the disk (reading it cold took 0.68 s, cached 0.06 s). When
+# it is cached, the extra read changes nothing measured.
 once() {
   local t0 t1
+  cat "$corpus" > /dev/null
   : > "$out"
   t0=$EPOCHREALTIME
   /usr/bin/time -f %M -o "$BENCH_DIR/rss" bash -c "$1" < "$corpus" > "$out" || true
