@@ -75,7 +75,7 @@ measure() {
 command -v bc >/dev/null || install_pkg bc bc
 command -v mlr >/dev/null || install_pkg mlr miller || true # stats is measured against Miller's stats1
 
-# corpus PROFILE: makes (once, kept in BENCH_DIR) and warms the corpus of
+# corpus_for PROFILE: makes (once, kept in BENCH_DIR) the corpus of
 # that profile, and sets $corpus, $bytes and $nonascii.
 corpus_for() {
   corpus="$BENCH_DIR/corpus-$1-$BENCH_LINES.ndjson"
