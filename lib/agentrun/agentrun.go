@@ -22,6 +22,7 @@ import (
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/agentry/agentry/lib/sockdiag"
 	"golang.org/x/sys/unix"
 )
 
@@ -162,7 +163,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 		t := time.NewTicker(min(req.IdleTimeout/4, 500*time.Millisecond))
 		defer t.Stop()
 		look = t.C
-		read, _ = proc.BytesReceived(a.child.PID())
+		read, _ = sockdiag.BytesReceived(a.tree())
 	}
 	for {
 		select {
@@ -173,7 +174,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 				timer.Reset(req.IdleTimeout)
 			}
 		case <-look:
-			if n, ok := proc.BytesReceived(a.child.PID()); ok && n != read {
+			if n, ok := sockdiag.BytesReceived(a.tree()); ok && n != read {
 				read = n
 				timer.Reset(req.IdleTimeout)
 			}
@@ -303,6 +304,11 @@ type agent struct {
 	stdout  *os.File
 	tailErr *proc.Tail
 	start   time.Time
+}
+
+// tree is the agent and every process it started, for the idle watchdog.
+func (a *agent) tree() []int {
+	return append([]int{a.child.PID()}, proc.Descendants(a.child.PID())...)
 }
 
 // startAgent starts the grant's argv in the workspace with the prompt on
