@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/grant"
@@ -194,7 +195,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 // request is the run's request: the prompt read, the working copy checked,
 // the event log opened (closed by the func returned).
 func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) (agentrun.Request, func(), error) {
-	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agentrun.CodexSource{Config: c.CodexConfig, Keep: true},
+	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agenthome.CodexSource{Config: c.CodexConfig, Keep: true},
 		Schema: schema, IdleTimeout: c.IdleTimeout}
 	if g.Harness == grant.Codex {
 		req.MaxTurns = c.MaxTurns

@@ -9,7 +9,6 @@ package agentrun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,12 +18,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"golang.org/x/sys/unix"
 )
+
+// scratchPrefix names a level 1 run's scratch directories in $TMPDIR.
+const scratchPrefix = "runagent-scratch"
 
 // Request is one run.
 type Request struct {
@@ -37,7 +40,7 @@ type Request struct {
 	// Env is the agent's environment (default: this process's).
 	Env []string
 	// Codex says where the user's codex configuration lives.
-	Codex CodexSource
+	Codex agenthome.CodexSource
 	// StopSignal names the signal that cancelled ctx, to forward it; nil
 	// means SIGTERM.
 	StopSignal func() syscall.Signal
@@ -115,7 +118,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		Sweep(scratchPrefix, codexPrefix)
+		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
 	defer a.stdout.Close()
@@ -272,9 +275,9 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(home, "~")
 	}
 	if g.Scratch {
-		scratch, err := RunDir(scratchPrefix)
+		scratch, err := agenthome.RunDir(scratchPrefix)
 		if err != nil {
-			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
+			return nil, &StartError{"could not make a scratch directory: " + proc.ErrnoName(err)}
 		}
 		made = append(made, scratch)
 		w.dir = scratch
@@ -283,10 +286,10 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(w.dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex {
-		home, err := PrepareCodexHome(g, req.Codex, w.env)
+		home, err := agenthome.PrepareCodex(g, req.Codex, w.env)
 		if err != nil {
 			w.cleanup()
-			return nil, err
+			return nil, &StartError{err.Error()}
 		}
 		if !home.Kept {
 			made = append(made, home.Dir)
@@ -329,14 +332,14 @@ func startAgent(req Request, w *workspace) (*agent, error) {
 	stdoutW.Close()
 	if err != nil {
 		stdout.Close()
-		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, errnoName(err))}
+		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
 	if req.PidFile != "" {
 		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
 			a.child.End()
 			stdout.Close()
-			return nil, &StartError{"could not write the pid file: " + errnoName(err)}
+			return nil, &StartError{"could not write the pid file: " + proc.ErrnoName(err)}
 		}
 	}
 	return a, nil
@@ -390,21 +393,6 @@ func signalNumber(name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// errnoName says what went wrong without the path it went wrong on:
-// "ENOENT", not "exec: /usr/local/bin/claude: no such file".
-func errnoName(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		if n := unix.ErrnoName(errno); n != "" {
-			return n
-		}
-	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return "ENOENT (not installed, or not on PATH)"
-	}
-	return "an unexpected error"
 }
 
 func lastChars(s string, n int) string {

@@ -86,7 +86,7 @@ func StartServices(o ServicesOptions) (*Services, error) {
 	s.child, err = proc.Start(cmd, proc.Options{})
 	w.Close()
 	if err != nil {
-		return nil, &StartError{"could not start svc mcp: " + errnoName(err)}
+		return nil, &StartError{"could not start svc mcp: " + proc.ErrnoName(err)}
 	}
 	url := make(chan string, 1)
 	go func() {

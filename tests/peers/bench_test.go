@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/protocol"
@@ -104,7 +104,7 @@ func sameCodexConfig(t *testing.T, env []string, grantConfig string) []string {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(agentrun.MergeCodexConfig(string(cfg), grantConfig)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(agenthome.MergeCodexConfig(string(cfg), grantConfig)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return append(env, "CODEX_HOME="+home)
