@@ -121,18 +121,18 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
-	defer a.stdout.Close()
+	defer a.child.Stdout.Close()
 	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
 	tr := &grant.Transcript{Harness: g.Harness}
 	tailOut := proc.NewTail(4096)
 	events := newEventLog(req.Events, a.child.PID())
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
 	st := newStream(g.Harness, tr, events, req.MaxTurns)
-	read := st.read(a.stdout, tailOut)
+	read := st.read(a.child.Stdout, tailOut)
 	res.wait(ctx, req, a, st)
 	// What the agent left in its group goes with it.
 	exit := a.child.End()
-	_ = a.stdout.SetReadDeadline(time.Now().Add(time.Second))
+	_ = a.child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
 	<-read
 	res.DurationMs = float64(time.Since(a.start).Microseconds()) / 1000
 	res.Session = tr.Session
@@ -140,7 +140,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	usage := st.result()
 	usage.DurationMs = res.DurationMs
 	res.Usage = &usage
-	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.tailErr, tailOut)
+	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.child.Stderr, tailOut)
 	res.stopped(req, tr)
 	if res.OK && req.Schema != nil {
 		res.conform(req.Schema, tr)
@@ -300,13 +300,11 @@ func prepare(req Request) (*workspace, error) {
 	return w, nil
 }
 
-// agent is a started agent: its child, the read end of its stdout, the
+// agent is a started agent: its child, with its stdout to read and the
 // tail of its stderr.
 type agent struct {
-	child   *proc.Child
-	stdout  *os.File
-	tailErr *proc.Tail
-	start   time.Time
+	child *proc.Piped
+	start time.Time
 }
 
 // tree is the agent and every process it started, for the idle watchdog.
@@ -320,25 +318,17 @@ func startAgent(req Request, w *workspace) (*agent, error) {
 	g := req.Grant
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir, cmd.Env = w.dir, w.env
-	cmd.Stdin = strings.NewReader(req.Prompt)
-	cmd.WaitDelay = time.Second
-	stdout, stdoutW, err := os.Pipe()
+	a := &agent{start: time.Now()}
+	var err error
+	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(req.Prompt)})
 	if err != nil {
-		return nil, err
-	}
-	a := &agent{stdout: stdout, tailErr: proc.NewTail(4096), start: time.Now()}
-	cmd.Stdout, cmd.Stderr = stdoutW, a.tailErr
-	a.child, err = proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	if err != nil {
-		stdout.Close()
 		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
 	if req.PidFile != "" {
 		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
 			a.child.End()
-			stdout.Close()
+			a.child.Stdout.Close()
 			return nil, &StartError{"could not write the pid file: " + proc.ErrnoName(err)}
 		}
 	}

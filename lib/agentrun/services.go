@@ -76,18 +76,14 @@ func StartServices(o ServicesOptions) (*Services, error) {
 	if !o.Keep {
 		args = append(args, "--until-exit", strconv.Itoa(os.Getpid()))
 	}
-	cmd := exec.Command(bin, args...)
-	out, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = w, os.Stderr
-	s.child, err = proc.Start(cmd, proc.Options{})
-	w.Close()
+	// svc mcp's errors are runagent's to show, as they come.
+	c, err := proc.StartPiped(exec.Command(bin, args...), proc.Pipes{Stderr: os.Stderr})
 	if err != nil {
 		return nil, &StartError{"could not start svc mcp: " + proc.ErrnoName(err)}
 	}
+	s.child = c.Child
+	out := c.Stdout
+	defer out.Close()
 	url := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(out).ReadString('\n')

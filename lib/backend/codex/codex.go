@@ -30,6 +30,7 @@ import (
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -91,7 +92,7 @@ func (b *Backend) Name() string { return "codex" }
 func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
-	out, err := cmd.Output()
+	out, err := proc.Output(cmd)
 	if err != nil {
 		return "codex (version unknown)"
 	}
