@@ -24,8 +24,8 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// runagent only waits, on the agent's pipes and for its exit; a
 		// second P makes every handoff between its goroutines wake a
-		// second thread, ~0.2 ms of a run. (A CPU-bound step, checking
-		// an answer against --schema, runs in ndjson, not here.)
+		// second thread, ~0.2 ms of a run. (Its one CPU-bound step,
+		// checking an answer against --schema, is one value.)
 		runtime.GOMAXPROCS(1)
 	}
 	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
@@ -101,19 +101,6 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	// A Direct command: from here on there are children, and a signal
 	// must reach them through ctx rather than end runagent outright.
 	cli.SignalsArmed(ctx)
-	var services *agentrun.Services
-	if c.Services {
-		// Started once everything else is checked, and given to the agent
-		// by its real URL.
-		if services, err = agentrun.StartServices(agentrun.ServicesOptions{Getenv: env.Getenv, Keep: c.KeepServices}); err != nil {
-			return cli.Usagef("%v", err)
-		}
-		opts.ServicesURL = services.URL
-		if req.Grant, err = grant.For(opts); err != nil {
-			services.Finish()
-			return cli.Usagef("%v", err)
-		}
-	}
 	req.StopSignal = func() syscall.Signal {
 		var sig *cli.SignalError
 		if errors.As(context.Cause(ctx), &sig) {
@@ -122,21 +109,15 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return syscall.SIGTERM
 	}
 	res, err := agentrun.Run(ctx, req)
-	if services != nil {
-		ends := services.Finish() // however the run ended
-		if res != nil {
-			res.Services = ends
-		}
-		if !c.JSON {
-			reportServices(env, ends)
-		}
-	}
 	var se *agentrun.StartError
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
 	}
 	if err != nil {
 		return err
+	}
+	if !c.JSON {
+		reportServices(env, res.Services)
 	}
 	return c.report(env, res)
 }
@@ -178,7 +159,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		prompts = append(prompts, strings.TrimSpace(string(b)))
 	}
 	if c.Services {
-		o.ServicesURL = "http://127.0.0.1:PORT/mcp"
+		o.ServicesURL = agentrun.ServicesPending
 		prompts = append(prompts, agentrun.ServicesPrompt(c.KeepServices))
 	}
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
@@ -199,6 +180,9 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) 
 		Schema: schema, IdleTimeout: c.IdleTimeout}
 	if g.Harness == grant.Codex {
 		req.MaxTurns = c.MaxTurns
+	}
+	if c.Services {
+		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
 	}
 	var err error
 	if req.Prompt, err = c.prompt(env); err != nil {

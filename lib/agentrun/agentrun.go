@@ -56,6 +56,12 @@ type Request struct {
 	// Events, when set, receives the run's progress as agent-host protocol
 	// messages, one a line.
 	Events io.Writer
+	// Services, when set, gives the agent svc's tools (runagent
+	// --services): svc mcp is started for the run before the agent, its
+	// URL put in the grant in place of ServicesPending, and after the
+	// agent has ended every service of the run is stopped (unless kept)
+	// and its end reported in Result.Services.
+	Services *ServicesOptions
 }
 
 // ExitLimit is runagent's status when the agent was stopped at a limit it
@@ -96,12 +102,30 @@ type Result struct {
 	Exit int `json:"-"`
 }
 
-// Run runs the agent to its end.
+// Run runs the agent to its end, with its services when it has them.
 func Run(ctx context.Context, req Request) (*Result, error) {
-	g := req.Grant
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, &StartError{"the prompt is empty"}
 	}
+	if req.Services == nil {
+		return run(ctx, req)
+	}
+	s, err := startServices(*req.Services) // a *StartError
+	if err != nil {
+		return nil, err
+	}
+	req.Grant = s.bind(req.Grant)
+	res, err := run(ctx, req)
+	ends := s.finish() // however the run ended
+	if res != nil {
+		res.Services = ends
+	}
+	return res, err
+}
+
+// run runs the agent to its end.
+func run(ctx context.Context, req Request) (*Result, error) {
+	g := req.Grant
 	if req.MaxOutput <= 0 {
 		req.MaxOutput = 1_000_000
 	}
