@@ -158,7 +158,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	exit := a.child.End()
 	_ = a.child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
 	<-read
-	res.DurationMs = float64(time.Since(a.start).Microseconds()) / 1000
+	res.DurationMs = proc.Ms(time.Since(a.start))
 	res.Session = tr.Session
 	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
 	usage := st.result()

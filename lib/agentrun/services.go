@@ -66,9 +66,8 @@ type ServiceEnd struct {
 	URL       string   `json:"url,omitempty"`
 	Status    string   `json:"status"` // kept, stopped (by runagent), exited or failed
 	StoppedBy string   `json:"stoppedBy,omitempty"`
-	ExitCode  *int     `json:"exitCode,omitempty"`
-	Signal    string   `json:"signal,omitempty"`
-	Tail      []string `json:"tail,omitempty"`
+	proc.Ended
+	Tail []string `json:"tail,omitempty"`
 }
 
 // startServices starts svc mcp for the run, on a scope of its own, and

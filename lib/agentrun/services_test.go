@@ -1,10 +1,12 @@
 package agentrun
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // A grant computed with ServicesPending gets the real URL where each
@@ -29,5 +31,17 @@ func TestBindServices(t *testing.T) {
 		if !strings.Contains(strings.Join(g.Argv, " ")+g.CodexConfig, ServicesPending) {
 			t.Errorf("%s: the grant bound was changed", h)
 		}
+	}
+}
+
+// A service's end reads as it always did: its exit among its fields, in
+// their order.
+func TestServiceEndJSON(t *testing.T) {
+	code := 3
+	b, _ := json.Marshal(ServiceEnd{Name: "web", Command: []string{"x"}, Port: 80, URL: "http://h/", Status: "exited",
+		StoppedBy: "runagent", Ended: proc.Ended{ExitCode: &code, Signal: "SIGTERM"}, Tail: []string{"t"}})
+	want := `{"name":"web","command":["x"],"port":80,"url":"http://h/","status":"exited","stoppedBy":"runagent","exitCode":3,"signal":"SIGTERM","tail":["t"]}`
+	if string(b) != want {
+		t.Errorf("%s\nwant %s", b, want)
 	}
 }

@@ -109,7 +109,7 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 	_ = r.SetReadDeadline(time.Now().Add(o.Drain))
 	res.StillHeld = <-copied != nil
-	res.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	res.ElapsedMs = Ms(time.Since(start))
 	res.Output, res.Truncated = keep.String(), keep.Truncated()
 	res.Code, res.Signal, res.ExitCode = exit.Code, exit.SignalName(), exit.Status()
 	switch {
