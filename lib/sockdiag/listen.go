@@ -35,11 +35,6 @@ func ListeningInodes(port int) map[uint64]bool {
 	return inodes
 }
 
-// Listeners returns every listening TCP socket, IPv4 and IPv6. sock_diag
-// lists listening sockets only; /proc/net/tcp, when it cannot be asked,
-// lists every socket.
-func Listeners() []Listener { return listeners(0) }
-
 // listeners lists the listening sockets on port, or on any port when port
 // is 0.
 func listeners(port int) []Listener {
@@ -57,8 +52,8 @@ type ListenerDump struct {
 	out []Listener
 }
 
-// Listeners returns every listening TCP socket now. The slice is reused by
-// the next call.
+// Listeners returns every listening TCP socket now, IPv4 and IPv6. The
+// slice is reused by the next call.
 func (d *ListenerDump) Listeners() []Listener { return d.listeners(0) }
 
 func (d *ListenerDump) listeners(port int) []Listener {
