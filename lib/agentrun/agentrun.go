@@ -1,7 +1,9 @@
 // Package agentrun runs one headless agent under a grant: the prompt on
 // its stdin, its stream read as it comes, its answer or the reason there is
 // none, and nothing left behind — not the scratch directory of a level 1
-// run, not a codex run's CODEX_HOME, not a process in its group.
+// run, not a codex run's CODEX_HOME, not a process in its group, not a
+// service it started with the svc tools a run with services gives it
+// (unless they are kept).
 //
 // There is no clock: nothing stops an agent but its own exit or a signal
 // from the user, which is forwarded to the agent's process group.
