@@ -236,8 +236,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
 	stdout := child.Stdout
-	p := &cli{stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
-	p.child = child.Child
+	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
 	c.asks = asks
 	go func() {
 		defer stdout.Close()
