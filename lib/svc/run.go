@@ -17,7 +17,6 @@ type RunRequest struct {
 	// service), "always" or "never".
 	Background string
 	Home, Name string // for a command sent to the background
-	Executable string // the svc binary
 	// Scope and UntilExit are those of a service it starts (see
 	// StartOptions.Scope and Spec.UntilExit).
 	Scope     string
@@ -37,7 +36,7 @@ func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
-		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Executable: req.Executable, Scope: req.Scope,
+		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Scope: req.Scope,
 			Spec: Spec{Command: req.Argv, Cwd: cwd, UntilExit: req.UntilExit}})
 		if res != nil {
 			res.Background = true

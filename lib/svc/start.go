@@ -26,8 +26,8 @@ type StartOptions struct {
 	Settle time.Duration
 	// Port is --port: "auto", a number, or "" for none.
 	Port string
-	// Executable is the svc binary, which runs the monitor.
-	Executable string
+	// Monitor is the monitor's program; empty: MonitorBinary's.
+	Monitor string
 	// OnStarted, when set, is called once the monitor has started the
 	// command, before Start returns.
 	OnStarted func(pid int)
@@ -90,7 +90,12 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 		return nil, err
 	}
 	defer errFile.Close()
-	launch, err := launchMonitor(o.Executable, d, spec, errFile)
+	if o.Monitor == "" {
+		if o.Monitor, err = MonitorBinary(); err != nil {
+			return nil, err
+		}
+	}
+	launch, err := launchMonitor(o.Monitor, d, spec, errFile)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +319,7 @@ func uniqueName(home, base string) string {
 // Restart stops a service and starts it again with the spec it was
 // started with (less --until-exit: the process it was tied to is not
 // ours to pin again).
-func Restart(ctx context.Context, d Dir, executable string) (*StartResult, error) {
+func Restart(ctx context.Context, d Dir) (*StartResult, error) {
 	s, err := ReadState(d)
 	if err != nil {
 		return nil, cli.Usagef("cannot restart %s: %v", d.Name, err)
@@ -323,7 +328,7 @@ func Restart(ctx context.Context, d Dir, executable string) (*StartResult, error
 		return nil, err
 	}
 	s.Spec.UntilExit = 0
-	return Start(ctx, StartOptions{Home: d.Home, Name: d.Name, Executable: executable, Spec: s.Spec})
+	return Start(ctx, StartOptions{Home: d.Home, Name: d.Name, Spec: s.Spec})
 }
 
 // CheckReadyPort refuses a --ready-port another process already listens

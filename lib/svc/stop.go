@@ -1,7 +1,6 @@
 package svc
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -85,7 +84,7 @@ func monitorProc(d Dir) (proc.Info, bool) {
 		return proc.Info{}, false
 	}
 	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.MonitorPID))
-	if err != nil || !bytes.HasSuffix(argv, []byte("\x00"+MonitorCommand+"\x00"+d.Home+"\x00"+d.Name+"\x00")) {
+	if err != nil || !isMonitorOf(argv, d) {
 		return proc.Info{}, false
 	}
 	return info, true

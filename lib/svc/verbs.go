@@ -19,12 +19,11 @@ import (
 // status as an error for cli.Run (nil 0, cli.Quiet(1) and so on). The
 // operations themselves (Start, Stop, Look …) print nothing.
 type Verbs struct {
-	Home       string
-	Getenv     func(string) string
-	Out        io.Writer
-	JSON       bool
-	Voice      cli.Voice
-	Executable string // the svc binary, which runs the monitor
+	Home   string
+	Getenv func(string) string
+	Out    io.Writer
+	JSON   bool
+	Voice  cli.Voice
 }
 
 // NewVerbs finds the state home from the environment.
@@ -33,11 +32,7 @@ func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice, Executable: exe}, nil
+	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice}, nil
 }
 
 // Dir is the named service's directory, the name checked.
@@ -80,9 +75,9 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	if warning != "" {
 		v.Voice.Warnf("%s", warning)
 	}
-	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Executable: v.Executable, Spec: spec, Port: a.Port})
+	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Spec: spec, Port: a.Port})
 	if res == nil {
-		return cli.WithCode(err, cli.ExitUsage) // nothing was started
+		return cli.WithCode(startError(err), cli.ExitUsage) // nothing was started
 	}
 	return v.started(ctx, res, err, "")
 }
@@ -205,7 +200,7 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := Restart(ctx, d, v.Executable)
+	res, err := Restart(ctx, d)
 	if err != nil && res == nil {
 		return err
 	}
@@ -222,7 +217,7 @@ func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
 	if req.Name, err = givenName(name); err != nil {
 		return err
 	}
-	req.Argv, req.Home, req.Executable = argv, v.Home, v.Executable
+	req.Argv, req.Home = argv, v.Home
 	if v.JSON {
 		req.Out = nil
 	}
@@ -422,4 +417,12 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 		return cli.Failf("%v", err)
 	}
 	return nil
+}
+
+// startError is a start's error, with a hint when svc-monitor is missing.
+func startError(err error) error {
+	if errors.Is(err, ErrNoMonitor) {
+		return cli.WithHint(err, "go install "+MonitorPackage+"@latest puts it on PATH; make install puts it beside svc")
+	}
+	return err
 }

@@ -57,7 +57,7 @@ func (s *Server) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mc
 		}
 	}
 	res, err := svc.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: []string{in.Command}, Cwd: in.Cwd, Timeout: timeout, Keep: runTail},
-		Background: "auto", Home: s.Home, Name: in.Name, Executable: s.Executable, Scope: s.Scope, UntilExit: s.UntilExit})
+		Background: "auto", Home: s.Home, Name: in.Name, Scope: s.Scope, UntilExit: s.UntilExit})
 	if err != nil && (res == nil || res.Background == nil) {
 		return nil, RunOut{}, err
 	}
@@ -132,7 +132,7 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	if readyTimeout <= 0 {
 		readyTimeout = 30 * time.Second
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Executable: s.Executable, Port: in.Port,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
 		Settle: readyTimeout + 2*time.Second,
 		Spec:   svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit}})
 	if err != nil && res == nil {

@@ -1,5 +1,5 @@
 // Package monitor is the process that supervises one service for its
-// whole life: "svc __monitor HOME NAME", started by svc start in a new
+// whole life: "svc-monitor HOME NAME", started by svc start in a new
 // session. It holds the service's lock (its liveness, for every other
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its

@@ -40,10 +40,9 @@ type Result struct {
 
 // Up is one run of svc up over a checked file.
 type Up struct {
-	Home       string
-	Executable string
-	Project    string // the project's name under Home
-	File       *File
+	Home    string
+	Project string // the project's name under Home
+	File    *File
 	// ReadyTimeout is the ready timeout of services whose file gives none.
 	ReadyTimeout time.Duration
 	// Report is called once per service, as its result becomes true; calls
@@ -393,7 +392,7 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		return nil
 	}
 	var once sync.Once
-	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Name: n.dir.Name, Spec: spec, Executable: u.Executable,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Name: n.dir.Name, Spec: spec,
 		Port: n.def.Port, Settle: spec.ReadyTimeout + 10*time.Second,
 		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
 	if err != nil {

@@ -56,7 +56,7 @@ func (v Verbs) Up(ctx context.Context, a UpArgs) error {
 	if err != nil {
 		return err
 	}
-	u := &Up{Home: v.Home, Executable: v.Executable, Project: project, File: f, ReadyTimeout: a.ReadyTimeout,
+	u := &Up{Home: v.Home, Project: project, File: f, ReadyTimeout: a.ReadyTimeout,
 		Report: v.printResult, Note: func(s string) { v.Voice.Notef("%s", s) }}
 	if a.DryRun {
 		return v.printPlan(u, a.Names)
