@@ -15,7 +15,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/mcpserver"
-	"github.com/agentry/agentry/lib/svc/project"
+	"github.com/agentry/agentry/lib/svc/svccmd"
 	"github.com/alecthomas/kong"
 )
 
@@ -102,7 +102,7 @@ func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return project.Verbs{Verbs: v}.Up(ctx, project.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
+	return v.Up(ctx, svccmd.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
 }
 
 type downCmd struct {
@@ -117,12 +117,12 @@ func (c *downCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return project.Verbs{Verbs: v}.Down(project.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
+	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
 }
 
 // verbs is the svc library's command-line face, in this environment.
-func verbs(env *cli.Env, asJSON bool) (*svc.Verbs, error) {
-	return svc.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
+func verbs(env *cli.Env, asJSON bool) (*svccmd.Verbs, error) {
+	return svccmd.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
 }
 
 type runCmd struct {
@@ -180,7 +180,7 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 		rows, cols := proc.TerminalSize(1, 2)
 		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}
 	}
-	return v.Start(ctx, svc.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
+	return v.Start(ctx, svccmd.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
 }
 
 type portCmd struct {
@@ -237,7 +237,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Tail(ctx, c.Names, c.All, c.Project, svc.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
+	return v.Tail(ctx, c.Names, c.All, c.Project, svccmd.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
 }
 
 type stopCmd struct {

@@ -150,7 +150,7 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 func (s *Server) startOut(r *svc.StartResult) StartOut {
 	r.Name = s.short(r.Name)
 	out := StartOut{Name: r.Name, Status: string(r.Status), PID: r.PID, URL: r.URL, Port: r.Port, Ports: r.Ports, ExitCode: r.ExitCode,
-		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: strings.TrimSpace(svc.FormatStart(r))}
+		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: startSummary(r)}
 	out.Rows, _ = logfile.LastRow(svc.Dir{Home: s.Home, Name: s.full(r.Name)}.Path())
 	return out
 }
@@ -282,7 +282,7 @@ func (s *Server) stop(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*mc
 	}
 	rep.Name = s.short(rep.Name)
 	out := StopOut{Name: rep.Name, Stopped: !rep.NotRunning, Processes: len(rep.Signalled), SIGKILL: rep.SIGKILL, ElapsedMs: rep.ElapsedMs,
-		Summary: strings.TrimSpace(svc.FormatStop(rep))}
+		Summary: stopSummary(rep)}
 	if len(rep.StillAlive) > 0 {
 		return nil, StopOut{}, errors.New(out.Summary)
 	}
@@ -312,7 +312,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
 	}
 	out.Rows, _ = logfile.LastRow(d.Path())
 	l.Name = out.Name
-	out.Summary = strings.TrimSpace(svc.FormatStatus(l, time.Now()))
+	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
 		out.Tail = svc.LastLines(d, 10)
 	}

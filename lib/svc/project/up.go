@@ -269,7 +269,7 @@ func unmet(dep *node, cond string) string {
 	if ok {
 		return ""
 	}
-	return fmt.Sprintf("%s %s (it needs it %s)", name, how(r), condWord(cond))
+	return fmt.Sprintf("%s %s (it needs it %s)", name, Outcome(r), condWord(cond))
 }
 
 func condWord(cond string) string {
@@ -282,8 +282,8 @@ func condWord(cond string) string {
 	return cond
 }
 
-// how is a short account of a result, for a skip's reason.
-func how(r *svc.StartResult) string {
+// Outcome is a short account of a result, for a skip's reason.
+func Outcome(r *svc.StartResult) string {
 	switch {
 	case r.Status == svc.Exited && r.Signal != "":
 		return "was killed by " + r.Signal

@@ -1,4 +1,9 @@
-package svc
+// Package svccmd is svc's command line: each verb runs an operation of
+// lib/svc (or lib/svc/project for up and down), prints its result as
+// text or JSON, words the operation's typed errors for a shell, and
+// returns the exit status for cli.Run. Only this face (and the MCP
+// server, for its own reader) names flags, commands and exit codes.
+package svccmd
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
 )
 
 // Verbs are svc's commands as the command line runs them: each does the
@@ -28,7 +34,7 @@ type Verbs struct {
 
 // NewVerbs finds the state home from the environment.
 func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.Voice) (*Verbs, error) {
-	h, err := Home(getenv)
+	h, err := svc.Home(getenv)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
@@ -36,11 +42,11 @@ func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.
 }
 
 // Dir is the named service's directory, the name checked.
-func (v *Verbs) Dir(name string) (Dir, error) {
-	if err := ValidName(name); err != nil {
-		return Dir{}, cli.Usagef("%v", err)
+func (v *Verbs) Dir(name string) (svc.Dir, error) {
+	if err := svc.ValidName(name); err != nil {
+		return svc.Dir{}, cli.Usagef("%v", err)
 	}
-	return Dir{Home: v.Home, Name: name}, nil
+	return svc.Dir{Home: v.Home, Name: name}, nil
 }
 
 // StartArgs are svc start's flags that are not the spec itself.
@@ -56,7 +62,7 @@ type StartArgs struct {
 
 // Start checks the spec, starts the service and reports the first true
 // thing about it: 0 live, 1 ended or failed, 2 nothing started.
-func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
+func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	name, err := givenName(a.Name)
 	if err != nil {
 		return err
@@ -68,14 +74,14 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	warning, err := CheckReadyPort(spec.ReadyPort, a.Force)
+	warning, err := svc.CheckReadyPort(spec.ReadyPort, a.Force)
 	if err != nil {
 		return err
 	}
 	if warning != "" {
 		v.Voice.Warnf("%s", warning)
 	}
-	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Spec: spec, Port: a.Port})
+	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Spec: spec, Port: a.Port})
 	if res == nil {
 		return cli.WithCode(startError(err), cli.ExitUsage) // nothing was started
 	}
@@ -87,7 +93,7 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 func envFiles(files, env []string) ([]string, error) {
 	var out []string
 	for _, f := range files {
-		kvs, err := ReadEnvFile(f)
+		kvs, err := svc.ReadEnvFile(f)
 		if err != nil {
 			return nil, cli.Usagef("--env-file %v", strings.TrimPrefix(err.Error(), "open "))
 		}
@@ -102,7 +108,7 @@ func (v *Verbs) Port(name string) error {
 	if err != nil {
 		return err
 	}
-	p, err := Port(d)
+	p, err := svc.Port(d)
 	if err != nil {
 		return err
 	}
@@ -120,8 +126,8 @@ func givenName(flag *string) (string, error) {
 	if *flag == "" {
 		return "", cli.WithHint(cli.Usagef("--name is empty"), "leave --name out to name the service after its command")
 	}
-	if err := ValidPlainName(*flag); err != nil {
-		if ValidName(*flag) == nil {
+	if err := svc.ValidPlainName(*flag); err != nil {
+		if svc.ValidName(*flag) == nil {
 			return "", cli.WithHint(cli.Usagef("%q names a project's service", *flag), "svc up starts a project's services from its svc.toml or Procfile")
 		}
 		return "", cli.Usagef("%v", err)
@@ -131,13 +137,13 @@ func givenName(flag *string) (string, error) {
 
 // checkSpec resolves the command line's spec: the command after --, bare
 // --env K from this environment, the working directory.
-func (v *Verbs) checkSpec(s Spec) (Spec, error) {
+func (v *Verbs) checkSpec(s svc.Spec) (svc.Spec, error) {
 	argv, err := CommandArgs(s.Command, "start")
 	if err != nil {
 		return s, err
 	}
 	s.Command = argv
-	if s.Env, err = EnvAssignments(s.Env, v.Getenv); err != nil {
+	if s.Env, err = svc.EnvAssignments(s.Env, v.Getenv); err != nil {
 		return s, err
 	}
 	switch {
@@ -169,7 +175,7 @@ func CommandArgs(args []string, verb string) ([]string, error) {
 // started prints what a start found and returns its exit status: nil for
 // a live service, 1 for one that ended or failed, a start error as it is,
 // and an interruption — the service runs on — as the signal.
-func (v *Verbs) started(ctx context.Context, res *StartResult, err error, note string) error {
+func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, note string) error {
 	interrupted := res != nil && err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
@@ -200,7 +206,7 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := Restart(ctx, d)
+	res, err := svc.Restart(ctx, d)
 	if err != nil && res == nil {
 		return err
 	}
@@ -209,7 +215,7 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 
 // Run runs a command in the foreground, or starts it as a service when it
 // looks long-running; the exit status is the command's.
-func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
+func (v *Verbs) Run(ctx context.Context, req svc.RunRequest, name *string) error {
 	argv, err := CommandArgs(req.Argv, "run")
 	if err != nil {
 		return err
@@ -221,7 +227,7 @@ func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
 	if v.JSON {
 		req.Out = nil
 	}
-	out, err := Run(ctx, req)
+	out, err := svc.Run(ctx, req)
 	if out == nil {
 		return cli.Failf("%v", err)
 	}
@@ -255,16 +261,16 @@ func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
 // be read is a warning, not the end of the list. projectDir: only the
 // services svc up started from that directory.
 func (v *Verbs) List(projectDir string) error {
-	rows, errs := LookAll(v.Home)
+	rows, errs := svc.LookAll(v.Home)
 	for _, err := range errs {
 		v.Voice.Warnf("%v", err)
 	}
 	if projectDir != "" {
-		project, _, err := ProjectServices(v.Home, projectDir)
+		project, _, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
 			return err
 		}
-		rows = slices.DeleteFunc(rows, func(l *Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
+		rows = slices.DeleteFunc(rows, func(l *svc.Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
 		fmt.Fprint(v.Out, FormatList(rows, time.Now()))
@@ -282,7 +288,7 @@ func (v *Verbs) Status(name string) error {
 	if err != nil {
 		return err
 	}
-	l, err := Look(d)
+	l, err := svc.Look(d)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -293,7 +299,7 @@ func (v *Verbs) Status(name string) error {
 	return cli.Quiet(3)
 }
 
-func (v *Verbs) listing(l *Listing) {
+func (v *Verbs) listing(l *svc.Listing) {
 	if v.JSON {
 		cli.PrintJSON(v.Out, ListJSON(l))
 	} else {
@@ -305,14 +311,14 @@ func (v *Verbs) listing(l *Listing) {
 // service's as they are, several interleaved with their names.
 func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir string, o TailOptions) error {
 	if all {
-		every, err := List(v.Home)
+		every, err := svc.List(v.Home)
 		if err != nil {
 			return err
 		}
 		names = append(names, every...)
 	}
 	if projectDir != "" {
-		project, ps, err := ProjectServices(v.Home, projectDir)
+		project, ps, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
 			return err
 		}
@@ -324,7 +330,7 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 	if len(names) == 0 {
 		return cli.Usagef("name a service to tail, --project DIR or --all")
 	}
-	var ds []Dir
+	var ds []svc.Dir
 	seen := map[string]bool{}
 	for _, n := range names {
 		d, err := v.Dir(n)
@@ -347,7 +353,7 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 // report for each; 1 when any could not be stopped whole.
 func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 	if all {
-		names = append(names, LiveNames(v.Home)...)
+		names = append(names, svc.LiveNames(v.Home)...)
 	} else if len(names) == 0 {
 		return cli.Usagef("name a service to stop, or --all")
 	}
@@ -357,7 +363,7 @@ func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 		if err != nil {
 			return err
 		}
-		rep, err := Stop(d, grace)
+		rep, err := svc.Stop(d, grace)
 		if err != nil {
 			v.Voice.Error(err)
 			failed = true
@@ -383,12 +389,12 @@ func (v *Verbs) Remove(names []string, force bool) error {
 		if err != nil {
 			return err
 		}
-		if force && Supervised(d) {
-			if _, err := Stop(d, 0); err != nil {
+		if force && svc.Supervised(d) {
+			if _, err := svc.Stop(d, 0); err != nil {
 				return err
 			}
 		}
-		if err := Remove(d); err != nil {
+		if err := svc.Remove(d); err != nil {
 			return cli.Usagef("%v", err)
 		}
 	}
@@ -401,7 +407,7 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	l, err := WaitReady(ctx, d, timeout)
+	l, err := svc.WaitReady(ctx, d, timeout)
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: reported as the signal
 	}
@@ -421,8 +427,8 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 
 // startError is a start's error, with a hint when svc-monitor is missing.
 func startError(err error) error {
-	if errors.Is(err, ErrNoMonitor) {
-		return cli.WithHint(err, "go install "+MonitorPackage+"@latest puts it on PATH; make install puts it beside svc")
+	if errors.Is(err, svc.ErrNoMonitor) {
+		return cli.WithHint(err, "go install "+svc.MonitorPackage+"@latest puts it on PATH; make install puts it beside svc")
 	}
 	return err
 }
