@@ -2,7 +2,9 @@ package svc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strings"
@@ -19,7 +21,7 @@ var envKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 func ReadEnvFile(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, Unopened(err)
 	}
 	defer f.Close()
 	var env []string
@@ -112,4 +114,14 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// Unopened is a file's error from os.Open or os.ReadFile said as "PATH:
+// why", without the name of the call ("open PATH: why").
+func Unopened(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
 }

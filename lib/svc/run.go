@@ -2,7 +2,6 @@ package svc
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 
@@ -46,14 +45,6 @@ func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	res, err := proc.RunForeground(ctx, req.RunOptions)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case res.TimedOut:
-		res.Footer = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: run it with svc start", req.Timeout)
-	case res.Interrupted:
-		res.Footer = "interrupted"
-	case res.StillHeld:
-		res.Footer = "the command exited, but a background child it started still holds its output"
 	}
 	return &RunOutcome{Foreground: res}, nil
 }

@@ -16,7 +16,7 @@ import (
 // start time.
 func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	if _, err := os.Stat(d.Path()); err != nil {
-		return nil, fmt.Errorf("no service called %s", d.Name)
+		return nil, &NotFoundError{d.Name}
 	}
 	if !Supervised(d) {
 		l, err := Look(d)

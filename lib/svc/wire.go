@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -22,11 +23,11 @@ import (
 // found beside the one that starts it, else on PATH) in a new session, with stdin at
 // /dev/null, stdout and stderr appended to NAME/monitor.err, and these
 // inherited descriptors — the argv carries no spec, so nothing given with
-// --env is readable by other users through /proc/PID/cmdline:
+// Spec.Env is readable by other users through /proc/PID/cmdline:
 //
 //	fd 3  reports: the monitor writes Reports, one JSON line each
 //	fd 4  spec:    svc start writes the Spec as JSON, then closes it
-//	fd 5  until:   a pidfd of the --until-exit process (only with it)
+//	fd 5  until:   a pidfd of the Spec.UntilExit process (only with it)
 //
 // A running monitor answers on its abstract unix socket (Dir.Socket): one
 // Request line in, one Reply line out.
@@ -172,7 +173,7 @@ func launchMonitor(exe string, d Dir, spec Spec, stderr *os.File) (*monitorLaunc
 		fd, err := unix.PidfdOpen(spec.UntilExit, 0)
 		if err != nil {
 			l.closeAll()
-			return nil, fmt.Errorf("--until-exit %d: %v", spec.UntilExit, err)
+			return nil, &FieldError{Field: "untilExit", Value: strconv.Itoa(spec.UntilExit), Err: err}
 		}
 		pidfd := os.NewFile(uintptr(fd), "until-exit")
 		l.closers = append(l.closers, pidfd)
@@ -217,7 +218,7 @@ func (l *monitorLaunch) closeAll() {
 type MonitorEnds struct {
 	Spec    Spec
 	Reports *json.Encoder
-	// Until is the --until-exit pidfd, or nil.
+	// Until is the Spec.UntilExit pidfd, or nil.
 	Until *os.File
 }
 

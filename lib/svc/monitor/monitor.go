@@ -25,7 +25,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
@@ -65,17 +64,16 @@ type run struct {
 }
 
 // Run is the monitor process: it takes the lock, starts the service and
-// supervises it until it ends or is stopped. Its error is a usage error
-// (no handoff from svc start) or carries the monitor's exit status.
-func Run(d svc.Dir) error {
+// supervises it until it ends or is stopped, and returns the monitor's
+// exit status: 0 when the service ended, 1 when it could not start, 2
+// when another monitor has it. Its error is a handoff from svc start
+// that is not there (svc.Inherit's).
+func Run(d svc.Dir) (int, error) {
 	ends, err := svc.Inherit()
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return 0, err
 	}
-	if code := supervise(d, ends); code != 0 {
-		return cli.Quiet(code)
-	}
-	return nil
+	return supervise(d, ends), nil
 }
 
 func supervise(d svc.Dir, ends *svc.MonitorEnds) int {

@@ -102,7 +102,7 @@ func Find(given, dir string) (string, error) {
 func Load(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, svc.Unopened(err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

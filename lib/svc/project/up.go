@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
 )
 
@@ -76,12 +75,19 @@ type Plan struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
-// Prepare checks what can be checked before anything starts, for the
+// CheckError is what Run and Plan find wrong before anything starts: in
+// the file, or on disk for a service of it.
+type CheckError struct{ Err error }
+
+func (e *CheckError) Error() string { return e.Err.Error() }
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// prepare checks what can be checked before anything starts, for the
 // named services and what they need: env files, working directories.
 func (u *Up) prepare(names []string) ([]*node, error) {
 	defs, err := u.File.Closure(names)
 	if err != nil {
-		return nil, cli.Usagef("%v", err)
+		return nil, &CheckError{err}
 	}
 	nodes := make([]*node, len(defs))
 	for i, d := range defs {
@@ -90,13 +96,13 @@ func (u *Up) prepare(names []string) ([]*node, error) {
 		for _, ef := range d.EnvFile {
 			kvs, err := svc.ReadEnvFile(ef)
 			if err != nil {
-				return nil, cli.Usagef("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, strings.TrimPrefix(err.Error(), "open "))
+				return nil, &CheckError{fmt.Errorf("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, err)}
 			}
 			n.env = append(n.env, kvs...)
 		}
 		n.env = append(n.env, d.Env...)
 		if st, err := os.Stat(d.Cwd); err != nil || !st.IsDir() {
-			return nil, cli.Usagef("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)
+			return nil, &CheckError{fmt.Errorf("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)}
 		}
 		nodes[i] = n
 	}
@@ -387,12 +393,12 @@ func changed(old, new svc.Spec) []string {
 
 // start starts the service and waits for its own condition.
 func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult {
-	if _, err := svc.CheckReadyPort(spec.ReadyPort, false); err != nil {
+	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil {
 		n.res.Action, n.res.Reason = ActFailed, err.Error()
 		return nil
 	}
 	var once sync.Once
-	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Name: n.dir.Name, Spec: spec,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Scope: u.Project, Name: n.def.Name, Spec: spec,
 		Port: n.def.Port, Settle: spec.ReadyTimeout + 10*time.Second,
 		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
 	if err != nil {

@@ -2,6 +2,7 @@ package svccmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func (v *Verbs) load(given string) (*project.File, string, error) {
 	}
 	f, err := project.Load(path)
 	if err != nil {
-		return nil, "", cli.Usagef("%v", strings.TrimPrefix(err.Error(), "open "))
+		return nil, "", cli.Usagef("%v", err)
 	}
 	proj, err := svc.ProjectName(v.Home, f.Dir)
 	if err != nil {
@@ -58,6 +59,9 @@ func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
 	}
 	begin := time.Now()
 	ok, err := u.Run(ctx, a.Names)
+	if ce := (*project.CheckError)(nil); errors.As(err, &ce) {
+		return cli.Usagef("%v", err) // nothing started
+	}
 	switch {
 	case ctx.Err() != nil && a.Attach:
 		v.Voice.Notef("stopping %s, dependents first", proj)
@@ -121,7 +125,9 @@ func standing(r *svc.StartResult) string {
 
 func (v *Verbs) printPlan(u *project.Up, names []string) error {
 	plan, err := u.Plan(names)
-	if err != nil {
+	if ce := (*project.CheckError)(nil); errors.As(err, &ce) {
+		return cli.Usagef("%v", err)
+	} else if err != nil {
 		return err
 	}
 	if v.JSON {

@@ -23,7 +23,7 @@ import (
 // Verbs are svc's commands as the command line runs them: each does the
 // operation, prints its result as text or as JSON, and returns the exit
 // status as an error for cli.Run (nil 0, cli.Quiet(1) and so on). The
-// operations themselves (Start, Stop, Look …) print nothing.
+// operations themselves (svc.Start, svc.Stop, svc.Look …) print nothing.
 type Verbs struct {
 	Home   string
 	Getenv func(string) string
@@ -41,7 +41,8 @@ func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.
 	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice}, nil
 }
 
-// Dir is the named service's directory, the name checked.
+// Dir is the named service's directory, the name checked: the one check
+// of a name the command line gives.
 func (v *Verbs) Dir(name string) (svc.Dir, error) {
 	if err := svc.ValidName(name); err != nil {
 		return svc.Dir{}, cli.Usagef("%v", err)
@@ -70,20 +71,18 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	if spec.Env, err = envFiles(a.EnvFiles, spec.Env); err != nil {
 		return err
 	}
-	spec, err = v.checkSpec(spec)
+	spec, err = v.resolveSpec(spec)
 	if err != nil {
 		return err
 	}
-	warning, err := svc.CheckReadyPort(spec.ReadyPort, a.Force)
-	if err != nil {
-		return err
-	}
-	if warning != "" {
-		v.Voice.Warnf("%s", warning)
+	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil && !a.Force {
+		return word(err)
+	} else if err != nil {
+		v.Voice.Warnf("%v; it will not count as ready", err)
 	}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Spec: spec, Port: a.Port})
 	if res == nil {
-		return cli.WithCode(startError(err), cli.ExitUsage) // nothing was started
+		return cli.WithCode(wordName(err, name), cli.ExitUsage) // nothing was started
 	}
 	return v.started(ctx, res, err, "")
 }
@@ -95,7 +94,7 @@ func envFiles(files, env []string) ([]string, error) {
 	for _, f := range files {
 		kvs, err := svc.ReadEnvFile(f)
 		if err != nil {
-			return nil, cli.Usagef("--env-file %v", strings.TrimPrefix(err.Error(), "open "))
+			return nil, cli.Usagef("--env-file %v", err)
 		}
 		out = append(out, kvs...)
 	}
@@ -110,7 +109,7 @@ func (v *Verbs) Port(name string) error {
 	}
 	p, err := svc.Port(d)
 	if err != nil {
-		return err
+		return word(err)
 	}
 	_, err = fmt.Fprintln(v.Out, p)
 	return err
@@ -119,6 +118,7 @@ func (v *Verbs) Port(name string) error {
 // givenName is the --name flag's value: absent is "" (the name comes
 // from the command), but an empty --name is an error — a script that
 // passes an unset variable must not start a service it did not name.
+// svc.Start checks the name itself.
 func givenName(flag *string) (string, error) {
 	if flag == nil {
 		return "", nil
@@ -126,39 +126,60 @@ func givenName(flag *string) (string, error) {
 	if *flag == "" {
 		return "", cli.WithHint(cli.Usagef("--name is empty"), "leave --name out to name the service after its command")
 	}
-	if err := svc.ValidPlainName(*flag); err != nil {
-		if svc.ValidName(*flag) == nil {
-			return "", cli.WithHint(cli.Usagef("%q names a project's service", *flag), "svc up starts a project's services from its svc.toml or Procfile")
-		}
-		return "", cli.Usagef("%v", err)
-	}
 	return *flag, nil
 }
 
-// checkSpec resolves the command line's spec: the command after --, bare
-// --env K from this environment, the working directory.
-func (v *Verbs) checkSpec(s svc.Spec) (svc.Spec, error) {
+// wordName is a start's error, with a project's service's name given to
+// --name said as such.
+func wordName(err error, name string) error {
+	var ne *svc.NameError
+	if errors.As(err, &ne) && strings.Contains(name, "/") && svc.ValidName(name) == nil {
+		return cli.WithHint(cli.Usagef("%q names a project's service", name), "svc up starts a project's services from its svc.toml or Procfile")
+	}
+	return word(err)
+}
+
+// resolveSpec resolves what the command line gives for the spec: the
+// command after --, bare --env K from this environment, the working
+// directory. svc.Start checks the spec (Spec.Check).
+func (v *Verbs) resolveSpec(s svc.Spec) (svc.Spec, error) {
 	argv, err := CommandArgs(s.Command, "start")
 	if err != nil {
 		return s, err
 	}
 	s.Command = argv
-	if s.Env, err = svc.EnvAssignments(s.Env, v.Getenv); err != nil {
+	if s.Env, err = envAssignments(s.Env, v.Getenv); err != nil {
 		return s, err
 	}
-	switch {
-	case s.LogKeep < 1:
-		return s, cli.Usagef("--log-keep must be at least 1")
-	case s.MaxRestarts < 0:
-		return s, cli.Usagef("--max-restarts cannot be negative")
+	if s.LogKeep == 0 {
+		// A spec's 0 is the default; the flag shows the default, and 0
+		// generations is refused as the spec refuses fewer.
+		s.LogKeep = -1
 	}
 	if s.Cwd == "" {
 		s.Cwd, _ = os.Getwd()
 	}
-	if st, err := os.Stat(s.Cwd); err != nil || !st.IsDir() {
-		return s, cli.Usagef("--cwd %s is not a directory", s.Cwd)
-	}
 	return s, nil
+}
+
+// envAssignments reads --env values: K=V as given, and a bare K takes
+// the caller's own value of K (so that a secret need not be typed on a
+// command line).
+func envAssignments(kvs []string, getenv func(string) string) ([]string, error) {
+	out := make([]string, 0, len(kvs))
+	for _, kv := range kvs {
+		if strings.Contains(kv, "=") {
+			out = append(out, kv)
+			continue
+		}
+		v := getenv(kv)
+		if v == "" {
+			return nil, cli.WithHint(cli.Usagef("--env %q is not K=V, and %s is not set here", kv, kv),
+				"give K=V, or export K first to pass its value without writing it on the command line")
+		}
+		out = append(out, kv+"="+v)
+	}
+	return out, nil
 }
 
 // CommandArgs is the command given after --, which must not be empty.
@@ -178,7 +199,7 @@ func CommandArgs(args []string, verb string) ([]string, error) {
 func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, note string) error {
 	interrupted := res != nil && err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
-		return err
+		return word(err)
 	}
 	if interrupted {
 		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
@@ -208,7 +229,7 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 	}
 	res, err := svc.Restart(ctx, d)
 	if err != nil && res == nil {
-		return err
+		return word(err)
 	}
 	return v.started(ctx, res, err, "")
 }
@@ -238,10 +259,18 @@ func (v *Verbs) Run(ctx context.Context, req svc.RunRequest, name *string) error
 		}
 		return v.started(ctx, bg, err, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", name, name))
 	}
-	return v.ran(ctx, out.Foreground)
+	return v.ran(ctx, out.Foreground, req.Timeout)
 }
 
-func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
+func (v *Verbs) ran(ctx context.Context, res *proc.RunResult, timeout time.Duration) error {
+	switch {
+	case res.TimedOut:
+		res.Footer = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: run it with svc start", timeout)
+	case res.Interrupted:
+		res.Footer = "interrupted"
+	case res.StillHeld:
+		res.Footer = "the command exited, but a background child it started still holds its output"
+	}
 	var sig *cli.SignalError
 	if res.Interrupted && errors.As(context.Cause(ctx), &sig) {
 		res.ExitCode = 128 + int(sig.Signal)
@@ -263,7 +292,7 @@ func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
 func (v *Verbs) List(projectDir string) error {
 	rows, errs := svc.LookAll(v.Home)
 	for _, err := range errs {
-		v.Voice.Warnf("%v", err)
+		v.Voice.Warnf("%v", say(err))
 	}
 	if projectDir != "" {
 		project, _, err := svc.ProjectServices(v.Home, projectDir)
@@ -290,7 +319,7 @@ func (v *Verbs) Status(name string) error {
 	}
 	l, err := svc.Look(d)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%v", say(err))
 	}
 	v.listing(l)
 	if l.Status.Live() {
@@ -365,7 +394,7 @@ func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 		}
 		rep, err := svc.Stop(d, grace)
 		if err != nil {
-			v.Voice.Error(err)
+			v.Voice.Error(say(err))
 			failed = true
 			continue
 		}
@@ -391,11 +420,11 @@ func (v *Verbs) Remove(names []string, force bool) error {
 		}
 		if force && svc.Supervised(d) {
 			if _, err := svc.Stop(d, 0); err != nil {
-				return err
+				return say(err)
 			}
 		}
 		if err := svc.Remove(d); err != nil {
-			return cli.Usagef("%v", err)
+			return cli.Usagef("%v", say(err))
 		}
 	}
 	return nil
@@ -418,17 +447,9 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return cli.Timeoutf("%s was not ready within %v", name, timeout)
 	case err != nil && l == nil:
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%v", say(err))
 	case err != nil:
-		return cli.Failf("%v", err)
+		return cli.Failf("%v", say(err))
 	}
 	return nil
-}
-
-// startError is a start's error, with a hint when svc-monitor is missing.
-func startError(err error) error {
-	if errors.Is(err, svc.ErrNoMonitor) {
-		return cli.WithHint(err, "go install "+svc.MonitorPackage+"@latest puts it on PATH; make install puts it beside svc")
-	}
-	return err
 }
