@@ -3,13 +3,13 @@ package svc
 import (
 	"fmt"
 	"hash/fnv"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 
 	"github.com/agentry/agentry/lib/svc/ready"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,14 +99,7 @@ func portsGiven(d Dir) map[int]string {
 }
 
 // free reports whether the port can be listened on, on every address.
-func free(port int) bool {
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-	if err != nil {
-		return false
-	}
-	ln.Close()
-	return true
-}
+func free(port int) bool { return sock.CanListen(port) }
 
 // Port is the port of a service for scripts: the port it was given, else
 // the one it was found ready on; a *NoPortError when it has neither.

@@ -3,11 +3,11 @@ package svc
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,7 +49,7 @@ func notRunning(name string, status Status) *StopReport {
 
 // ask sends one request to the monitor and reads its reply.
 func ask(d Dir, req Request) (*StopReport, error) {
-	c, err := net.DialTimeout("unix", d.Socket(), 5*time.Second)
+	c, err := sock.DialUnix(d.Socket(), 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
 	}

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +24,7 @@ type stopRequest struct {
 
 // serveControl answers requests on the monitor's socket: one svc.Request
 // line in, one svc.Reply line out.
-func (m *monitor) serveControl(ln net.Listener) {
+func (m *monitor) serveControl(ln *sock.Listener) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -33,7 +34,7 @@ func (m *monitor) serveControl(ln net.Listener) {
 	}
 }
 
-func (m *monitor) answerConn(c net.Conn) {
+func (m *monitor) answerConn(c io.ReadWriteCloser) {
 	defer c.Close()
 	enc := json.NewEncoder(c)
 	var req svc.Request

@@ -15,7 +15,6 @@ package monitor
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,6 +28,7 @@ import (
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
 	"github.com/agentry/agentry/lib/svc/ready"
+	"github.com/agentry/agentry/lib/svc/sock"
 )
 
 // monitor supervises one service.
@@ -99,7 +99,7 @@ func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
 		return m.fail("opening the log: " + err.Error())
 	}
 	m.rec.log = m.log
-	ln, err := net.Listen("unix", d.Socket())
+	ln, err := sock.ListenUnix(d.Socket())
 	if err != nil {
 		return m.fail("listening for stop requests: " + err.Error())
 	}
