@@ -1,14 +1,3 @@
-// Package svc is the background-service supervisor: the state directory
-// and its files, the per-service monitor, readiness, logs with a row
-// cursor that survives rotation, and the stop ladder.
-//
-// Every service has a directory under the state home holding state.json
-// (its recorded state, written atomically), its log generations (log.N,
-// named by the row of their first line, with "log" a symlink to the
-// newest), and a lock file that its monitor holds for its whole life:
-// a held lock is how every other command knows the service is supervised.
-// The monitor also listens on an abstract unix socket named from the
-// directory, for stop requests.
 package svc
 
 import (

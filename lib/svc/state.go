@@ -22,8 +22,8 @@ const (
 // Live reports whether a status is one of a running service.
 func (s Status) Live() bool { return s == Starting || s == Ready || s == Running }
 
-// RunRecord is how one run of the command ended.
-type RunRecord struct {
+// Launch is one launch of the command (with Spec.Restart there are several), and how it ended.
+type Launch struct {
 	N         int       `json:"n"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"startedAt"`
@@ -64,10 +64,10 @@ type State struct {
 	LogNote string `json:"logNote,omitempty"`
 	// StopNote says why a service was stopped other than by a stop request.
 	StopNote string `json:"stopNote,omitempty"`
-	// Restarts counts the runs after the first; Runs holds how the last
-	// 20 runs ended.
-	Restarts int         `json:"restarts,omitempty"`
-	Runs     []RunRecord `json:"runs,omitempty"`
+	// Restarts counts the launches after the first; Launches holds how
+	// the last 20 ended ("runs" in state.json).
+	Restarts int      `json:"restarts,omitempty"`
+	Launches []Launch `json:"runs,omitempty"`
 }
 
 // WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,

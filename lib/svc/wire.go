@@ -19,10 +19,10 @@ import (
 // The contract between svc start and the monitor it starts, and between
 // every other svc command and a running monitor, in one place.
 //
-// svc start runs "svc-monitor HOME NAME" (the program MonitorProgram,
-// found beside the one that starts it, else on PATH) in a new session, with stdin at
-// /dev/null, stdout and stderr appended to NAME/monitor.err, and these
-// inherited descriptors — the argv carries no spec, so nothing given with
+// Start runs "svc-monitor HOME NAME" (the program MonitorProgram, found
+// beside the one that starts it, else on PATH) in a new session, with
+// stdin at /dev/null, stdout and stderr appended to NAME/monitor.err, and
+// these inherited descriptors — the argv carries no spec, so nothing in
 // Spec.Env is readable by other users through /proc/PID/cmdline:
 //
 //	fd 3  reports: the monitor writes Reports, one JSON line each

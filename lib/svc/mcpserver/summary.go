@@ -125,7 +125,7 @@ func statusSummary(l *svc.Listing, now time.Time) string {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
 	}
 	if l.Restarts > 0 {
-		last := l.Runs[len(l.Runs)-1]
+		last := l.Launches[len(l.Launches)-1]
 		how := "exit code ?"
 		switch {
 		case last.Signal != "":

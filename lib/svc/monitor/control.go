@@ -71,8 +71,8 @@ func (m *monitor) stop(req stopRequest) {
 		exit = m.cur.child.Wait()
 	case <-time.After(5 * time.Second):
 	}
-	m.drainRun(m.cur)
-	m.rec.addRun(m.cur, exit)
+	m.drainLaunch(m.cur)
+	m.rec.addLaunch(m.cur, exit)
 	m.finish(exit, svc.Stopped)
 	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped}
 	if len(rep.StillAlive) > 0 {

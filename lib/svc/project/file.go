@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,7 +103,11 @@ func Find(given, dir string) (string, error) {
 func Load(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, svc.Unopened(err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // said as "PATH: why", not "open PATH: why"
+			err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+		}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

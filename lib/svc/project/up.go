@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/dotenv"
 )
 
 // What svc up did with a service.
@@ -94,7 +95,7 @@ func (u *Up) prepare(names []string) ([]*node, error) {
 		n := &node{def: d, dir: svc.Dir{Home: u.Home, Name: u.Project + "/" + d.Name},
 			started: make(chan struct{}), settled: make(chan struct{})}
 		for _, ef := range d.EnvFile {
-			kvs, err := svc.ReadEnvFile(ef)
+			kvs, err := dotenv.Read(ef)
 			if err != nil {
 				return nil, &CheckError{fmt.Errorf("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, err)}
 			}

@@ -169,7 +169,7 @@ func FormatStatus(l *svc.Listing, now time.Time) string {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
 	}
 	if l.Restarts > 0 {
-		last := l.Runs[len(l.Runs)-1]
+		last := l.Launches[len(l.Launches)-1]
 		how := "exit code ?"
 		switch {
 		case last.Signal != "":

@@ -18,6 +18,7 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/dotenv"
 )
 
 // Verbs are svc's commands as the command line runs them: each does the
@@ -92,7 +93,7 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 func envFiles(files, env []string) ([]string, error) {
 	var out []string
 	for _, f := range files {
-		kvs, err := svc.ReadEnvFile(f)
+		kvs, err := dotenv.Read(f)
 		if err != nil {
 			return nil, cli.Usagef("--env-file %v", err)
 		}
