@@ -71,6 +71,12 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err := o.Spec.Check(); err != nil {
 		return nil, err
 	}
+	if o.Monitor == "" {
+		var err error
+		if o.Monitor, err = MonitorBinary(); err != nil {
+			return nil, err // before anything is made on disk
+		}
+	}
 	d, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command)
 	if err != nil {
 		return nil, err
@@ -92,11 +98,6 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 		return nil, err
 	}
 	defer errFile.Close()
-	if o.Monitor == "" {
-		if o.Monitor, err = MonitorBinary(); err != nil {
-			return nil, err
-		}
-	}
 	launch, err := launchMonitor(o.Monitor, d, spec, errFile)
 	if err != nil {
 		return nil, err
