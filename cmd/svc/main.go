@@ -63,6 +63,8 @@ type mcpCmd struct {
 	UntilExit int    `help:"Stop every service started here when process PID exits." placeholder:"PID"`
 }
 
+// Run serves the MCP tools in this process: the monitors the tools start
+// are svc-monitor, so the MCP SDK is in none of them.
 func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
 	home, err := svc.Home(env.Getenv)
 	if err != nil {
@@ -120,7 +122,7 @@ func (c *downCmd) Run(env *cli.Env) error {
 	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
 }
 
-// verbs is the svc library's command-line face, in this environment.
+// verbs is svc's command line (lib/svc/svccmd) in this environment.
 func verbs(env *cli.Env, asJSON bool) (*svccmd.Verbs, error) {
 	return svccmd.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
 }
