@@ -139,7 +139,7 @@ func TestSvcMCPHTTP(t *testing.T) {
 	// Not on any other address.
 	bad := exec.Command(filepath.Join(binDir, "svc"), "mcp", "--http", "0.0.0.0:0")
 	bad.Env = append(bad.Environ(), "SVC_HOME="+home)
-	if b, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(b), "svc-mcp: error: --http 0.0.0.0:0: svc mcp listens only on a loopback address") {
+	if b, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(b), "svc: error: --http 0.0.0.0:0: svc mcp listens only on a loopback address") {
 		t.Errorf("--http 0.0.0.0:0: %v %s", err, b)
 	}
 }

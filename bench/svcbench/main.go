@@ -284,7 +284,7 @@ func (b *bench) many() {
 		med = float64(rss[len(rss)/2]) / 1024
 	}
 	fmt.Printf("  svc ls with 100 services: %s   target <= 50 ms: %s\n", ms(median(ls)), b.verdict(median(ls) <= 50*time.Millisecond))
-	fmt.Printf("  monitor RSS, median of 100: %.1f MB   target <= 8 MB: %s\n", med, b.verdict(med > 0 && med <= 8))
+	fmt.Printf("  monitor RSS, median of 100: %.1f MB   target <= 5 MB: %s\n", med, b.verdict(med > 0 && med <= 5))
 }
 
 // throughput: 20 million numbered lines through the monitor against the

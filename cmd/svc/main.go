@@ -5,53 +5,26 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"runtime"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
-	"github.com/agentry/agentry/lib/svc/monitor"
-	"github.com/agentry/agentry/lib/svc/project"
+	"github.com/agentry/agentry/lib/svc/mcpserver"
+	"github.com/agentry/agentry/lib/svc/svccmd"
 	"github.com/alecthomas/kong"
 )
 
-// The main goroutine stays on the main thread, so that svc mcp execs
-// svc-mcp from the thread that holds the parent-death signal proc.Start
-// gave this process: the kernel keeps it per thread, a thread made later
-// starts without one, and an exec from such a thread would drop it — and
-// with it the promise that svc mcp dies with whoever started it.
-func init() { runtime.LockOSThread() }
-
 func main() {
 	// What a caller leaked to svc (a shell's pipe, a forgotten file) goes
-	// no further: not to a monitor that outlives the caller, not to a
-	// service, and the monitor's own descriptors 3-5 not to its service.
+	// no further: not to a monitor that outlives the caller, nor to a
+	// service.
 	proc.CloseOnExecFrom(3)
-	if len(os.Args) > 1 && os.Args[1] == svc.MonitorCommand {
-		os.Exit(monitorMain(os.Args[2:]))
-	}
 	os.Exit(cli.Main(app()))
-}
-
-// monitorMain is this binary re-executed by svc start as a service's
-// monitor, with a subcommand svc names explicitly (it is never guessed from
-// the environment). Its arguments are fixed, so it is parsed by hand: the
-// monitor lives as long as its service, and building the command grammar
-// would cost it most of a megabyte of memory for nothing (about 0.8 MB RSS,
-// measured).
-func monitorMain(args []string) int {
-	var err error
-	if len(args) != 2 {
-		err = cli.WithHint(cli.Usagef("%s takes HOME NAME", svc.MonitorCommand), "svc start runs the monitor; it is not for use by hand")
-	} else {
-		err = monitor.Run(svc.Dir{Home: args[0], Name: args[1]})
-	}
-	return cli.Report("svc", os.Stderr, err)
 }
 
 func app() cli.App {
@@ -90,29 +63,32 @@ type mcpCmd struct {
 	UntilExit int    `help:"Stop every service started here when process PID exits." placeholder:"PID"`
 }
 
-// Run becomes svc-mcp, which is where the MCP server lives: linking the
-// MCP SDK would cost every monitor (this binary) about 5 MB of memory.
-func (c *mcpCmd) Run() error {
-	self, err := os.Executable()
+// Run serves the MCP tools in this process: the monitors the tools start
+// are svc-monitor, so the MCP SDK is in none of them.
+func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
+	home, err := svc.Home(env.Getenv)
 	if err != nil {
-		return err
-	}
-	bin, err := proc.Sibling("svc-mcp")
-	if err != nil {
-		return cli.WithHint(cli.Usagef("svc mcp needs svc-mcp, which is neither beside svc nor on PATH"), "make install puts it beside svc")
-	}
-	args := []string{"svc-mcp", "--svc", self}
-	if c.HTTP != "" {
-		args = append(args, "--http", c.HTTP)
+		return cli.Usagef("%v", err)
 	}
 	if c.Scope != "" {
-		args = append(args, "--scope", c.Scope)
+		if err := svc.ClaimScope(home, c.Scope, c.Scope); err != nil {
+			return cli.Usagef("--scope %v", err)
+		}
 	}
-	if c.UntilExit != 0 {
-		args = append(args, "--until-exit", strconv.Itoa(c.UntilExit))
+	s := &mcpserver.Server{Home: home, Scope: c.Scope, UntilExit: c.UntilExit, Version: cli.Version()}
+	if c.HTTP == "" {
+		return s.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout})
 	}
-	return syscall.Exec(bin, args, os.Environ())
+	err = s.ServeHTTP(ctx, c.HTTP, func(url string) { fmt.Fprintln(env.Stdout, url) })
+	if ae := (*mcpserver.AddrError)(nil); errors.As(err, &ae) {
+		return cli.Usagef("--http %v", err)
+	}
+	return err
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 type upCmd struct {
 	File         string        `short:"f" help:"The project file (default: svc.toml, else Procfile, in this directory)." placeholder:"FILE" type:"path"`
@@ -128,7 +104,7 @@ func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return project.Verbs{Verbs: v}.Up(ctx, project.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
+	return v.Up(ctx, svccmd.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
 }
 
 type downCmd struct {
@@ -143,12 +119,12 @@ func (c *downCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return project.Verbs{Verbs: v}.Down(project.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
+	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
 }
 
-// verbs is the svc library's command-line face, in this environment.
-func verbs(env *cli.Env, asJSON bool) (*svc.Verbs, error) {
-	return svc.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
+// verbs is svc's command line (lib/svc/svccmd) in this environment.
+func verbs(env *cli.Env, asJSON bool) (*svccmd.Verbs, error) {
+	return svccmd.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
 }
 
 type runCmd struct {
@@ -206,7 +182,7 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 		rows, cols := proc.TerminalSize(1, 2)
 		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}
 	}
-	return v.Start(ctx, svc.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
+	return v.Start(ctx, svccmd.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
 }
 
 type portCmd struct {
@@ -263,7 +239,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Tail(ctx, c.Names, c.All, c.Project, svc.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
+	return v.Tail(ctx, c.Names, c.All, c.Project, svccmd.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
 }
 
 type stopCmd struct {

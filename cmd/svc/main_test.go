@@ -16,6 +16,7 @@ var samples = [][]string{
 	{"ls", "--json"}, {"status", "web"}, {"tail", "-n", "5", "-f", "--since", "10", "--json", "web"},
 	{"stop", "--grace", "1s", "--json", "a", "b"}, {"stop", "--all"}, {"restart", "web"}, {"rm", "--force", "a"},
 	{"wait", "--timeout", "3s", "web"},
+	{"mcp", "--http", "127.0.0.1:0", "--scope", "agent", "--until-exit", "1"}, {"mcp"},
 }
 
 // TestGrammar builds the kong grammar and parses samples of every command.

@@ -1,14 +1,3 @@
-// Package svc is the background-service supervisor: the state directory
-// and its files, the per-service monitor, readiness, logs with a row
-// cursor that survives rotation, and the stop ladder.
-//
-// Every service has a directory under the state home holding state.json
-// (its recorded state, written atomically), its log generations (log.N,
-// named by the row of their first line, with "log" a symlink to the
-// newest), and a lock file that its monitor holds for its whole life:
-// a held lock is how every other command knows the service is supervised.
-// The monitor also listens on an abstract unix socket named from the
-// directory, for stop requests.
 package svc
 
 import (
@@ -58,17 +47,20 @@ func ValidName(name string) error {
 // characters, letters, digits, '.', '_' and '-', not starting with '.' or
 // '-'.
 func ValidPlainName(name string) error {
+	bad := func(format string, args ...any) error {
+		return &NameError{Name: name, Problem: fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case name == "":
-		return errors.New("a service name cannot be empty")
+		return bad("a service name cannot be empty")
 	case len(name) > 64:
-		return fmt.Errorf("service name %q is longer than 64 characters", name)
+		return bad("service name %q is longer than 64 characters", name)
 	case name[0] == '.' || name[0] == '-':
-		return fmt.Errorf("service name %q cannot start with %q", name, name[0])
+		return bad("service name %q cannot start with %q", name, name[0])
 	}
 	for _, r := range name {
 		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("service name %q has %q: use letters, digits, '.', '_' and '-'", name, r)
+			return bad("service name %q has %q: use letters, digits, '.', '_' and '-'", name, r)
 		}
 	}
 	return nil
@@ -144,11 +136,11 @@ func hashString(s string) string {
 // ensureHome makes the state home (mode 0700) and checks it is writable.
 func ensureHome(home string) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("cannot make the state directory: %w", err)
+		return &HomeError{home, fmt.Errorf("cannot make the state directory: %w", err)}
 	}
 	f, err := os.CreateTemp(home, ".probe-")
 	if err != nil {
-		return fmt.Errorf("the state directory %s is not writable: %w", home, err)
+		return &HomeError{home, fmt.Errorf("the state directory %s is not writable: %w", home, err)}
 	}
 	f.Close()
 	return os.Remove(f.Name())

@@ -24,7 +24,7 @@ func Look(d Dir) (*Listing, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if _, serr := os.Stat(d.Path()); serr != nil {
-				return nil, fmt.Errorf("no service called %s", d.Name)
+				return nil, &NotFoundError{d.Name}
 			}
 			s = &State{Name: d.Name, Status: Stopped}
 		} else {
@@ -72,7 +72,7 @@ func LookAll(home string) ([]*Listing, []error) {
 }
 
 // LiveNames are the services that are live — supervised, or still running
-// after their monitor was killed — which stop --all stops.
+// after their monitor was killed.
 func LiveNames(home string) []string {
 	rows, _ := LookAll(home)
 	var names []string
@@ -87,10 +87,10 @@ func LiveNames(home string) []string {
 // Remove forgets a service that is not running.
 func Remove(d Dir) error {
 	if Supervised(d) {
-		return fmt.Errorf("%s is running; svc stop it first, or svc rm --force", d.Name)
+		return &LiveError{d.Name}
 	}
 	if _, err := os.Stat(d.Path()); err != nil {
-		return fmt.Errorf("no service called %s", d.Name)
+		return &NotFoundError{d.Name}
 	}
 	return os.RemoveAll(d.Path())
 }

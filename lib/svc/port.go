@@ -3,28 +3,27 @@ package svc
 import (
 	"fmt"
 	"hash/fnv"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc/ready"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
-// --port auto picks from these ports: below Linux's ephemeral range
+// PortAuto picks from these ports: below Linux's ephemeral range
 // (32768 on), so an outgoing connection does not take one meanwhile.
 const (
 	autoPortLow  = 20000
 	autoPortHigh = 32000
 )
 
-// PortAuto is --port's value that asks svc to pick.
+// PortAuto is StartOptions.Port's value that asks svc to pick.
 const PortAuto = "auto"
 
-// pickPort resolves --port for the service d: a number is checked free,
+// pickPort resolves StartOptions.Port for the service d: a number is checked free,
 // "auto" picks one — the same for the same name and directory while it
 // stays free. Ports given to live services count as taken even before
 // they listen. The choice is made under home's port lock, which the
@@ -47,16 +46,16 @@ func pickPort(d Dir, given, cwd string) (port int, release func(), err error) {
 	if given != PortAuto {
 		port, err = strconv.Atoi(given)
 		if err != nil || port < 1 || port > 65535 {
-			return 0, nil, cli.Usagef("--port takes auto or a port number, not %q", given)
+			return 0, nil, &FieldError{Field: "port", Value: given, Err: ErrBadPort}
 		}
 		if other, ok := taken[port]; ok {
-			return 0, nil, cli.Usagef("port %d is given to service %s", port, other)
+			return 0, nil, &PortError{Field: "port", Port: port, Service: other}
 		}
 		if holder := ready.PortHolder(port); holder != "" || !free(port) {
 			if holder == "" {
 				holder = "another process"
 			}
-			return 0, nil, cli.WithHint(cli.Usagef("port %d is in use by %s", port, holder), "use --port auto to have svc pick a free one")
+			return 0, nil, &PortError{Field: "port", Port: port, Holder: holder}
 		}
 		return port, unlock, nil
 	}
@@ -87,7 +86,7 @@ func lockPorts(home string) (func(), error) {
 	return func() { once.Do(func() { f.Close() }) }, nil
 }
 
-// portsGiven maps the --port of every other live service to its name.
+// portsGiven maps the given port of every other live service to its name.
 func portsGiven(d Dir) map[int]string {
 	taken := map[int]string{}
 	rows, _ := LookAll(d.Home)
@@ -100,17 +99,10 @@ func portsGiven(d Dir) map[int]string {
 }
 
 // free reports whether the port can be listened on, on every address.
-func free(port int) bool {
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-	if err != nil {
-		return false
-	}
-	ln.Close()
-	return true
-}
+func free(port int) bool { return sock.CanListen(port) }
 
-// Port is the port of a service for scripts: its --port, else the port it
-// was found ready on.
+// Port is the port of a service for scripts: the port it was given, else
+// the one it was found ready on; a *NoPortError when it has neither.
 func Port(d Dir) (int, error) {
 	l, err := Look(d)
 	if err != nil {
@@ -122,5 +114,5 @@ func Port(d Dir) (int, error) {
 	case l.Port > 0 && !l.PortPreoccupied:
 		return l.Port, nil
 	}
-	return 0, cli.Failf("%s has no port: it was started without --port and is not listening (%s)", d.Name, l.Status)
+	return 0, &NoPortError{Name: d.Name, Status: l.Status}
 }

@@ -2,7 +2,6 @@ package svc
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 
@@ -17,7 +16,6 @@ type RunRequest struct {
 	// service), "always" or "never".
 	Background string
 	Home, Name string // for a command sent to the background
-	Executable string // the svc binary
 	// Scope and UntilExit are those of a service it starts (see
 	// StartOptions.Scope and Spec.UntilExit).
 	Scope     string
@@ -37,7 +35,7 @@ func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
-		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Executable: req.Executable, Scope: req.Scope,
+		res, err := Start(ctx, StartOptions{Home: req.Home, Name: req.Name, Scope: req.Scope,
 			Spec: Spec{Command: req.Argv, Cwd: cwd, UntilExit: req.UntilExit}})
 		if res != nil {
 			res.Background = true
@@ -47,14 +45,6 @@ func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	res, err := proc.RunForeground(ctx, req.RunOptions)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case res.TimedOut:
-		res.Footer = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: run it with svc start", req.Timeout)
-	case res.Interrupted:
-		res.Footer = "interrupted"
-	case res.StillHeld:
-		res.Footer = "the command exited, but a background child it started still holds its output"
 	}
 	return &RunOutcome{Foreground: res}, nil
 }

@@ -11,23 +11,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc/ready"
 )
 
-// ErrNameTaken is returned when a live service already has the name.
-var ErrNameTaken = errors.New("name taken")
-
-// StartOptions are what svc start needs.
+// StartOptions are what Start needs.
 type StartOptions struct {
-	Home   string
-	Name   string // empty: derived from the command
-	Spec   Spec   // fields left zero take their defaults
+	Home string
+	// Name is a plain name (ValidPlainName), checked here; empty: derived
+	// from the command.
+	Name   string
+	Spec   Spec // checked by Spec.Check; fields left zero take their defaults
 	Settle time.Duration
-	// Port is --port: "auto", a number, or "" for none.
+	// Port is a port to give the service, in $PORT and for {port}:
+	// PortAuto, a number, or "" for none.
 	Port string
-	// Executable is the svc binary, which runs the monitor.
-	Executable string
+	// Monitor is the monitor's program; empty: MonitorBinary's.
+	Monitor string
 	// OnStarted, when set, is called once the monitor has started the
 	// command, before Start returns.
 	OnStarted func(pid int)
@@ -69,6 +68,15 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
 	}
+	if err := o.Spec.Check(); err != nil {
+		return nil, err
+	}
+	if o.Monitor == "" {
+		var err error
+		if o.Monitor, err = MonitorBinary(); err != nil {
+			return nil, err // before anything is made on disk
+		}
+	}
 	d, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command)
 	if err != nil {
 		return nil, err
@@ -90,7 +98,7 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 		return nil, err
 	}
 	defer errFile.Close()
-	launch, err := launchMonitor(o.Executable, d, spec, errFile)
+	launch, err := launchMonitor(o.Monitor, d, spec, errFile)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +151,7 @@ func releaseOnStarted(in <-chan Report, release func()) <-chan Report {
 // directory is made once everything else is checked.
 func claim(home, scope, name string, command []string) (Dir, error) {
 	if err := ensureHome(home); err != nil {
-		return Dir{}, cli.WithCode(err, cli.ExitUsage)
+		return Dir{}, err
 	}
 	prefix := ""
 	if scope != "" {
@@ -151,17 +159,17 @@ func claim(home, scope, name string, command []string) (Dir, error) {
 	}
 	if name == "" {
 		name = uniqueName(home, prefix+defaultName(command))
-	} else if name = prefix + name; ValidName(name) != nil {
-		return Dir{}, cli.Usagef("%v", ValidName(name))
+	} else if err := ValidPlainName(name); err != nil {
+		return Dir{}, err
+	} else {
+		name = prefix + name
 	}
 	d := Dir{Home: home, Name: name}
 	if Supervised(d) {
-		return Dir{}, cli.WithHint(cli.Usagef("%w: a service called %s is running", ErrNameTaken, name),
-			fmt.Sprintf("svc stop %s, or choose another --name", name))
+		return Dir{}, &TakenError{Name: name}
 	}
 	if l, err := Look(d); err == nil && l.Status.Live() {
-		return Dir{}, cli.WithHint(cli.Usagef("%w: %s lost its monitor but its process %d still runs", ErrNameTaken, name, l.PID),
-			fmt.Sprintf("svc stop %s", name))
+		return Dir{}, &TakenError{Name: name, PID: l.PID}
 	}
 	return d, nil
 }
@@ -246,8 +254,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 	res := w.res
 	switch r.Event {
 	case EvTaken:
-		return nil, cli.WithHint(cli.Usagef("%w: a service called %s is running", ErrNameTaken, w.d.Name),
-			fmt.Sprintf("svc stop %s, or choose another --name", w.d.Name))
+		return nil, &TakenError{Name: w.d.Name}
 	case EvFailed:
 		res.Status, res.Error = Failed, r.Error
 		res.AfterMs = ms(time.Since(w.begin))
@@ -311,58 +318,43 @@ func uniqueName(home, base string) string {
 	}
 }
 
+// RestartError is a service Restart cannot start again: its recorded
+// spec cannot be read.
+type RestartError struct {
+	Name string
+	Err  error
+}
+
+func (e *RestartError) Error() string { return fmt.Sprintf("cannot restart %s: %v", e.Name, e.Err) }
+func (e *RestartError) Unwrap() error { return e.Err }
+
 // Restart stops a service and starts it again with the spec it was
-// started with (less --until-exit: the process it was tied to is not
-// ours to pin again).
-func Restart(ctx context.Context, d Dir, executable string) (*StartResult, error) {
+// started with (less UntilExit: the process it was tied to is not ours
+// to pin again).
+func Restart(ctx context.Context, d Dir) (*StartResult, error) {
 	s, err := ReadState(d)
 	if err != nil {
-		return nil, cli.Usagef("cannot restart %s: %v", d.Name, err)
+		return nil, &RestartError{d.Name, err}
 	}
 	if _, err := Stop(d, 0); err != nil {
 		return nil, err
 	}
 	s.Spec.UntilExit = 0
-	return Start(ctx, StartOptions{Home: d.Home, Name: d.Name, Executable: executable, Spec: s.Spec})
+	o := StartOptions{Home: d.Home, Name: d.Name, Spec: s.Spec}
+	if scope, name, ok := strings.Cut(d.Name, "/"); ok {
+		o.Scope, o.Name = scope, name
+	}
+	return Start(ctx, o)
 }
 
-// CheckReadyPort refuses a --ready-port another process already listens
-// on: it could never show the service ready. With force it is a warning,
-// returned for the caller to print.
-func CheckReadyPort(port int, force bool) (warning string, err error) {
+// CheckReadyPort is a *PortError when another process already listens on
+// the ready port: it could never show the service ready.
+func CheckReadyPort(port int) error {
 	if port <= 0 {
-		return "", nil
+		return nil
 	}
-	holder := ready.PortHolder(port)
-	switch {
-	case holder == "":
-		return "", nil
-	case force:
-		return fmt.Sprintf("port %d is already held by %s; it will not count as ready", port, holder), nil
+	if holder := ready.PortHolder(port); holder != "" {
+		return &PortError{Field: "readyPort", Port: port, Holder: holder}
 	}
-	return "", cli.WithHint(cli.Usagef("port %d is already held by %s", port, holder),
-		"stop that process, choose another port, or svc start --force to start anyway")
-}
-
-// EnvAssignments checks --env values: K=V as given, and a bare K takes
-// the caller's own value of K (so that a secret need not be typed on a
-// command line).
-func EnvAssignments(kvs []string, getenv func(string) string) ([]string, error) {
-	out := make([]string, 0, len(kvs))
-	for _, kv := range kvs {
-		if strings.Contains(kv, "=") {
-			if strings.HasPrefix(kv, "=") {
-				return nil, cli.Usagef("--env %q has no name", kv)
-			}
-			out = append(out, kv)
-			continue
-		}
-		v := getenv(kv)
-		if v == "" {
-			return nil, cli.WithHint(cli.Usagef("--env %q is not K=V, and %s is not set here", kv, kv),
-				"give K=V, or export K first to pass its value without writing it on the command line")
-		}
-		out = append(out, kv+"="+v)
-	}
-	return out, nil
+	return nil
 }

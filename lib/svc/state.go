@@ -2,9 +2,7 @@ package svc
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -24,84 +22,8 @@ const (
 // Live reports whether a status is one of a running service.
 func (s Status) Live() bool { return s == Starting || s == Ready || s == Running }
 
-// Spec is how a service was asked to run; restart runs it again.
-type Spec struct {
-	Command      []string      `json:"command"`
-	Cwd          string        `json:"cwd"`
-	Env          []string      `json:"env,omitempty"`
-	ReadyURL     string        `json:"readyUrl,omitempty"`
-	ReadyPort    int           `json:"readyPort,omitempty"`
-	ReadyRegex   string        `json:"readyRegex,omitempty"`
-	ReadyCmd     string        `json:"readyCmd,omitempty"`
-	ReadyTimeout time.Duration `json:"readyTimeoutNs"`
-	// Port is the port given with --port, in $PORT and for {port}.
-	Port int `json:"port,omitempty"`
-	// PTY runs the command on a pseudo-terminal of this size.
-	PTY       *TermSize     `json:"pty,omitempty"`
-	StopGrace time.Duration `json:"stopGraceNs"`
-	LogMax    int64         `json:"logMax"`
-	LogKeep   int           `json:"logKeep"`
-	// UntilExit stops the service when that process exits.
-	UntilExit int `json:"untilExit,omitempty"`
-	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
-	// (0: no bound).
-	Restart     string `json:"restart,omitempty"`
-	MaxRestarts int    `json:"maxRestarts,omitempty"`
-	// Project ties the service to the project file svc up started it
-	// from; nil for a service started by svc start.
-	Project *ProjectTag `json:"project,omitempty"`
-}
-
-// ProjectTag is what svc up records of a project's service, so that a
-// later svc up can tell whether the file still says the same, and svc down
-// can stop it in order even when the file is gone.
-type ProjectTag struct {
-	Dir string `json:"dir"` // the project's directory
-	// Digest is a hash of the service's definition as svc up resolved it.
-	Digest    string   `json:"digest"`
-	DependsOn []string `json:"dependsOn,omitempty"` // names within the project
-	Oneshot   bool     `json:"oneshot,omitempty"`
-}
-
-// TermSize is the size of a --pty service's terminal.
-type TermSize struct {
-	Rows uint16 `json:"rows"`
-	Cols uint16 `json:"cols"`
-}
-
-// The defaults of a spec's fields and of svc start's settle window: svc
-// start's flags show these, and Start fills them into a spec that leaves
-// them zero.
-const (
-	DefaultReadyTimeout = 60 * time.Second
-	DefaultStopGrace    = 5 * time.Second
-	DefaultLogMax       = 16 << 20
-	DefaultLogKeep      = 5
-	DefaultSettle       = 4 * time.Second
-)
-
-// WithDefaults is the spec with the fields left zero filled with their defaults.
-func (s Spec) WithDefaults() Spec {
-	if s.ReadyTimeout <= 0 {
-		s.ReadyTimeout = DefaultReadyTimeout
-	}
-	if s.StopGrace <= 0 {
-		s.StopGrace = DefaultStopGrace
-	}
-	if s.LogMax <= 0 {
-		s.LogMax = DefaultLogMax
-	}
-	if s.LogKeep <= 0 {
-		s.LogKeep = DefaultLogKeep
-	}
-	if s.Restart == "" {
-		s.Restart = "no"
-	}
-	return s
-}
-
-// RunRecord is how one run of the command ended.
-type RunRecord struct {
+// Launch is one launch of the command (with Spec.Restart there are several), and how it ended.
+type Launch struct {
 	N         int       `json:"n"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"startedAt"`
@@ -127,7 +49,7 @@ type State struct {
 	Ports   []int  `json:"ports,omitempty"` // every TCP port the tree listens on, once ready
 	ReadyBy string `json:"readyBy,omitempty"`
 	// Warning is what the user should know of how it became ready: a
-	// --port the service did not use.
+	// given port the service did not use.
 	Warning         string `json:"warning,omitempty"`
 	PortPreoccupied bool   `json:"portPreoccupied,omitempty"`
 	PortHolder      string `json:"portHolder,omitempty"`
@@ -140,12 +62,12 @@ type State struct {
 	Error     string     `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.
 	LogNote string `json:"logNote,omitempty"`
-	// StopNote says why a service was stopped other than by svc stop.
+	// StopNote says why a service was stopped other than by a stop request.
 	StopNote string `json:"stopNote,omitempty"`
-	// Restarts counts the runs after the first; Runs holds how the last
-	// 20 runs ended.
-	Restarts int         `json:"restarts,omitempty"`
-	Runs     []RunRecord `json:"runs,omitempty"`
+	// Restarts counts the launches after the first; Launches holds how
+	// the last 20 ended ("runs" in state.json).
+	Restarts int      `json:"restarts,omitempty"`
+	Launches []Launch `json:"runs,omitempty"`
 }
 
 // WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,
@@ -204,7 +126,7 @@ func ReadState(d Dir) (*State, error) {
 	}
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s is damaged (%v); svc rm --force %s forgets it", filepath.Join(d.Name, "state.json"), err, d.Name)
+		return nil, &DamagedError{d.Name, err}
 	}
 	if s.Name == "" {
 		s.Name = d.Name

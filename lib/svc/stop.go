@@ -1,14 +1,13 @@
 package svc
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +16,7 @@ import (
 // start time.
 func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	if _, err := os.Stat(d.Path()); err != nil {
-		return nil, fmt.Errorf("no service called %s", d.Name)
+		return nil, &NotFoundError{d.Name}
 	}
 	if !Supervised(d) {
 		l, err := Look(d)
@@ -50,7 +49,7 @@ func notRunning(name string, status Status) *StopReport {
 
 // ask sends one request to the monitor and reads its reply.
 func ask(d Dir, req Request) (*StopReport, error) {
-	c, err := net.DialTimeout("unix", d.Socket(), 5*time.Second)
+	c, err := sock.DialUnix(d.Socket(), 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
 	}
@@ -85,7 +84,7 @@ func monitorProc(d Dir) (proc.Info, bool) {
 		return proc.Info{}, false
 	}
 	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.MonitorPID))
-	if err != nil || !bytes.HasSuffix(argv, []byte("\x00"+MonitorCommand+"\x00"+d.Home+"\x00"+d.Name+"\x00")) {
+	if err != nil || !isMonitorOf(argv, d) {
 		return proc.Info{}, false
 	}
 	return info, true

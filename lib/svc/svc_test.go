@@ -2,6 +2,8 @@ package svc
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -105,5 +107,62 @@ func TestStateAtomicAndDamaged(t *testing.T) {
 	os.WriteFile(d.StatePath(), []byte("{torn"), 0o600)
 	if _, err := ReadState(d); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged state: %v", err)
+	}
+}
+
+// Spec.Check names the field that is wrong; a good spec passes.
+func TestSpecCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/f"
+	os.WriteFile(file, nil, 0o600)
+	good := Spec{Command: []string{"true"}, Cwd: dir, Env: []string{"A=1", "B="}}
+	if err := good.Check(); err != nil {
+		t.Fatalf("a good spec: %v", err)
+	}
+	for _, c := range []struct {
+		field string
+		edit  func(*Spec)
+		is    error
+	}{
+		{"command", func(s *Spec) { s.Command = nil }, ErrNoCommand},
+		{"command", func(s *Spec) { s.Command = []string{"  "} }, ErrNoCommand},
+		{"cwd", func(s *Spec) { s.Cwd = file }, ErrNotDir},
+		{"env", func(s *Spec) { s.Env = []string{"=1"} }, ErrNoEnvName},
+		{"env", func(s *Spec) { s.Env = []string{"NOEQUALS"} }, ErrNoEnvName},
+		{"logKeep", func(s *Spec) { s.LogKeep = -1 }, ErrZero},
+		{"maxRestarts", func(s *Spec) { s.MaxRestarts = -1 }, ErrNegative},
+		{"restart", func(s *Spec) { s.Restart = "sometimes" }, ErrBadRestart},
+		{"ready", func(s *Spec) { s.ReadyURL, s.ReadyPort = "http://x", 3 }, ErrManyReady},
+		{"readyPort", func(s *Spec) { s.ReadyPort = 70000 }, ErrBadPort},
+	} {
+		s := good
+		c.edit(&s)
+		var fe *FieldError
+		if err := s.Check(); !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.is) {
+			t.Errorf("%s: got %v", c.field, err)
+		}
+	}
+}
+
+// The typed errors are told apart by errors.Is and As, and keep the words
+// the command line printed before.
+func TestTypedErrors(t *testing.T) {
+	d := Dir{Home: t.TempDir(), Name: "gone"}
+	if _, err := Look(d); !errors.Is(err, ErrNotFound) || err.Error() != "no service called gone" {
+		t.Errorf("Look of nothing: %v", err)
+	}
+	if _, err := Stop(d, 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Stop of nothing: %v", err)
+	}
+	taken := error(&TakenError{Name: "web"})
+	if !errors.Is(taken, ErrNameTaken) || taken.Error() != "name taken: a service called web is running" {
+		t.Errorf("taken: %v", taken)
+	}
+	var ne *NameError
+	if err := ValidPlainName("a/b"); !errors.As(err, &ne) {
+		t.Errorf("a/b: %v", err)
+	}
+	if _, err := Start(context.Background(), StartOptions{Home: t.TempDir(), Name: "x", Spec: Spec{}}); !errors.Is(err, ErrNoCommand) {
+		t.Errorf("Start of no command: %v", err)
 	}
 }

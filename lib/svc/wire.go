@@ -1,10 +1,15 @@
 package svc
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/agentry/agentry/lib/proc"
@@ -14,21 +19,62 @@ import (
 // The contract between svc start and the monitor it starts, and between
 // every other svc command and a running monitor, in one place.
 //
-// svc start runs "svc __monitor HOME NAME" in a new session, with stdin at
-// /dev/null, stdout and stderr appended to NAME/monitor.err, and these
-// inherited descriptors — the argv carries no spec, so nothing given with
-// --env is readable by other users through /proc/PID/cmdline:
+// Start runs "svc-monitor HOME NAME" (the program MonitorProgram, found
+// beside the one that starts it, else on PATH) in a new session, with
+// stdin at /dev/null, stdout and stderr appended to NAME/monitor.err, and
+// these inherited descriptors — the argv carries no spec, so nothing in
+// Spec.Env is readable by other users through /proc/PID/cmdline:
 //
 //	fd 3  reports: the monitor writes Reports, one JSON line each
 //	fd 4  spec:    svc start writes the Spec as JSON, then closes it
-//	fd 5  until:   a pidfd of the --until-exit process (only with it)
+//	fd 5  until:   a pidfd of the Spec.UntilExit process (only with it)
 //
 // A running monitor answers on its abstract unix socket (Dir.Socket): one
 // Request line in, one Reply line out.
 
-// MonitorCommand is the hidden subcommand svc re-executes itself with to
-// become a service's monitor.
-const MonitorCommand = "__monitor"
+// MonitorProgram is the monitor's program: a binary of its own, so that
+// the process there is one of per service links only what it uses (a
+// monitor is ~5 MB of RSS; the svc binary re-executed was 7 to 8 MB,
+// and would be more with the MCP server it links).
+const MonitorProgram = "svc-monitor"
+
+// MonitorPackage is where go install finds the monitor's program.
+const MonitorPackage = "github.com/agentry/agentry/cmd/svc-monitor"
+
+// ErrNoMonitor is returned by Start when no monitor program is found.
+var ErrNoMonitor = errors.New(MonitorProgram + " is neither beside this program nor on PATH")
+
+// MonitorBinary is the monitor's program: beside the running one, else
+// on PATH; ErrNoMonitor when neither has it.
+func MonitorBinary() (string, error) {
+	p, err := proc.Sibling(MonitorProgram)
+	if err != nil {
+		return "", ErrNoMonitor
+	}
+	return p, nil
+}
+
+// monitorArgs are the monitor's arguments after its program: HOME NAME.
+// ParseMonitorArgs is their other end.
+func monitorArgs(d Dir) []string { return []string{d.Home, d.Name} }
+
+// ParseMonitorArgs reads the monitor's arguments (after its program's
+// name) back into the service's directory.
+func ParseMonitorArgs(args []string) (Dir, error) {
+	if len(args) != 2 || args[0] == "" || args[1] == "" {
+		return Dir{}, errors.New(MonitorProgram + " takes HOME NAME")
+	}
+	return Dir{Home: args[0], Name: args[1]}, nil
+}
+
+// isMonitorOf reports whether a /proc/PID/cmdline is that of d's monitor.
+func isMonitorOf(cmdline []byte, d Dir) bool {
+	prog, rest, ok := bytes.Cut(cmdline, []byte{0})
+	if !ok || filepath.Base(string(prog)) != MonitorProgram {
+		return false
+	}
+	return string(rest) == strings.Join(monitorArgs(d), "\x00")+"\x00"
+}
 
 const (
 	fdReports = 3
@@ -127,13 +173,13 @@ func launchMonitor(exe string, d Dir, spec Spec, stderr *os.File) (*monitorLaunc
 		fd, err := unix.PidfdOpen(spec.UntilExit, 0)
 		if err != nil {
 			l.closeAll()
-			return nil, fmt.Errorf("--until-exit %d: %v", spec.UntilExit, err)
+			return nil, &FieldError{Field: "untilExit", Value: strconv.Itoa(spec.UntilExit), Err: err}
 		}
 		pidfd := os.NewFile(uintptr(fd), "until-exit")
 		l.closers = append(l.closers, pidfd)
 		files = append(files, pidfd)
 	}
-	cmd := exec.Command(exe, MonitorCommand, d.Home, d.Name)
+	cmd := exec.Command(exe, monitorArgs(d)...)
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.ExtraFiles = files
@@ -172,7 +218,7 @@ func (l *monitorLaunch) closeAll() {
 type MonitorEnds struct {
 	Spec    Spec
 	Reports *json.Encoder
-	// Until is the --until-exit pidfd, or nil.
+	// Until is the Spec.UntilExit pidfd, or nil.
 	Until *os.File
 }
 

@@ -316,7 +316,7 @@ func TestServicesSIGKILL(t *testing.T) {
 		t.Fatalf("after runagent's SIGKILL the service still runs (port %d open: %v)", port, listening(port))
 	}
 	// And its monitor, which records the stop and then ends.
-	if !await.Until(20*time.Second, func() bool { return len(procsMatching("__monitor "+home)) == 0 }) {
+	if !await.Until(20*time.Second, func() bool { return len(procsMatching("svc-monitor "+home)) == 0 }) {
 		t.Fatalf("after runagent's SIGKILL the service's monitor still runs")
 	}
 }

@@ -21,8 +21,7 @@ import (
 
 // Server is one svc mcp.
 type Server struct {
-	Home       string
-	Executable string // the svc binary, which runs monitors
+	Home string
 	// Scope, when set, is the name every service started here is under
 	// (SCOPE/NAME); the tools then see and touch only those services, and
 	// take and show names without the scope. Empty: every service, by its
@@ -77,15 +76,28 @@ func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClos
 	return err
 }
 
+// AddrError is an address ServeHTTP will not listen on: not host:port,
+// or not loopback (ErrNotLoopback).
+type AddrError struct {
+	Addr string
+	Err  error
+}
+
+func (e *AddrError) Error() string { return e.Addr + ": " + e.Err.Error() }
+func (e *AddrError) Unwrap() error { return e.Err }
+
+// ErrNotLoopback is an address that is not a loopback one.
+var ErrNotLoopback = errors.New("svc mcp listens only on a loopback address, such as 127.0.0.1:0")
+
 // ServeHTTP serves streamable HTTP on addr, a loopback address, until ctx
 // is done. ready is called with the server's URL once it listens.
 func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url string)) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--http %s: %v", addr, err)
+		return &AddrError{addr, err}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--http %s: svc mcp listens only on a loopback address, such as 127.0.0.1:0", addr)
+		return &AddrError{addr, ErrNotLoopback}
 	}
 	// Everything is built before the socket listens, so the URL is printed
 	// the moment it does: a supervisor that sees the listening socket

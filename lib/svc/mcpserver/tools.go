@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,22 +50,25 @@ func (s *Server) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mc
 			return nil, RunOut{}, fmt.Errorf("cwd %s is not a directory", in.Cwd)
 		}
 	}
-	if in.Name != "" {
-		if err := svc.ValidPlainName(in.Name); err != nil {
-			return nil, RunOut{}, err
-		}
-	}
 	res, err := svc.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: []string{in.Command}, Cwd: in.Cwd, Timeout: timeout, Keep: runTail},
-		Background: "auto", Home: s.Home, Name: in.Name, Executable: s.Executable, Scope: s.Scope, UntilExit: s.UntilExit})
+		Background: "auto", Home: s.Home, Name: in.Name, Scope: s.Scope, UntilExit: s.UntilExit})
 	if err != nil && (res == nil || res.Background == nil) {
-		return nil, RunOut{}, err
+		return nil, RunOut{}, s.word(err)
 	}
 	if bg := res.Background; bg != nil {
 		out := s.startOut(bg)
 		return nil, RunOut{Background: &out, Note: "it looked long-running, so it was started as a background service: read it with output, stop it with stop"}, nil
 	}
 	f := res.Foreground
-	out := RunOut{ExitCode: f.ExitCode, Signal: f.Signal, TimedOut: f.TimedOut, ElapsedMs: f.ElapsedMs, Output: f.Output, Truncated: f.Truncated, Note: f.Footer}
+	out := RunOut{ExitCode: f.ExitCode, Signal: f.Signal, TimedOut: f.TimedOut, ElapsedMs: f.ElapsedMs, Output: f.Output, Truncated: f.Truncated}
+	switch {
+	case f.TimedOut:
+		out.Note = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: start it with start", timeout)
+	case f.Interrupted:
+		out.Note = "interrupted"
+	case f.StillHeld:
+		out.Note = "the command exited, but a background child it started still holds its output"
+	}
 	if f.ExitCode == 126 || f.ExitCode == 127 {
 		// The shell could not run it at all: that is not the command's answer.
 		return nil, RunOut{}, fmt.Errorf("the command could not be run (exit %d): %s", f.ExitCode, strings.TrimSpace(lastLine(f.Output)))
@@ -101,25 +103,9 @@ type StartOut struct {
 }
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, StartOut, error) {
-	if strings.TrimSpace(in.Command) == "" {
-		return nil, StartOut{}, errors.New("command is empty")
-	}
-	if in.Name != "" {
-		if err := svc.ValidPlainName(in.Name); err != nil {
-			return nil, StartOut{}, err
-		}
-	}
 	cwd := in.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()
-	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return nil, StartOut{}, fmt.Errorf("cwd %s is not a directory", cwd)
-	}
-	if in.Port != "" && in.Port != svc.PortAuto {
-		if n, err := strconv.Atoi(in.Port); err != nil || n < 1 || n > 65535 {
-			return nil, StartOut{}, fmt.Errorf("port is auto or a port number, not %q", in.Port)
-		}
 	}
 	var env []string
 	for k, v := range in.Env {
@@ -132,11 +118,11 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	if readyTimeout <= 0 {
 		readyTimeout = 30 * time.Second
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Executable: s.Executable, Port: in.Port,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
 		Settle: readyTimeout + 2*time.Second,
 		Spec:   svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit}})
 	if err != nil && res == nil {
-		return nil, StartOut{}, errors.New(s.unscoped(strings.TrimPrefix(err.Error(), "name taken: ")))
+		return nil, StartOut{}, s.word(err)
 	}
 	out := s.startOut(res)
 	if res.Status == svc.Exited || res.Status == svc.Failed {
@@ -150,9 +136,33 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 func (s *Server) startOut(r *svc.StartResult) StartOut {
 	r.Name = s.short(r.Name)
 	out := StartOut{Name: r.Name, Status: string(r.Status), PID: r.PID, URL: r.URL, Port: r.Port, Ports: r.Ports, ExitCode: r.ExitCode,
-		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: strings.TrimSpace(svc.FormatStart(r))}
+		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: startSummary(r)}
 	out.Rows, _ = logfile.LastRow(svc.Dir{Home: s.Home, Name: s.full(r.Name)}.Path())
 	return out
+}
+
+// word is an operation's error as the tools say it: in their own terms,
+// with names as they show them.
+func (s *Server) word(err error) error {
+	var (
+		taken *svc.TakenError
+		field *svc.FieldError
+	)
+	switch {
+	case errors.As(err, &taken) && taken.PID != 0:
+		return fmt.Errorf("%s lost its monitor but its process %d still runs", s.short(taken.Name), taken.PID)
+	case errors.As(err, &taken):
+		return fmt.Errorf("a service called %s is running", s.short(taken.Name))
+	case errors.As(err, &field) && field.Field == "command":
+		return errors.New("command is empty")
+	case errors.As(err, &field) && field.Field == "cwd":
+		return fmt.Errorf("cwd %s is not a directory", field.Value)
+	case errors.As(err, &field) && field.Field == "port":
+		return fmt.Errorf("port is auto or a port number, not %q", field.Value)
+	case errors.As(err, &field) && field.Field == "untilExit":
+		return fmt.Errorf("the process these services are tied to (pid %s): %v", field.Value, field.Err)
+	}
+	return errors.New(s.unscoped(err.Error()))
 }
 
 // unscoped is a message with the scope's prefix taken off the names in it.
@@ -282,7 +292,7 @@ func (s *Server) stop(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*mc
 	}
 	rep.Name = s.short(rep.Name)
 	out := StopOut{Name: rep.Name, Stopped: !rep.NotRunning, Processes: len(rep.Signalled), SIGKILL: rep.SIGKILL, ElapsedMs: rep.ElapsedMs,
-		Summary: strings.TrimSpace(svc.FormatStop(rep))}
+		Summary: stopSummary(rep)}
 	if len(rep.StillAlive) > 0 {
 		return nil, StopOut{}, errors.New(out.Summary)
 	}
@@ -312,7 +322,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
 	}
 	out.Rows, _ = logfile.LastRow(d.Path())
 	l.Name = out.Name
-	out.Summary = strings.TrimSpace(svc.FormatStatus(l, time.Now()))
+	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
 		out.Tail = svc.LastLines(d, 10)
 	}

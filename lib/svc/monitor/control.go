@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +24,7 @@ type stopRequest struct {
 
 // serveControl answers requests on the monitor's socket: one svc.Request
 // line in, one svc.Reply line out.
-func (m *monitor) serveControl(ln net.Listener) {
+func (m *monitor) serveControl(ln *sock.Listener) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -33,7 +34,7 @@ func (m *monitor) serveControl(ln net.Listener) {
 	}
 }
 
-func (m *monitor) answerConn(c net.Conn) {
+func (m *monitor) answerConn(c io.ReadWriteCloser) {
 	defer c.Close()
 	enc := json.NewEncoder(c)
 	var req svc.Request
@@ -70,8 +71,8 @@ func (m *monitor) stop(req stopRequest) {
 		exit = m.cur.child.Wait()
 	case <-time.After(5 * time.Second):
 	}
-	m.drainRun(m.cur)
-	m.rec.addRun(m.cur, exit)
+	m.drainLaunch(m.cur)
+	m.rec.addLaunch(m.cur, exit)
 	m.finish(exit, svc.Stopped)
 	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped}
 	if len(rep.StillAlive) > 0 {

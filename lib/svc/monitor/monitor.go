@@ -1,5 +1,5 @@
 // Package monitor is the process that supervises one service for its
-// whole life: "svc __monitor HOME NAME", started by svc start in a new
+// whole life: "svc-monitor HOME NAME", started by svc start in a new
 // session. It holds the service's lock (its liveness, for every other
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its
@@ -15,7 +15,6 @@ package monitor
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,11 +24,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
 	"github.com/agentry/agentry/lib/svc/ready"
+	"github.com/agentry/agentry/lib/svc/sock"
 )
 
 // monitor supervises one service.
@@ -39,7 +38,7 @@ type monitor struct {
 	ends   *svc.MonitorEnds
 	reaper *proc.Reaper
 	log    *logfile.Writer
-	cur    *run // the current run; only the supervising goroutine changes it
+	cur    *launched // the current launch; only the supervising goroutine changes it
 	start  time.Time
 	rec    *recorder
 	out    *tail
@@ -54,9 +53,9 @@ type events struct {
 	until chan struct{}  // the --until-exit process ended
 }
 
-// run is one run of the service's command; with --restart there are
-// several in a monitor's life.
-type run struct {
+// launched is one launch of the service's command; with Spec.Restart there
+// are several in a monitor's life.
+type launched struct {
 	n        int
 	child    *proc.Child
 	out      *os.File      // the read end of its output pipe
@@ -65,17 +64,16 @@ type run struct {
 }
 
 // Run is the monitor process: it takes the lock, starts the service and
-// supervises it until it ends or is stopped. Its error is a usage error
-// (no handoff from svc start) or carries the monitor's exit status.
-func Run(d svc.Dir) error {
+// supervises it until it ends or is stopped, and returns the monitor's
+// exit status: 0 when the service ended, 1 when it could not start, 2
+// when another monitor has it. Its error is a handoff from svc start
+// that is not there (svc.Inherit's).
+func Run(d svc.Dir) (int, error) {
 	ends, err := svc.Inherit()
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return 0, err
 	}
-	if code := supervise(d, ends); code != 0 {
-		return cli.Quiet(code)
-	}
-	return nil
+	return supervise(d, ends), nil
 }
 
 func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
@@ -101,7 +99,7 @@ func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
 		return m.fail("opening the log: " + err.Error())
 	}
 	m.rec.log = m.log
-	ln, err := net.Listen("unix", d.Socket())
+	ln, err := sock.ListenUnix(d.Socket())
 	if err != nil {
 		return m.fail("listening for stop requests: " + err.Error())
 	}
@@ -165,12 +163,12 @@ func (m *monitor) fail(msg string) int {
 	return 1
 }
 
-// launch starts run n of the service: its own process group, not tied to
+// launch starts launch n of the service: its own process group, not tied to
 // the monitor's life (a service outlives a monitor killed outright, and
 // is stopped by pid and start time after); stdin at /dev/null; stdout and
 // stderr into one pipe, in order. Its output is copied and watched for
 // readiness at once; the state write (an fsync) comes after.
-func (m *monitor) launch(n int) (*run, error) {
+func (m *monitor) launch(n int) (*launched, error) {
 	argv := m.spec.Command
 	if len(argv) > 1 {
 		if _, err := exec.LookPath(argv[0]); err != nil {
@@ -191,12 +189,12 @@ func (m *monitor) launch(n int) (*run, error) {
 		r.Close()
 		return nil, fmt.Errorf("cannot start the service: %v", err)
 	}
-	run := &run{n: n, child: child, out: r, copyDone: make(chan struct{}), start: time.Now()}
+	l := &launched{n: n, child: child, out: r, copyDone: make(chan struct{}), start: time.Now()}
 	lines := make(chan string, 256)
-	w8 := m.newWatch(run, lines)
-	go m.copyOutput(run, w8, lines)
+	w8 := m.newWatch(l, lines)
+	go m.copyOutput(l, w8, lines)
 	go w8.decide()
-	return run, nil
+	return l, nil
 }
 
 // outputEnds is where the service writes its output, and where the
@@ -254,7 +252,7 @@ func (m *monitor) supervise() int {
 	for {
 		select {
 		case r := <-m.events.ready:
-			if r.run == m.cur.n { // not from a run that has ended
+			if r.launch == m.cur.n { // not from a launch that has ended
 				m.becameReady(r)
 			}
 		case <-readyTimer.C:
@@ -263,9 +261,9 @@ func (m *monitor) supervise() int {
 				m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
 			}
 		case <-m.cur.child.Exited():
-			// The run ended by itself: stop what it left behind, then
+			// The launch ended by itself: stop what it left behind, then
 			// restart it or finish.
-			exit := m.endRun()
+			exit := m.endLaunch()
 			if !m.shouldRestart(exit) {
 				m.finish(exit, svc.Exited)
 				return 0
@@ -315,13 +313,13 @@ func (m *monitor) becameReady(r readyReport) {
 	m.send(rep)
 }
 
-// endRun stops what an ended run left in its tree, waits for its output
+// endLaunch stops what an ended launch left in its tree, waits for its output
 // to be in the log, and records how it ended.
-func (m *monitor) endRun() proc.Exit {
+func (m *monitor) endLaunch() proc.Exit {
 	proc.Ladder(os.Getpid(), m.cur.child.PID(), m.spec.StopGrace)
 	exit := m.cur.child.Wait()
-	m.drainRun(m.cur)
-	m.rec.addRun(m.cur, exit)
+	m.drainLaunch(m.cur)
+	m.rec.addLaunch(m.cur, exit)
 	return exit
 }
 
@@ -338,7 +336,7 @@ func (m *monitor) relaunch() error {
 	return nil
 }
 
-// shouldRestart applies --restart and --max-restarts to a run's end.
+// shouldRestart applies Spec.Restart and Spec.MaxRestarts to a launch's end.
 func (m *monitor) shouldRestart(exit proc.Exit) bool {
 	switch m.spec.Restart {
 	case "always":
@@ -382,9 +380,9 @@ func (m *monitor) noteUntilExit() {
 	})
 }
 
-// drainRun waits until a run's output is all in the log, bounded: a
+// drainLaunch waits until a launch's output is all in the log, bounded: a
 // process that escaped the tree may hold the pipe.
-func (m *monitor) drainRun(r *run) {
+func (m *monitor) drainLaunch(r *launched) {
 	select {
 	case <-r.copyDone:
 	case <-time.After(2 * time.Second):

@@ -13,7 +13,7 @@ import (
 // looked for in the output, complete lines that may matter also go to the
 // watcher; the last few KiB are kept for reports. Nothing else is done per
 // line, so output goes through at the speed of the log file.
-func (m *monitor) copyOutput(r *run, w *watch, lines chan<- string) {
+func (m *monitor) copyOutput(r *launched, w *watch, lines chan<- string) {
 	defer close(r.copyDone)
 	defer close(lines)
 	// A bigger pipe means fewer wake-ups for a chatty service.

@@ -62,13 +62,13 @@ func (r *recorder) get() svc.State {
 	return r.state
 }
 
-// addRun adds a run's end to the state's history (the last 20).
-func (r *recorder) addRun(run *run, exit proc.Exit) {
-	rec := svc.RunRecord{N: run.n, PID: run.child.PID(), StartedAt: run.start, EndedAt: time.Now(), ExitCode: exit.Code, Signal: exit.SignalName()}
+// addLaunch adds a launch's end to the state's history (the last 20).
+func (r *recorder) addLaunch(l *launched, exit proc.Exit) {
+	rec := svc.Launch{N: l.n, PID: l.child.PID(), StartedAt: l.start, EndedAt: time.Now(), ExitCode: exit.Code, Signal: exit.SignalName()}
 	r.set(func(s *svc.State) {
-		s.Runs = append(s.Runs, rec)
-		if len(s.Runs) > 20 {
-			s.Runs = s.Runs[len(s.Runs)-20:]
+		s.Launches = append(s.Launches, rec)
+		if len(s.Launches) > 20 {
+			s.Launches = s.Launches[len(s.Launches)-20:]
 		}
 	})
 }

@@ -17,31 +17,31 @@ import (
 	"github.com/agentry/agentry/lib/svc/ready"
 )
 
-// readyReport is a ready Report from one run.
+// readyReport is a ready Report from one launch.
 type readyReport struct {
 	svc.Report
-	at  time.Time
-	run int
+	at     time.Time
+	launch int
 }
 
-// watch decides one run's readiness: the --ready-* flag given, else an
+// watch decides one launch's readiness: the Spec.Ready* field given, else an
 // endpoint the service prints, probed until it accepts and is the
 // service's own.
 type watch struct {
 	m        *monitor
-	run      *run
+	launch   *launched
 	lines    <-chan string
 	regex    bool        // lines go to a --ready-regex, not to endpoint detection
 	watching atomic.Bool // it still reads lines
 }
 
-func (m *monitor) newWatch(r *run, lines <-chan string) *watch {
-	w := &watch{m: m, run: r, lines: lines, regex: m.spec.ReadyRegex != ""}
+func (m *monitor) newWatch(r *launched, lines <-chan string) *watch {
+	w := &watch{m: m, launch: r, lines: lines, regex: m.spec.ReadyRegex != ""}
 	w.watching.Store(w.regex || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
 	return w
 }
 
-// ready reports the run ready, with every port its tree listens on, and
+// ready reports the launch ready, with every port its tree listens on, and
 // keeps those ports current from then on.
 func (w *watch) ready(r svc.Report, tree *ready.Listens) {
 	r.Event, r.AfterMs = svc.EvReady, w.m.sinceStart()
@@ -49,7 +49,7 @@ func (w *watch) ready(r svc.Report, tree *ready.Listens) {
 		tree = ready.NewListens(os.Getpid())
 		r.Ports = ready.Ports(tree.Poll())
 	}
-	w.m.events.ready <- readyReport{Report: r, at: time.Now(), run: w.run.n}
+	w.m.events.ready <- readyReport{Report: r, at: time.Now(), launch: w.launch.n}
 	go w.trackPorts(tree, r.Ports)
 }
 
@@ -129,7 +129,7 @@ func (w *watch) byListening() {
 				return
 			}
 		}
-		if !w.sleep(listenInterval(time.Since(w.run.start))) {
+		if !w.sleep(listenInterval(time.Since(w.launch.start))) {
 			return
 		}
 	}
@@ -207,7 +207,7 @@ func (w *watch) listening(ls []sockdiag.Listener, since time.Duration, eps <-cha
 // notePrinted adds a printed endpoint; one whose port a process outside
 // the tree holds is recorded as such.
 func (w *watch) notePrinted(printed []ready.Endpoint, ep ready.Endpoint) []ready.Endpoint {
-	if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.run.child.PID()); !ours && holder != "" {
+	if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.launch.child.PID()); !ours && holder != "" {
 		w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
 	}
 	return append(printed, ep)
@@ -249,7 +249,7 @@ func portList(ports []int) string {
 	return strings.Join(s, ", ")
 }
 
-// trackPorts keeps the recorded ports current while the run lives: a
+// trackPorts keeps the recorded ports current while the launch lives: a
 // server may open a second port (a websocket, a debugger) after it is
 // ready. It looks every 2 seconds, at the cost of one sock_diag dump.
 func (w *watch) trackPorts(tree *ready.Listens, ports []int) {
@@ -274,7 +274,7 @@ func (w *watch) sleep(d time.Duration) bool {
 	select {
 	case <-t.C:
 		return !w.m.ended()
-	case <-w.run.child.Exited():
+	case <-w.launch.child.Exited():
 		return false
 	}
 }
@@ -313,7 +313,7 @@ func (w *watch) commandSucceeds() bool {
 // service's tree; a port held by someone else is recorded, not ready.
 func (w *watch) probe(ep ready.Endpoint, by string) {
 	noted := false
-	pgid := w.run.child.PID()
+	pgid := w.launch.child.PID()
 	for !w.m.ended() {
 		if ready.Accepts(ep.Port) {
 			ours, holder := ready.PortOwner(ep.Port, os.Getpid(), pgid)

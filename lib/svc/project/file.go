@@ -8,8 +8,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +104,10 @@ func Find(given, dir string) (string, error) {
 func Load(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // said as "PATH: why", not "open PATH: why"
+			err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+		}
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
@@ -185,10 +191,16 @@ type tomlService struct {
 }
 
 func (f *File) parseTOML(b []byte) error {
+	// First as plain TOML, so that an error of the typed decode below is
+	// known to be a value of the wrong type, not one of the syntax.
+	var plain map[string]any
+	if err := toml.Unmarshal(b, &plain); err != nil {
+		return f.tomlError(err, false)
+	}
 	var t tomlFile
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
 	if err := dec.Decode(&t); err != nil {
-		return f.tomlError(err)
+		return f.tomlError(err, true)
 	}
 	lines := keyLines(b)
 	if len(t.Services) == 0 {
@@ -210,8 +222,9 @@ func (f *File) parseTOML(b []byte) error {
 }
 
 // tomlError names the file, the line and, for a key svc.toml does not
-// have, the key.
-func (f *File) tomlError(err error) error {
+// have or a value of the wrong type (typed: the file is TOML, and this is
+// the error of decoding it into svc.toml's shape), the key.
+func (f *File) tomlError(err error, typed bool) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
@@ -221,20 +234,16 @@ func (f *File) tomlError(err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, _ := de.Position()
-		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		// "cannot decode TOML integer into struct field … of type string"
-		// is the decoder's view; say what the file should hold.
-		if _, want, ok := strings.Cut(msg, " of type "); ok && strings.Contains(msg, "struct field") {
-			what := map[string]string{"string": "a string", "int": "a number", "bool": "true or false"}[want]
-			if what == "" {
-				what = "something else"
-			}
-			msg = "the value there has the wrong type: " + what + " is wanted"
-			if k := de.Key(); len(k) > 0 {
-				msg = strings.Join(k, ".") + " has the wrong type: " + what + " is wanted"
-			}
+		if !typed {
+			return f.errorf(row, "%s", strings.TrimPrefix(de.Error(), "toml: ")) // the parser's words, less its name
 		}
-		return f.errorf(row, "%s", msg)
+		// The decoder's view is "cannot decode TOML integer into struct
+		// field … of type string"; say what the file should hold.
+		what := wanted(de.Key())
+		if k := de.Key(); len(k) > 0 {
+			return f.errorf(row, "%s has the wrong type: %s is wanted", strings.Join(k, "."), what)
+		}
+		return f.errorf(row, "the value there has the wrong type: %s is wanted", what)
 	}
 	return fmt.Errorf("%s: %v", f.Path, err)
 }
@@ -401,4 +410,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// wanted says what the value at a key path holds in svc.toml, from
+// tomlFile's types.
+func wanted(path []string) string {
+	t := reflect.TypeFor[tomlFile]()
+	for _, k := range path {
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := fieldTagged(t, k)
+			if !ok {
+				return "something else"
+			}
+			t = f.Type
+		default:
+			return "something else"
+		}
+	}
+	if what, ok := map[reflect.Kind]string{reflect.String: "a string", reflect.Int: "a number", reflect.Bool: "true or false"}[t.Kind()]; ok {
+		return what
+	}
+	return "something else"
+}
+
+// fieldTagged is the field of struct type t whose toml tag is key.
+func fieldTagged(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("toml") == key {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
 }

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/dotenv"
 )
 
 // What svc up did with a service.
@@ -40,10 +40,9 @@ type Result struct {
 
 // Up is one run of svc up over a checked file.
 type Up struct {
-	Home       string
-	Executable string
-	Project    string // the project's name under Home
-	File       *File
+	Home    string
+	Project string // the project's name under Home
+	File    *File
 	// ReadyTimeout is the ready timeout of services whose file gives none.
 	ReadyTimeout time.Duration
 	// Report is called once per service, as its result becomes true; calls
@@ -77,27 +76,34 @@ type Plan struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
-// Prepare checks what can be checked before anything starts, for the
+// CheckError is what Run and Plan find wrong before anything starts: in
+// the file, or on disk for a service of it.
+type CheckError struct{ Err error }
+
+func (e *CheckError) Error() string { return e.Err.Error() }
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// prepare checks what can be checked before anything starts, for the
 // named services and what they need: env files, working directories.
 func (u *Up) prepare(names []string) ([]*node, error) {
 	defs, err := u.File.Closure(names)
 	if err != nil {
-		return nil, cli.Usagef("%v", err)
+		return nil, &CheckError{err}
 	}
 	nodes := make([]*node, len(defs))
 	for i, d := range defs {
 		n := &node{def: d, dir: svc.Dir{Home: u.Home, Name: u.Project + "/" + d.Name},
 			started: make(chan struct{}), settled: make(chan struct{})}
 		for _, ef := range d.EnvFile {
-			kvs, err := svc.ReadEnvFile(ef)
+			kvs, err := dotenv.Read(ef)
 			if err != nil {
-				return nil, cli.Usagef("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, strings.TrimPrefix(err.Error(), "open "))
+				return nil, &CheckError{fmt.Errorf("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, err)}
 			}
 			n.env = append(n.env, kvs...)
 		}
 		n.env = append(n.env, d.Env...)
 		if st, err := os.Stat(d.Cwd); err != nil || !st.IsDir() {
-			return nil, cli.Usagef("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)
+			return nil, &CheckError{fmt.Errorf("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)}
 		}
 		nodes[i] = n
 	}
@@ -270,7 +276,7 @@ func unmet(dep *node, cond string) string {
 	if ok {
 		return ""
 	}
-	return fmt.Sprintf("%s %s (it needs it %s)", name, how(r), condWord(cond))
+	return fmt.Sprintf("%s %s (it needs it %s)", name, Outcome(r), condWord(cond))
 }
 
 func condWord(cond string) string {
@@ -283,8 +289,8 @@ func condWord(cond string) string {
 	return cond
 }
 
-// how is a short account of a result, for a skip's reason.
-func how(r *svc.StartResult) string {
+// Outcome is a short account of a result, for a skip's reason.
+func Outcome(r *svc.StartResult) string {
 	switch {
 	case r.Status == svc.Exited && r.Signal != "":
 		return "was killed by " + r.Signal
@@ -388,12 +394,12 @@ func changed(old, new svc.Spec) []string {
 
 // start starts the service and waits for its own condition.
 func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult {
-	if _, err := svc.CheckReadyPort(spec.ReadyPort, false); err != nil {
+	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil {
 		n.res.Action, n.res.Reason = ActFailed, err.Error()
 		return nil
 	}
 	var once sync.Once
-	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Name: n.dir.Name, Spec: spec, Executable: u.Executable,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Scope: u.Project, Name: n.def.Name, Spec: spec,
 		Port: n.def.Port, Settle: spec.ReadyTimeout + 10*time.Second,
 		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
 	if err != nil {

@@ -1,15 +1,13 @@
 package ready
 
 import (
-	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
+	"github.com/agentry/agentry/lib/svc/sock"
 )
 
 // Listens finds the TCP sockets a service's tree listens on: the sockets
@@ -110,7 +108,7 @@ func Where(l sockdiag.Listener) string {
 			host = netip.IPv6Loopback()
 		}
 	}
-	hp := net.JoinHostPort(host.String(), strconv.Itoa(l.Port))
+	hp := netip.AddrPortFrom(host, uint16(l.Port)).String()
 	if url := "http://" + hp + "/"; answersHTTP(url, 500*time.Millisecond) {
 		return url
 	}
@@ -120,7 +118,7 @@ func Where(l sockdiag.Listener) string {
 // v4Reaches reports whether 127.0.0.1:port accepts: a socket on :: takes
 // IPv4 too unless it is IPv6-only.
 func v4Reaches(port int) bool {
-	c, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	c, err := sock.DialTCP(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)), time.Second)
 	if err != nil {
 		return false
 	}

@@ -7,7 +7,7 @@ package ready
 import (
 	"fmt"
 	"io"
-	"net"
+	"net/netip"
 	neturl "net/url"
 	"regexp"
 	"strconv"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
+	"github.com/agentry/agentry/lib/svc/sock"
 )
 
 // What a server prints when it listens, most telling first: a URL, a
@@ -65,8 +66,8 @@ func FindEndpoint(line string) (Endpoint, bool) {
 // Accepts reports whether something accepts connections on the port, on
 // 127.0.0.1 or ::1.
 func Accepts(port int) bool {
-	for _, host := range []string{"127.0.0.1", "::1"} {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 200*time.Millisecond)
+	for _, host := range []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()} {
+		c, err := sock.DialTCP(netip.AddrPortFrom(host, uint16(port)), 200*time.Millisecond)
 		if err == nil {
 			c.Close()
 			return true
@@ -93,15 +94,16 @@ func answersHTTP(rawURL string, wait time.Duration) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	host := u.Host
-	if u.Port() == "" {
-		if u.Scheme == "https" {
-			host = net.JoinHostPort(u.Hostname(), "443")
-		} else {
-			host = net.JoinHostPort(u.Hostname(), "80")
+	port := 80
+	if u.Scheme == "https" {
+		port = 443
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return false
 		}
 	}
-	c, err := net.DialTimeout("tcp", host, time.Second)
+	c, err := sock.DialHost(u.Hostname(), uint16(port), time.Second)
 	if err != nil {
 		return false
 	}

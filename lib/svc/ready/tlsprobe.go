@@ -3,15 +3,21 @@ package ready
 import (
 	"encoding/binary"
 	"io"
-	"net"
+	"net/netip"
 	"time"
 )
+
+// conn is a connection with deadlines.
+type conn interface {
+	io.ReadWriter
+	SetDeadline(time.Time) error
+}
 
 // tlsAnswers reports whether the server on c answers a TLS ClientHello
 // with a TLS record: a ServerHello, or an alert, both of which say a TLS
 // server is there and serving. It proves less than a handshake, and costs
 // the monitor no TLS library.
-func tlsAnswers(c net.Conn, serverName string) bool {
+func tlsAnswers(c conn, serverName string) bool {
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	if _, err := c.Write(clientHello(serverName)); err != nil {
 		return false
@@ -27,7 +33,7 @@ func tlsAnswers(c net.Conn, serverName string) bool {
 // serverName is a name rather than an address.
 func clientHello(serverName string) []byte {
 	var ext []byte
-	if serverName != "" && net.ParseIP(serverName) == nil {
+	if _, err := netip.ParseAddr(serverName); serverName != "" && err != nil {
 		name := []byte(serverName)
 		sni := u16(len(name) + 3)
 		sni = append(sni, 0) // host_name

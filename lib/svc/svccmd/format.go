@@ -1,10 +1,12 @@
-package svc
+package svccmd
 
 import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agentry/agentry/lib/svc"
 )
 
 func secs(ms float64) string { return fmt.Sprintf("%.2fs", ms/1000) }
@@ -18,10 +20,10 @@ func joinInts(ns []int, sep string) string {
 }
 
 // FormatStart says what svc start found, for people.
-func FormatStart(r *StartResult) string {
+func FormatStart(r *svc.StartResult) string {
 	var b strings.Builder
 	switch r.Status {
-	case Ready:
+	case svc.Ready:
 		where := r.URL
 		if where == "" && r.Port > 0 {
 			where = fmt.Sprintf("port %d", r.Port)
@@ -32,11 +34,11 @@ func FormatStart(r *StartResult) string {
 		} else {
 			fmt.Fprintf(&b, "%s is ready (pid %d; from %s after %s)\n", r.Name, r.PID, how, secs(r.AfterMs))
 		}
-	case Starting:
+	case svc.Starting:
 		fmt.Fprintf(&b, "%s is starting (pid %d); not ready after %s — svc wait %s, svc tail -f %s\n", r.Name, r.PID, secs(r.AfterMs), r.Name, r.Name)
-	case Running:
+	case svc.Running:
 		fmt.Fprintf(&b, "%s is running (pid %d); nothing to connect to — a watcher, most likely\n", r.Name, r.PID)
-	case Exited:
+	case svc.Exited:
 		how := "exited"
 		switch {
 		case r.Signal != "":
@@ -48,7 +50,7 @@ func FormatStart(r *StartResult) string {
 		for _, l := range r.Tail {
 			fmt.Fprintf(&b, "  | %s\n", l)
 		}
-	case Failed:
+	case svc.Failed:
 		fmt.Fprintf(&b, "%s failed: %s\n", r.Name, r.Error)
 	}
 	if len(r.Ports) > 1 {
@@ -69,7 +71,7 @@ func FormatStart(r *StartResult) string {
 // listJSON is one line of svc ls --json.
 type listJSON struct {
 	Name            string     `json:"name"`
-	Status          Status     `json:"status"`
+	Status          svc.Status `json:"status"`
 	Supervised      bool       `json:"supervised"`
 	PID             int        `json:"pid,omitempty"`
 	URL             string     `json:"url,omitempty"`
@@ -89,7 +91,7 @@ type listJSON struct {
 }
 
 // ListJSON is the --json shape of a listing.
-func ListJSON(l *Listing) any {
+func ListJSON(l *svc.Listing) any {
 	return listJSON{Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, URL: l.URL, Port: l.Port,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
@@ -104,7 +106,7 @@ func age(t time.Time, now time.Time) string {
 	return d.String()
 }
 
-func outcome(l *Listing) string {
+func outcome(l *svc.Listing) string {
 	switch {
 	case l.Signal != "":
 		return l.Signal
@@ -121,7 +123,7 @@ func outcome(l *Listing) string {
 }
 
 // FormatList is svc ls for people.
-func FormatList(ls []*Listing, now time.Time) string {
+func FormatList(ls []*svc.Listing, now time.Time) string {
 	if len(ls) == 0 {
 		return "no services\n"
 	}
@@ -144,7 +146,7 @@ func FormatList(ls []*Listing, now time.Time) string {
 }
 
 // FormatStatus is one service for people.
-func FormatStatus(l *Listing, now time.Time) string {
+func FormatStatus(l *svc.Listing, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", l.Name, l.Status)
 	if o := outcome(l); o != "" {
@@ -167,7 +169,7 @@ func FormatStatus(l *Listing, now time.Time) string {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
 	}
 	if l.Restarts > 0 {
-		last := l.Runs[len(l.Runs)-1]
+		last := l.Launches[len(l.Launches)-1]
 		how := "exit code ?"
 		switch {
 		case last.Signal != "":
@@ -184,7 +186,7 @@ func FormatStatus(l *Listing, now time.Time) string {
 }
 
 // FormatStop says what a stop did, for people.
-func FormatStop(r *StopReport) string {
+func FormatStop(r *svc.StopReport) string {
 	if r.NotRunning {
 		return fmt.Sprintf("%s is not running (%s)\n", r.Name, r.Status)
 	}

@@ -1,8 +1,12 @@
-package svc
+// Package dotenv reads dotenv files, the K=V lines svc start's
+// --env-file and svc.toml's env_file name.
+package dotenv
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strings"
@@ -11,15 +15,15 @@ import (
 
 var envKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`) })
 
-// ReadEnvFile reads a dotenv file: K=V lines, blank lines and # comments,
+// Read reads a dotenv file: K=V lines, blank lines and # comments,
 // an optional "export " before K, and values bare (trailing " #comment"
 // dropped), in single quotes (as they are) or in double quotes (\n, \t,
 // \", \\ and \$ understood). Nothing is expanded. A line that is none of
 // these is an error naming the file and line.
-func ReadEnvFile(path string) ([]string, error) {
+func Read(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, unopened(err)
 	}
 	defer f.Close()
 	var env []string
@@ -112,4 +116,14 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// unopened is a file's error from os.Open said as "PATH: why", without
+// the name of the call ("open PATH: why").
+func unopened(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
 }

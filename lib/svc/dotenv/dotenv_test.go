@@ -1,4 +1,4 @@
-package svc
+package dotenv
 
 import (
 	"os"
@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-func TestReadEnvFile(t *testing.T) {
+func TestRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".env")
 	text := "# a comment\n\nA=1\nexport B = two words \nC='it is $HOME # not a comment'\nD=\"line\\nnext \\\"q\\\" \\$x\" # note\nE=bare # comment\nF=\nG.H=x=y\r\n"
 	os.WriteFile(path, []byte(text), 0o600)
-	got, err := ReadEnvFile(path)
+	got, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestReadEnvFile(t *testing.T) {
 		{"A='x' y\n", `:1: A: "y" after the closing quote`},
 	} {
 		os.WriteFile(path, []byte(bad.text), 0o600)
-		if _, err := ReadEnvFile(path); err == nil || !strings.Contains(err.Error(), bad.msg) {
+		if _, err := Read(path); err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("%q: %v, want %q", bad.text, err, bad.msg)
 		}
 	}

@@ -1,4 +1,4 @@
-package svc
+package svccmd
 
 import (
 	"bufio"
@@ -12,11 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
 )
-
-// Row is one row of a service's log.
-type Row = logfile.Row
 
 // TailOptions are svc tail's.
 type TailOptions struct {
@@ -29,16 +27,16 @@ type TailOptions struct {
 
 // since is --since resolved for one service: the row after which to
 // print, or -1 when not given.
-type since func(d Dir) (int64, error)
+type since func(d svc.Dir) (int64, error)
 
 // parseSince reads --since: a row number, a duration (5m: rows received
 // in the last five minutes) or a time (RFC 3339).
 func parseSince(s string, now time.Time) (since, error) {
 	if s == "" {
-		return func(Dir) (int64, error) { return -1, nil }, nil
+		return func(svc.Dir) (int64, error) { return -1, nil }, nil
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
-		return func(Dir) (int64, error) { return n, nil }, nil
+		return func(svc.Dir) (int64, error) { return n, nil }, nil
 	}
 	var t time.Time
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
@@ -46,13 +44,13 @@ func parseSince(s string, now time.Time) (since, error) {
 	} else if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
 		return nil, cli.Usagef("--since takes a row number, a duration (5m) or a time (2026-12-01T10:00:00Z), not %q", s)
 	}
-	return func(d Dir) (int64, error) { return logfile.RowAt(d.Path(), t) }, nil
+	return func(d svc.Dir) (int64, error) { return logfile.RowAt(d.Path(), t) }, nil
 }
 
 // tailStart is the row after which a service's tail starts printing: the
 // last n rows (10 when n < 0) when since < 0; else the rows after since,
 // the last n of them when n >= 0.
-func tailStart(d Dir, n int, since int64) (int64, error) {
+func tailStart(d svc.Dir, n int, since int64) (int64, error) {
 	if since >= 0 && n < 0 {
 		return since, nil
 	}
@@ -66,30 +64,11 @@ func tailStart(d Dir, n int, since int64) (int64, error) {
 	return max(since, last-int64(n), 0), nil
 }
 
-// LastLines are the last n rows of the service's log, as text.
-func LastLines(d Dir, n int) []string {
-	from, err := tailStart(d, n, -1)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	logfile.ReadRows(d.Path(), from, func(r Row) error {
-		out = append(out, string(r.Line))
-		return nil
-	})
-	return out
-}
-
-// ReadRows calls fn for every row of the service's log after since.
-func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
-	return logfile.ReadRows(d.Path(), since, fn)
-}
-
 // Tail prints the rows of one or more services. One service prints its
 // rows as they are; several are interleaved in the order their rows were
 // received, each prefixed by its name. Following several ends when all
 // have ended and are drained.
-func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool) error {
+func Tail(ctx context.Context, w io.Writer, ds []svc.Dir, o TailOptions, asJSON bool) error {
 	sinceOf, err := parseSince(o.Since, time.Now())
 	if err != nil {
 		return err
@@ -106,11 +85,11 @@ func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool
 		}
 	}
 	if len(ds) == 1 {
-		print := func(r Row) error { return p.print(ds[0].Name, r) }
+		print := func(r svc.Row) error { return p.print(ds[0].Name, r) }
 		if o.Follow {
-			return Follow(ctx, ds[0], from[0], print, p.flush)
+			return svc.Follow(ctx, ds[0], from[0], print, p.flush)
 		}
-		_, err := ReadRows(ds[0], from[0], print)
+		_, err := svc.ReadRows(ds[0], from[0], print)
 		if ferr := p.flush(); err == nil {
 			err = ferr
 		}
@@ -134,7 +113,7 @@ func Tail(ctx context.Context, w io.Writer, ds []Dir, o TailOptions, asJSON bool
 // printed of each. Services take turns in runs: the earliest service
 // prints every row that comes before the next one's current row, so a
 // row costs a comparison with one other service, not with all of them.
-func merge(ds []Dir, from []int64, p *rowPrinter) ([]int64, error) {
+func merge(ds []svc.Dir, from []int64, p *rowPrinter) ([]int64, error) {
 	ss := make([]*batches, len(ds))
 	last := append([]int64(nil), from...)
 	done := make(chan struct{})
@@ -202,20 +181,20 @@ type batches struct {
 	ch   <-chan *rowBatch // nil once the log is read to its end
 	free chan<- *rowBatch // batches printed, for the reader to fill again
 	b    *rowBatch
-	cur  []Row
+	cur  []svc.Row
 	i    int
 	at   time.Time // the time of the current row, or of the last one that had one
 }
 
 // rowBatch is a batch of rows and the bytes of their lines.
 type rowBatch struct {
-	rows  []Row
+	rows  []svc.Row
 	arena []byte
 }
 
 const batchRows = 2048
 
-func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
+func readBatches(d svc.Dir, since int64, done <-chan struct{}) *batches {
 	ch := make(chan *rowBatch, 1)
 	free := make(chan *rowBatch, 2)
 	go func() {
@@ -226,7 +205,7 @@ func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
 				b.rows, b.arena = b.rows[:0], b.arena[:0]
 				return b
 			default:
-				return &rowBatch{rows: make([]Row, 0, batchRows), arena: make([]byte, 0, 128*batchRows)}
+				return &rowBatch{rows: make([]svc.Row, 0, batchRows), arena: make([]byte, 0, 128*batchRows)}
 			}
 		}
 		b := fresh()
@@ -239,7 +218,7 @@ func readBatches(d Dir, since int64, done <-chan struct{}) *batches {
 			}
 		}
 		stop := fmt.Errorf("stopped")
-		ReadRows(d, since, func(r Row) error {
+		svc.ReadRows(d, since, func(r svc.Row) error {
 			start := len(b.arena)
 			b.arena = append(b.arena, r.Line...)
 			r.Line = b.arena[start:len(b.arena):len(b.arena)]
@@ -304,14 +283,14 @@ func (b *batches) lead(t time.Time, tie bool) int {
 }
 
 // followAll follows every service at once, printing rows as they come.
-func followAll(ctx context.Context, ds []Dir, from []int64, p *rowPrinter) error {
+func followAll(ctx context.Context, ds []svc.Dir, from []int64, p *rowPrinter) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(ds))
 	for i, d := range ds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = Follow(ctx, d, from[i], func(r Row) error { return p.print(d.Name, r) }, p.flush)
+			errs[i] = svc.Follow(ctx, d, from[i], func(r svc.Row) error { return p.print(d.Name, r) }, p.flush)
 		}()
 	}
 	wg.Wait()
@@ -338,7 +317,7 @@ type rowPrinter struct {
 	buf    []byte
 }
 
-func newRowPrinter(w io.Writer, ds []Dir, o TailOptions, asJSON bool) *rowPrinter {
+func newRowPrinter(w io.Writer, ds []svc.Dir, o TailOptions, asJSON bool) *rowPrinter {
 	p := &rowPrinter{w: bufio.NewWriterSize(w, 64<<10), json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{}}
 	palette := []string{"36", "33", "35", "32", "34", "31", "96", "93", "95", "92"}
 	for i, d := range ds {
@@ -357,14 +336,14 @@ func (p *rowPrinter) flush() error {
 // timeLayout is how -t prints a row's time: local, to the millisecond.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func (p *rowPrinter) print(name string, r Row) error {
+func (p *rowPrinter) print(name string, r svc.Row) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.row(name, r)
 }
 
 // printRows prints rows of one service.
-func (p *rowPrinter) printRows(name string, rows []Row) error {
+func (p *rowPrinter) printRows(name string, rows []svc.Row) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range rows {
@@ -376,7 +355,7 @@ func (p *rowPrinter) printRows(name string, rows []Row) error {
 }
 
 // row prints one row; the caller holds mu.
-func (p *rowPrinter) row(name string, r Row) error {
+func (p *rowPrinter) row(name string, r svc.Row) error {
 	if p.json {
 		return p.printJSON(name, r)
 	}
@@ -411,7 +390,7 @@ func (p *rowPrinter) row(name string, r Row) error {
 // printJSON prints {"row":N,"line":"…","ts":"…"}, with "name" when there
 // are several services. JSON strings hold only UTF-8: a line that is not
 // keeps its exact bytes in "base64" too, next to a readable "line".
-func (p *rowPrinter) printJSON(name string, r Row) error {
+func (p *rowPrinter) printJSON(name string, r svc.Row) error {
 	var raw []byte
 	if !utf8.Valid(r.Line) {
 		raw = r.Line

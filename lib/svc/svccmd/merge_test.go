@@ -1,4 +1,4 @@
-package svc
+package svccmd
 
 import (
 	"bufio"
@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/svc"
 )
 
 // mergeOneByOne is the order merge keeps, a row at a time: the service
 // whose current row is earliest, the first listed on a tie; a row with
 // no time goes at its service's previous one.
-func mergeOneByOne(logs [][]Row, names []string, p *rowPrinter) {
+func mergeOneByOne(logs [][]svc.Row, names []string, p *rowPrinter) {
 	at := make([]time.Time, len(logs))
 	idx := make([]int, len(logs))
 	for {
@@ -38,7 +40,7 @@ func mergeOneByOne(logs [][]Row, names []string, p *rowPrinter) {
 
 // feed is a service's rows as merge's reader would hand them over, in
 // batches of at most size.
-func feed(rows []Row, size int) *batches {
+func feed(rows []svc.Row, size int) *batches {
 	ch := make(chan *rowBatch, len(rows)/size+1)
 	for i := 0; i < len(rows); i += size {
 		ch <- &rowBatch{rows: rows[i:min(i+size, len(rows))]}
@@ -54,13 +56,13 @@ func TestMergeRunsKeepsTheOrder(t *testing.T) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		k := 1 + r.IntN(5)
-		logs, names := make([][]Row, k), make([]string, k)
+		logs, names := make([][]svc.Row, k), make([]string, k)
 		for i := range k {
 			names[i] = "s" + strconv.Itoa(i)
 			tick := r.IntN(3)
 			for n := range r.IntN(40) {
 				tick += r.IntN(3) // the same time again, often
-				row := Row{N: int64(n + 1), Line: []byte(names[i] + "-" + strconv.Itoa(n+1))}
+				row := svc.Row{N: int64(n + 1), Line: []byte(names[i] + "-" + strconv.Itoa(n+1))}
 				if r.IntN(4) > 0 {
 					row.At = base.Add(time.Duration(tick) * time.Millisecond)
 				}

@@ -1,7 +1,8 @@
-package project
+package svccmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,13 +12,8 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/project"
 )
-
-// Verbs are svc up and svc down as the command line runs them, on svc's
-// own verbs (its home, output and voice).
-type Verbs struct {
-	*svc.Verbs
-}
 
 // UpArgs are svc up's flags.
 type UpArgs struct {
@@ -29,44 +25,47 @@ type UpArgs struct {
 }
 
 // load finds, reads and checks the project file, and names its project.
-func (v Verbs) load(given string) (*File, string, error) {
+func (v *Verbs) load(given string) (*project.File, string, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, "", err
 	}
-	path, err := Find(given, cwd)
+	path, err := project.Find(given, cwd)
 	if err != nil {
 		return nil, "", cli.WithHint(cli.Usagef("%v", err), "write a svc.toml or a Procfile there, or give one with -f FILE")
 	}
-	f, err := Load(path)
+	f, err := project.Load(path)
 	if err != nil {
-		return nil, "", cli.Usagef("%v", strings.TrimPrefix(err.Error(), "open "))
+		return nil, "", cli.Usagef("%v", err)
 	}
-	project, err := svc.ProjectName(v.Home, f.Dir)
+	proj, err := svc.ProjectName(v.Home, f.Dir)
 	if err != nil {
 		return nil, "", err
 	}
-	return f, project, nil
+	return f, proj, nil
 }
 
 // Up starts the project's services: 0 when every one asked for is up, 1
 // when any is not, 2 when the file is wrong and nothing started.
-func (v Verbs) Up(ctx context.Context, a UpArgs) error {
-	f, project, err := v.load(a.File)
+func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
+	f, proj, err := v.load(a.File)
 	if err != nil {
 		return err
 	}
-	u := &Up{Home: v.Home, Executable: v.Executable, Project: project, File: f, ReadyTimeout: a.ReadyTimeout,
+	u := &project.Up{Home: v.Home, Project: proj, File: f, ReadyTimeout: a.ReadyTimeout,
 		Report: v.printResult, Note: func(s string) { v.Voice.Notef("%s", s) }}
 	if a.DryRun {
 		return v.printPlan(u, a.Names)
 	}
 	begin := time.Now()
 	ok, err := u.Run(ctx, a.Names)
+	if ce := (*project.CheckError)(nil); errors.As(err, &ce) {
+		return cli.Usagef("%v", err) // nothing started
+	}
 	switch {
 	case ctx.Err() != nil && a.Attach:
-		v.Voice.Notef("stopping %s, dependents first", project)
-		v.down(project, nil, 0)
+		v.Voice.Notef("stopping %s, dependents first", proj)
+		v.down(proj, nil, 0)
 		return ctx.Err()
 	case ctx.Err() != nil:
 		v.Voice.Notef("interrupted: what started runs on (svc ls --project %s; svc down to stop it)", f.Dir)
@@ -74,31 +73,31 @@ func (v Verbs) Up(ctx context.Context, a UpArgs) error {
 	case err != nil:
 		return err
 	case !ok && a.Attach:
-		v.down(project, nil, 0)
+		v.down(proj, nil, 0)
 		return cli.Failf("not every service came up, so the project is stopped again")
 	case !ok:
 		return cli.Failf("not every service came up (svc ls --project %s)", f.Dir)
 	case a.Attach:
-		return v.attach(ctx, project, f, begin)
+		return v.attach(ctx, proj, f, begin)
 	}
 	return nil
 }
 
-func (v Verbs) printResult(r Result) {
+func (v *Verbs) printResult(r project.Result) {
 	if v.JSON {
 		cli.PrintJSON(v.Out, r)
 		return
 	}
 	switch r.Action {
-	case ActSkipped:
+	case project.ActSkipped:
 		fmt.Fprintf(v.Out, "%s skipped: %s\n", r.Name, r.Reason)
-	case ActFailed:
+	case project.ActFailed:
 		fmt.Fprintf(v.Out, "%s failed: %s\n", r.Name, r.Reason)
-	case ActUnchanged:
+	case project.ActUnchanged:
 		fmt.Fprintf(v.Out, "%s is unchanged: %s\n", r.Name, standing(r.Start))
 	default:
 		switch {
-		case r.Action == ActRestarted:
+		case r.Action == project.ActRestarted:
 			fmt.Fprintf(v.Out, "%s: %s, so it was restarted\n", r.Name, r.Reason)
 		case r.Reason != "":
 			fmt.Fprintf(v.Out, "%s runs again: %s\n", r.Name, r.Reason)
@@ -107,7 +106,7 @@ func (v Verbs) printResult(r Result) {
 		if r.Up && s.Status == svc.Exited {
 			s.Tail = nil // a one-shot that succeeded: its output is in its log
 		}
-		fmt.Fprint(v.Out, svc.FormatStart(&s))
+		fmt.Fprint(v.Out, FormatStart(&s))
 	}
 }
 
@@ -121,12 +120,14 @@ func standing(r *svc.StartResult) string {
 	case r.Status.Live():
 		return fmt.Sprintf("%s (pid %d)", r.Status, r.PID)
 	}
-	return how(r) + " already"
+	return project.Outcome(r) + " already"
 }
 
-func (v Verbs) printPlan(u *Up, names []string) error {
+func (v *Verbs) printPlan(u *project.Up, names []string) error {
 	plan, err := u.Plan(names)
-	if err != nil {
+	if ce := (*project.CheckError)(nil); errors.As(err, &ce) {
+		return cli.Usagef("%v", err)
+	} else if err != nil {
 		return err
 	}
 	if v.JSON {
@@ -142,7 +143,7 @@ func (v Verbs) printPlan(u *Up, names []string) error {
 		if after == "" {
 			after = "-"
 		}
-		action := map[string]string{ActStarted: "start", ActRestarted: "restart", ActUnchanged: "leave"}[p.Action]
+		action := map[string]string{project.ActStarted: "start", project.ActRestarted: "restart", project.ActUnchanged: "leave"}[p.Action]
 		if p.Reason != "" {
 			action += ": " + p.Reason
 		}
@@ -153,7 +154,7 @@ func (v Verbs) printPlan(u *Up, names []string) error {
 
 // attach follows the project's logs from since until Ctrl-C (or until every service
 // has ended), then stops the project, dependents first.
-func (v Verbs) attach(ctx context.Context, project string, f *File, since time.Time) error {
+func (v *Verbs) attach(ctx context.Context, proj string, f *project.File, since time.Time) error {
 	_, names, err := svc.ProjectServices(v.Home, f.Dir)
 	if err != nil {
 		return err
@@ -163,12 +164,12 @@ func (v Verbs) attach(ctx context.Context, project string, f *File, since time.T
 		ds = append(ds, svc.Dir{Home: v.Home, Name: n})
 	}
 	// Every row since this svc up began, then on as they come.
-	o := svc.TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv)}
-	terr := svc.Tail(ctx, v.Out, ds, o, v.JSON)
+	o := TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv)}
+	terr := Tail(ctx, v.Out, ds, o, v.JSON)
 	if ctx.Err() != nil {
-		v.Voice.Notef("stopping %s, dependents first", project)
+		v.Voice.Notef("stopping %s, dependents first", proj)
 	}
-	if err := v.down(project, nil, 0); err != nil {
+	if err := v.down(proj, nil, 0); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -186,27 +187,27 @@ type DownArgs struct {
 
 // Down stops the project's services, dependents first: 1 when any could
 // not be stopped whole.
-func (v Verbs) Down(a DownArgs) error {
+func (v *Verbs) Down(a DownArgs) error {
 	dir, err := v.projectDir(a.File)
 	if err != nil {
 		return err
 	}
-	project, err := svc.FindProject(v.Home, dir)
+	proj, err := svc.FindProject(v.Home, dir)
 	if err != nil {
 		return err
 	}
-	if project == "" {
+	if proj == "" {
 		if len(a.Names) > 0 {
 			return cli.Usagef("svc up never ran in %s", dir)
 		}
 		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
 		return nil
 	}
-	return v.down(project, a.Names, a.Grace)
+	return v.down(proj, a.Names, a.Grace)
 }
 
 // projectDir is the project's directory: the given file's, else this one.
-func (v Verbs) projectDir(file string) (string, error) {
+func (v *Verbs) projectDir(file string) (string, error) {
 	if file == "" {
 		return os.Getwd()
 	}
@@ -214,9 +215,9 @@ func (v Verbs) projectDir(file string) (string, error) {
 	return filepath.Dir(abs), err
 }
 
-func (v Verbs) down(project string, names []string, grace time.Duration) error {
+func (v *Verbs) down(proj string, names []string, grace time.Duration) error {
 	failed, any := false, false
-	err := Down(v.Home, project, names, grace, func(s Stopped) {
+	err := project.Down(v.Home, proj, names, grace, func(s project.Stopped) {
 		any = true
 		if s.Err != nil {
 			v.Voice.Error(s.Err)
@@ -227,7 +228,7 @@ func (v Verbs) down(project string, names []string, grace time.Duration) error {
 		if v.JSON {
 			cli.PrintJSON(v.Out, s.Report)
 		} else {
-			fmt.Fprint(v.Out, svc.FormatStop(s.Report))
+			fmt.Fprint(v.Out, FormatStop(s.Report))
 		}
 	})
 	switch {
@@ -236,7 +237,7 @@ func (v Verbs) down(project string, names []string, grace time.Duration) error {
 	case failed:
 		return cli.Quiet(cli.ExitFailure)
 	case !any && !v.JSON:
-		fmt.Fprintf(v.Out, "nothing to stop: no service of %s is running\n", project)
+		fmt.Fprintf(v.Out, "nothing to stop: no service of %s is running\n", proj)
 	}
 	return nil
 }

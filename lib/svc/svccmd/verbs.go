@@ -1,4 +1,9 @@
-package svc
+// Package svccmd is svc's command line: each verb runs an operation of
+// lib/svc (or lib/svc/project for up and down), prints its result as
+// text or JSON, words the operation's typed errors for a shell, and
+// returns the exit status for cli.Run. Only this face (and the MCP
+// server, for its own reader) names flags, commands and exit codes.
+package svccmd
 
 import (
 	"context"
@@ -12,40 +17,38 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/dotenv"
 )
 
 // Verbs are svc's commands as the command line runs them: each does the
 // operation, prints its result as text or as JSON, and returns the exit
 // status as an error for cli.Run (nil 0, cli.Quiet(1) and so on). The
-// operations themselves (Start, Stop, Look …) print nothing.
+// operations themselves (svc.Start, svc.Stop, svc.Look …) print nothing.
 type Verbs struct {
-	Home       string
-	Getenv     func(string) string
-	Out        io.Writer
-	JSON       bool
-	Voice      cli.Voice
-	Executable string // the svc binary, which runs the monitor
+	Home   string
+	Getenv func(string) string
+	Out    io.Writer
+	JSON   bool
+	Voice  cli.Voice
 }
 
 // NewVerbs finds the state home from the environment.
 func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.Voice) (*Verbs, error) {
-	h, err := Home(getenv)
+	h, err := svc.Home(getenv)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice, Executable: exe}, nil
+	return &Verbs{Home: h, Getenv: getenv, Out: out, JSON: asJSON, Voice: voice}, nil
 }
 
-// Dir is the named service's directory, the name checked.
-func (v *Verbs) Dir(name string) (Dir, error) {
-	if err := ValidName(name); err != nil {
-		return Dir{}, cli.Usagef("%v", err)
+// Dir is the named service's directory, the name checked: the one check
+// of a name the command line gives.
+func (v *Verbs) Dir(name string) (svc.Dir, error) {
+	if err := svc.ValidName(name); err != nil {
+		return svc.Dir{}, cli.Usagef("%v", err)
 	}
-	return Dir{Home: v.Home, Name: name}, nil
+	return svc.Dir{Home: v.Home, Name: name}, nil
 }
 
 // StartArgs are svc start's flags that are not the spec itself.
@@ -61,7 +64,7 @@ type StartArgs struct {
 
 // Start checks the spec, starts the service and reports the first true
 // thing about it: 0 live, 1 ended or failed, 2 nothing started.
-func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
+func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	name, err := givenName(a.Name)
 	if err != nil {
 		return err
@@ -69,20 +72,18 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 	if spec.Env, err = envFiles(a.EnvFiles, spec.Env); err != nil {
 		return err
 	}
-	spec, err = v.checkSpec(spec)
+	spec, err = v.resolveSpec(spec)
 	if err != nil {
 		return err
 	}
-	warning, err := CheckReadyPort(spec.ReadyPort, a.Force)
-	if err != nil {
-		return err
+	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil && !a.Force {
+		return word(err)
+	} else if err != nil {
+		v.Voice.Warnf("%v; it will not count as ready", err)
 	}
-	if warning != "" {
-		v.Voice.Warnf("%s", warning)
-	}
-	res, err := Start(ctx, StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Executable: v.Executable, Spec: spec, Port: a.Port})
+	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: name, Settle: a.Settle, Spec: spec, Port: a.Port})
 	if res == nil {
-		return cli.WithCode(err, cli.ExitUsage) // nothing was started
+		return cli.WithCode(wordName(err, name), cli.ExitUsage) // nothing was started
 	}
 	return v.started(ctx, res, err, "")
 }
@@ -92,9 +93,9 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec Spec) error {
 func envFiles(files, env []string) ([]string, error) {
 	var out []string
 	for _, f := range files {
-		kvs, err := ReadEnvFile(f)
+		kvs, err := dotenv.Read(f)
 		if err != nil {
-			return nil, cli.Usagef("--env-file %v", strings.TrimPrefix(err.Error(), "open "))
+			return nil, cli.Usagef("--env-file %v", err)
 		}
 		out = append(out, kvs...)
 	}
@@ -107,9 +108,9 @@ func (v *Verbs) Port(name string) error {
 	if err != nil {
 		return err
 	}
-	p, err := Port(d)
+	p, err := svc.Port(d)
 	if err != nil {
-		return err
+		return word(err)
 	}
 	_, err = fmt.Fprintln(v.Out, p)
 	return err
@@ -118,6 +119,7 @@ func (v *Verbs) Port(name string) error {
 // givenName is the --name flag's value: absent is "" (the name comes
 // from the command), but an empty --name is an error — a script that
 // passes an unset variable must not start a service it did not name.
+// svc.Start checks the name itself.
 func givenName(flag *string) (string, error) {
 	if flag == nil {
 		return "", nil
@@ -125,39 +127,60 @@ func givenName(flag *string) (string, error) {
 	if *flag == "" {
 		return "", cli.WithHint(cli.Usagef("--name is empty"), "leave --name out to name the service after its command")
 	}
-	if err := ValidPlainName(*flag); err != nil {
-		if ValidName(*flag) == nil {
-			return "", cli.WithHint(cli.Usagef("%q names a project's service", *flag), "svc up starts a project's services from its svc.toml or Procfile")
-		}
-		return "", cli.Usagef("%v", err)
-	}
 	return *flag, nil
 }
 
-// checkSpec resolves the command line's spec: the command after --, bare
-// --env K from this environment, the working directory.
-func (v *Verbs) checkSpec(s Spec) (Spec, error) {
+// wordName is a start's error, with a project's service's name given to
+// --name said as such.
+func wordName(err error, name string) error {
+	var ne *svc.NameError
+	if errors.As(err, &ne) && strings.Contains(name, "/") && svc.ValidName(name) == nil {
+		return cli.WithHint(cli.Usagef("%q names a project's service", name), "svc up starts a project's services from its svc.toml or Procfile")
+	}
+	return word(err)
+}
+
+// resolveSpec resolves what the command line gives for the spec: the
+// command after --, bare --env K from this environment, the working
+// directory. svc.Start checks the spec (Spec.Check).
+func (v *Verbs) resolveSpec(s svc.Spec) (svc.Spec, error) {
 	argv, err := CommandArgs(s.Command, "start")
 	if err != nil {
 		return s, err
 	}
 	s.Command = argv
-	if s.Env, err = EnvAssignments(s.Env, v.Getenv); err != nil {
+	if s.Env, err = envAssignments(s.Env, v.Getenv); err != nil {
 		return s, err
 	}
-	switch {
-	case s.LogKeep < 1:
-		return s, cli.Usagef("--log-keep must be at least 1")
-	case s.MaxRestarts < 0:
-		return s, cli.Usagef("--max-restarts cannot be negative")
+	if s.LogKeep == 0 {
+		// A spec's 0 is the default; the flag shows the default, and 0
+		// generations is refused as the spec refuses fewer.
+		s.LogKeep = -1
 	}
 	if s.Cwd == "" {
 		s.Cwd, _ = os.Getwd()
 	}
-	if st, err := os.Stat(s.Cwd); err != nil || !st.IsDir() {
-		return s, cli.Usagef("--cwd %s is not a directory", s.Cwd)
-	}
 	return s, nil
+}
+
+// envAssignments reads --env values: K=V as given, and a bare K takes
+// the caller's own value of K (so that a secret need not be typed on a
+// command line).
+func envAssignments(kvs []string, getenv func(string) string) ([]string, error) {
+	out := make([]string, 0, len(kvs))
+	for _, kv := range kvs {
+		if strings.Contains(kv, "=") {
+			out = append(out, kv)
+			continue
+		}
+		v := getenv(kv)
+		if v == "" {
+			return nil, cli.WithHint(cli.Usagef("--env %q is not K=V, and %s is not set here", kv, kv),
+				"give K=V, or export K first to pass its value without writing it on the command line")
+		}
+		out = append(out, kv+"="+v)
+	}
+	return out, nil
 }
 
 // CommandArgs is the command given after --, which must not be empty.
@@ -174,10 +197,10 @@ func CommandArgs(args []string, verb string) ([]string, error) {
 // started prints what a start found and returns its exit status: nil for
 // a live service, 1 for one that ended or failed, a start error as it is,
 // and an interruption — the service runs on — as the signal.
-func (v *Verbs) started(ctx context.Context, res *StartResult, err error, note string) error {
+func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, note string) error {
 	interrupted := res != nil && err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
-		return err
+		return word(err)
 	}
 	if interrupted {
 		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
@@ -205,16 +228,16 @@ func (v *Verbs) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := Restart(ctx, d, v.Executable)
+	res, err := svc.Restart(ctx, d)
 	if err != nil && res == nil {
-		return err
+		return word(err)
 	}
 	return v.started(ctx, res, err, "")
 }
 
 // Run runs a command in the foreground, or starts it as a service when it
 // looks long-running; the exit status is the command's.
-func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
+func (v *Verbs) Run(ctx context.Context, req svc.RunRequest, name *string) error {
 	argv, err := CommandArgs(req.Argv, "run")
 	if err != nil {
 		return err
@@ -222,11 +245,11 @@ func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
 	if req.Name, err = givenName(name); err != nil {
 		return err
 	}
-	req.Argv, req.Home, req.Executable = argv, v.Home, v.Executable
+	req.Argv, req.Home = argv, v.Home
 	if v.JSON {
 		req.Out = nil
 	}
-	out, err := Run(ctx, req)
+	out, err := svc.Run(ctx, req)
 	if out == nil {
 		return cli.Failf("%v", err)
 	}
@@ -237,10 +260,18 @@ func (v *Verbs) Run(ctx context.Context, req RunRequest, name *string) error {
 		}
 		return v.started(ctx, bg, err, fmt.Sprintf("started in the background, as it does not look like it exits on its own: svc tail %s, svc stop %s (svc run --background never to run it here)", name, name))
 	}
-	return v.ran(ctx, out.Foreground)
+	return v.ran(ctx, out.Foreground, req.Timeout)
 }
 
-func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
+func (v *Verbs) ran(ctx context.Context, res *proc.RunResult, timeout time.Duration) error {
+	switch {
+	case res.TimedOut:
+		res.Footer = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: run it with svc start", timeout)
+	case res.Interrupted:
+		res.Footer = "interrupted"
+	case res.StillHeld:
+		res.Footer = "the command exited, but a background child it started still holds its output"
+	}
 	var sig *cli.SignalError
 	if res.Interrupted && errors.As(context.Cause(ctx), &sig) {
 		res.ExitCode = 128 + int(sig.Signal)
@@ -260,16 +291,16 @@ func (v *Verbs) ran(ctx context.Context, res *proc.RunResult) error {
 // be read is a warning, not the end of the list. projectDir: only the
 // services svc up started from that directory.
 func (v *Verbs) List(projectDir string) error {
-	rows, errs := LookAll(v.Home)
+	rows, errs := svc.LookAll(v.Home)
 	for _, err := range errs {
-		v.Voice.Warnf("%v", err)
+		v.Voice.Warnf("%v", say(err))
 	}
 	if projectDir != "" {
-		project, _, err := ProjectServices(v.Home, projectDir)
+		project, _, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
 			return err
 		}
-		rows = slices.DeleteFunc(rows, func(l *Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
+		rows = slices.DeleteFunc(rows, func(l *svc.Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
 		fmt.Fprint(v.Out, FormatList(rows, time.Now()))
@@ -287,9 +318,9 @@ func (v *Verbs) Status(name string) error {
 	if err != nil {
 		return err
 	}
-	l, err := Look(d)
+	l, err := svc.Look(d)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%v", say(err))
 	}
 	v.listing(l)
 	if l.Status.Live() {
@@ -298,7 +329,7 @@ func (v *Verbs) Status(name string) error {
 	return cli.Quiet(3)
 }
 
-func (v *Verbs) listing(l *Listing) {
+func (v *Verbs) listing(l *svc.Listing) {
 	if v.JSON {
 		cli.PrintJSON(v.Out, ListJSON(l))
 	} else {
@@ -310,14 +341,14 @@ func (v *Verbs) listing(l *Listing) {
 // service's as they are, several interleaved with their names.
 func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir string, o TailOptions) error {
 	if all {
-		every, err := List(v.Home)
+		every, err := svc.List(v.Home)
 		if err != nil {
 			return err
 		}
 		names = append(names, every...)
 	}
 	if projectDir != "" {
-		project, ps, err := ProjectServices(v.Home, projectDir)
+		project, ps, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
 			return err
 		}
@@ -329,7 +360,7 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 	if len(names) == 0 {
 		return cli.Usagef("name a service to tail, --project DIR or --all")
 	}
-	var ds []Dir
+	var ds []svc.Dir
 	seen := map[string]bool{}
 	for _, n := range names {
 		d, err := v.Dir(n)
@@ -352,7 +383,7 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 // report for each; 1 when any could not be stopped whole.
 func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 	if all {
-		names = append(names, LiveNames(v.Home)...)
+		names = append(names, svc.LiveNames(v.Home)...)
 	} else if len(names) == 0 {
 		return cli.Usagef("name a service to stop, or --all")
 	}
@@ -362,9 +393,9 @@ func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 		if err != nil {
 			return err
 		}
-		rep, err := Stop(d, grace)
+		rep, err := svc.Stop(d, grace)
 		if err != nil {
-			v.Voice.Error(err)
+			v.Voice.Error(say(err))
 			failed = true
 			continue
 		}
@@ -388,13 +419,13 @@ func (v *Verbs) Remove(names []string, force bool) error {
 		if err != nil {
 			return err
 		}
-		if force && Supervised(d) {
-			if _, err := Stop(d, 0); err != nil {
-				return err
+		if force && svc.Supervised(d) {
+			if _, err := svc.Stop(d, 0); err != nil {
+				return say(err)
 			}
 		}
-		if err := Remove(d); err != nil {
-			return cli.Usagef("%v", err)
+		if err := svc.Remove(d); err != nil {
+			return cli.Usagef("%v", say(err))
 		}
 	}
 	return nil
@@ -406,7 +437,7 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	l, err := WaitReady(ctx, d, timeout)
+	l, err := svc.WaitReady(ctx, d, timeout)
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: reported as the signal
 	}
@@ -417,9 +448,9 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return cli.Timeoutf("%s was not ready within %v", name, timeout)
 	case err != nil && l == nil:
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%v", say(err))
 	case err != nil:
-		return cli.Failf("%v", err)
+		return cli.Failf("%v", say(err))
 	}
 	return nil
 }

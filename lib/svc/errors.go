@@ -1,0 +1,124 @@
+package svc
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// The errors of svc's operations, told apart with errors.Is and
+// errors.As. None names a flag, a command or an exit status: each face
+// (svc's command line, the MCP server, runagent) words them for its own
+// reader.
+var (
+	ErrNameTaken  = errors.New("name taken")                // a live service has the name: *TakenError
+	ErrNotFound   = errors.New("no such service")           // *NotFoundError
+	ErrLive       = errors.New("the service is running")    // *LiveError
+	ErrNoCommand  = errors.New("no command")                // Spec.Command is empty
+	ErrNotDir     = errors.New("not a directory")           // Spec.Cwd
+	ErrNegative   = errors.New("cannot be negative")        // a count
+	ErrZero       = errors.New("must be at least 1")        // a count that has no default
+	ErrBadPort    = errors.New("not auto or a port number") // StartOptions.Port
+	ErrNoEnvName  = errors.New("no variable name")          // an Env entry "=V" or "V"
+	ErrManyReady  = errors.New("more than one readiness")   // of ReadyURL, ReadyPort, ReadyRegex, ReadyCmd
+	ErrBadRestart = errors.New("not no, on-failure or always")
+)
+
+// NotFoundError is a service that does not exist.
+type NotFoundError struct{ Name string }
+
+func (e *NotFoundError) Error() string        { return "no service called " + e.Name }
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// TakenError is a name a live service has; PID is set when the service's
+// monitor is gone but its process still runs.
+type TakenError struct {
+	Name string
+	PID  int
+}
+
+func (e *TakenError) Error() string {
+	if e.PID != 0 {
+		return fmt.Sprintf("%v: %s lost its monitor but its process %d still runs", ErrNameTaken, e.Name, e.PID)
+	}
+	return fmt.Sprintf("%v: a service called %s is running", ErrNameTaken, e.Name)
+}
+func (e *TakenError) Is(target error) bool { return target == ErrNameTaken }
+
+// LiveError is an operation that needs a service to be stopped first.
+type LiveError struct{ Name string }
+
+func (e *LiveError) Error() string        { return e.Name + " is running" }
+func (e *LiveError) Is(target error) bool { return target == ErrLive }
+
+// DamagedError is a state.json that is not a state.
+type DamagedError struct {
+	Name string
+	Err  error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s is damaged (%v)", filepath.Join(e.Name, "state.json"), e.Err)
+}
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// NameError is a name that cannot be a service's (or a project's, or a
+// scope's).
+type NameError struct {
+	Name    string
+	Problem string
+}
+
+func (e *NameError) Error() string { return e.Problem }
+
+// FieldError is a value of a Spec, or of StartOptions, that cannot be.
+// Field is its name in Spec's JSON ("command", "cwd", "env", "logKeep",
+// "maxRestarts", "restart") or StartOptions' ("port"); Err says what is
+// wrong, one of the Err values above.
+type FieldError struct {
+	Field string
+	Value string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s %q: %v", e.Field, e.Value, e.Err) }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// PortError is a port that is not free for a service: Field is "port"
+// (StartOptions.Port, which must be free) or "readyPort" (Spec.ReadyPort,
+// which another process must not hold already). Service is set when the
+// port is given to another live service, Holder when a process holds it.
+type PortError struct {
+	Field   string
+	Port    int
+	Service string
+	Holder  string
+}
+
+func (e *PortError) Error() string {
+	switch {
+	case e.Service != "":
+		return fmt.Sprintf("port %d is given to service %s", e.Port, e.Service)
+	case e.Field == "readyPort":
+		return fmt.Sprintf("port %d is already held by %s", e.Port, e.Holder)
+	}
+	return fmt.Sprintf("port %d is in use by %s", e.Port, e.Holder)
+}
+
+// NoPortError is a service that has no port to tell: none was given, and
+// it listens on none.
+type NoPortError struct {
+	Name   string
+	Status Status
+}
+
+func (e *NoPortError) Error() string { return fmt.Sprintf("%s has no port (%s)", e.Name, e.Status) }
+
+// HomeError is a state home that cannot be used.
+type HomeError struct {
+	Home string
+	Err  error
+}
+
+func (e *HomeError) Error() string { return e.Err.Error() }
+func (e *HomeError) Unwrap() error { return e.Err }

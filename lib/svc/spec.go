@@ -1,0 +1,126 @@
+package svc
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Spec is how a service was asked to run; restart runs it again.
+type Spec struct {
+	Command      []string      `json:"command"`
+	Cwd          string        `json:"cwd"`
+	Env          []string      `json:"env,omitempty"`
+	ReadyURL     string        `json:"readyUrl,omitempty"`
+	ReadyPort    int           `json:"readyPort,omitempty"`
+	ReadyRegex   string        `json:"readyRegex,omitempty"`
+	ReadyCmd     string        `json:"readyCmd,omitempty"`
+	ReadyTimeout time.Duration `json:"readyTimeoutNs"`
+	// Port is the port given with --port, in $PORT and for {port}.
+	Port int `json:"port,omitempty"`
+	// PTY runs the command on a pseudo-terminal of this size.
+	PTY       *TermSize     `json:"pty,omitempty"`
+	StopGrace time.Duration `json:"stopGraceNs"`
+	LogMax    int64         `json:"logMax"`
+	LogKeep   int           `json:"logKeep"`
+	// UntilExit stops the service when that process exits.
+	UntilExit int `json:"untilExit,omitempty"`
+	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
+	// (0: no bound).
+	Restart     string `json:"restart,omitempty"`
+	MaxRestarts int    `json:"maxRestarts,omitempty"`
+	// Project ties the service to the project file svc up started it
+	// from; nil for a service started by svc start.
+	Project *ProjectTag `json:"project,omitempty"`
+}
+
+// ProjectTag is what svc up records of a project's service, so that a
+// later svc up can tell whether the file still says the same, and svc down
+// can stop it in order even when the file is gone.
+type ProjectTag struct {
+	Dir string `json:"dir"` // the project's directory
+	// Digest is a hash of the service's definition as svc up resolved it.
+	Digest    string   `json:"digest"`
+	DependsOn []string `json:"dependsOn,omitempty"` // names within the project
+	Oneshot   bool     `json:"oneshot,omitempty"`
+}
+
+// TermSize is the size of a --pty service's terminal.
+type TermSize struct {
+	Rows uint16 `json:"rows"`
+	Cols uint16 `json:"cols"`
+}
+
+// The defaults of a spec's fields and of svc start's settle window: svc
+// start's flags show these, and Start fills them into a spec that leaves
+// them zero.
+const (
+	DefaultReadyTimeout = 60 * time.Second
+	DefaultStopGrace    = 5 * time.Second
+	DefaultLogMax       = 16 << 20
+	DefaultLogKeep      = 5
+	DefaultSettle       = 4 * time.Second
+)
+
+// WithDefaults is the spec with the fields left zero filled with their defaults.
+func (s Spec) WithDefaults() Spec {
+	if s.ReadyTimeout <= 0 {
+		s.ReadyTimeout = DefaultReadyTimeout
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = DefaultStopGrace
+	}
+	if s.LogMax <= 0 {
+		s.LogMax = DefaultLogMax
+	}
+	if s.LogKeep <= 0 {
+		s.LogKeep = DefaultLogKeep
+	}
+	if s.Restart == "" {
+		s.Restart = "no"
+	}
+	return s
+}
+
+// Check is the one check of a spec, whoever built it (the command line,
+// the MCP server, svc up): Start makes it, and a face that wants its
+// errors early (svc up, at load, for a file's lines) may too. It returns
+// a *FieldError naming the field.
+func (s Spec) Check() error {
+	bad := func(field, value string, err error) error { return &FieldError{Field: field, Value: value, Err: err} }
+	ready := 0
+	for _, set := range []bool{s.ReadyURL != "", s.ReadyPort != 0, s.ReadyRegex != "", s.ReadyCmd != ""} {
+		if set {
+			ready++
+		}
+	}
+	switch {
+	case len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "":
+		return bad("command", strings.Join(s.Command, " "), ErrNoCommand)
+	case ready > 1:
+		return bad("ready", "", ErrManyReady)
+	case s.ReadyPort < 0 || s.ReadyPort > 65535:
+		return bad("readyPort", strconv.Itoa(s.ReadyPort), ErrBadPort)
+	case !slices.Contains([]string{"", "no", "on-failure", "always"}, s.Restart):
+		return bad("restart", s.Restart, ErrBadRestart)
+	case s.MaxRestarts < 0:
+		return bad("maxRestarts", strconv.Itoa(s.MaxRestarts), ErrNegative)
+	case s.LogKeep < 0:
+		return bad("logKeep", strconv.Itoa(s.LogKeep), ErrZero)
+	case s.LogMax < 0:
+		return bad("logMax", strconv.FormatInt(s.LogMax, 10), ErrNegative)
+	}
+	for _, kv := range s.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return bad("env", kv, ErrNoEnvName)
+		}
+	}
+	if s.Cwd != "" {
+		if st, err := os.Stat(s.Cwd); err != nil || !st.IsDir() {
+			return bad("cwd", s.Cwd, ErrNotDir)
+		}
+	}
+	return nil
+}
