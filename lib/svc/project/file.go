@@ -1,6 +1,7 @@
 // Package project is svc up and svc down: a project's services read from
 // one file (svc.toml, or a Procfile), started in dependency order with
-// independent ones in parallel, and stopped in the reverse order.
+// independent ones in parallel, and stopped in the reverse order. It
+// prints nothing: the command line's verbs for them are lib/svc/svccmd's.
 package project
 
 import (
