@@ -30,7 +30,7 @@ type RunOutcome struct {
 
 // Run runs the request.
 func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
-	if req.Background == "always" || req.Background == "auto" && proc.LooksLongRunning(strings.Join(req.Argv, " ")) {
+	if req.Background == "always" || req.Background == "auto" && LooksLongRunning(strings.Join(req.Argv, " ")) {
 		cwd := req.Cwd
 		if cwd == "" {
 			cwd, _ = os.Getwd()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc/ready"
 )
 
@@ -302,7 +303,7 @@ func (w *startWait) withState() *StartResult {
 	return res
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) float64 { return proc.Ms(d) }
 
 // uniqueName returns base, or base-2, base-3 … : the first not in use by a
 // live service.

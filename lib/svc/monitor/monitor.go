@@ -154,7 +154,7 @@ func (m *monitor) preoccupied() string {
 
 func (m *monitor) send(r svc.Report) { _ = m.ends.Reports.Encode(r) }
 
-func (m *monitor) sinceStart() float64 { return float64(time.Since(m.start).Microseconds()) / 1000 }
+func (m *monitor) sinceStart() float64 { return proc.Ms(time.Since(m.start)) }
 
 func (m *monitor) fail(msg string) int {
 	now := time.Now()

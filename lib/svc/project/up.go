@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/dotenv"
 )
@@ -423,7 +424,7 @@ func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.Start
 		}
 		end := fromListing(l)
 		end.Tail = svc.LastLines(n.dir, 10)
-		end.AfterMs = float64(time.Since(l.StartedAt).Microseconds()) / 1000
+		end.AfterMs = proc.Ms(time.Since(l.StartedAt))
 		return end
 	case r.Status == svc.Starting:
 		l, _ := svc.WaitReady(ctx, n.dir, l0(n.def.ReadyTimeout, u.ReadyTimeout)+10*time.Second)
@@ -451,7 +452,7 @@ func fromListing(l *svc.Listing) *svc.StartResult {
 		ReadyBy: l.ReadyBy, Warning: l.Warning, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, Restarts: l.Restarts}
 	if l.ReadyAt != nil {
-		r.AfterMs = float64(l.ReadyAt.Sub(l.StartedAt).Microseconds()) / 1000
+		r.AfterMs = proc.Ms(l.ReadyAt.Sub(l.StartedAt))
 	}
 	if r.Port == 0 {
 		r.Port = l.Spec.Port
