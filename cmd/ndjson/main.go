@@ -9,6 +9,7 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjsontool"
 	"github.com/agentry/agentry/lib/predicate"
+	"github.com/agentry/agentry/lib/schema"
 )
 
 func main() {
@@ -197,8 +198,8 @@ func (c *checkCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
 	if c.Schema != "" {
-		if o.Schema, err = loadSchema(c.Schema); err != nil {
-			return err
+		if o.Schema, err = schema.Load(c.Schema); err != nil {
+			return cli.Usagef("--schema %v", err)
 		}
 	}
 	return ndjsontool.Check(ctx, st, o)

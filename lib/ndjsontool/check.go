@@ -25,9 +25,7 @@ type CheckOptions struct {
 }
 
 // Schema checks one JSON value: "" when it conforms, else the first
-// violation. lib/schema provides one; it is an interface here so that a
-// build of ndjson without the validator (whose start-up is costly) links
-// none of it.
+// violation. lib/schema's *Schema is one; check needs only this method.
 type Schema interface {
 	Check(value []byte) (violation string)
 }

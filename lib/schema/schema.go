@@ -1,9 +1,11 @@
-// Package schema is JSON Schema for ndjson check --schema: a schema file
-// compiled (every draft the validator knows), and a value checked against
-// it, with the first violation as a path and a reason. It lives apart,
-// and only ndjson-schema (ndjson built with the ndjson_schema tag) links
-// it, because compiling the validator's meta-schemas costs every process
-// that links it 3 to 10 ms at start.
+// Package schema is JSON Schema: a schema file compiled (drafts 4, 6, 7,
+// 2019-09 and 2020-12, the default 2020-12), and a value checked against
+// it, with the first violation as a path and a reason. ndjson check
+// --schema and runagent --schema link it. The validator is
+// third_party/jsonschema, a copy of santhosh-tekuri/jsonschema whose
+// meta-schemas are compiled by the first Load, not at package init, so a
+// process that links this package and loads no schema pays nothing for it
+// (DESIGN.md, "Heavy dependencies").
 package schema
 
 import (

@@ -52,3 +52,30 @@ func TestLoadRefusesWhatIsNoSchema(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// Every draft the man page names compiles and checks, chosen by $schema.
+func TestDrafts(t *testing.T) {
+	for _, uri := range []string{
+		"http://json-schema.org/draft-04/schema#",
+		"http://json-schema.org/draft-06/schema#",
+		"http://json-schema.org/draft-07/schema#",
+		"https://json-schema.org/draft/2019-09/schema",
+		"https://json-schema.org/draft/2020-12/schema",
+	} {
+		s, err := Load(write(t, `{"$schema":"`+uri+`","type":"object","required":["a"]}`))
+		if err != nil {
+			t.Errorf("%s: %v", uri, err)
+			continue
+		}
+		if got, want := s.Check([]byte(`{}`)), "at /: missing property 'a'"; got != want {
+			t.Errorf("%s: got %q, want %q", uri, got, want)
+		}
+	}
+	// Draft 4 has its own meaning for exclusiveMinimum: a boolean.
+	if _, err := Load(write(t, `{"$schema":"http://json-schema.org/draft-04/schema#","minimum":1,"exclusiveMinimum":true}`)); err != nil {
+		t.Errorf("draft 4's boolean exclusiveMinimum: %v", err)
+	}
+	if _, err := Load(write(t, `{"minimum":1,"exclusiveMinimum":true}`)); err == nil {
+		t.Errorf("2020-12 took a boolean exclusiveMinimum")
+	}
+}
