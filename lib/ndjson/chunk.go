@@ -14,7 +14,12 @@
 //
 // Chunker cuts a stream into chunks of whole lines for parallel work; Reader
 // gives one line at a time on top of it; Writer writes one whole line per
-// call under a lock; Check tells whether a line is valid JSON in valid UTF-8.
+// call under a lock.
+//
+// A line's JSON is scanned here too, and only here: Check tells whether a
+// line is valid JSON in valid UTF-8, and a Checker finds values on the way
+// (Find, Index); Lookup finds a value in a line already checked, from the
+// check's bitmap of stops, and AppendUnescaped gives a string's text.
 package ndjson
 
 import (

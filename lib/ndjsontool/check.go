@@ -247,7 +247,7 @@ func (r *checkChunk) count(typ string) { bump(r.types, typ) }
 func (r *checkChunk) countText(raw []byte) {
 	text := raw[1 : len(raw)-1]
 	if bytes.IndexByte(text, '\\') >= 0 {
-		r.scratch = appendUnescaped(r.scratch[:0], str(raw))
+		r.scratch = ndjson.AppendUnescaped(r.scratch[:0], raw, false)
 		text = r.scratch
 	}
 	r.run.add(r.types, text)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/tidwall/pretty"
 )
 
@@ -67,7 +68,7 @@ func (t *tally) add(v value) {
 	case v.isString():
 		text := v.raw[1 : len(v.raw)-1]
 		if bytes.IndexByte(text, '\\') >= 0 {
-			t.scratch = appendUnescaped(t.scratch[:0], str(v.raw))
+			t.scratch = ndjson.AppendUnescaped(t.scratch[:0], v.raw, false)
 			text = t.scratch
 		}
 		t.run.add(t.strs, text)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/extsort"
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // SortOptions are sort's.
@@ -122,7 +123,7 @@ func appendSortKey(out []byte, v value, reverse bool) []byte {
 		}
 		out = binary.BigEndian.AppendUint64(append(out, 0x01), bits)
 	case v.isString():
-		out = appendTerminated(append(out, 0x02), appendUnescaped(nil, str(v.raw)))
+		out = appendTerminated(append(out, 0x02), ndjson.AppendUnescaped(nil, v.raw, false))
 	default:
 		raw := v.raw
 		if raw[0] == '{' || raw[0] == '[' {
