@@ -24,7 +24,6 @@ package ndjson
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -82,9 +81,6 @@ func NewChunker(r io.Reader, maxLine int) *Chunker {
 	}
 	return &Chunker{r: &bomReader{r: r}, max: maxLine, size: size, free: make(chan []byte, 32)}
 }
-
-// MaxLine is the line cap in bytes.
-func (c *Chunker) MaxLine() int { return c.max }
 
 // Release hands a chunk's memory back for reuse. Optional.
 func (c *Chunker) Release(ch *Chunk) {
@@ -270,12 +266,6 @@ type TooLongError struct {
 
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", e.Line, e.Size, e.Max)
-}
-
-// IsTooLong reports whether err is a *TooLongError.
-func IsTooLong(err error) bool {
-	var t *TooLongError
-	return errors.As(err, &t)
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
