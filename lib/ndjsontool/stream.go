@@ -1,12 +1,20 @@
-// Package ndjsontool is the ndjson program: get, pick, csv, tsv, uniq,
-// where, make, check, fmt and count over streams of newline-delimited JSON.
+// Package ndjsontool is the ndjson program's verbs: get, pick, csv, tsv,
+// uniq, sort, stats, where, make, check, fmt and count, over streams of
+// newline-delimited JSON; cmd/ndjson holds their grammar.
 //
-// Every streaming verb reads its input with lib/ndjson's framing, in
-// chunks spread over the machine's cores, and writes each chunk's output
-// with one write in input order — so output is as prompt as the input on a
-// pipe, and nothing is held beyond a few chunks whatever the stream's size.
-// A malformed line is never printed, counted or matched as if it were
-// valid: it is skipped, counted, and reported once at the end.
+// Every verb but make reads its input with lib/ndjson's framing, in
+// chunks spread over the machine's cores, and checks every line with
+// lib/ndjson's scanner, which finds on its way the values the verb asks
+// for. The verbs that print lines or values (get, pick, csv, tsv, where,
+// fmt, uniq) write each chunk's output with one write, in input order —
+// so output is as prompt as the input on a pipe, and nothing is held
+// beyond a few chunks whatever the stream's size (uniq also keeps the keys
+// it has seen). The others print when the stream ends (check reports each
+// problem as it goes, then its tallies): count and stats hold a row per
+// group, and sort the lines, up to its memory budget, past which
+// lib/extsort spills them to disk. A malformed line is never printed,
+// counted or matched as if it were valid: it is skipped, counted, and
+// reported once at the end.
 package ndjsontool
 
 import (
