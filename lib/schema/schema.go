@@ -35,7 +35,7 @@ func Load(path string) (*Schema, error) {
 	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // errors.Is(err, fs.ErrNotExist) holds
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +79,12 @@ func TestDrafts(t *testing.T) {
 	}
 	if _, err := Load(write(t, `{"minimum":1,"exclusiveMinimum":true}`)); err == nil {
 		t.Errorf("2020-12 took a boolean exclusiveMinimum")
+	}
+}
+
+// A missing file is told apart by errors.Is, not by its text.
+func TestLoadMissingIsNotExist(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v is not fs.ErrNotExist", err)
 	}
 }
