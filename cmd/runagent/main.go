@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/grant"
@@ -23,8 +24,8 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// runagent only waits, on the agent's pipes and for its exit; a
 		// second P makes every handoff between its goroutines wake a
-		// second thread, ~0.2 ms of a run. (A CPU-bound step, checking
-		// an answer against --schema, runs in ndjson, not here.)
+		// second thread, ~0.2 ms of a run. (Its one CPU-bound step,
+		// checking an answer against --schema, is one value.)
 		runtime.GOMAXPROCS(1)
 	}
 	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
@@ -100,19 +101,6 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	// A Direct command: from here on there are children, and a signal
 	// must reach them through ctx rather than end runagent outright.
 	cli.SignalsArmed(ctx)
-	var services *agentrun.Services
-	if c.Services {
-		// Started once everything else is checked, and given to the agent
-		// by its real URL.
-		if services, err = agentrun.StartServices(agentrun.ServicesOptions{Getenv: env.Getenv, Keep: c.KeepServices}); err != nil {
-			return cli.Usagef("%v", err)
-		}
-		opts.ServicesURL = services.URL
-		if req.Grant, err = grant.For(opts); err != nil {
-			services.Finish()
-			return cli.Usagef("%v", err)
-		}
-	}
 	req.StopSignal = func() syscall.Signal {
 		var sig *cli.SignalError
 		if errors.As(context.Cause(ctx), &sig) {
@@ -121,21 +109,15 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return syscall.SIGTERM
 	}
 	res, err := agentrun.Run(ctx, req)
-	if services != nil {
-		ends := services.Finish() // however the run ended
-		if res != nil {
-			res.Services = ends
-		}
-		if !c.JSON {
-			reportServices(env, ends)
-		}
-	}
 	var se *agentrun.StartError
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
 	}
 	if err != nil {
 		return err
+	}
+	if !c.JSON {
+		reportServices(env, res.Services)
 	}
 	return c.report(env, res)
 }
@@ -177,7 +159,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		prompts = append(prompts, strings.TrimSpace(string(b)))
 	}
 	if c.Services {
-		o.ServicesURL = "http://127.0.0.1:PORT/mcp"
+		o.ServicesURL = agentrun.ServicesPending
 		prompts = append(prompts, agentrun.ServicesPrompt(c.KeepServices))
 	}
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
@@ -194,10 +176,13 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 // request is the run's request: the prompt read, the working copy checked,
 // the event log opened (closed by the func returned).
 func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) (agentrun.Request, func(), error) {
-	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agentrun.CodexSource{Config: c.CodexConfig, Keep: true},
+	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agenthome.CodexSource{Config: c.CodexConfig, Keep: true},
 		Schema: schema, IdleTimeout: c.IdleTimeout}
 	if g.Harness == grant.Codex {
 		req.MaxTurns = c.MaxTurns
+	}
+	if c.Services {
+		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
 	}
 	var err error
 	if req.Prompt, err = c.prompt(env); err != nil {

@@ -1,7 +1,9 @@
 // Package agentrun runs one headless agent under a grant: the prompt on
 // its stdin, its stream read as it comes, its answer or the reason there is
 // none, and nothing left behind — not the scratch directory of a level 1
-// run, not a codex run's CODEX_HOME, not a process in its group.
+// run, not a codex run's CODEX_HOME, not a process in its group, not a
+// service it started with the svc tools a run with services gives it
+// (unless they are kept).
 //
 // There is no clock: nothing stops an agent but its own exit or a signal
 // from the user, which is forwarded to the agent's process group.
@@ -9,7 +11,6 @@ package agentrun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,11 +20,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/agentry/agentry/lib/sockdiag"
 	"golang.org/x/sys/unix"
 )
+
+// scratchPrefix names a level 1 run's scratch directories in $TMPDIR.
+const scratchPrefix = "runagent-scratch"
 
 // Request is one run.
 type Request struct {
@@ -36,7 +42,7 @@ type Request struct {
 	// Env is the agent's environment (default: this process's).
 	Env []string
 	// Codex says where the user's codex configuration lives.
-	Codex CodexSource
+	Codex agenthome.CodexSource
 	// StopSignal names the signal that cancelled ctx, to forward it; nil
 	// means SIGTERM.
 	StopSignal func() syscall.Signal
@@ -52,6 +58,12 @@ type Request struct {
 	// Events, when set, receives the run's progress as agent-host protocol
 	// messages, one a line.
 	Events io.Writer
+	// Services, when set, gives the agent svc's tools (runagent
+	// --services): svc mcp is started for the run before the agent, its
+	// URL put in the grant in place of ServicesPending, and after the
+	// agent has ended every service of the run is stopped (unless kept)
+	// and its end reported in Result.Services.
+	Services *ServicesOptions
 }
 
 // ExitLimit is runagent's status when the agent was stopped at a limit it
@@ -92,12 +104,30 @@ type Result struct {
 	Exit int `json:"-"`
 }
 
-// Run runs the agent to its end.
+// Run runs the agent to its end, with its services when it has them.
 func Run(ctx context.Context, req Request) (*Result, error) {
-	g := req.Grant
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, &StartError{"the prompt is empty"}
 	}
+	if req.Services == nil {
+		return run(ctx, req)
+	}
+	s, err := startServices(*req.Services) // a *StartError
+	if err != nil {
+		return nil, err
+	}
+	req.Grant = s.bind(req.Grant)
+	res, err := run(ctx, req)
+	ends := s.finish() // however the run ended
+	if res != nil {
+		res.Services = ends
+	}
+	return res, err
+}
+
+// run runs the agent to its end.
+func run(ctx context.Context, req Request) (*Result, error) {
+	g := req.Grant
 	if req.MaxOutput <= 0 {
 		req.MaxOutput = 1_000_000
 	}
@@ -114,29 +144,29 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		Sweep(scratchPrefix, codexPrefix)
+		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
-	defer a.stdout.Close()
+	defer a.child.Stdout.Close()
 	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
 	tr := &grant.Transcript{Harness: g.Harness}
 	tailOut := proc.NewTail(4096)
 	events := newEventLog(req.Events, a.child.PID())
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
 	st := newStream(g.Harness, tr, events, req.MaxTurns)
-	read := st.read(a.stdout, tailOut)
+	read := st.read(a.child.Stdout, tailOut)
 	res.wait(ctx, req, a, st)
 	// What the agent left in its group goes with it.
 	exit := a.child.End()
-	_ = a.stdout.SetReadDeadline(time.Now().Add(time.Second))
+	_ = a.child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
 	<-read
-	res.DurationMs = float64(time.Since(a.start).Microseconds()) / 1000
+	res.DurationMs = proc.Ms(time.Since(a.start))
 	res.Session = tr.Session
 	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
 	usage := st.result()
 	usage.DurationMs = res.DurationMs
 	res.Usage = &usage
-	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.tailErr, tailOut)
+	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.child.Stderr, tailOut)
 	res.stopped(req, tr)
 	if res.OK && req.Schema != nil {
 		res.conform(req.Schema, tr)
@@ -162,7 +192,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 		t := time.NewTicker(min(req.IdleTimeout/4, 500*time.Millisecond))
 		defer t.Stop()
 		look = t.C
-		read, _ = proc.BytesReceived(a.child.PID())
+		read, _ = sockdiag.BytesReceived(a.tree())
 	}
 	for {
 		select {
@@ -173,7 +203,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 				timer.Reset(req.IdleTimeout)
 			}
 		case <-look:
-			if n, ok := proc.BytesReceived(a.child.PID()); ok && n != read {
+			if n, ok := sockdiag.BytesReceived(a.tree()); ok && n != read {
 				read = n
 				timer.Reset(req.IdleTimeout)
 			}
@@ -271,9 +301,9 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(home, "~")
 	}
 	if g.Scratch {
-		scratch, err := RunDir(scratchPrefix)
+		scratch, err := agenthome.RunDir(scratchPrefix)
 		if err != nil {
-			return nil, &StartError{"could not make a scratch directory: " + errnoName(err)}
+			return nil, &StartError{"could not make a scratch directory: " + proc.ErrnoName(err)}
 		}
 		made = append(made, scratch)
 		w.dir = scratch
@@ -282,10 +312,10 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(w.dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex {
-		home, err := PrepareCodexHome(g, req.Codex, w.env)
+		home, err := agenthome.PrepareCodex(g, req.Codex, w.env)
 		if err != nil {
 			w.cleanup()
-			return nil, err
+			return nil, &StartError{err.Error()}
 		}
 		if !home.Kept {
 			made = append(made, home.Dir)
@@ -296,13 +326,16 @@ func prepare(req Request) (*workspace, error) {
 	return w, nil
 }
 
-// agent is a started agent: its child, the read end of its stdout, the
+// agent is a started agent: its child, with its stdout to read and the
 // tail of its stderr.
 type agent struct {
-	child   *proc.Child
-	stdout  *os.File
-	tailErr *proc.Tail
-	start   time.Time
+	child *proc.Piped
+	start time.Time
+}
+
+// tree is the agent and every process it started, for the idle watchdog.
+func (a *agent) tree() []int {
+	return append([]int{a.child.PID()}, proc.Descendants(a.child.PID())...)
 }
 
 // startAgent starts the grant's argv in the workspace with the prompt on
@@ -311,26 +344,18 @@ func startAgent(req Request, w *workspace) (*agent, error) {
 	g := req.Grant
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir, cmd.Env = w.dir, w.env
-	cmd.Stdin = strings.NewReader(req.Prompt)
-	cmd.WaitDelay = time.Second
-	stdout, stdoutW, err := os.Pipe()
+	a := &agent{start: time.Now()}
+	var err error
+	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(req.Prompt)})
 	if err != nil {
-		return nil, err
-	}
-	a := &agent{stdout: stdout, tailErr: proc.NewTail(4096), start: time.Now()}
-	cmd.Stdout, cmd.Stderr = stdoutW, a.tailErr
-	a.child, err = proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	if err != nil {
-		stdout.Close()
-		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, errnoName(err))}
+		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
 	if req.PidFile != "" {
 		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
 			a.child.End()
-			stdout.Close()
-			return nil, &StartError{"could not write the pid file: " + errnoName(err)}
+			a.child.Stdout.Close()
+			return nil, &StartError{"could not write the pid file: " + proc.ErrnoName(err)}
 		}
 	}
 	return a, nil
@@ -384,21 +409,6 @@ func signalNumber(name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// errnoName says what went wrong without the path it went wrong on:
-// "ENOENT", not "exec: /usr/local/bin/claude: no such file".
-func errnoName(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		if n := unix.ErrnoName(errno); n != "" {
-			return n
-		}
-	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return "ENOENT (not installed, or not on PATH)"
-	}
-	return "an unexpected error"
 }
 
 func lastChars(s string, n int) string {

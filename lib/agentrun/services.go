@@ -2,16 +2,20 @@ package agentrun
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 )
@@ -29,16 +33,23 @@ func ServicesPrompt(keep bool) string {
 		"with its URL or port. Read its new output with the output tool, passing back the next_cursor it gave you. " + end
 }
 
+// ServicesPending is the services' URL in a grant computed before svc mcp
+// has one (it listens on a port of its own choosing): runagent
+// --print-args shows it, and a run puts the real URL in its place.
+const ServicesPending = "http://127.0.0.1:PORT/mcp"
+
 // ServicesOptions say how to start a run's services server.
 type ServicesOptions struct {
 	Getenv func(string) string
+	// Stderr gets svc mcp's own errors, as they come.
+	Stderr io.Writer
 	// Keep leaves the services running after the run; else they are tied
 	// to this process, so even a runagent killed with SIGKILL takes them.
 	Keep bool
 }
 
-// Services is a run's svc mcp, serving one scope over loopback HTTP.
-type Services struct {
+// services is a run's svc mcp, serving one scope over loopback HTTP.
+type services struct {
 	URL   string
 	Scope string
 	home  string
@@ -55,14 +66,13 @@ type ServiceEnd struct {
 	URL       string   `json:"url,omitempty"`
 	Status    string   `json:"status"` // kept, stopped (by runagent), exited or failed
 	StoppedBy string   `json:"stoppedBy,omitempty"`
-	ExitCode  *int     `json:"exitCode,omitempty"`
-	Signal    string   `json:"signal,omitempty"`
-	Tail      []string `json:"tail,omitempty"`
+	proc.Ended
+	Tail []string `json:"tail,omitempty"`
 }
 
-// StartServices starts svc mcp for the run, on a scope of its own, and
+// startServices starts svc mcp for the run, on a scope of its own, and
 // waits for its URL.
-func StartServices(o ServicesOptions) (*Services, error) {
+func startServices(o ServicesOptions) (*services, error) {
 	home, err := svc.Home(o.Getenv)
 	if err != nil {
 		return nil, &StartError{err.Error()}
@@ -71,23 +81,18 @@ func StartServices(o ServicesOptions) (*Services, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Services{Scope: "runagent-" + strconv.Itoa(os.Getpid()), home: home, keep: o.Keep}
+	s := &services{Scope: "runagent-" + strconv.Itoa(os.Getpid()), home: home, keep: o.Keep}
 	args := []string{"mcp", "--http", "127.0.0.1:0", "--scope", s.Scope}
 	if !o.Keep {
 		args = append(args, "--until-exit", strconv.Itoa(os.Getpid()))
 	}
-	cmd := exec.Command(bin, args...)
-	out, w, err := os.Pipe()
+	c, err := proc.StartPiped(exec.Command(bin, args...), proc.Pipes{Stderr: o.Stderr})
 	if err != nil {
-		return nil, err
+		return nil, &StartError{"could not start svc mcp: " + proc.ErrnoName(err)}
 	}
+	s.child = c.Child
+	out := c.Stdout
 	defer out.Close()
-	cmd.Stdout, cmd.Stderr = w, os.Stderr
-	s.child, err = proc.Start(cmd, proc.Options{})
-	w.Close()
-	if err != nil {
-		return nil, &StartError{"could not start svc mcp: " + errnoName(err)}
-	}
 	url := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(out).ReadString('\n')
@@ -113,11 +118,28 @@ func svcBinary() (string, error) {
 	return "", &StartError{"--services needs svc, which is neither beside runagent nor on PATH"}
 }
 
-// Finish ends the services server, then stops every service of the
+// bind puts the services' real URL in the grant, in the one place each
+// harness takes it, where the grant was computed with ServicesPending:
+// claude's --mcp-config, codex's configuration.
+func (s *services) bind(g *grant.Grant) *grant.Grant {
+	b := *g
+	b.Argv = slices.Clone(g.Argv)
+	for i := 1; i < len(b.Argv); i++ {
+		if b.Argv[i-1] == "--mcp-config" {
+			pending, _ := json.Marshal(ServicesPending)
+			url, _ := json.Marshal(s.URL)
+			b.Argv[i] = strings.Replace(b.Argv[i], string(pending), string(url), 1)
+		}
+	}
+	b.CodexConfig = strings.Replace(g.CodexConfig, strconv.Quote(ServicesPending), strconv.Quote(s.URL), 1)
+	return &b
+}
+
+// finish ends the services server, then stops every service of the
 // run's scope with svc's ladder (unless they are kept) and says how each
 // ended. A stopped service's directory goes with it: its end is in the
 // result, tail included.
-func (s *Services) Finish() []ServiceEnd {
+func (s *services) finish() []ServiceEnd {
 	s.child.Stop(syscall.SIGTERM, 2*time.Second)
 	s.child.End()
 	names, _ := svc.Members(s.home, s.Scope)
@@ -139,7 +161,7 @@ func (s *Services) Finish() []ServiceEnd {
 	return ends
 }
 
-func (s *Services) finishOne(d svc.Dir) ServiceEnd {
+func (s *services) finishOne(d svc.Dir) ServiceEnd {
 	e := ServiceEnd{Name: d.Name}
 	l, err := svc.Look(d)
 	if err != nil {

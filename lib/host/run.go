@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
 )
@@ -192,7 +193,7 @@ func (r *run) finish(err error) {
 		delete(h.busy, r.chatID)
 	}
 	h.mu.Unlock()
-	h.send(&protocol.Metric{Name: "run.duration_ms", Value: float64(elapsed.Microseconds()) / 1000})
+	h.send(&protocol.Metric{Name: "run.duration_ms", Value: proc.Ms(elapsed)})
 	h.send(&protocol.Metric{Name: "run." + done.StopReason, Value: 1})
 	h.reply(r.reqID, done)
 	close(r.finished)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -70,29 +69,13 @@ type subprocess struct {
 func (s *subprocess) spawn() error {
 	cmd := exec.Command(s.opts.Path, s.opts.Args...)
 	cmd.Env, cmd.Dir = s.opts.Env, s.opts.Dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	tail := proc.NewTail(4096)
-	var errw io.Writer = tail
-	if s.opts.Stderr != nil {
-		errw = io.MultiWriter(tail, s.opts.Stderr)
-	}
-	cmd.Stdout, cmd.Stderr = stdoutW, errw
-	cmd.WaitDelay = time.Second
 	// The daemon gone, the host gets SIGTERM: it drains, and stops its
 	// backend's processes.
-	child, err := proc.Start(cmd, proc.Options{DeathSignal: syscall.SIGTERM})
-	stdoutW.Close()
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: s.opts.Stderr, Options: proc.Options{DeathSignal: syscall.SIGTERM}})
 	if err != nil {
-		stdout.Close()
 		return fmt.Errorf("starting agent-host: %w", err)
 	}
+	stdin, stdout, tail := child.Stdin, child.Stdout, child.Stderr
 	w := ndjson.NewWriter(stdin)
 	c := newConn(func(m protocol.Msg) error {
 		b, err := protocol.Encode(m)
@@ -105,7 +88,7 @@ func (s *subprocess) spawn() error {
 		return nil
 	}, s.opts.Notice)
 	exited := make(chan struct{})
-	s.cur, s.child, s.exited = c, child, exited
+	s.cur, s.child, s.exited = c, child.Child, exited
 
 	readDone := make(chan struct{})
 	go func() {

@@ -52,6 +52,13 @@ type Exit struct {
 	Signal syscall.Signal `json:"-"`
 }
 
+// Ended is how a process ended as a report gives it: its exit code, or
+// the name of the signal that ended it.
+type Ended struct {
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+}
+
 // ExitOf decodes a wait status.
 func ExitOf(ws syscall.WaitStatus) Exit {
 	switch {
@@ -217,3 +224,7 @@ func (c *Child) Running() bool {
 		return true
 	}
 }
+
+// Ms is d in milliseconds, to the microsecond: how every report gives a
+// process's times (durationMs, elapsedMs, exitMs).
+func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -3,7 +3,6 @@ package proc
 import (
 	"context"
 	"io"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -68,18 +67,13 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 	cmd := ShellCommand(o.Argv)
 	cmd.Dir = o.Cwd
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
 	start := time.Now()
-	child, err := Start(cmd, Options{})
-	w.Close()
+	child, err := StartPiped(cmd, Pipes{MergeStderr: true}) // stdin: /dev/null
 	if err != nil {
 		return nil, err
 	}
+	r := child.Stdout
+	defer r.Close()
 
 	keep := NewTail(o.Keep)
 	copied := make(chan error, 1)
@@ -115,7 +109,7 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 	_ = r.SetReadDeadline(time.Now().Add(o.Drain))
 	res.StillHeld = <-copied != nil
-	res.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	res.ElapsedMs = Ms(time.Since(start))
 	res.Output, res.Truncated = keep.String(), keep.Truncated()
 	res.Code, res.Signal, res.ExitCode = exit.Code, exit.SignalName(), exit.Status()
 	switch {

@@ -81,10 +81,10 @@ func ladder(root, pgid int, withRoot bool, grace time.Duration) LadderReport {
 			rep.StillAlive = append(rep.StillAlive, p.PID)
 		}
 	}
-	rep.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	rep.ElapsedMs = Ms(time.Since(start))
 	for i := range rep.Signalled {
 		if gone, ok := exited[rep.Signalled[i].PID]; ok {
-			ms := float64(gone.Sub(start).Microseconds()) / 1000
+			ms := Ms(gone.Sub(start))
 			rep.Signalled[i].ExitMs = &ms
 		}
 	}

@@ -153,3 +153,17 @@ func Children(pid int) []int {
 	}
 	return out
 }
+
+// Descendants returns every live descendant of pid, from the kernel's
+// children lists: no walk over every process.
+func Descendants(pid int) []int {
+	var out []int
+	queue := Children(pid)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, p)
+		queue = append(queue, Children(p)...)
+	}
+	return out
+}

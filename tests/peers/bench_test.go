@@ -18,9 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -104,7 +105,7 @@ func sameCodexConfig(t *testing.T, env []string, grantConfig string) []string {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(agentrun.MergeCodexConfig(string(cfg), grantConfig)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(agenthome.MergeCodexConfig(string(cfg), grantConfig)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return append(env, "CODEX_HOME="+home)
@@ -212,10 +213,9 @@ func overhead(aName string, a []time.Duration, bName string, b []time.Duration) 
 	if over > 5*time.Millisecond {
 		verdict = "MISSED"
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	lo, hi := medianCI(a, b)
 	return fmt.Sprintf("%s %.1f ms, %s %.1f ms, overhead %.2f ms (95%% CI %.2f to %.2f ms; differences' IQR %.1f ms)   target <= 5 ms: %s",
-		aName, ms(med(a)), bName, ms(med(b)), ms(over), ms(lo), ms(hi), ms(iqrDiff(a, b)), verdict)
+		aName, proc.Ms(med(a)), bName, proc.Ms(med(b)), proc.Ms(over), proc.Ms(lo), proc.Ms(hi), proc.Ms(iqrDiff(a, b)), verdict)
 }
 
 // TestBenchRunagentOverhead measures what runagent adds to one headless
@@ -338,9 +338,8 @@ func replayOverhead(t *testing.T, a ciAgent, env, argv, directEnv []string, work
 	}
 	s := interleaved(pairs, func() time.Duration { return replay() }, through, func() time.Duration { return replay(bare) })
 	d, r, f := s[0], s[1], s[2]
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Printf("  runagent's own cost, over a script replaying that %s run's stream (median of %d interleaved pairs): directly %.1f ms, through runagent %.1f ms, %+.2f ms; the bare Go wrapper's floor %+.2f ms\n",
-		a.name, pairs, ms(median(d)), ms(median(r)), ms(pairDiff(d, r)), ms(pairDiff(d, f)))
+		a.name, pairs, proc.Ms(median(d)), proc.Ms(median(r)), proc.Ms(pairDiff(d, r)), proc.Ms(pairDiff(d, f)))
 }
 
 // TestBenchCodexAppServer measures the codex backend on app-server
@@ -414,9 +413,8 @@ func TestBenchCodexAppServer(t *testing.T) {
 		_, d = execTurn(thread, "SAY two")
 		e2 = append(e2, d)
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fmt.Printf("codex turn (fake API, median of %d two-turn chats): first turn app-server %.1f ms, exec %.1f ms; second turn app-server %.1f ms, exec %.1f ms (%.2fx)\n",
-		chats, ms(median(a1)), ms(median(e1)), ms(median(a2)), ms(median(e2)), float64(median(a2))/float64(median(e2)))
+		chats, proc.Ms(median(a1)), proc.Ms(median(e1)), proc.Ms(median(a2)), proc.Ms(median(e2)), float64(median(a2))/float64(median(e2)))
 
 	var ai, ei []time.Duration
 	for i := range chats {
@@ -436,7 +434,7 @@ func TestBenchCodexAppServer(t *testing.T) {
 		ei = append(ei, execInterrupt(t, api, env, cfg, work))
 	}
 	fmt.Printf("codex interrupt → end (fake API, median of %d): app-server turn/interrupt → run_done %.1f ms, exec SIGINT → exit %.1f ms\n",
-		chats, ms(median(ai)), ms(median(ei)))
+		chats, proc.Ms(median(ai)), proc.Ms(median(ei)))
 }
 
 // execInterrupt starts codex exec on a slow answer, sends SIGINT to its

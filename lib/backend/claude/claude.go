@@ -116,20 +116,12 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 		cmd.Dir = b.cfg.Workspace
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
-	cmd.Stdin = strings.NewReader(p.Prompt)
-	cmd.WaitDelay = time.Second
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer stdout.Close()
-	errTail := proc.NewTail(4096)
-	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), errTail)
-	child, err := proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
+	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(p.Prompt), Stderr: b.env.StderrOr()})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
+	stdout, errTail := child.Stdout, child.Stderr
+	defer stdout.Close()
 	label := p.ContextLabel
 	if label == "" {
 		label = "one-shot"
@@ -169,7 +161,7 @@ func (b *Backend) AsksPermissions() bool { return true }
 func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
-	out, err := cmd.Output()
+	out, err := proc.Output(cmd)
 	if err != nil {
 		return "claude (version unknown)"
 	}
@@ -238,24 +230,13 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		cmd.Dir = t.Params.Workspace
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
-	stdin, err := cmd.StdinPipe()
+	// The host's stderr is the backend's.
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: b.env.StderrOr()})
 	if err != nil {
-		return nil, err
-	}
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	p := &cli{stdin: stdin, out: ndjson.NewWriter(stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: proc.NewTail(4096)}
-	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(b.env.StderrOr(), p.stderr) // the host's stderr is the backend's
-	cmd.WaitDelay = time.Second
-	child, err := proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	if err != nil {
-		stdout.Close()
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
-	p.child = child
+	stdout := child.Stdout
+	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
 	c.asks = asks
 	go func() {
 		defer stdout.Close()

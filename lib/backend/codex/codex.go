@@ -1,6 +1,6 @@
 // Package codex is the agent-host backend for Codex: one long-lived
 // `codex app-server` per chat, spoken to in its JSON-RPC on stdio, in a
-// CODEX_HOME of the chat's own made by lib/agentrun with the grant's
+// CODEX_HOME of the chat's own made by lib/agenthome with the grant's
 // configuration (no subagents, no plugins) and removed with the process.
 // The chat's thread is started (or, after a restart, resumed) with the
 // level's sandbox; a turn is turn/start, and an interrupt turn/interrupt.
@@ -27,9 +27,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentry/agentry/lib/agentrun"
+	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -54,7 +55,7 @@ type Backend struct {
 type chat struct {
 	mu      sync.Mutex // one turn at a time, and the server's changes
 	srv     *appServer
-	home    agentrun.CodexHome
+	home    agenthome.CodexHome
 	scratch string
 	level   int // the level srv's thread runs at
 
@@ -91,7 +92,7 @@ func (b *Backend) Name() string { return "codex" }
 func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
-	out, err := cmd.Output()
+	out, err := proc.Output(cmd)
 	if err != nil {
 		return "codex (version unknown)"
 	}
@@ -156,7 +157,7 @@ func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructi
 	if err != nil {
 		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
-	home, err := agentrun.PrepareCodexHome(g, agentrun.CodexSource{Config: b.cfg.ConfigFile}, b.env.Environ)
+	home, err := agenthome.PrepareCodex(g, agenthome.CodexSource{Config: b.cfg.ConfigFile}, b.env.Environ)
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 	}
@@ -166,8 +167,8 @@ func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructi
 	}
 	if g.Scratch {
 		if c.scratch == "" {
-			agentrun.Sweep(scratchPrefix)
-			if c.scratch, err = agentrun.RunDir(scratchPrefix); err != nil {
+			agenthome.Sweep(scratchPrefix)
+			if c.scratch, err = agenthome.RunDir(scratchPrefix); err != nil {
 				home.Remove()
 				return err
 			}
@@ -241,7 +242,7 @@ func (c *chat) close(grace time.Duration) {
 		c.srv = nil
 	}
 	c.home.Remove()
-	c.home = agentrun.CodexHome{}
+	c.home = agenthome.CodexHome{}
 }
 
 // turn runs one turn/start on the chat's server and translates until

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -59,25 +58,13 @@ const inQueue = 4096
 // startAppServer starts cmd (codex app-server) in a process group of its
 // own and reads its stdout; lines over maxLine are skipped.
 func startAppServer(cmd *exec.Cmd, stderr io.Writer, maxLine int, warn func(string)) (*appServer, error) {
-	stdin, err := cmd.StdinPipe()
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: stderr})
 	if err != nil {
 		return nil, err
 	}
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	s := &appServer{stdin: stdin, out: ndjson.NewWriter(stdin), stderr: proc.NewTail(4096), calls: map[int64]chan rpcReply{},
+	stdout := child.Stdout
+	s := &appServer{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), stderr: child.Stderr, calls: map[int64]chan rpcReply{},
 		in: make(chan rpcMsg, inQueue), exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = stdoutW, io.MultiWriter(stderr, s.stderr)
-	cmd.WaitDelay = time.Second
-	child, err := proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	if err != nil {
-		stdout.Close()
-		return nil, err
-	}
-	s.child = child
 	read := make(chan struct{})
 	go func() {
 		defer close(read)

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	osexec "os/exec"
 	"strings"
 	"syscall"
@@ -65,41 +64,20 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = t.Params.Workspace
 	cmd.Env = append(append([]string{}, b.Env.Environ...), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
-	cmd.Stdin = strings.NewReader(t.Params.Prompt)
-	// A process that escaped the group may hold stdin unread: never wait
-	// on the prompt's copy for long once the command has exited.
-	cmd.WaitDelay = time.Second
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	stderr, stderrW, err := os.Pipe()
-	if err != nil {
-		stdout.Close()
-		stdoutW.Close()
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	child, err := proc.Start(cmd, proc.Options{})
-	stdoutW.Close()
-	stderrW.Close()
-	defer stdout.Close()
-	defer stderr.Close()
+	// (A process that escaped the group may hold stdin unread, or stderr
+	// open: StartPiped waits on those copies for a second after the exit.)
+	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(t.Params.Prompt), Stderr: b.Env.StderrOr(), Tail: 2048})
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, fmt.Sprintf("starting %s: %v", b.Argv[0], err), false)
 	}
+	stdout, tail := child.Stdout, child.Stderr
+	defer stdout.Close()
 
 	var text bytes.Buffer
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
 		b.stream(stdout, t, &text)
-	}()
-	tail := proc.NewTail(2048)
-	errDone := make(chan struct{})
-	go func() {
-		defer close(errDone)
-		_, _ = io.Copy(io.MultiWriter(tail, b.Env.StderrOr()), stderr)
 	}()
 
 	interrupted := false
@@ -118,11 +96,8 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		}
 	}
 	exit := child.End() // with what it left running in its group
-	deadline := time.Now().Add(drainAfterExit)
-	_ = stdout.SetReadDeadline(deadline)
-	_ = stderr.SetReadDeadline(deadline)
+	_ = stdout.SetReadDeadline(time.Now().Add(drainAfterExit))
 	<-outDone
-	<-errDone
 
 	if interrupted || ctx.Err() != nil {
 		return host.ErrInterrupted

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/sockdiag"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/ready"
 )
@@ -171,7 +172,7 @@ func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint)
 // endpoint on one of them, else the --port given when it listens there,
 // else the lowest port. With --port, a tree that listens elsewhere gets
 // a moment to open the port it was given before that is reported.
-func (w *watch) listening(ls []proc.Listener, since time.Duration, eps <-chan ready.Endpoint, printed []ready.Endpoint) (svc.Report, bool) {
+func (w *watch) listening(ls []sockdiag.Listener, since time.Duration, eps <-chan ready.Endpoint, printed []ready.Endpoint) (svc.Report, bool) {
 	ports := ready.Ports(ls)
 	chosen, warning := ls[0], ""
 	if want := w.m.spec.Port; want > 0 {

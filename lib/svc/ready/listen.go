@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/sockdiag"
 )
 
 // Listens finds the TCP sockets a service's tree listens on: the sockets
@@ -19,11 +20,11 @@ import (
 // listening socket appears that has not been placed yet.
 type Listens struct {
 	root   int
-	dump   proc.ListenerDump
+	dump   sockdiag.ListenerDump
 	placed map[uint64]placed // listening inodes seen
 	look   uint64            // the number of the current look
 	fresh  []uint64          // inodes first seen in this look
-	ours   []proc.Listener
+	ours   []sockdiag.Listener
 }
 
 type placed struct {
@@ -39,7 +40,7 @@ func (t *Listens) Close() { t.dump.Close() }
 
 // Poll returns the tree's listening sockets now, by port, one per port
 // (IPv4 before IPv6). The slice is the caller's.
-func (t *Listens) Poll() []proc.Listener {
+func (t *Listens) Poll() []sockdiag.Listener {
 	all := t.dump.Listeners()
 	t.look++
 	t.fresh = t.fresh[:0]
@@ -61,14 +62,14 @@ func (t *Listens) Poll() []proc.Listener {
 		}
 	}
 	for _, l := range all {
-		if t.placed[l.Inode].ours && !slices.ContainsFunc(t.ours, func(o proc.Listener) bool { return o.Port == l.Port }) {
+		if t.placed[l.Inode].ours && !slices.ContainsFunc(t.ours, func(o sockdiag.Listener) bool { return o.Port == l.Port }) {
 			t.ours = append(t.ours, l)
 		}
 	}
 	if len(t.ours) == 0 {
 		return nil
 	}
-	slices.SortFunc(t.ours, func(a, b proc.Listener) int { return a.Port - b.Port })
+	slices.SortFunc(t.ours, func(a, b sockdiag.Listener) int { return a.Port - b.Port })
 	return slices.Clone(t.ours)
 }
 
@@ -77,7 +78,7 @@ func (t *Listens) Poll() []proc.Listener {
 func (t *Listens) place() {
 	held := map[uint64]bool{}
 	for _, pid := range proc.Descendants(t.root) {
-		for _, ino := range proc.SocketInodes(pid) {
+		for _, ino := range sockdiag.SocketInodes(pid) {
 			held[ino] = true
 		}
 	}
@@ -87,7 +88,7 @@ func (t *Listens) place() {
 }
 
 // Ports lists the ports of listeners.
-func Ports(ls []proc.Listener) []int {
+func Ports(ls []sockdiag.Listener) []int {
 	out := make([]int, len(ls))
 	for i, l := range ls {
 		out[i] = l.Port
@@ -100,7 +101,7 @@ func Ports(ls []proc.Listener) []int {
 // bound to any address is reached on loopback. A server that accepts and
 // says nothing for half a second is taken for one that does not speak
 // HTTP: a dev server compiling its first page prints its URL anyway.
-func Where(l proc.Listener) string {
+func Where(l sockdiag.Listener) string {
 	host := l.Addr
 	switch {
 	case !host.IsValid() || host.IsUnspecified():

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/sockdiag"
 )
 
 // What a server prints when it listens, most telling first: a URL, a
@@ -125,7 +126,7 @@ func answersHTTP(rawURL string, wait time.Duration) bool {
 
 // holds reports whether pid has one of the socket inodes open.
 func holds(pid int, inodes map[uint64]bool) bool {
-	for _, ino := range proc.SocketInodes(pid) {
+	for _, ino := range sockdiag.SocketInodes(pid) {
 		if inodes[ino] {
 			return true
 		}
@@ -137,7 +138,7 @@ func holds(pid int, inodes map[uint64]bool) bool {
 // service's tree (root's descendants and group pgid), and otherwise which
 // process holds it, as "pid 812 (node)"; "" when nobody visible does.
 func PortOwner(port, root, pgid int) (ours bool, holder string) {
-	inodes := proc.ListeningInodes(port)
+	inodes := sockdiag.ListeningInodes(port)
 	if len(inodes) == 0 {
 		return false, ""
 	}
@@ -167,7 +168,7 @@ func PortOwner(port, root, pgid int) (ours bool, holder string) {
 // when nothing listens there, and "a process svc cannot see" when
 // something does but not a process visible here.
 func PortHolder(port int) string {
-	inodes := proc.ListeningInodes(port)
+	inodes := sockdiag.ListeningInodes(port)
 	if len(inodes) == 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package agentrun
+package agenthome
 
 import (
 	"fmt"
@@ -11,11 +11,10 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
-// The prefixes of runagent's run directories.
-const (
-	scratchPrefix = "runagent-scratch"
-	codexPrefix   = "runagent-codex"
-)
+// CodexPrefix names the CODEX_HOMEs made for one run (PrepareCodex) in
+// the temporary directory: Sweep(CodexPrefix) removes those whose owner
+// is gone.
+const CodexPrefix = "runagent-codex"
 
 // RunDir makes a private temporary directory for one run — a scratch
 // directory, a CODEX_HOME — named for the process that owns it: prefix,

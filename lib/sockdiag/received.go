@@ -1,4 +1,4 @@
-package proc
+package sockdiag
 
 import (
 	"encoding/binary"
@@ -6,15 +6,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// BytesReceived is how many bytes the TCP sockets of pid and its
-// descendants have received so far (tcpi_bytes_received, from a
+// BytesReceived is how many bytes the TCP sockets the processes pids hold
+// have received so far (tcpi_bytes_received, from a
 // sock_diag dump), for telling a process that is receiving a stream from
 // one that waits on a silent peer: some runtimes read sockets with
 // recv(2), which /proc/PID/io does not count. ok is false when the
 // kernel would not say.
-func BytesReceived(pid int) (n uint64, ok bool) {
+func BytesReceived(pids []int) (n uint64, ok bool) {
 	mine := map[uint64]bool{}
-	for _, p := range append([]int{pid}, Descendants(pid)...) {
+	for _, p := range pids {
 		for _, ino := range SocketInodes(p) {
 			mine[ino] = true
 		}

@@ -1,4 +1,4 @@
-package proc
+package sockdiag
 
 import (
 	"io"
@@ -29,7 +29,7 @@ func TestBytesReceived(t *testing.T) {
 	defer c.Close()
 	s := <-served
 	defer s.Close()
-	before, ok := BytesReceived(os.Getpid())
+	before, ok := BytesReceived([]int{os.Getpid()})
 	if !ok {
 		t.Skip("sock_diag with tcp_info is not available here")
 	}
@@ -40,13 +40,13 @@ func TestBytesReceived(t *testing.T) {
 	if _, err := io.ReadFull(c, msg); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := BytesReceived(os.Getpid())
+	after, _ := BytesReceived([]int{os.Getpid()})
 	// This process holds both ends: the client's end received 5000 bytes,
 	// the server's none.
 	if after-before != 5000 {
 		t.Errorf("received %d bytes, want 5000 (before %d, after %d)", after-before, before, after)
 	}
-	again, _ := BytesReceived(os.Getpid())
+	again, _ := BytesReceived([]int{os.Getpid()})
 	if again != after {
 		t.Errorf("nothing was sent, yet the count moved from %d to %d", after, again)
 	}

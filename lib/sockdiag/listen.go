@@ -1,4 +1,10 @@
-package proc
+// Package sockdiag asks the kernel about TCP sockets: which listen, on
+// what address, which a process holds, how many bytes they have received.
+// It asks through sock_diag netlink, which answers in microseconds;
+// reading /proc/net/tcp, the fallback, walks every socket and can take
+// milliseconds. It knows nothing of process trees: its callers say which
+// processes they mean.
+package sockdiag
 
 import (
 	"bufio"
@@ -29,12 +35,6 @@ func ListeningInodes(port int) map[uint64]bool {
 	return inodes
 }
 
-// Listeners returns every listening TCP socket, IPv4 and IPv6. It asks the
-// kernel through sock_diag netlink, which lists listening sockets only and
-// answers in microseconds; reading /proc/net/tcp, the fallback, walks every
-// socket and can take milliseconds.
-func Listeners() []Listener { return listeners(0) }
-
 // listeners lists the listening sockets on port, or on any port when port
 // is 0.
 func listeners(port int) []Listener {
@@ -52,8 +52,8 @@ type ListenerDump struct {
 	out []Listener
 }
 
-// Listeners returns every listening TCP socket now. The slice is reused by
-// the next call.
+// Listeners returns every listening TCP socket now, IPv4 and IPv6. The
+// slice is reused by the next call.
 func (d *ListenerDump) Listeners() []Listener { return d.listeners(0) }
 
 func (d *ListenerDump) listeners(port int) []Listener {
@@ -222,20 +222,6 @@ func SocketInodes(pid int) []uint64 {
 		if ino, err := strconv.ParseUint(link[8:len(link)-1], 10, 64); err == nil {
 			out = append(out, ino)
 		}
-	}
-	return out
-}
-
-// Descendants returns every live descendant of pid, from the kernel's
-// children lists: no walk over every process.
-func Descendants(pid int) []int {
-	var out []int
-	queue := Children(pid)
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		out = append(out, p)
-		queue = append(queue, Children(p)...)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package agentrun
+package agenthome
 
 import (
 	"os"
@@ -34,13 +34,13 @@ func codexGrant(t *testing.T, o grant.Options) *grant.Grant {
 func TestKeptCodexHome(t *testing.T) {
 	user, env := codexUser(t)
 	g := codexGrant(t, grant.Options{})
-	first, err := PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	first, err := PrepareCodex(g, CodexSource{Keep: true}, env)
 	if err != nil || !first.Kept {
 		t.Fatalf("first: %+v %v", first, err)
 	}
 	os.WriteFile(filepath.Join(first.Dir, "state_5.sqlite"), []byte("codex's own"), 0o600)
 	first.Remove()
-	again, err := PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	again, err := PrepareCodex(g, CodexSource{Keep: true}, env)
 	if err != nil || again.Dir != first.Dir {
 		t.Fatalf("the same configuration got another home: %s then %s (%v)", first.Dir, again.Dir, err)
 	}
@@ -58,25 +58,25 @@ func TestKeptCodexHome(t *testing.T) {
 	// The credential follows the user's: a new one is copied, a removed
 	// one is removed.
 	os.WriteFile(filepath.Join(user, "auth.json"), []byte(`{"token":"two"}`), 0o600)
-	PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	PrepareCodex(g, CodexSource{Keep: true}, env)
 	if b, _ := os.ReadFile(filepath.Join(again.Dir, "auth.json")); string(b) != `{"token":"two"}` {
 		t.Errorf("auth.json %q after the user's changed", b)
 	}
 	os.Remove(filepath.Join(user, "auth.json"))
-	PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	PrepareCodex(g, CodexSource{Keep: true}, env)
 	if _, err := os.Stat(filepath.Join(again.Dir, "auth.json")); !os.IsNotExist(err) {
 		t.Error("a credential the user removed is still in the kept home")
 	}
 
 	// Another configuration, another home; one unused for a month goes.
 	os.WriteFile(filepath.Join(user, "config.toml"), []byte("model_provider = \"other\"\n"), 0o600)
-	other, err := PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	other, err := PrepareCodex(g, CodexSource{Keep: true}, env)
 	if err != nil || other.Dir == first.Dir || filepath.Dir(other.Dir) != filepath.Dir(first.Dir) {
 		t.Fatalf("another configuration's home %s beside %s (%v)", other.Dir, first.Dir, err)
 	}
 	old := time.Now().Add(-keptHomeIdle - time.Hour)
 	os.Chtimes(first.Dir, old, old)
-	PrepareCodexHome(g, CodexSource{Keep: true}, env)
+	PrepareCodex(g, CodexSource{Keep: true}, env)
 	if _, err := os.Stat(first.Dir); !os.IsNotExist(err) {
 		t.Error("a kept home unused for over a month was not removed")
 	}
@@ -94,7 +94,7 @@ func TestFreshCodexHome(t *testing.T) {
 		{"not kept", codexGrant(t, grant.Options{}), CodexSource{}},
 		{"own MCP server", codexGrant(t, grant.Options{ToolsURL: "http://127.0.0.1:1/mcp"}), CodexSource{Keep: true}},
 	} {
-		h, err := PrepareCodexHome(c.g, c.src, env)
+		h, err := PrepareCodex(c.g, c.src, env)
 		if err != nil || h.Kept {
 			t.Fatalf("%s: %+v %v", c.name, h, err)
 		}

@@ -1,4 +1,4 @@
-package agentrun
+package agenthome
 
 import (
 	"fmt"
@@ -23,10 +23,10 @@ func TestSweepTakesTheDead(t *testing.T) {
 	dir := func(prefix string, start uint64, tail string) string {
 		return filepath.Join(tmp, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, start, tail))
 	}
-	dead := dir(codexPrefix, me.Start+1, "x1") // same pid, another start: not us
-	deadScratch := dir(scratchPrefix, me.Start+1, "x3")
-	live := dir(codexPrefix, me.Start, "x2")
-	other := filepath.Join(tmp, codexPrefix+"-notours")
+	dead := dir(CodexPrefix, me.Start+1, "x1") // same pid, another start: not us
+	deadScratch := dir("runagent-scratch", me.Start+1, "x3")
+	live := dir(CodexPrefix, me.Start, "x2")
+	other := filepath.Join(tmp, CodexPrefix+"-notours")
 	unswept := dir("agent-host-codex", me.Start+1, "x4") // a prefix not asked for
 	for _, d := range []string{dead, deadScratch, live, other, unswept} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -34,14 +34,14 @@ func TestSweepTakesTheDead(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(d, "auth.json"), []byte("{}"), 0o600)
 	}
-	d, err := RunDir(codexPrefix)
+	d, err := RunDir(CodexPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", codexPrefix, me.PID, me.Start)) || filepath.Dir(d) != tmp {
+	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", CodexPrefix, me.PID, me.Start)) || filepath.Dir(d) != tmp {
 		t.Errorf("made %s", d)
 	}
-	Sweep(scratchPrefix, codexPrefix)
+	Sweep("runagent-scratch", CodexPrefix)
 	for path, want := range map[string]bool{dead: false, deadScratch: false, live: true, other: true, unswept: true, d: true} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", path, err == nil, want)

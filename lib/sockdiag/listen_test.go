@@ -1,4 +1,4 @@
-package proc
+package sockdiag
 
 import (
 	"net"
@@ -33,9 +33,11 @@ func TestListeners(t *testing.T) {
 		if !slices.Contains(SocketInodes(os.Getpid()), diag[0].Inode) {
 			t.Errorf("%s: inode %d is not among this process's sockets %v", addr, diag[0].Inode, SocketInodes(os.Getpid()))
 		}
-		if !slices.Contains(Listeners(), diag[0]) {
-			t.Errorf("%s: Listeners() misses %v", addr, diag[0])
+		var d ListenerDump
+		if !slices.Contains(d.Listeners(), diag[0]) {
+			t.Errorf("%s: ListenerDump.Listeners misses %v", addr, diag[0])
 		}
+		d.Close()
 		ln.Close()
 	}
 	if n := len(ListeningInodes(1)); n != 0 {

@@ -1,4 +1,9 @@
-package agentrun
+// Package agenthome makes what an agent CLI needs on disk: a private
+// directory for one run, named for the process that owns it and swept
+// once that process is gone (a scratch directory, a CODEX_HOME), and
+// codex's home with a grant's configuration, kept per configuration
+// or made for one run.
+package agenthome
 
 import (
 	"bytes"
@@ -11,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // CodexSource says where the user's codex setup is.
@@ -29,6 +35,12 @@ type CodexSource struct {
 	// see CodexHome.Kept. Otherwise every run gets a fresh one (agent-host).
 	Keep bool
 }
+
+// Error is a home that could not be made, in words for the user: the
+// run should not start.
+type Error struct{ Reason string }
+
+func (e *Error) Error() string { return e.Reason }
 
 // CodexHome is a run's CODEX_HOME.
 type CodexHome struct {
@@ -49,11 +61,11 @@ func (h CodexHome) Remove() {
 // keptHomeIdle is how long a kept home may go unused before a run removes it.
 const keptHomeIdle = 30 * 24 * time.Hour
 
-// PrepareCodexHome makes the run's CODEX_HOME: a config.toml with the
+// PrepareCodex makes the run's CODEX_HOME: a config.toml with the
 // user's provider settings and the grant's keys (which win), a copy of the
 // user's credential when there is one, and the shared sessions directory.
 // The caller removes it (Remove) when the run ends, however it ends.
-func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (CodexHome, error) {
+func PrepareCodex(g *grant.Grant, src CodexSource, env []string) (CodexHome, error) {
 	userHome := src.Home
 	if userHome == "" {
 		if h := lookup(env, "CODEX_HOME"); h != "" {
@@ -68,13 +80,13 @@ func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (CodexHome,
 	}
 	userConfig, err := os.ReadFile(configPath)
 	if err != nil && (src.Config != "" || !errors.Is(err, os.ErrNotExist)) {
-		return CodexHome{}, &StartError{"cannot read the codex configuration: " + errnoName(err)}
+		return CodexHome{}, &Error{"cannot read the codex configuration: " + proc.ErrnoName(err)}
 	}
 	auth, authErr := os.ReadFile(filepath.Join(userHome, "auth.json"))
 	hasProvider := strings.Contains(string(userConfig), "model_provider")
 	hasKey := lookup(env, "OPENAI_API_KEY") != "" || lookup(env, "CODEX_API_KEY") != ""
 	if authErr != nil && !hasProvider && !hasKey {
-		return CodexHome{}, &StartError{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
+		return CodexHome{}, &Error{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
 	}
 	config := []byte(MergeCodexConfig(string(userConfig), g.CodexConfig))
 	sessions := src.Sessions
@@ -85,8 +97,8 @@ func PrepareCodexHome(g *grant.Grant, src CodexSource, env []string) (CodexHome,
 		return keptHome(filepath.Join(stateDir(env), "codex-homes"), config, auth, authErr == nil, sessions)
 	}
 	home := CodexHome{}
-	if home.Dir, err = RunDir(codexPrefix); err != nil {
-		return home, &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
+	if home.Dir, err = RunDir(CodexPrefix); err != nil {
+		return home, &Error{"could not make a CODEX_HOME: " + proc.ErrnoName(err)}
 	}
 	if err := fillHome(home.Dir, config, auth, authErr == nil, sessions); err != nil {
 		home.Remove()
@@ -103,7 +115,7 @@ func keptHome(homes string, config, auth []byte, hasAuth bool, sessions string) 
 	sum := sha256.Sum256(append(append(config, 0), sessions...))
 	home := CodexHome{Dir: filepath.Join(homes, hex.EncodeToString(sum[:8])), Kept: true}
 	if err := os.MkdirAll(home.Dir, 0o700); err != nil {
-		return CodexHome{}, &StartError{"could not make a CODEX_HOME: " + errnoName(err)}
+		return CodexHome{}, &Error{"could not make a CODEX_HOME: " + proc.ErrnoName(err)}
 	}
 	if err := fillHome(home.Dir, config, auth, hasAuth, sessions); err != nil {
 		return CodexHome{}, err
@@ -118,7 +130,7 @@ func keptHome(homes string, config, auth []byte, hasAuth bool, sessions string) 
 // from what is there (each by an atomic rename, so that a run sharing a
 // kept home never reads half a file), and links the sessions directory.
 func fillHome(dir string, config, auth []byte, hasAuth bool, sessions string) error {
-	fail := func(err error) error { return &StartError{"could not prepare CODEX_HOME: " + errnoName(err)} }
+	fail := func(err error) error { return &Error{"could not prepare CODEX_HOME: " + proc.ErrnoName(err)} }
 	if err := writeIfChanged(filepath.Join(dir, "config.toml"), config); err != nil {
 		return fail(err)
 	}
