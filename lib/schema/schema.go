@@ -1,11 +1,11 @@
 // Package schema is JSON Schema: a schema file compiled (drafts 4, 6, 7,
 // 2019-09 and 2020-12, the default 2020-12), and a value checked against
-// it, with the first violation as a path and a reason. ndjson check
-// --schema and runagent --schema link it. The validator is
-// third_party/jsonschema, a copy of santhosh-tekuri/jsonschema whose
-// meta-schemas are compiled by the first Load, not at package init, so a
-// process that links this package and loads no schema pays nothing for it
-// (DESIGN.md, "Heavy dependencies").
+// it, with the first violation as a path and a reason. Only ndjson-schema
+// links it (ndjson check --schema and runagent --schema run that binary):
+// the validator, santhosh-tekuri/jsonschema, compiles every draft's
+// meta-schema in its package init, which every process that links it
+// pays at start, whether or not it loads a schema (DESIGN.md, "Heavy
+// dependencies").
 package schema
 
 import (
