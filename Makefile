@@ -20,7 +20,7 @@ MAN7  := $(wildcard man/*.7)
 
 .PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench pgo clean help FORCE
 
-all: $(BINS) bin/ndjson-schema ## build every command into ./bin
+all: $(BINS) ## build every command into ./bin
 
 # build-bin BUILD-FLAGS, PACKAGE: go build the rule's target, then put a
 # copy in place. The linker writes its output through mmap, and a binary run from
@@ -36,11 +36,6 @@ endef
 
 bin/%: FORCE
 	$(call build-bin,,./cmd/$*)
-
-# ndjson with the JSON Schema validator, which ndjson check --schema hands
-# over to: the validator's start-up would cost every other ndjson run.
-bin/ndjson-schema: FORCE
-	$(call build-bin,-tags ndjson_schema,./cmd/ndjson)
 
 test: fmt-check vet race man-lint ## every gate: gofmt, vet, race tests with the script suite, man lint
 
@@ -93,7 +88,7 @@ fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
 install: all ## install binaries, man pages and bash/zsh/fish completions under DESTDIR/PREFIX
 	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
 	  $(SHAREDIR)/bash-completion/completions $(SHAREDIR)/zsh/site-functions $(SHAREDIR)/fish/vendor_completions.d
-	install -m 0755 $(BINS) bin/ndjson-schema $(BINDIR)/
+	install -m 0755 $(BINS) $(BINDIR)/
 	install -m 0644 $(MAN1) $(MANDIR)/man1/
 	$(if $(MAN5),install -m 0644 $(MAN5) $(MANDIR)/man5/)
 	$(if $(MAN7),install -m 0644 $(MAN7) $(MANDIR)/man7/)

@@ -207,6 +207,35 @@ ndjson_rows() {
 
 }
 
+# startup_rows: ndjson's start-up, --version and where over a two-line
+# input, the median of STARTUP_RUNS runs each (default 200; a run is a few
+# milliseconds, nearly all of it the process starting), and the median
+# peak RSS of 5; /bin/true is the floor, what starting any process costs
+# here. What a program links pays its package init here, on every run:
+# this is where a heavy dependency would show.
+startup_rows() {
+  local n=${STARTUP_RUNS:-200} tiny="$BENCH_DIR/tiny.ndjson" name cmd t0 t1 times rss i
+  printf '{"type":"run_done","n":1}\n{"type":"event"}\n' > "$tiny"
+  printf 'ndjson start-up: medians of %d runs, a two-line input\n' "$n"
+  printf '%-28s %9s %8s\n' command ms "RSS MB"
+  for name in "true" "ndjson --version" "ndjson where type==run_done"; do
+    cmd="$ND ${name#ndjson }"
+    [ "$name" = true ] && cmd=/bin/true
+    times=()
+    for ((i = 0; i < n; i++)); do
+      t0=${EPOCHREALTIME/./}
+      $cmd < "$tiny" > /dev/null
+      t1=${EPOCHREALTIME/./}
+      times+=($((t1 - t0)))
+    done
+    rss=$(for ((i = 0; i < 5; i++)); do /usr/bin/time -f %M $cmd < "$tiny" 2>&1 > /dev/null | tail -1; done | median)
+    printf '%-28s %9.2f %8.1f\n' "$name" "$(echo "$(printf '%s\n' "${times[@]}" | median) / 1000" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+  done
+  echo
+}
+
+
+startup_rows
 ndjson_rows agent
 ndjson_rows dense
 

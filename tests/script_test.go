@@ -59,10 +59,9 @@ func binaries() (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	// As make all: every command, and ndjson with the schema validator.
+	// As make all: every command.
 	for _, args := range [][]string{
 		{"build", "-o", dir + string(os.PathSeparator), "../cmd/..."},
-		{"build", "-tags", "ndjson_schema", "-o", filepath.Join(dir, "ndjson-schema"), "../cmd/ndjson"},
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

@@ -165,7 +165,11 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
 	var schema *agentrun.Schema
 	if c.Schema != "" {
-		if schema, err = agentrun.LoadSchema(c.Schema); err != nil {
+		schema, err = agentrun.LoadSchema(c.Schema)
+		if errors.Is(err, agentrun.ErrNoValidator) {
+			return o, nil, cli.WithHint(cli.Usagef("%v", err),
+				"go install github.com/agentry/agentry/cmd/"+agentrun.Validator+"@latest (make install puts it beside runagent)")
+		} else if err != nil {
 			return o, nil, cli.Usagef("%v", err)
 		}
 		o.Schema, o.SchemaFile = schema.Compact, schema.File

@@ -5,23 +5,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
-	"github.com/agentry/agentry/lib/schema"
+	"github.com/agentry/agentry/lib/proc"
 )
 
+// Validator is the program that checks a schema and an answer:
+// ndjson-schema, found beside runagent, else on PATH. The validator's
+// package init costs every process that links it ~3 ms (it compiles every
+// draft's meta-schema), so runagent does not link it: only runs that have a
+// schema run it.
+const Validator = "ndjson-schema"
+
+// ErrNoValidator is LoadSchema's error when there is no Validator to run.
+var ErrNoValidator = errors.New("--schema needs " + Validator + ", which is neither beside runagent nor on PATH")
+
 // Schema is a JSON Schema the answer must conform to: neither CLI can be
-// trusted to enforce it, so runagent checks the answer itself.
+// trusted to enforce it, so runagent checks the answer itself, with
+// ndjson-schema check --schema.
 type Schema struct {
-	File    string // absolute, for codex's --output-schema
-	Compact string // the schema as one line, for claude's --json-schema
-	schema  *schema.Schema
+	File      string // absolute, for codex's --output-schema
+	Compact   string // the schema as one line, for claude's --json-schema
+	validator string
 }
 
-// LoadSchema reads a schema file and compiles it; an error means the file
-// is not a usable schema, and nothing should start.
+// LoadSchema reads a schema file and has ndjson-schema compile it; an
+// error means the file is not a usable schema (or there is no
+// ndjson-schema: ErrNoValidator), and nothing should start.
 func LoadSchema(path string) (*Schema, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -35,11 +49,15 @@ func LoadSchema(path string) (*Schema, error) {
 	if err := json.Compact(&compact, b); err != nil {
 		return nil, fmt.Errorf("--schema %s is not JSON: %v", path, err)
 	}
-	s, err := schema.Load(abs)
+	bin, err := proc.Sibling(Validator)
 	if err != nil {
-		return nil, fmt.Errorf("--schema %v", err)
+		return nil, ErrNoValidator
 	}
-	return &Schema{File: abs, Compact: compact.String(), schema: s}, nil
+	s := &Schema{File: abs, Compact: compact.String(), validator: bin}
+	if _, errText, code := s.check(nil); code != 0 {
+		return nil, errors.New(errText)
+	}
+	return s, nil
 }
 
 // Check checks an answer: its compact JSON when it conforms, else the
@@ -49,8 +67,38 @@ func (s *Schema) Check(raw string) (compact string, violation string) {
 	if err := json.Compact(&b, []byte(strings.TrimSpace(raw))); err != nil {
 		return "", "the answer is not JSON: " + err.Error()
 	}
-	if v := s.schema.Check(b.Bytes()); v != "" {
-		return "", "the answer does not conform to the schema: " + v
+	out, errText, code := s.check(append(b.Bytes(), '\n'))
+	switch code {
+	case 0:
+		return b.String(), ""
+	case 1:
+		var p struct{ Detail string }
+		first, _, _ := strings.Cut(out, "\n")
+		if json.Unmarshal([]byte(first), &p) == nil && p.Detail != "" {
+			return "", "the answer " + p.Detail
+		}
 	}
-	return b.String(), ""
+	return "", "the answer could not be checked: " + errText
+}
+
+// check runs ndjson-schema check --json --schema over input: its stdout,
+// the first line of its stderr without the program's name, and its exit
+// code (-1 when it did not run, or a signal ended it).
+func (s *Schema) check(input []byte) (stdout, stderr string, code int) {
+	c, err := proc.StartPiped(exec.Command(s.validator, "check", "--json", "--schema", s.File), proc.Pipes{Stdin: bytes.NewReader(input)})
+	if err != nil {
+		return "", fmt.Sprintf("%s: %s", Validator, proc.ErrnoName(err)), -1
+	}
+	out, _ := io.ReadAll(c.Stdout)
+	c.Stdout.Close()
+	exit := c.End()
+	stderr, _, _ = strings.Cut(strings.TrimSpace(c.Stderr.String()), "\n")
+	stderr = strings.TrimPrefix(stderr, Validator+": error: ")
+	switch {
+	case exit.Code == nil:
+		return string(out), exit.String(), -1
+	case stderr == "" && *exit.Code != 0 && *exit.Code != 1:
+		stderr = exit.String()
+	}
+	return string(out), stderr, *exit.Code
 }

@@ -14,12 +14,16 @@
 //
 // Chunker cuts a stream into chunks of whole lines for parallel work; Reader
 // gives one line at a time on top of it; Writer writes one whole line per
-// call under a lock; Check tells whether a line is valid JSON in valid UTF-8.
+// call under a lock.
+//
+// A line's JSON is scanned here too, and only here: Check tells whether a
+// line is valid JSON in valid UTF-8, and a Checker finds values on the way
+// (Find, Index); Lookup finds a value in a line already checked, from the
+// check's bitmap of stops, and AppendUnescaped gives a string's text.
 package ndjson
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -77,9 +81,6 @@ func NewChunker(r io.Reader, maxLine int) *Chunker {
 	}
 	return &Chunker{r: &bomReader{r: r}, max: maxLine, size: size, free: make(chan []byte, 32)}
 }
-
-// MaxLine is the line cap in bytes.
-func (c *Chunker) MaxLine() int { return c.max }
 
 // Release hands a chunk's memory back for reuse. Optional.
 func (c *Chunker) Release(ch *Chunk) {
@@ -265,12 +266,6 @@ type TooLongError struct {
 
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", e.Line, e.Size, e.Max)
-}
-
-// IsTooLong reports whether err is a *TooLongError.
-func IsTooLong(err error) bool {
-	var t *TooLongError
-	return errors.As(err, &t)
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

@@ -11,7 +11,6 @@ type Reader struct {
 	cur  *Chunk
 	rest []byte
 	line int64
-	bom  bool
 }
 
 // NewReader reads r with a line cap of maxLine bytes (DefaultMaxLine when
@@ -50,16 +49,12 @@ func (r *Reader) Next() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.bom = r.bom || ch.BOM
 		r.cur, r.rest = ch, ch.Data
 	}
 }
 
 // Line is the number of the line Next returned last, counting from 1.
 func (r *Reader) Line() int64 { return r.line }
-
-// SawBOM reports whether a byte order mark was dropped from the start.
-func (r *Reader) SawBOM() bool { return r.bom }
 
 // Lines calls fn with every line of r in order, until fn returns false or
 // the stream ends, and returns the read error that ended it, if any (nil

@@ -86,8 +86,8 @@ func (c *Checker) Check(line []byte) Problem { return c.check(line, nil) }
 // keys, a path of object member names: the first member of each name, as
 // a lookup would find it. Where is Unknown when the walk cannot tell — the
 // line is not an object, the path steps into an array, a key on the way
-// has an escape — and the caller should look the value up itself; and
-// means nothing unless the line is Valid.
+// has an escape — and the caller should look the value up with Lookup;
+// and means nothing unless the line is Valid.
 func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
 	f := finder{keys: keys}
 	if i := skipSpace(line, 0); len(keys) == 0 || i >= len(line) || line[i] != '{' {

@@ -25,9 +25,7 @@ type CheckOptions struct {
 }
 
 // Schema checks one JSON value: "" when it conforms, else the first
-// violation. lib/schema provides one; it is an interface here so that a
-// build of ndjson without the validator (whose start-up is costly) links
-// none of it.
+// violation. lib/schema's *Schema is one; check needs only this method.
 type Schema interface {
 	Check(value []byte) (violation string)
 }
@@ -249,7 +247,7 @@ func (r *checkChunk) count(typ string) { bump(r.types, typ) }
 func (r *checkChunk) countText(raw []byte) {
 	text := raw[1 : len(raw)-1]
 	if bytes.IndexByte(text, '\\') >= 0 {
-		r.scratch = appendUnescaped(r.scratch[:0], str(raw))
+		r.scratch = ndjson.AppendUnescaped(r.scratch[:0], raw, false)
 		text = r.scratch
 	}
 	r.run.add(r.types, text)

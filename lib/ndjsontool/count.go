@@ -29,11 +29,6 @@ type tally struct {
 	missing int64
 	scratch []byte
 	run     runCounter
-
-	total     int64 // every line the chunk held, blank and bad included
-	malformed int64
-	firstBad  int64
-	skipped   *ndjson.Skipped
 }
 
 func newTally() *tally {
@@ -43,57 +38,17 @@ func newTally() *tally {
 // Count counts valid lines, or valid lines by the value at a path. Every
 // line is validated, on every core.
 func Count(ctx context.Context, st *Stream, o CountOptions) error {
-	c := ndjson.NewChunker(st.In, st.MaxLine)
 	fp := parseFastPath(o.Path)
 	all := newTally()
-	var sk skips
-	var line int64
-	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *tally {
-		t := newTally()
-		var ck ndjson.Checker
-		for rest := ch.Data; len(rest) > 0; {
-			var l []byte
-			l, rest = ndjson.Cut(rest)
-			t.total++
-			var lv lineView
-			var p ndjson.Problem
-			if fp != nil {
-				p, lv.where = ck.Find(l, fp)
-			} else {
-				p = ck.Check(l)
-			}
-			switch p {
-			case ndjson.Blank:
-				continue
-			case ndjson.Valid:
-			default:
-				if t.malformed == 0 {
-					t.firstBad = t.total
-				}
-				t.malformed++
-				continue
-			}
-			t.lines++
-			if o.Path != "" {
-				lv.marks = ck.Marks()
-				t.add(lv.found(l, o.Path, fp))
-			}
+	var add func(t *tally, l []byte, lv lineView) *tally
+	if o.Path != "" {
+		add = func(t *tally, l []byte, lv lineView) *tally {
+			t.add(lv.found(l, o.Path, fp))
+			return t
 		}
-		t.skipped = ch.Skipped
-		return t
-	}, func(ch *ndjson.Chunk, t *tally) error {
-		c.Release(ch)
-		if t.malformed > 0 {
-			if sk.malformed == 0 {
-				sk.firstMalformed = line + t.firstBad
-			}
-			sk.malformed += t.malformed
-		}
-		line += t.total
-		if t.skipped != nil {
-			line++
-			sk.addLong(line, t.skipped.Size)
-		}
+	}
+	sk, err := eachChunk(ctx, st, finding{path: fp}, newTally, add, func(t *tally, valid int64) error {
+		t.lines = valid
 		all.merge(t)
 		return nil
 	})
@@ -113,7 +68,7 @@ func (t *tally) add(v value) {
 	case v.isString():
 		text := v.raw[1 : len(v.raw)-1]
 		if bytes.IndexByte(text, '\\') >= 0 {
-			t.scratch = appendUnescaped(t.scratch[:0], str(v.raw))
+			t.scratch = ndjson.AppendUnescaped(t.scratch[:0], v.raw, false)
 			text = t.scratch
 		}
 		t.run.add(t.strs, text)

@@ -94,7 +94,7 @@ func appendValue(out []byte, v value, raw bool, missing string, tsv bool) []byte
 		return append(out, missing...)
 	case raw && v.isString():
 		start := len(out)
-		out = appendUnescaped(out, str(v.raw))
+		out = ndjson.AppendUnescaped(out, v.raw, false)
 		if !tsv || !needsTSVEscape(out[start:]) {
 			return out
 		}

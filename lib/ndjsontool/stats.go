@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // StatsOptions are the options of stats.
@@ -75,7 +76,7 @@ func groupJSON(v value) string {
 	case !v.ok:
 		return "null"
 	case v.isString():
-		b, _ := json.Marshal(string(appendUnescaped(nil, str(v.raw))))
+		b, _ := json.Marshal(string(ndjson.AppendUnescaped(nil, v.raw, false)))
 		return string(b)
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return string(compact(v.raw))

@@ -1,12 +1,20 @@
-// Package ndjsontool is the ndjson program: get, pick, csv, tsv, uniq,
-// where, make, check, fmt and count over streams of newline-delimited JSON.
+// Package ndjsontool is the ndjson program's verbs: get, pick, csv, tsv,
+// uniq, sort, stats, where, make, check, fmt and count, over streams of
+// newline-delimited JSON; cmd/ndjson holds their grammar.
 //
-// Every streaming verb reads its input with lib/ndjson's framing, in
-// chunks spread over the machine's cores, and writes each chunk's output
-// with one write in input order — so output is as prompt as the input on a
-// pipe, and nothing is held beyond a few chunks whatever the stream's size.
-// A malformed line is never printed, counted or matched as if it were
-// valid: it is skipped, counted, and reported once at the end.
+// Every verb but make reads its input with lib/ndjson's framing, in
+// chunks spread over the machine's cores, and checks every line with
+// lib/ndjson's scanner, which finds on its way the values the verb asks
+// for. The verbs that print lines or values (get, pick, csv, tsv, where,
+// fmt, uniq) write each chunk's output with one write, in input order —
+// so output is as prompt as the input on a pipe, and nothing is held
+// beyond a few chunks whatever the stream's size (uniq also keeps the keys
+// it has seen). The others print when the stream ends (check reports each
+// problem as it goes, then its tallies): count and stats hold a row per
+// group, and sort the lines, up to its memory budget, past which
+// lib/extsort spills them to disk. A malformed line is never printed,
+// counted or matched as if it were valid: it is skipped, counted, and
+// reported once at the end.
 package ndjsontool
 
 import (
@@ -37,13 +45,6 @@ type skips struct {
 	long           int64
 	firstLong      int64
 	firstLongSize  int64
-}
-
-func (s *skips) addMalformed(line int64) {
-	if s.malformed == 0 {
-		s.firstMalformed = line
-	}
-	s.malformed++
 }
 
 func (s *skips) addLong(line, size int64) {
@@ -104,16 +105,6 @@ func (st *Stream) maxLine() int {
 	return st.MaxLine
 }
 
-// chunkOut is one chunk's result for the line-by-line verbs: its output,
-// how many lines it held and which of them were malformed.
-type chunkOut struct {
-	out       []byte
-	lines     int64
-	malformed int64
-	firstBad  int64 // index within the chunk, from 1
-	skipped   *ndjson.Skipped
-}
-
 // lineFunc handles one valid line and appends its output to out.
 type lineFunc func(out, line []byte, lv lineView) []byte
 
@@ -163,16 +154,57 @@ func (st *Stream) eachLine(ctx context.Context, find finding, fn lineFunc) (*ski
 // input order, before it is written: for a verb whose output depends on
 // the lines before (uniq).
 func (st *Stream) eachLineThen(ctx context.Context, find finding, fn lineFunc, then func([]byte) []byte) (*skips, error) {
-	c := ndjson.NewChunker(st.In, st.MaxLine)
 	pool := make(chan []byte, 16)
-	var sk skips
-	var line int64
-	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkOut {
-		var r chunkOut
+	return eachChunk(ctx, st, find, func() []byte {
 		select {
-		case r.out = <-pool:
+		case out := <-pool:
+			return out
 		default:
+			return nil
 		}
+	}, fn, func(out []byte, _ int64) error {
+		written := out
+		if then != nil {
+			written = then(out) // its own buffer: out goes back to the pool
+		}
+		if len(written) > 0 {
+			if _, err := st.Out.Write(written); err != nil {
+				return err
+			}
+		}
+		if cap(out) <= 4<<20 {
+			select {
+			case pool <- out[:0]:
+			default:
+			}
+		}
+		return nil
+	})
+}
+
+// chunkResult is one chunk's: acc, what the verb made of its valid lines;
+// how many lines it held, how many were valid, and which were malformed.
+type chunkResult[A any] struct {
+	acc       A
+	lines     int64 // every line, blank and bad included
+	valid     int64
+	malformed int64
+	firstBad  int64 // index within the chunk, from 1
+	skipped   *ndjson.Skipped
+}
+
+// eachChunk is the loop of every verb that goes line by line: it reads the
+// stream in chunks, spread over the workers, each of which checks every
+// line of its chunk and hands each valid one (with what the check found,
+// see finding) to line, which adds it to the chunk's accumulator, made by
+// start; done is given each chunk's accumulator and count of valid lines,
+// in input order. It returns what was skipped.
+func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func() A, line func(acc A, l []byte, lv lineView) A, done func(acc A, valid int64) error) (*skips, error) {
+	c := ndjson.NewChunker(st.In, st.MaxLine)
+	var sk skips
+	var at int64 // lines before the chunk
+	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkResult[A] {
+		r := chunkResult[A]{acc: start()}
 		var ck ndjson.Checker
 		for rest := ch.Data; len(rest) > 0; {
 			var l []byte
@@ -198,40 +230,28 @@ func (st *Stream) eachLineThen(ctx context.Context, find finding, fn lineFunc, t
 				r.malformed++
 				continue
 			}
-			lv.marks = ck.Marks()
-			r.out = fn(r.out, l, lv)
+			r.valid++
+			if line != nil {
+				lv.marks = ck.Marks()
+				r.acc = line(r.acc, l, lv)
+			}
 		}
 		r.skipped = ch.Skipped
 		return r
-	}, func(ch *ndjson.Chunk, r chunkOut) error {
+	}, func(ch *ndjson.Chunk, r chunkResult[A]) error {
 		c.Release(ch)
 		if r.malformed > 0 {
 			if sk.malformed == 0 {
-				sk.firstMalformed = line + r.firstBad
+				sk.firstMalformed = at + r.firstBad
 			}
 			sk.malformed += r.malformed
 		}
-		line += r.lines
+		at += r.lines
 		if r.skipped != nil {
-			line++
-			sk.addLong(line, r.skipped.Size)
+			at++
+			sk.addLong(at, r.skipped.Size)
 		}
-		written := r.out
-		if then != nil {
-			written = then(r.out) // its own buffer: r.out goes back to the pool
-		}
-		if len(written) > 0 {
-			if _, err := st.Out.Write(written); err != nil {
-				return err
-			}
-		}
-		if cap(r.out) <= 4<<20 {
-			select {
-			case pool <- r.out[:0]:
-			default:
-			}
-		}
-		return nil
+		return done(r.acc, r.valid)
 	})
 	return &sk, err
 }

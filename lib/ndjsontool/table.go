@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // TableOptions are the options of csv and tsv.
@@ -83,7 +85,7 @@ func appendCSV(out []byte, v value) []byte {
 		}
 		// Unescaped straight into the row, quotes doubled.
 		out = append(out, '"')
-		out = appendCSVText(out, str(v.raw))
+		out = ndjson.AppendUnescaped(out, v.raw, true)
 		return append(out, '"')
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return csvQuote(out, compact(v.raw))
@@ -111,7 +113,7 @@ func appendTSV(out []byte, v value) []byte {
 		return out
 	case v.isString():
 		start := len(out)
-		out = appendUnescaped(out, str(v.raw))
+		out = ndjson.AppendUnescaped(out, v.raw, false)
 		if !needsTSVEscape(out[start:]) {
 			return out
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // Uniq prints the first valid line for each distinct value at path, in
@@ -55,7 +56,7 @@ func appendKey(out []byte, v value) []byte {
 	case !v.ok:
 		return append(out, "rnull"...)
 	case v.isString():
-		return appendUnescaped(append(out, 's'), str(v.raw))
+		return ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return append(append(out, 'r'), compact(v.raw)...)
 	}

@@ -1,9 +1,11 @@
-// Package schema is JSON Schema for ndjson check --schema: a schema file
-// compiled (every draft the validator knows), and a value checked against
-// it, with the first violation as a path and a reason. It lives apart,
-// and only ndjson-schema (ndjson built with the ndjson_schema tag) links
-// it, because compiling the validator's meta-schemas costs every process
-// that links it 3 to 10 ms at start.
+// Package schema is JSON Schema: a schema file compiled (drafts 4, 6, 7,
+// 2019-09 and 2020-12, the default 2020-12), and a value checked against
+// it, with the first violation as a path and a reason. Only ndjson-schema
+// links it (ndjson check --schema and runagent --schema run that binary):
+// the validator, santhosh-tekuri/jsonschema, compiles every draft's
+// meta-schema in its package init, which every process that links it
+// pays at start, whether or not it loads a schema (DESIGN.md, "Heavy
+// dependencies").
 package schema
 
 import (
@@ -33,7 +35,7 @@ func Load(path string) (*Schema, error) {
 	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // errors.Is(err, fs.ErrNotExist) holds
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {

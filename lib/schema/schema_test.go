@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +52,39 @@ func TestLoadRefusesWhatIsNoSchema(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// Every draft the man page names compiles and checks, chosen by $schema.
+func TestDrafts(t *testing.T) {
+	for _, uri := range []string{
+		"http://json-schema.org/draft-04/schema#",
+		"http://json-schema.org/draft-06/schema#",
+		"http://json-schema.org/draft-07/schema#",
+		"https://json-schema.org/draft/2019-09/schema",
+		"https://json-schema.org/draft/2020-12/schema",
+	} {
+		s, err := Load(write(t, `{"$schema":"`+uri+`","type":"object","required":["a"]}`))
+		if err != nil {
+			t.Errorf("%s: %v", uri, err)
+			continue
+		}
+		if got, want := s.Check([]byte(`{}`)), "at /: missing property 'a'"; got != want {
+			t.Errorf("%s: got %q, want %q", uri, got, want)
+		}
+	}
+	// Draft 4 has its own meaning for exclusiveMinimum: a boolean.
+	if _, err := Load(write(t, `{"$schema":"http://json-schema.org/draft-04/schema#","minimum":1,"exclusiveMinimum":true}`)); err != nil {
+		t.Errorf("draft 4's boolean exclusiveMinimum: %v", err)
+	}
+	if _, err := Load(write(t, `{"minimum":1,"exclusiveMinimum":true}`)); err == nil {
+		t.Errorf("2020-12 took a boolean exclusiveMinimum")
+	}
+}
+
+// A missing file is told apart by errors.Is, not by its text.
+func TestLoadMissingIsNotExist(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v is not fs.ErrNotExist", err)
 	}
 }

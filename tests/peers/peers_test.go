@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	if bin == "" {
 		dir, _ := os.MkdirTemp("", "peers-bin-")
 		defer os.RemoveAll(dir)
-		for _, args := range [][]string{{"build", "-o", dir + "/", "../../cmd/..."}, {"build", "-tags", "ndjson_schema", "-o", dir + "/ndjson-schema", "../../cmd/ndjson"}} {
+		for _, args := range [][]string{{"build", "-o", dir + "/", "../../cmd/..."}} {
 			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 				os.Stderr.Write(out)
 				os.Exit(2)

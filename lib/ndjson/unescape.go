@@ -1,33 +1,23 @@
-package ndjsontool
+package ndjson
 
 import (
-	"strings"
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// appendUnescaped appends the text of raw, a JSON string literal with its
-// quotes, that has been validated. It allocates nothing, unlike gjson's
-// Result.Str for strings with escapes. A lone surrogate becomes U+FFFD, as
-// in encoding/json.
-func appendUnescaped(out []byte, raw string) []byte {
-	return unescapeInto(out, raw, false)
-}
-
-// appendCSVText is appendUnescaped with every quote doubled, as a CSV
-// cell's text needs: a JSON string's quotes all come from escapes, \" or
-// \u0022.
-func appendCSVText(out []byte, raw string) []byte {
-	return unescapeInto(out, raw, true)
-}
-
-func unescapeInto(out []byte, raw string, doubleQuotes bool) []byte {
+// AppendUnescaped appends the text of raw, a JSON string literal with its
+// quotes from a valid line, and returns the extended buffer. It allocates
+// nothing but out's growth. A lone surrogate becomes U+FFFD, as in
+// encoding/json. doubleQuotes doubles every quote in the text, as a CSV
+// cell needs (a JSON string's quotes all come from escapes, \" or \u0022).
+func AppendUnescaped(out, raw []byte, doubleQuotes bool) []byte {
 	if len(raw) < 2 {
 		return out
 	}
 	s := raw[1 : len(raw)-1]
 	for {
-		i := strings.IndexByte(s, '\\')
+		i := bytes.IndexByte(s, '\\')
 		if i < 0 {
 			i = len(s)
 		}
@@ -78,12 +68,13 @@ func unescapeInto(out []byte, raw string, doubleQuotes bool) []byte {
 	}
 }
 
-func hexRune(s string) rune {
+// hexRune is the rune of the four hex digits s begins with.
+func hexRune(s []byte) rune {
 	if len(s) < 4 {
 		return utf8.RuneError
 	}
 	var r rune
-	for _, c := range []byte(s[:4]) {
+	for _, c := range s[:4] {
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'

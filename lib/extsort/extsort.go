@@ -1,0 +1,303 @@
+// Package extsort orders records larger than memory: each record is a key
+// and a value, both bytes, ordered by the bytes of their keys, stably
+// (records with equal keys come out in the order they were added in).
+// What it holds stays within a budget; past it, the records held are
+// sorted and written as a run to a temporary file, and the runs are merged
+// as the records are read back. The files are unlinked as soon as they
+// are made, so they go however the program ends.
+//
+// A caller that orders by something other than bytes encodes its keys so
+// that their bytes order as it wants (big-endian numbers, terminated
+// text); extsort knows nothing of what the records are.
+package extsort
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"unsafe"
+)
+
+// Options are a Sorter's.
+type Options struct {
+	// Memory bounds what the records held cost at once, in bytes; past
+	// it, they go to a run on disk. 0 means DefaultMemory.
+	Memory int64
+	// Top, when > 0, keeps only the first Top records of the order, in a
+	// heap: nothing goes to disk.
+	Top int
+	// TempDir is where runs go; "" means os.TempDir().
+	TempDir string
+	// Prefix begins the names of the runs' files, which say whose they
+	// are for the moment they exist; "" means "extsort-".
+	Prefix string
+}
+
+// DefaultMemory is the budget when Options.Memory is 0.
+const DefaultMemory = 256 << 20
+
+// Sorter orders the records added to it. Its methods are not safe for
+// concurrent use.
+type Sorter struct {
+	o     Options
+	seq   uint64
+	arena []byte // keys and values of the held records, back to back
+	held  []held
+	runs  []*os.File
+	top   topHeap
+}
+
+// New returns a Sorter with nothing in it.
+func New(o Options) *Sorter {
+	if o.Memory <= 0 {
+		o.Memory = DefaultMemory
+	}
+	if o.Prefix == "" {
+		o.Prefix = "extsort-"
+	}
+	return &Sorter{o: o}
+}
+
+// record is one record, its key ending in its sequence number, which keeps
+// equal keys in the order they were added in.
+type record struct {
+	key   []byte
+	value []byte
+}
+
+// held is a record in the arena: offsets, so that holding a record costs
+// its bytes and 12 more, and no allocation of its own.
+type held struct {
+	at, keyLen, valueLen uint32
+}
+
+// heldCost is what a held record costs beyond its bytes.
+const heldCost = int64(unsafe.Sizeof(held{}))
+
+// Add adds a record; key and value are copied. An error is one of writing
+// a run, after which the Sorter is of no more use.
+func (s *Sorter) Add(key, value []byte) error {
+	s.seq++
+	if s.o.Top > 0 {
+		k := binary.BigEndian.AppendUint64(append(make([]byte, 0, len(key)+8), key...), s.seq)
+		s.keepTop(record{key: k, value: append([]byte(nil), value...)})
+		return nil
+	}
+	// The arena takes 3/4 of the budget, the index of what it holds at
+	// most 1/8, the rest is for reading; the arena is made once, at its
+	// full size (untouched capacity costs no memory: pages come as they
+	// are written), and never grows: when a record would not fit, what is
+	// held is spilled.
+	need := len(key) + 8 + len(value)
+	if s.arena == nil {
+		s.arena = make([]byte, 0, max(int(s.o.Memory/4*3), need))
+	}
+	if len(s.held) > 0 && (len(s.arena)+need > cap(s.arena) || heldCost*int64(len(s.held)+1) > s.o.Memory/8) {
+		if err := s.spill(); err != nil {
+			return err
+		}
+	}
+	if need > cap(s.arena) {
+		s.arena = make([]byte, 0, need) // one record over the budget: it still sorts
+	}
+	at := len(s.arena)
+	s.arena = append(s.arena, key...)
+	s.arena = binary.BigEndian.AppendUint64(s.arena, s.seq)
+	s.arena = append(s.arena, value...)
+	s.held = append(s.held, held{at: uint32(at), keyLen: uint32(len(key) + 8), valueLen: uint32(len(value))})
+	if len(s.arena) > math.MaxUint32-(64<<20) {
+		return s.spill() // offsets are 32 bits
+	}
+	return nil
+}
+
+func (s *Sorter) key(h held) []byte   { return s.arena[h.at : h.at+h.keyLen] }
+func (s *Sorter) value(h held) []byte { return s.arena[h.at+h.keyLen : h.at+h.keyLen+h.valueLen] }
+
+func (s *Sorter) sortHeld() {
+	slices.SortFunc(s.held, func(a, b held) int { return bytes.Compare(s.key(a), s.key(b)) })
+}
+
+// keepTop keeps r if it is among the first Top: a heap whose root is the
+// last of those kept.
+func (s *Sorter) keepTop(r record) {
+	if len(s.top) < s.o.Top {
+		heap.Push(&s.top, r)
+		return
+	}
+	if bytes.Compare(r.key, s.top[0].key) < 0 {
+		s.top[0] = r
+		heap.Fix(&s.top, 0)
+	}
+}
+
+// spill sorts what is held and writes it as a run to a temporary file
+// that is unlinked at once: it goes however the program ends.
+func (s *Sorter) spill() error {
+	s.sortHeld()
+	f, err := os.CreateTemp(s.o.TempDir, s.o.Prefix+"*")
+	if err != nil {
+		return err
+	}
+	os.Remove(f.Name())
+	w := bufio.NewWriterSize(f, 1<<20)
+	var hdr [2 * binary.MaxVarintLen64]byte
+	for _, h := range s.held {
+		n := binary.PutUvarint(hdr[:], uint64(h.keyLen))
+		n += binary.PutUvarint(hdr[n:], uint64(h.valueLen))
+		w.Write(hdr[:n])
+		if _, err := w.Write(s.arena[h.at : h.at+h.keyLen+h.valueLen]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return err
+	}
+	s.runs = append(s.runs, f)
+	s.held, s.arena = s.held[:0], s.arena[:0]
+	if int64(cap(s.arena)) > s.o.Memory {
+		s.arena = nil // made for one record over the budget: back to the budget's
+	}
+	return nil
+}
+
+// Each calls fn with the value of every record, in order: what is held
+// merged with the runs. value is valid only until fn returns. Each is
+// called once, after the last Add; an error is fn's, or one of reading a
+// run.
+func (s *Sorter) Each(fn func(value []byte) error) error {
+	if s.o.Top > 0 {
+		rs := []record(s.top)
+		slices.SortFunc(rs, func(a, b record) int { return bytes.Compare(a.key, b.key) })
+		for _, r := range rs {
+			if err := fn(r.value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s.sortHeld()
+	srcs := []source{&heldSource{s: s}}
+	for _, f := range s.runs {
+		srcs = append(srcs, &runSource{r: bufio.NewReaderSize(f, 256<<10)})
+	}
+	m := &merge{}
+	for _, src := range srcs {
+		if r, ok, err := src.next(); err != nil {
+			return err
+		} else if ok {
+			m.items = append(m.items, mergeItem{r, src})
+		}
+	}
+	heap.Init(m)
+	for len(m.items) > 0 {
+		it := &m.items[0]
+		if err := fn(it.r.value); err != nil {
+			return err
+		}
+		r, ok, err := it.src.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			it.r = r
+			heap.Fix(m, 0)
+		} else {
+			heap.Pop(m)
+		}
+	}
+	return nil
+}
+
+// Close closes the runs' files (already unlinked): call it however the
+// sort ends.
+func (s *Sorter) Close() {
+	for _, f := range s.runs {
+		f.Close()
+	}
+	s.runs = nil
+}
+
+// source gives records in order.
+type source interface {
+	next() (record, bool, error)
+}
+
+type heldSource struct {
+	s *Sorter
+	i int
+}
+
+func (h *heldSource) next() (record, bool, error) {
+	if h.i == len(h.s.held) {
+		return record{}, false, nil
+	}
+	r := h.s.held[h.i]
+	h.i++
+	return record{key: h.s.key(r), value: h.s.value(r)}, true, nil
+}
+
+type runSource struct{ r *bufio.Reader }
+
+func (s *runSource) next() (record, bool, error) {
+	kl, err := binary.ReadUvarint(s.r)
+	if errors.Is(err, io.EOF) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	vl, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		return record{}, false, err
+	}
+	b := make([]byte, kl+vl)
+	if _, err := io.ReadFull(s.r, b); err != nil {
+		return record{}, false, err
+	}
+	return record{key: b[:kl], value: b[kl:]}, true, nil
+}
+
+type mergeItem struct {
+	r   record
+	src source
+}
+
+// merge is a min-heap of the sources' next records.
+type merge struct{ items []mergeItem }
+
+func (m *merge) Len() int           { return len(m.items) }
+func (m *merge) Less(i, j int) bool { return bytes.Compare(m.items[i].r.key, m.items[j].r.key) < 0 }
+func (m *merge) Swap(i, j int)      { m.items[i], m.items[j] = m.items[j], m.items[i] }
+func (m *merge) Push(x any)         { m.items = append(m.items, x.(mergeItem)) }
+func (m *merge) Pop() any {
+	x := m.items[len(m.items)-1]
+	m.items = m.items[:len(m.items)-1]
+	return x
+}
+
+// topHeap is a max-heap: its root is the last record kept.
+type topHeap []record
+
+func (h topHeap) Len() int           { return len(h) }
+func (h topHeap) Less(i, j int) bool { return bytes.Compare(h[i].key, h[j].key) > 0 }
+func (h topHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topHeap) Push(x any)        { *h = append(*h, x.(record)) }
+func (h *topHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

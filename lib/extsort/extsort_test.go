@@ -1,0 +1,93 @@
+package extsort
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type rec struct{ key, value string }
+
+func records(n int) []rec {
+	r := rand.New(rand.NewPCG(1, 2))
+	rs := make([]rec, n)
+	for i := range rs {
+		rs[i] = rec{fmt.Sprintf("k%03d", r.IntN(500)), fmt.Sprintf("%d:%s", i, strings.Repeat("v", r.IntN(200)))}
+	}
+	return rs
+}
+
+func run(t *testing.T, o Options, rs []rec) []string {
+	t.Helper()
+	s := New(o)
+	defer s.Close()
+	for _, r := range rs {
+		if err := s.Add([]byte(r.key), []byte(r.value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	if err := s.Each(func(v []byte) error { got = append(got, string(v)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// In memory or spilled to many runs, the order is the keys' bytes, equal
+// keys in the order added; the runs' files are gone.
+func TestOrderStableAcrossRuns(t *testing.T) {
+	rs := records(50000)
+	want := slices.Clone(rs)
+	slices.SortStableFunc(want, func(a, b rec) int { return strings.Compare(a.key, b.key) })
+	var wantValues []string
+	for _, r := range want {
+		wantValues = append(wantValues, r.value)
+	}
+	dir := t.TempDir()
+	for _, mem := range []int64{256 << 20, 1 << 20, 64 << 10} {
+		s := New(Options{Memory: mem, TempDir: dir})
+		for _, r := range rs {
+			if err := s.Add([]byte(r.key), []byte(r.value)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if mem < 1<<20 && len(s.runs) < 2 {
+			t.Errorf("memory %d: %d runs, want several", mem, len(s.runs))
+		}
+		var got []string
+		if err := s.Each(func(v []byte) error { got = append(got, string(v)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if !slices.Equal(got, wantValues) {
+			t.Errorf("memory %d: the order differs", mem)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("runs left behind: %v", left)
+	}
+}
+
+// Top keeps the first N of the order, stably.
+func TestTop(t *testing.T) {
+	rs := records(5000)
+	all := run(t, Options{}, rs)
+	if got := run(t, Options{Top: 7}, rs); !slices.Equal(got, all[:7]) {
+		t.Errorf("top 7: got %v, want %v", got, all[:7])
+	}
+	if got := run(t, Options{Top: 10000}, rs); !slices.Equal(got, all) {
+		t.Errorf("top past the end: not everything, in order")
+	}
+}
+
+// A record larger than the whole budget still sorts.
+func TestRecordOverBudget(t *testing.T) {
+	big := strings.Repeat("x", 2<<20)
+	got := run(t, Options{Memory: 1 << 20, TempDir: t.TempDir()}, []rec{{"b", "small"}, {"a", big}, {"c", "last"}})
+	if len(got) != 3 || got[0] != big || got[1] != "small" || got[2] != "last" {
+		t.Errorf("got %d records, first %d bytes", len(got), len(got[0]))
+	}
+}

@@ -1,0 +1,183 @@
+package ndjson
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Lookup finds the value at keys in line, a valid JSON text, as gjson
+// would: the first member of each name, and a key of decimal digits
+// indexes an array. Its answer is the value's JSON text, a slice of line.
+// On a line that is not valid its answer means nothing, but it never
+// panics. It is the lookup for what Find could not tell (Unknown), and
+// for paths the check was not asked to find.
+//
+// m, when set, is the line's bitmap of stops from its check (see
+// Checker.Marks): the ends of the strings it passes over are found from
+// it.
+func Lookup(line []byte, m Marks, keys []string) ([]byte, bool) {
+	return LookupAt(line, m, skipSpace(line, 0), keys)
+}
+
+// LookupAt is Lookup from the value that starts at line[i]: from a
+// Member's Start, say.
+func LookupAt(line []byte, m Marks, i int, keys []string) ([]byte, bool) {
+	b := line
+	for _, k := range keys {
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case '{':
+			j, ok := memberValue(b, m, i, k)
+			if !ok {
+				return nil, false
+			}
+			i = j
+		case '[':
+			j, ok := element(b, m, i, k)
+			if !ok {
+				return nil, false
+			}
+			i = j
+		default:
+			return nil, false
+		}
+	}
+	if i >= len(b) {
+		return nil, false
+	}
+	return b[i:skipValue(b, m, i)], true
+}
+
+// memberValue returns the start of the value of member k of the object at
+// b[i].
+func memberValue(b []byte, m Marks, i int, k string) (int, bool) {
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		end, escaped := stringEnd(b, m, i)
+		if end < i+2 {
+			return 0, false // a string cut off: not valid JSON
+		}
+		var match bool
+		if escaped {
+			match = string(AppendUnescaped(nil, b[i:end], false)) == k
+		} else {
+			match = string(b[i+1:end-1]) == k
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+		if match {
+			return i, true
+		}
+		i = skipSpace(b, skipValue(b, m, i))
+		if i >= len(b) || b[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
+	return 0, false
+}
+
+// element returns the start of element k (a decimal index) of the array at
+// b[i].
+func element(b []byte, m Marks, i int, k string) (int, bool) {
+	n := 0
+	for j := 0; j < len(k); j++ {
+		if k[j] < '0' || k[j] > '9' || n > 1<<30 {
+			return 0, false
+		}
+		n = n*10 + int(k[j]-'0')
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return 0, false
+	}
+	for ; n > 0; n-- {
+		i = skipSpace(b, skipValue(b, m, i))
+		if i >= len(b) || b[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
+	return i, i < len(b)
+}
+
+// stringEnd returns the index after the string that starts at b[i], and
+// whether it holds an escape. With marks, it jumps from stop to stop;
+// without, it looks for a quote or a backslash eight bytes at a step (the
+// line is valid: no other byte needs a look).
+func stringEnd(b []byte, m Marks, i int) (int, bool) {
+	escaped := false
+	i++
+	for {
+		if m != nil {
+			i = m.Next(i)
+		} else {
+			for i+8 <= len(b) {
+				x := binary.LittleEndian.Uint64(b[i:])
+				q := x ^ '"'*lsb
+				bs := x ^ '\\'*lsb
+				if y := ((q-lsb)&^q | (bs-lsb)&^bs) & msb; y != 0 {
+					i += bits.TrailingZeros64(y) >> 3
+					break
+				}
+				i += 8
+			}
+		}
+		if i >= len(b) {
+			return len(b), escaped
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, escaped
+		case '\\':
+			escaped = true
+			i += 2
+		default:
+			i++
+		}
+	}
+}
+
+// skipValue returns the index after the value that starts at b[i].
+func skipValue(b []byte, m Marks, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, m, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i, _ = stringEnd(b, m, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// A number, true, false or null: short, so a loop beats IndexAny's
+	// set-up.
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
+}

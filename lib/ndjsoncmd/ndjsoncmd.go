@@ -1,0 +1,268 @@
+// Package ndjsoncmd is ndjson's command line: the grammar of every verb,
+// its flags and its usage errors, shared by the two binaries that run it.
+// ndjson runs every verb and links no JSON Schema validator: it hands
+// check --schema to ndjson-schema, which runs check alone, with the
+// validator linked (lib/schema). What loads a schema is the binary's to
+// give (LoadSchema), so this package links none of it.
+package ndjsoncmd
+
+import (
+	"context"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/ndjsontool"
+	"github.com/agentry/agentry/lib/predicate"
+	"github.com/alecthomas/kong"
+)
+
+// Name is ndjson's name, the one its errors and hints are said in.
+const Name = "ndjson"
+
+// LoadSchema gives check the schema of --schema FILE. Its error is
+// reported as it is, so it is worded for the user (a usage error naming
+// --schema).
+type LoadSchema func(file string) (ndjsontool.Schema, error)
+
+// App is ndjson's command line, every verb, with load serving check
+// --schema.
+func App(load LoadSchema) cli.App {
+	return cli.App{
+		Name:        Name,
+		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
+		Grammar:     &grammar{},
+		Options:     []kong.Option{kong.Bind(load)},
+	}
+}
+
+// CheckApp is the command line of check alone, as the program name (its
+// voice and its --version) with load serving --schema: ndjson-schema's.
+func CheckApp(name string, load LoadSchema) cli.App {
+	return cli.App{
+		Name:        name,
+		Description: "Check newline-delimited JSON, each line against a JSON Schema too (ndjson check, with the validator linked).",
+		Grammar:     &checkGrammar{},
+		Options:     []kong.Option{kong.Bind(load)},
+	}
+}
+
+// checkGrammar is CheckApp's: check, with the same flags as in ndjson's.
+type checkGrammar struct {
+	cli.Globals
+
+	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
+}
+
+type grammar struct {
+	cli.Globals
+
+	Get   getCmd   `cmd:"" help:"Print the values at gjson PATHs of every line."`
+	Pick  pickCmd  `cmd:"" help:"Build an object of the given fields from every line: PATH or KEY=PATH."`
+	CSV   csvCmd   `cmd:"" name:"csv" help:"Print the given fields of every line as CSV, with a header row."`
+	Uniq  uniqCmd  `cmd:"" help:"Print the first line for each distinct value at --by PATH."`
+	Sort  sortCmd  `cmd:"" help:"Print the lines ordered by the values at -k PATHs: stable, missing last, larger than memory with --memory."`
+	Stats statsCmd `cmd:"" help:"Count, sum, min, max and mean of the numbers at PATHs, per group of --by PATH."`
+	TSV   tsvCmd   `cmd:"" name:"tsv" help:"Print the given fields of every line as TSV, with a header row."`
+	Where whereCmd `cmd:"" help:"Pass through, unchanged, the lines that match every predicate."`
+	Make  makeCmd  `cmd:"" help:"Build one JSON object from KEY=VALUE and KEY:=JSON arguments."`
+	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
+	Fmt   fmtCmd   `cmd:"" help:"Pretty-print (or compact) every line."`
+	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
+}
+
+// input holds the flags of every verb that reads a stream.
+type input struct {
+	MaxLine cli.Size `help:"Skip lines longer than this (KiB, MiB, GiB suffixes)." default:"64MiB" placeholder:"SIZE"`
+	Strict  bool     `help:"Exit 1 if any line was malformed or over the cap."`
+}
+
+func (in input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
+	if in.MaxLine < 1 || in.MaxLine > 1<<40 {
+		return nil, cli.Usagef("--max-line must be between 1 byte and 1TiB")
+	}
+	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
+}
+
+type getCmd struct {
+	input
+	Raw         bool     `short:"r" help:"Print strings as their text, without quotes; several paths print tab-separated values."`
+	Missing     *string  `help:"Print this for a missing path (default: null, or nothing with -r)." placeholder:"TEXT"`
+	SkipMissing bool     `help:"Print nothing for a line that lacks any of the paths."`
+	Paths       []string `arg:"" name:"path" help:"gjson paths, such as event.text or items.#.id."`
+}
+
+func (c *getCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Get(ctx, st, ndjsontool.GetOptions{Paths: c.Paths, Raw: c.Raw, Missing: c.Missing, SkipMissing: c.SkipMissing})
+}
+
+type pickCmd struct {
+	input
+	Null   bool     `help:"Write null for a path a line lacks, instead of leaving the key out."`
+	Fields []string `arg:"" name:"field" help:"PATH (named by its last key) or KEY=PATH, in the order wanted."`
+}
+
+func (c *pickCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Pick(ctx, st, ndjsontool.PickOptions{Fields: c.Fields, Null: c.Null})
+}
+
+type tableFlags struct {
+	input
+	NoHeader bool     `help:"Leave out the header row."`
+	Fields   []string `arg:"" name:"field" help:"PATH (headed by its last key) or KEY=PATH, one column each."`
+}
+
+type csvCmd struct{ tableFlags }
+
+func (c *csvCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.CSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+}
+
+type tsvCmd struct{ tableFlags }
+
+func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+}
+
+type sortCmd struct {
+	input
+	Key     []string `short:"k" required:"" help:"A gjson path to order by; repeat for ties (most significant first)." placeholder:"PATH"`
+	Reverse bool     `short:"r" help:"Largest first (a missing value still comes last)."`
+	Memory  cli.Size `help:"Hold at most this much; past it, sorted runs go to temporary files (in $TMPDIR) that are merged, and removed however sort ends." default:"256MiB" placeholder:"SIZE"`
+	Top     int      `help:"Print only the first N lines of the order, kept in a heap." placeholder:"N"`
+}
+
+func (c *sortCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	if c.Memory < 1<<20 {
+		return cli.Usagef("--memory must be at least 1MiB")
+	}
+	return ndjsontool.Sort(ctx, st, ndjsontool.SortOptions{Keys: c.Key, Reverse: c.Reverse, Memory: int64(c.Memory), Top: c.Top, TempDir: env.Getenv("TMPDIR")})
+}
+
+type uniqCmd struct {
+	input
+	By string `required:"" help:"The gjson path whose value makes lines the same." placeholder:"PATH"`
+}
+
+func (c *uniqCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Uniq(ctx, st, c.By)
+}
+
+type statsCmd struct {
+	input
+	By        string   `help:"Group the lines by the value at this gjson path." placeholder:"PATH"`
+	Quantiles bool     `help:"Add p50 and p95, within 1% of the value (bounded memory)."`
+	JSON      bool     `name:"json" help:"One JSON object per group and path."`
+	Paths     []string `arg:"" name:"path" help:"gjson paths of the numbers, such as usage.outputTokens."`
+}
+
+func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Stats(ctx, st, ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON})
+}
+
+type whereCmd struct {
+	input
+	Any   bool     `help:"Keep lines that match any predicate, not every one."`
+	Exprs []string `arg:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+}
+
+func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
+	set, err := predicate.ParseSet(c.Exprs, c.Any)
+	if err != nil {
+		return cli.WithHint(cli.Usagef("%s", err), "see 'man ndjson' for the predicate syntax")
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Where(ctx, st, set)
+}
+
+type makeCmd struct {
+	Fields []string `arg:"" optional:"" name:"field" help:"KEY=STRING or KEY:=JSON; dots in KEY nest objects, KEY[]= appends to an array."`
+}
+
+func (c *makeCmd) Run(env *cli.Env) error { return ndjsontool.Make(env.Stdout, c.Fields) }
+
+type checkCmd struct {
+	input
+	Protocol string `help:"Classify each line against a protocol: agent-host." placeholder:"NAME" enum:",agent-host" default:""`
+	Schema   string `help:"Check each line against the JSON Schema in FILE; a line that does not conform is a problem, with where and why." placeholder:"FILE" type:"path"`
+	JSON     bool   `name:"json" help:"Print each problem, then the summary, as JSON lines on stdout."`
+}
+
+func (c *checkCmd) Run(ctx context.Context, env *cli.Env, load LoadSchema) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
+	if c.Schema != "" {
+		if o.Schema, err = load(c.Schema); err != nil {
+			return err
+		}
+	}
+	return ndjsontool.Check(ctx, st, o)
+}
+
+type fmtCmd struct {
+	input
+	Compact  bool   `short:"c" help:"Print each value on one line, without insignificant space."`
+	Indent   int    `help:"Spaces per level of indentation." default:"2"`
+	SortKeys bool   `help:"Sort object keys."`
+	Color    string `help:"Colour output: auto (on a terminal, unless NO_COLOR is set), always or never." enum:"auto,always,never" default:"auto"`
+}
+
+func (c *fmtCmd) Run(ctx context.Context, env *cli.Env) error {
+	if c.Indent < 0 || c.Indent > 16 {
+		return cli.Usagef("--indent must be between 0 and 16")
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Fmt(ctx, st, ndjsontool.FmtOptions{
+		Compact: c.Compact, Indent: c.Indent, SortKeys: c.SortKeys,
+		Color: cli.UseColor(c.Color, env.Stdout, env.Getenv),
+	})
+}
+
+type countCmd struct {
+	input
+	JSON bool   `name:"json" help:"Print counts as JSON lines: {\"value\":…,\"count\":N}."`
+	Path string `arg:"" optional:"" name:"path" help:"Count by the value at this gjson path."`
+}
+
+func (c *countCmd) Run(ctx context.Context, env *cli.Env) error {
+	st, err := c.stream(env)
+	if err != nil {
+		return err
+	}
+	return ndjsontool.Count(ctx, st, ndjsontool.CountOptions{Path: c.Path, JSON: c.JSON})
+}
