@@ -13,7 +13,8 @@ import (
 // TestGoInstall installs the suite as a Go user does, `go install
 // ./cmd/...` into an empty GOBIN, and runs it from there with nothing else
 // of the suite on PATH: ndjson check --schema finds ndjson-schema beside
-// it, and so does runagent --schema; every command starts.
+// it, and so does runagent --schema; svc start finds svc-monitor; every
+// command starts.
 func TestGoInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go install builds every command")
@@ -66,13 +67,26 @@ func TestGoInstall(t *testing.T) {
 	write("good.json", `{"type":"object","properties":{"answer":{"type":"integer"}},"required":["answer"]}`)
 	write("bad.json", `{"type":3}`)
 
-	for _, name := range []string{"ndjson", "ndjson-schema", "runagent", "svc", "agent-host", "svc-mcp"} {
+	for _, name := range []string{"ndjson", "ndjson-schema", "runagent", "svc", "svc-monitor", "agent-host"} {
 		if out, errText, code := run("", nil, name, "--version"); code != 0 || !strings.HasPrefix(out, name+" ") {
 			t.Errorf("%s --version: exit %d, stdout %q, stderr %q", name, code, out, errText)
 		}
 	}
 
-	out, errText, code := run("{\"answer\":1}\n{\"answer\":2}\n", nil, "ndjson", "check", "--schema", "good.json")
+	// svc start finds svc-monitor beside svc; the service is stopped with
+	// its tree, and svc ls then shows it stopped.
+	svcEnv := []string{"SVC_HOME=" + filepath.Join(work, "svc")}
+	t.Cleanup(func() { run("", svcEnv, "svc", "stop", "--all", "--grace", "1s") })
+	out, errText, code := run("", svcEnv, "svc", "start", "--name", "w", "--ready-regex", "^up$", "--", "sh", "-c", "echo up; exec sleep 600")
+	if code != 0 || !strings.HasPrefix(out, "w is ready") {
+		t.Errorf("svc start: exit %d, stdout %q, stderr %q; want w is ready", code, out, errText)
+	}
+	out, errText, code = run("", svcEnv, "svc", "stop", "w")
+	if code != 0 || !strings.HasPrefix(out, "w stopped") {
+		t.Errorf("svc stop: exit %d, stdout %q, stderr %q", code, out, errText)
+	}
+
+	out, errText, code = run("{\"answer\":1}\n{\"answer\":2}\n", nil, "ndjson", "check", "--schema", "good.json")
 	if code != 0 || out != "2 lines: 2 valid, 0 blank, 0 bad\n" || errText != "" {
 		t.Errorf("ndjson check --schema, conforming: exit %d, stdout %q, stderr %q", code, out, errText)
 	}
