@@ -59,6 +59,9 @@ type Ended struct {
 	Signal   string `json:"signal,omitempty"`
 }
 
+// Ended is the exit as a report gives it.
+func (e Exit) Ended() Ended { return Ended{ExitCode: e.Code, Signal: e.SignalName()} }
+
 // ExitOf decodes a wait status.
 func ExitOf(ws syscall.WaitStatus) Exit {
 	switch {

@@ -39,18 +39,15 @@ type StartOptions struct {
 
 // StartResult is the first true thing about a started service.
 type StartResult struct {
-	Name    string  `json:"name"`
-	Status  Status  `json:"status"`
-	PID     int     `json:"pid,omitempty"`
-	URL     string  `json:"url,omitempty"`
-	Port    int     `json:"port,omitempty"`
-	Ports   []int   `json:"ports,omitempty"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	PID    int    `json:"pid,omitempty"`
+	Endpoint
 	ReadyBy string  `json:"readyBy,omitempty"`
 	AfterMs float64 `json:"afterMs"`
 	Warning string  `json:"warning,omitempty"`
 	// For a service that ended: its exit code or signal, and its log's tail.
-	ExitCode        *int     `json:"exitCode,omitempty"`
-	Signal          string   `json:"signal,omitempty"`
+	proc.Ended
 	Tail            []string `json:"tail,omitempty"`
 	Error           string   `json:"error,omitempty"`
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"time"
+
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // Status is what state a service is in.
@@ -22,14 +24,22 @@ const (
 // Live reports whether a status is one of a running service.
 func (s Status) Live() bool { return s == Starting || s == Ready || s == Running }
 
+// Endpoint is where a ready service is reached, as every report of it
+// gives it: a URL when one is known, the port it names, and every TCP port
+// the tree listens on.
+type Endpoint struct {
+	URL   string `json:"url,omitempty"`
+	Port  int    `json:"port,omitempty"`
+	Ports []int  `json:"ports,omitempty"`
+}
+
 // Launch is one launch of the command (with Spec.Restart there are several), and how it ended.
 type Launch struct {
 	N         int       `json:"n"`
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"startedAt"`
 	EndedAt   time.Time `json:"endedAt"`
-	ExitCode  *int      `json:"exitCode,omitempty"`
-	Signal    string    `json:"signal,omitempty"`
+	proc.Ended
 }
 
 // State is state.json: a public interface (see svc(1)).
@@ -44,9 +54,7 @@ type State struct {
 	PIDStart   uint64 `json:"pidStart,omitempty"`
 	MonitorPID int    `json:"monitorPid,omitempty"`
 
-	URL     string `json:"url,omitempty"`
-	Port    int    `json:"port,omitempty"`
-	Ports   []int  `json:"ports,omitempty"` // every TCP port the tree listens on, once ready
+	Endpoint
 	ReadyBy string `json:"readyBy,omitempty"`
 	// Warning is what the user should know of how it became ready: a
 	// given port the service did not use.
@@ -57,9 +65,8 @@ type State struct {
 	StartedAt time.Time  `json:"startedAt"`
 	ReadyAt   *time.Time `json:"readyAt,omitempty"`
 	EndedAt   *time.Time `json:"endedAt,omitempty"`
-	ExitCode  *int       `json:"exitCode,omitempty"`
-	Signal    string     `json:"signal,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	proc.Ended
+	Error string `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.
 	LogNote string `json:"logNote,omitempty"`
 	// StopNote says why a service was stopped other than by a stop request.

@@ -99,17 +99,14 @@ const (
 
 // Report is one thing the monitor tells the starting svc.
 type Report struct {
-	Event    Event    `json:"event"`
-	Error    string   `json:"error,omitempty"`
-	PID      int      `json:"pid,omitempty"`
-	URL      string   `json:"url,omitempty"`
-	Port     int      `json:"port,omitempty"`
-	Ports    []int    `json:"ports,omitempty"`
-	By       string   `json:"by,omitempty"`
-	Warning  string   `json:"warning,omitempty"`
-	AfterMs  float64  `json:"afterMs,omitempty"`
-	ExitCode *int     `json:"exitCode,omitempty"`
-	Signal   string   `json:"signal,omitempty"`
+	Event Event  `json:"event"`
+	Error string `json:"error,omitempty"`
+	PID   int    `json:"pid,omitempty"`
+	Endpoint
+	By      string  `json:"by,omitempty"`
+	Warning string  `json:"warning,omitempty"`
+	AfterMs float64 `json:"afterMs,omitempty"`
+	proc.Ended
 	Tail     []string `json:"tail,omitempty"`
 	Holder   string   `json:"holder,omitempty"`
 	Restarts int      `json:"restarts,omitempty"`

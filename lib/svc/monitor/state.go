@@ -64,7 +64,7 @@ func (r *recorder) get() svc.State {
 
 // addLaunch adds a launch's end to the state's history (the last 20).
 func (r *recorder) addLaunch(l *launched, exit proc.Exit) {
-	rec := svc.Launch{N: l.n, PID: l.child.PID(), StartedAt: l.start, EndedAt: time.Now(), ExitCode: exit.Code, Signal: exit.SignalName()}
+	rec := svc.Launch{N: l.n, PID: l.child.PID(), StartedAt: l.start, EndedAt: time.Now(), Ended: exit.Ended()}
 	r.set(func(s *svc.State) {
 		s.Launches = append(s.Launches, rec)
 		if len(s.Launches) > 20 {

@@ -64,7 +64,7 @@ func (w *watch) decide() {
 	// false from the start), and the deferred drain ends with the output:
 	// waiting for it here would wait for the service to end.
 	case spec.ReadyURL != "":
-		w.poll(10*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{URL: spec.ReadyURL, By: "url"})
+		w.poll(10*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{Endpoint: svc.Endpoint{URL: spec.ReadyURL}, By: "url"})
 	case spec.ReadyPort > 0:
 		w.probe(ready.Endpoint{URL: fmt.Sprintf("http://localhost:%d", spec.ReadyPort), Port: spec.ReadyPort}, "port")
 	case spec.ReadyCmd != "":
@@ -201,7 +201,7 @@ func (w *watch) listening(ls []sockdiag.Listener, since time.Duration, eps <-cha
 		r.Warning = warning
 		return r, true
 	}
-	return svc.Report{URL: where, Port: chosen.Port, Ports: ports, By: "listen", Warning: warning}, true
+	return svc.Report{Endpoint: svc.Endpoint{URL: where, Port: chosen.Port, Ports: ports}, By: "listen", Warning: warning}, true
 }
 
 // notePrinted adds a printed endpoint; one whose port a process outside
@@ -235,7 +235,7 @@ func (w *watch) awaitPrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint
 func printedOn(printed []ready.Endpoint, ports []int) (svc.Report, bool) {
 	for _, ep := range printed {
 		if slices.Contains(ports, ep.Port) {
-			return svc.Report{URL: ep.URL, Port: ep.Port, Ports: ports, By: "output"}, true
+			return svc.Report{Endpoint: svc.Endpoint{URL: ep.URL, Port: ep.Port, Ports: ports}, By: "output"}, true
 		}
 	}
 	return svc.Report{}, false
@@ -318,7 +318,7 @@ func (w *watch) probe(ep ready.Endpoint, by string) {
 		if ready.Accepts(ep.Port) {
 			ours, holder := ready.PortOwner(ep.Port, os.Getpid(), pgid)
 			if ours {
-				w.ready(svc.Report{URL: ep.URL, Port: ep.Port, By: by}, nil)
+				w.ready(svc.Report{Endpoint: svc.Endpoint{URL: ep.URL, Port: ep.Port}, By: by}, nil)
 				return
 			}
 			if !noted && holder != "" {

@@ -448,8 +448,8 @@ func l0(d, def time.Duration) time.Duration {
 // fromListing is a service's recorded state in the shape of a start's
 // result.
 func fromListing(l *svc.Listing) *svc.StartResult {
-	r := &svc.StartResult{Name: l.Name, Status: l.Status, PID: l.PID, URL: l.URL, Port: l.Port, Ports: l.Ports,
-		ReadyBy: l.ReadyBy, Warning: l.Warning, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
+	r := &svc.StartResult{Name: l.Name, Status: l.Status, PID: l.PID, Endpoint: l.Endpoint,
+		ReadyBy: l.ReadyBy, Warning: l.Warning, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, Restarts: l.Restarts}
 	if l.ReadyAt != nil {
 		r.AfterMs = proc.Ms(l.ReadyAt.Sub(l.StartedAt))

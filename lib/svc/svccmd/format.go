@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 )
 
@@ -70,32 +71,29 @@ func FormatStart(r *svc.StartResult) string {
 
 // listJSON is one line of svc ls --json.
 type listJSON struct {
-	Name            string     `json:"name"`
-	Status          svc.Status `json:"status"`
-	Supervised      bool       `json:"supervised"`
-	PID             int        `json:"pid,omitempty"`
-	URL             string     `json:"url,omitempty"`
-	Port            int        `json:"port,omitempty"`
-	Ports           []int      `json:"ports,omitempty"`
-	Warning         string     `json:"warning,omitempty"`
-	StartedAt       time.Time  `json:"startedAt"`
-	ReadyAt         *time.Time `json:"readyAt,omitempty"`
-	EndedAt         *time.Time `json:"endedAt,omitempty"`
-	ExitCode        *int       `json:"exitCode,omitempty"`
-	Signal          string     `json:"signal,omitempty"`
-	Error           string     `json:"error,omitempty"`
-	PortPreoccupied bool       `json:"portPreoccupied,omitempty"`
-	PortHolder      string     `json:"portHolder,omitempty"`
-	LogNote         string     `json:"logNote,omitempty"`
-	Command         []string   `json:"command"`
+	Name       string     `json:"name"`
+	Status     svc.Status `json:"status"`
+	Supervised bool       `json:"supervised"`
+	PID        int        `json:"pid,omitempty"`
+	svc.Endpoint
+	Warning   string     `json:"warning,omitempty"`
+	StartedAt time.Time  `json:"startedAt"`
+	ReadyAt   *time.Time `json:"readyAt,omitempty"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	proc.Ended
+	Error           string   `json:"error,omitempty"`
+	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
+	PortHolder      string   `json:"portHolder,omitempty"`
+	LogNote         string   `json:"logNote,omitempty"`
+	Command         []string `json:"command"`
 }
 
 // ListJSON is the --json shape of a listing.
 func ListJSON(l *svc.Listing) any {
-	return listJSON{Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, URL: l.URL, Port: l.Port,
-		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, ExitCode: l.ExitCode, Signal: l.Signal, Error: l.Error,
+	return listJSON{Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
+		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
-		Ports: l.Ports, Warning: l.Warning}
+		Warning: l.Warning}
 }
 
 func age(t time.Time, now time.Time) string {
