@@ -92,7 +92,8 @@ install: all ## install binaries, man pages and bash/zsh/fish completions under 
 	install -m 0644 $(MAN1) $(MANDIR)/man1/
 	$(if $(MAN5),install -m 0644 $(MAN5) $(MANDIR)/man5/)
 	$(if $(MAN7),install -m 0644 $(MAN7) $(MANDIR)/man7/)
-	@set -e; for c in $(CMDS); do \
+	@# svc-monitor is started by svc, never typed: it has no completions.
+	@set -e; for c in $(filter-out svc-monitor,$(CMDS)); do \
 	  bin/$$c --completion bash > $(SHAREDIR)/bash-completion/completions/$$c; \
 	  bin/$$c --completion zsh  > $(SHAREDIR)/zsh/site-functions/_$$c; \
 	  bin/$$c --completion fish > $(SHAREDIR)/fish/vendor_completions.d/$$c.fish; \

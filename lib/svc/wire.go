@@ -222,9 +222,14 @@ type MonitorEnds struct {
 // Inherit reads the monitor's end of the handoff: its spec from fd 4, the
 // report pipe on fd 3 and, when the spec has UntilExit, the pidfd on fd 5.
 func Inherit() (*MonitorEnds, error) {
+	// Both are pipes when svc start made them. Run any other way, the
+	// numbers may still be open — the Go runtime itself opens files at
+	// start (a cgroup file, seen on fd 4) — so a descriptor merely being
+	// open proves nothing.
 	for _, fd := range []int{fdReports, fdSpec} {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-			return nil, fmt.Errorf("the monitor is started by svc start, which hands it descriptor %d; it has none", fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			return nil, fmt.Errorf("the monitor is started by svc start, which hands it a pipe on descriptor %d; it has none", fd)
 		}
 	}
 	reports := os.NewFile(fdReports, "reports")
