@@ -162,10 +162,11 @@ func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
-	if err != nil {
+	f := strings.Fields(string(out))
+	if err != nil || len(f) == 0 {
 		return "claude (version unknown)"
 	}
-	return "claude " + strings.Fields(string(out))[0]
+	return "claude " + f[0]
 }
 
 // chat is one conversation and its CLI process.

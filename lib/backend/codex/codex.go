@@ -93,10 +93,10 @@ func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
-	if err != nil {
+	f := strings.Fields(string(out))
+	if err != nil || len(f) == 0 {
 		return "codex (version unknown)"
 	}
-	f := strings.Fields(string(out))
 	return "codex " + f[len(f)-1]
 }
 

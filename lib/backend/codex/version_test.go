@@ -1,0 +1,31 @@
+package codex
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentry/agentry/lib/host"
+)
+
+// A CLI whose --version prints nothing, or fails, is a version unknown,
+// never a panic at hello.
+func TestVersionUnknown(t *testing.T) {
+	dir := t.TempDir()
+	for _, script := range []string{"#!/bin/sh\n", "#!/bin/sh\nexit 3\n", "#!/bin/sh\necho '   '\n"} {
+		prog := filepath.Join(dir, "codex")
+		if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		config, _ := json.Marshal(map[string]any{"codex": map[string]any{"program": prog}})
+		b, err := New(config, host.Env{Environ: os.Environ(), Stderr: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.Version(), "codex (version unknown)"; got != want {
+			t.Errorf("script %q: Version() = %q, want %q", script, got, want)
+		}
+	}
+}
