@@ -110,6 +110,10 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	res, err := agentrun.Run(ctx, req)
 	var se *agentrun.StartError
+	if errors.Is(err, agentrun.ErrNoSvc) {
+		return cli.WithHint(cli.Usagef("%v", agentrun.ErrNoSvc),
+			"go install github.com/agentry/agentry/cmd/svc@latest (make install puts it beside runagent)")
+	}
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
 	}

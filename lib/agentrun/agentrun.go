@@ -71,9 +71,13 @@ type Request struct {
 const ExitLimit = 3
 
 // StartError is a run that could not start: nothing ran (exit 2).
-type StartError struct{ Reason string }
+type StartError struct {
+	Reason string
+	Err    error // what it was, where a caller may ask (ErrNoSvc), else nil
+}
 
 func (e *StartError) Error() string { return e.Reason }
+func (e *StartError) Unwrap() error { return e.Err }
 
 // Result is how a run ended.
 type Result struct {
@@ -107,7 +111,7 @@ type Result struct {
 // Run runs the agent to its end, with its services when it has them.
 func Run(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
-		return nil, &StartError{"the prompt is empty"}
+		return nil, &StartError{Reason: "the prompt is empty"}
 	}
 	if req.Services == nil {
 		return run(ctx, req)
@@ -303,7 +307,7 @@ func prepare(req Request) (*workspace, error) {
 	if g.Scratch {
 		scratch, err := agenthome.RunDir(scratchPrefix)
 		if err != nil {
-			return nil, &StartError{"could not make a scratch directory: " + proc.ErrnoName(err)}
+			return nil, &StartError{Reason: "could not make a scratch directory: " + proc.ErrnoName(err)}
 		}
 		made = append(made, scratch)
 		w.dir = scratch
@@ -315,7 +319,7 @@ func prepare(req Request) (*workspace, error) {
 		home, err := agenthome.PrepareCodex(g, req.Codex, w.env)
 		if err != nil {
 			w.cleanup()
-			return nil, &StartError{err.Error()}
+			return nil, &StartError{Reason: err.Error()}
 		}
 		if !home.Kept {
 			made = append(made, home.Dir)
@@ -348,14 +352,14 @@ func startAgent(req Request, w *workspace) (*agent, error) {
 	var err error
 	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(req.Prompt)})
 	if err != nil {
-		return nil, &StartError{fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
+		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
 	if req.PidFile != "" {
 		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
 			a.child.End()
 			a.child.Stdout.Close()
-			return nil, &StartError{"could not write the pid file: " + proc.ErrnoName(err)}
+			return nil, &StartError{Reason: "could not write the pid file: " + proc.ErrnoName(err)}
 		}
 	}
 	return a, nil

@@ -75,7 +75,7 @@ type ServiceEnd struct {
 func startServices(o ServicesOptions) (*services, error) {
 	home, err := svc.Home(o.Getenv)
 	if err != nil {
-		return nil, &StartError{err.Error()}
+		return nil, &StartError{Reason: err.Error()}
 	}
 	bin, err := svcBinary()
 	if err != nil {
@@ -88,7 +88,7 @@ func startServices(o ServicesOptions) (*services, error) {
 	}
 	c, err := proc.StartPiped(exec.Command(bin, args...), proc.Pipes{Stderr: o.Stderr})
 	if err != nil {
-		return nil, &StartError{"could not start svc mcp: " + proc.ErrnoName(err)}
+		return nil, &StartError{Reason: "could not start svc mcp: " + proc.ErrnoName(err)}
 	}
 	s.child = c.Child
 	out := c.Stdout
@@ -105,7 +105,7 @@ func startServices(o ServicesOptions) (*services, error) {
 	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 		s.child.Stop(syscall.SIGTERM, time.Second)
 		s.child.Wait()
-		return nil, &StartError{"svc mcp did not start (see its error above)"}
+		return nil, &StartError{Reason: "svc mcp did not start (see its error above)"}
 	}
 	return s, nil
 }
@@ -115,8 +115,11 @@ func svcBinary() (string, error) {
 	if p, err := proc.Sibling("svc"); err == nil {
 		return p, nil
 	}
-	return "", &StartError{"--services needs svc, which is neither beside runagent nor on PATH"}
+	return "", &StartError{Reason: ErrNoSvc.Error(), Err: ErrNoSvc}
 }
+
+// ErrNoSvc is the services' start error when there is no svc to run.
+var ErrNoSvc = errors.New("--services needs svc, which is neither beside runagent nor on PATH")
 
 // bind puts the services' real URL in the grant, in the one place each
 // harness takes it, where the grant was computed with ServicesPending:
