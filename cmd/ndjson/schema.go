@@ -12,9 +12,9 @@ import (
 
 // schemaHelper runs check --schema: the JSON Schema validator compiles
 // every draft's meta-schema at package init, which every process that
-// links it pays at start (about 3 ms, against ndjson's 1 ms --version), so
-// ndjson links none of it and hands check --schema, arguments and all, to
-// this binary.
+// links it pays at start (DESIGN.md, "Heavy dependencies", has the
+// figures), so ndjson links none of it and hands check --schema,
+// arguments and all, to this binary.
 const schemaHelper = "ndjson-schema"
 
 // execSchema replaces this process with ndjson-schema, run with the same

@@ -5,8 +5,9 @@
 // service it started with the svc tools a run with services gives it
 // (unless they are kept).
 //
-// There is no clock: nothing stops an agent but its own exit or a signal
-// from the user, which is forwarded to the agent's process group.
+// Nothing stops an agent but its own exit, a signal from the user (which
+// is forwarded to the agent's process group), or a limit the user set:
+// --idle-timeout, and codex's --max-turns, which runagent counts.
 package agentrun
 
 import (

@@ -16,9 +16,9 @@ import (
 
 // Validator is the program that checks a schema and an answer:
 // ndjson-schema, found beside runagent, else on PATH. The validator's
-// package init costs every process that links it ~3 ms (it compiles every
-// draft's meta-schema), so runagent does not link it: only runs that have a
-// schema run it.
+// package init compiles every draft's meta-schema in every process that
+// links it (DESIGN.md, "Heavy dependencies", has the cost), so runagent
+// does not link it: only runs that have a schema run it.
 const Validator = "ndjson-schema"
 
 // ErrNoValidator is LoadSchema's error when there is no Validator to run.

@@ -1,6 +1,6 @@
 // Package ndjsontool is the ndjson program's verbs: get, pick, csv, tsv,
 // uniq, sort, stats, where, make, check, fmt and count, over streams of
-// newline-delimited JSON; cmd/ndjson holds their grammar.
+// newline-delimited JSON; lib/ndjsoncmd holds their grammar.
 //
 // Every verb but make reads its input with lib/ndjson's framing, in
 // chunks spread over the machine's cores, and checks every line with

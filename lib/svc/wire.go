@@ -33,9 +33,8 @@ import (
 // Request line in, one Reply line out.
 
 // MonitorProgram is the monitor's program: a binary of its own, so that
-// the process there is one of per service links only what it uses (a
-// monitor is ~5 MB of RSS; the svc binary re-executed was 7 to 8 MB,
-// and would be more with the MCP server it links).
+// the process there is one of per service links only what it uses
+// (DESIGN.md, "Heavy dependencies", has the RSS measured).
 const MonitorProgram = "svc-monitor"
 
 // MonitorPackage is where go install finds the monitor's program.

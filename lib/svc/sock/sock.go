@@ -1,8 +1,8 @@
 // Package sock is stream sockets — TCP, and unix sockets in the abstract
 // namespace — on golang.org/x/sys/unix and the runtime's poller, without
 // package net. With cgo, package net links the C resolver, and a program
-// that links it starts the C runtime: 1.6 MB more RSS in every svc
-// monitor, measured, of which there is one per service. A connection is
+// that links it starts the C runtime, in every svc monitor, of which
+// there is one per service (DESIGN.md, "Heavy dependencies"). A connection is
 // an *os.File, with deadlines.
 //
 // Names are not resolved through DNS: an address is an IP, "localhost"
