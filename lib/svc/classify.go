@@ -71,7 +71,8 @@ func LooksLongRunning(command string) bool {
 		if first == "compose" && len(args) > 1 && args[1] == "up" {
 			return !has("-d", "--detach")
 		}
-		return first == "run" && !has("-d", "--detach", "--rm") && false
+		// docker run is a one-shot as often as a server: not guessed.
+		return false
 	case "docker-compose", "podman-compose":
 		return first == "up" && !has("-d", "--detach")
 	case "tail", "journalctl":

@@ -117,7 +117,6 @@ const projectSep = "+"
 
 func (d Dir) StatePath() string { return filepath.Join(d.Path(), "state.json") }
 func (d Dir) LockPath() string  { return filepath.Join(d.Path(), "lock") }
-func (d Dir) LogLink() string   { return filepath.Join(d.Path(), "log") }
 
 // Socket is the abstract unix socket the monitor listens on: abstract, so
 // that no path length limit applies however deep the state home is.
