@@ -71,7 +71,11 @@ func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
 		return cli.Usagef("%v", err)
 	}
 	if c.Scope != "" {
-		if err := svc.ClaimScope(home, c.Scope, c.Scope); err != nil {
+		var ne *svc.NameError
+		switch err := svc.ClaimScope(home, c.Scope, c.Scope); {
+		case errors.As(err, &ne):
+			return cli.Usagef("--scope %q: scopes are named as services are, and %s", c.Scope, ne.Problem)
+		case err != nil:
 			return cli.Usagef("--scope %v", err)
 		}
 	}

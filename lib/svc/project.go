@@ -79,7 +79,7 @@ func claimProject(pd, name, dir string) (bool, error) {
 // scope; the same owner may claim it again.
 func ClaimScope(home, name, owner string) error {
 	if err := ValidPlainName(name); err != nil {
-		return fmt.Errorf("scope: %w", err)
+		return err // a *NameError
 	}
 	if err := ensureHome(home); err != nil {
 		return err
@@ -91,7 +91,7 @@ func ClaimScope(home, name, owner string) error {
 	ok, err := claimProject(pd, name, "scope:"+owner)
 	if err == nil && !ok {
 		held, _ := os.ReadFile(filepath.Join(pd, name))
-		err = fmt.Errorf("the name %s is taken by %s", name, strings.TrimSuffix(strings.TrimPrefix(string(held), "scope:"), "\n"))
+		err = &ScopeTakenError{Name: name, Holder: strings.TrimSuffix(strings.TrimPrefix(string(held), "scope:"), "\n")}
 	}
 	return err
 }
