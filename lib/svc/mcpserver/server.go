@@ -68,8 +68,11 @@ const instructions = "svc runs commands for you without blocking. Use start for 
 	"passing back next_cursor; stop a service with stop. Use run for commands that finish."
 
 // ServeStdio serves one client on r and w until it goes or ctx is done.
+// At the end of r, the requests already read are answered first.
 func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	err := s.MCP().Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	d := newDrain()
+	t := &mcp.IOTransport{Reader: drainReader{ctx, r, d}, Writer: drainWriter{w, d}}
+	err := s.MCP().Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}
