@@ -12,6 +12,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
+	"github.com/agentry/agentry/lib/svc/svctext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,14 +62,7 @@ func (s *Server) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mc
 	}
 	f := res.Foreground
 	out := RunOut{ExitCode: f.ExitCode, Signal: f.Signal, TimedOut: f.TimedOut, ElapsedMs: f.ElapsedMs, Output: f.Output, Truncated: f.Truncated}
-	switch {
-	case f.TimedOut:
-		out.Note = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: start it with start", timeout)
-	case f.Interrupted:
-		out.Note = "interrupted"
-	case f.StillHeld:
-		out.Note = "the command exited, but a background child it started still holds its output"
-	}
+	out.Note = svctext.Ran(f, timeout, words)
 	if f.ExitCode == 126 || f.ExitCode == 127 {
 		// The shell could not run it at all: that is not the command's answer.
 		return nil, RunOut{}, fmt.Errorf("the command could not be run (exit %d): %s", f.ExitCode, strings.TrimSpace(lastLine(f.Output)))

@@ -19,6 +19,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/dotenv"
+	"github.com/agentry/agentry/lib/svc/svctext"
 )
 
 // Verbs are svc's commands as the command line runs them: each does the
@@ -264,13 +265,8 @@ func (v *Verbs) Run(ctx context.Context, req svc.RunRequest, name *string) error
 }
 
 func (v *Verbs) ran(ctx context.Context, res *proc.RunResult, timeout time.Duration) error {
-	switch {
-	case res.TimedOut:
-		res.Footer = fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: run it with svc start", timeout)
-	case res.Interrupted:
-		res.Footer = "interrupted"
-	case res.StillHeld:
-		res.Footer = "the command exited, but a background child it started still holds its output"
+	if note := svctext.Ran(res, timeout, words); note != "" {
+		res.Footer = note
 	}
 	var sig *cli.SignalError
 	if res.Interrupted && errors.As(context.Cause(ctx), &sig) {

@@ -1,0 +1,206 @@
+// Package svctext says in sentences what a start found, how a service
+// stands and what a stop did: the words svc's faces share. Where their
+// readers differ — a person at a shell is pointed at svc's commands and
+// flags, an agent at its MCP tools — the face gives its own words in
+// Words; everything else is said here once.
+package svctext
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// Words are what one face calls the things its reader can do.
+type Words struct {
+	// ReadyBy says how a service was found ready, by StartResult.ReadyBy:
+	// "listen", "output", "port", "url", "regex" or "command".
+	ReadyBy map[string]string
+	// Waiting is what to do about a service still starting, after "—".
+	Waiting func(name string) string
+	// LastLaunch is where to read how the last launch of a restarting
+	// command ended, in the parentheses after "restarted N times so far".
+	LastLaunch func(name string) string
+	// StartInstead is how to start as a service a command that timed out
+	// in the foreground, after "does not exit on its own: ".
+	StartInstead string
+}
+
+// Secs is milliseconds as seconds, to the hundredth.
+func Secs(ms float64) string { return fmt.Sprintf("%.2fs", ms/1000) }
+
+// JoinInts joins numbers with sep.
+func JoinInts(ns []int, sep string) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, sep)
+}
+
+// Age is how long ago t was, to the second; "-" for no time.
+func Age(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return now.Sub(t).Round(time.Second).String()
+}
+
+// Outcome is a listing's one word of where or how: its signal or exit
+// code once ended, its error, else its URL or port.
+func Outcome(l *svc.Listing) string {
+	switch {
+	case l.Signal != "":
+		return l.Signal
+	case l.ExitCode != nil:
+		return fmt.Sprintf("code %d", *l.ExitCode)
+	case l.Error != "":
+		return l.Error
+	case l.URL != "":
+		return l.URL
+	case l.Port > 0:
+		return fmt.Sprintf("port %d", l.Port)
+	}
+	return ""
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Start says what a start found, a line each, each ending in a newline.
+func Start(r *svc.StartResult, w Words) string {
+	var b strings.Builder
+	switch r.Status {
+	case svc.Ready:
+		where := r.URL
+		if where == "" && r.Port > 0 {
+			where = fmt.Sprintf("port %d", r.Port)
+		}
+		how := w.ReadyBy[r.ReadyBy]
+		if where != "" {
+			fmt.Fprintf(&b, "%s is ready at %s (pid %d; from %s after %s)\n", r.Name, where, r.PID, how, Secs(r.AfterMs))
+		} else {
+			fmt.Fprintf(&b, "%s is ready (pid %d; from %s after %s)\n", r.Name, r.PID, how, Secs(r.AfterMs))
+		}
+	case svc.Starting:
+		fmt.Fprintf(&b, "%s is starting (pid %d); not ready after %s — %s\n", r.Name, r.PID, Secs(r.AfterMs), w.Waiting(r.Name))
+	case svc.Running:
+		fmt.Fprintf(&b, "%s is running (pid %d); nothing to connect to — a watcher, most likely\n", r.Name, r.PID)
+	case svc.Exited:
+		how := "exited"
+		switch {
+		case r.Signal != "":
+			how = "was killed by " + r.Signal
+		case r.ExitCode != nil:
+			how = fmt.Sprintf("exited with code %d", *r.ExitCode)
+		}
+		fmt.Fprintf(&b, "%s %s after %s\n", r.Name, how, Secs(r.AfterMs))
+		for _, l := range r.Tail {
+			fmt.Fprintf(&b, "  | %s\n", l)
+		}
+	case svc.Failed:
+		fmt.Fprintf(&b, "%s failed: %s\n", r.Name, r.Error)
+	}
+	if len(r.Ports) > 1 {
+		fmt.Fprintf(&b, "note: it listens on ports %s\n", JoinInts(r.Ports, ", "))
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", r.Warning)
+	}
+	if r.PortPreoccupied && r.Port > 0 {
+		fmt.Fprintf(&b, "note: port %d is held by %s, not by this service\n", r.Port, r.PortHolder)
+	}
+	if r.Restarts > 0 {
+		fmt.Fprintf(&b, "note: restarted %d %s so far (%s)\n", r.Restarts, plural(r.Restarts, "time", "times"), w.LastLaunch(r.Name))
+	}
+	return b.String()
+}
+
+// Status says how a service stands, a line each, each ending in a newline.
+func Status(l *svc.Listing, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", l.Name, l.Status)
+	if o := Outcome(l); o != "" {
+		fmt.Fprintf(&b, " (%s)", o)
+	}
+	if l.Status.Live() {
+		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, Age(l.StartedAt, now))
+		if !l.Supervised {
+			b.WriteString(", unsupervised")
+		}
+	}
+	b.WriteString("\n")
+	if l.Status.Live() && len(l.Ports) > 0 {
+		fmt.Fprintf(&b, "ports: %s\n", JoinInts(l.Ports, ", "))
+	}
+	if l.Status.Live() && l.Warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", l.Warning)
+	}
+	if l.LogNote != "" {
+		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
+	}
+	if l.Restarts > 0 {
+		last := l.Launches[len(l.Launches)-1]
+		how := "exit code ?"
+		switch {
+		case last.Signal != "":
+			how = last.Signal
+		case last.ExitCode != nil:
+			how = fmt.Sprintf("exit code %d", *last.ExitCode)
+		}
+		fmt.Fprintf(&b, "restarts: %d; the last run ended with %s\n", l.Restarts, how)
+	}
+	if l.StopNote != "" && !l.Status.Live() {
+		fmt.Fprintf(&b, "note: %s\n", l.StopNote)
+	}
+	return b.String()
+}
+
+// Stop says what a stop did, a line each, each ending in a newline.
+func Stop(r *svc.StopReport) string {
+	if r.NotRunning {
+		return fmt.Sprintf("%s is not running (%s)\n", r.Name, r.Status)
+	}
+	var b strings.Builder
+	term, kill := 0, 0
+	for _, s := range r.Signalled {
+		if s.Signal == "SIGKILL" {
+			kill++
+		} else {
+			term++
+		}
+	}
+	fmt.Fprintf(&b, "%s stopped in %s: SIGTERM to %d %s", r.Name, Secs(r.ElapsedMs), term, plural(term, "process", "processes"))
+	if kill > 0 {
+		fmt.Fprintf(&b, ", SIGKILL to %d after the grace", kill)
+	}
+	if r.Escapers > 0 {
+		fmt.Fprintf(&b, "; %d had escaped the process group", r.Escapers)
+	}
+	b.WriteString("\n")
+	if len(r.StillAlive) > 0 {
+		fmt.Fprintf(&b, "still alive: %v\n", r.StillAlive)
+	}
+	return b.String()
+}
+
+// Ran is the note on a foreground run that did not simply end: timed
+// out, interrupted, or left a child holding its output; "" otherwise.
+func Ran(f *proc.RunResult, timeout time.Duration, w Words) string {
+	switch {
+	case f.TimedOut:
+		return fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: %s", timeout, w.StartInstead)
+	case f.Interrupted:
+		return "interrupted"
+	case f.StillHeld:
+		return "the command exited, but a background child it started still holds its output"
+	}
+	return ""
+}
