@@ -8,9 +8,7 @@ MANDIR  := $(DESTDIR)$(PREFIX)/share/man
 SHAREDIR := $(DESTDIR)$(PREFIX)/share
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-# lib/cli.version for every program that links lib/cli; main.version for
-# svc-monitor, which does not (it stays small).
-LDFLAGS := -X github.com/agentry/agentry/lib/cli.version=$(VERSION) -X main.version=$(VERSION)
+LDFLAGS := -X github.com/agentry/agentry/lib/version.version=$(VERSION)
 
 CMDS  := $(notdir $(wildcard cmd/*))
 BINS  := $(addprefix bin/,$(CMDS))

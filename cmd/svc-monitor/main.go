@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/monitor"
+	"github.com/agentry/agentry/lib/version"
 )
 
 const usage = `Usage: svc-monitor HOME NAME
@@ -31,10 +31,6 @@ Flags:
   -h, --help       Show context-sensitive help.
       --version    Print the version and exit.
 `
-
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); when
-// empty, the build info's is used.
-var version string
 
 func main() {
 	// What svc start's caller leaked to it goes no further, and the
@@ -52,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage)
 			return 0
 		case "--version":
-			fmt.Fprintln(stdout, svc.MonitorProgram, versionString())
+			fmt.Fprintln(stdout, svc.MonitorProgram, version.String())
 			return 0
 		}
 	}
@@ -65,24 +61,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: error: %v\n%s: hint: svc start runs the monitor; it is not for use by hand\n", svc.MonitorProgram, err, svc.MonitorProgram)
 	return 2
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	v := "devel"
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return v
 }
