@@ -83,7 +83,7 @@ func params(dir string) testscript.Params {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH")+serverDirs())
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("HOME", env.WorkDir)
 			if td, err := filepath.Abs(filepath.Join("..", "lib", "grant", "testdata")); err == nil {
@@ -301,4 +301,17 @@ func fakeagent() {
 		}
 	}
 	os.Exit(rc)
+}
+
+// serverDirs is ":DIR" for each directory of servers a Debian package
+// keeps off PATH (PostgreSQL's in /usr/lib/postgresql/N/bin, nginx's and
+// mariadbd's in /usr/sbin), so scripts run them by name as a user who
+// has them on PATH would.
+func serverDirs() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	out := ""
+	for _, d := range append(dirs, "/usr/sbin") {
+		out += string(os.PathListSeparator) + d
+	}
+	return out
 }
