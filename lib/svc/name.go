@@ -100,6 +100,8 @@ func commandName(words []string, depth int) string {
 		return prog
 	case "node", "nodejs", "ts-node", "tsx", "nodemon", "ruby", "perl":
 		return scriptOr(prog, interpreterArgs(args, []string{"-e", "--eval", "-p", "--print", "-"}, "-r", "--require", "--import", "--loader", "--exec", "-I"))
+	case "busybox":
+		return orProg(prog, sub) // busybox httpd: httpd
 	case "php":
 		return scriptOr(prog, interpreterArgs(args, []string{"-r", "-R", "-B", "-E", "-"}, "-S", "-t", "-c", "-d"))
 	}

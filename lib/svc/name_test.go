@@ -83,6 +83,7 @@ func TestDefaultName(t *testing.T) {
 		{"uv run uvicorn main:app", "uvicorn"},
 		// the program
 		{"sleep 600", "sleep"},
+		{"busybox httpd -f -p 8080", "httpd"},
 		{"redis-server --port 0", "redis-server"},
 		{"postgres -D /tmp/pg -p 5433", "postgres"},
 		{"uvicorn app:app --workers 2", "uvicorn"},
