@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -217,5 +218,25 @@ func TestClaim(t *testing.T) {
 	}
 	if _, _, err := claim(home, "", "sleep", []string{"sleep 600"}, 1); !errors.Is(err, ErrNameTaken) {
 		t.Errorf("given: %v; want taken", err)
+	}
+}
+
+// lastCommand reads quotes and pipelines as the shell does: the command
+// of a pipeline is its first, and an operator inside quotes is a word.
+func TestLastCommand(t *testing.T) {
+	for line, want := range map[string]string{
+		"tail -f app.log | grep ERROR":    "tail -f app.log",
+		"cd web && npm run dev | tee log": "npm run dev",
+		`echo "a && vite"`:                "echo a && vite",
+		"npx -y vite --port 5":            "vite --port 5",
+		"env -i A=1 exec nohup sleep 9":   "sleep 9",
+		"a; b & c":                        "c",
+	} {
+		if got := strings.Join(lastCommand(line), " "); got != want {
+			t.Errorf("lastCommand(%q) = %q, want %q", line, got, want)
+		}
+	}
+	if !LooksLongRunning("tail -f app.log | grep ERROR") || LooksLongRunning(`echo "npm run dev"`) {
+		t.Error("a pipeline's first command, or a quoted word, misread")
 	}
 }
