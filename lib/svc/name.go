@@ -84,7 +84,7 @@ func commandName(words []string, depth int) string {
 		case sub == "" || slices.Contains(pmBuiltins, sub):
 			return prog
 		}
-		return scriptBase(sub) // pnpm dev, yarn dev, bun server.ts
+		return orProg(prog, scriptBase(sub)) // pnpm dev, yarn dev, bun server.ts
 	case "deno":
 		if sub == "task" {
 			return orProg(prog, first(rest))
@@ -191,8 +191,11 @@ func scriptOr(prog string, args []string) string {
 	return orProg(prog, scriptBase(first(args)))
 }
 
+// orProg is name, or prog when name is no name: empty, a directory of
+// dots, or a number (the value of an option not known to take one, as
+// in bun --port 3000 server.ts).
 func orProg(prog, name string) string {
-	if name == "" || name == "." || name == ".." || name == "/" {
+	if name == "" || name == "." || name == ".." || name == "/" || strings.Trim(name, "0123456789") == "" {
 		return prog
 	}
 	return name

@@ -37,6 +37,8 @@ func TestDefaultName(t *testing.T) {
 		{"bun run dev", "dev"},
 		{"bun run server.ts", "server"},
 		{"bun server.ts", "server"},
+		{"bun --port 3000 server.ts", "bun"},
+		{"bun --hot server.ts", "server"},
 		{"deno task dev", "dev"},
 		{"deno run -A main.ts", "main"},
 		// the tool of npx and its kin
