@@ -30,14 +30,6 @@ func defaultName(argv []string) string {
 	return cleanName(strings.NewReplacer(":", "-", " ", "-").Replace(commandName(words, 0)))
 }
 
-// Options of package managers that take a value, before their subcommand.
-var pmOptionsWithValue = []string{"--prefix", "--cwd", "-C", "--dir", "--filter", "-F", "--workspace", "-w"}
-
-// Package managers' own commands: "pnpm install" is not a script.
-var pmBuiltins = []string{"install", "i", "add", "remove", "rm", "uninstall", "update", "up", "upgrade", "ci",
-	"link", "unlink", "publish", "pack", "why", "list", "ls", "outdated", "audit", "rebuild", "prune",
-	"store", "init", "create", "config", "import", "patch", "pm", "info", "view", "cache", "help", "build"}
-
 // commandName names the command of words (past wrappers); depth bounds
 // sh -c within sh -c.
 func commandName(words []string, depth int) string {
@@ -48,9 +40,11 @@ func commandName(words []string, depth int) string {
 		return ""
 	}
 	prog := toolName(words[0])
-	// A wrapper's command follows its "--" (npm exec -- vite); for
-	// anything else, what follows is the program's own.
-	sub, all := firstArg(words[1:], pmOptionsWithValue...)
+	// sub is the first word past the options a package manager takes
+	// before its command, all what follows it, "--" included (npm exec
+	// -- vite runs vite); args and rest stop at a "--", after which come
+	// the program's own arguments, never its name.
+	sub, all := firstArg(words[1:], "--prefix", "--cwd", "-C", "--dir", "--filter", "-F", "--workspace", "-w")
 	args, rest := beforeDashes(words[1:]), beforeDashes(all)
 	switch prog {
 	case "sh", "bash", "dash", "zsh", "ksh", "ash":
@@ -63,28 +57,8 @@ func commandName(words []string, depth int) string {
 			}
 		}
 		return scriptOr(prog, args)
-	case "npm":
-		switch sub {
-		case "run", "run-script", "rum", "urn":
-			return orProg(prog, first(rest))
-		case "start", "test", "stop", "restart":
-			return sub
-		case "exec", "x":
-			return orProg(prog, toolName(first(skipOptions(all, "-p", "--package"))))
-		}
-		return prog
-	case "pnpm", "yarn", "bun":
-		switch {
-		case sub == "run":
-			return orProg(prog, scriptBase(first(rest)))
-		case sub == "dlx" || sub == "exec" || sub == "x":
-			return orProg(prog, toolName(first(skipOptions(all, "-p", "--package"))))
-		case sub == "workspace" && prog == "yarn":
-			return orProg(prog, first(rest)) // yarn workspace web dev: web
-		case sub == "" || slices.Contains(pmBuiltins, sub):
-			return prog
-		}
-		return orProg(prog, scriptBase(sub)) // pnpm dev, yarn dev, bun server.ts
+	case "npm", "pnpm", "yarn", "bun":
+		return packageManagerName(prog, sub, rest, all)
 	case "deno":
 		if sub == "task" {
 			return orProg(prog, first(rest))
@@ -109,6 +83,47 @@ func commandName(words []string, depth int) string {
 		return pythonName(prog, args)
 	}
 	return prog
+}
+
+// packageManagerName names what npm, pnpm, yarn or bun runs: the script
+// of sub (its first word that is not an option), the tool of its exec or
+// dlx (from all, sub's words with a "--"), else the package manager.
+func packageManagerName(prog, sub string, rest, all []string) string {
+	tool := func() string { return orProg(prog, toolName(first(skipOptions(all, "-p", "--package")))) }
+	if prog == "npm" {
+		switch sub {
+		case "run", "run-script", "rum", "urn":
+			return orProg(prog, first(rest))
+		case "start", "test", "stop", "restart":
+			return sub
+		case "exec", "x":
+			return tool()
+		}
+		return prog
+	}
+	switch {
+	case sub == "run":
+		return orProg(prog, scriptBase(first(rest)))
+	case sub == "dlx" || sub == "exec" || sub == "x":
+		return tool()
+	case sub == "workspace" && prog == "yarn":
+		return orProg(prog, first(rest)) // yarn workspace web dev: web
+	case sub == "" || isPackageManagerCommand(sub):
+		return prog
+	}
+	return orProg(prog, scriptBase(sub)) // pnpm dev, yarn dev, bun server.ts
+}
+
+// isPackageManagerCommand tells a package manager's own command from a
+// script's name: pnpm install is not a script, pnpm dev is.
+func isPackageManagerCommand(sub string) bool {
+	switch sub {
+	case "install", "i", "add", "remove", "rm", "uninstall", "update", "up", "upgrade", "ci",
+		"link", "unlink", "publish", "pack", "why", "list", "ls", "outdated", "audit", "rebuild", "prune",
+		"store", "init", "create", "config", "import", "patch", "pm", "info", "view", "cache", "help", "build":
+		return true
+	}
+	return false
 }
 
 // interpreterArgs are an interpreter's arguments from its script on, or
