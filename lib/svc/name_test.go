@@ -242,3 +242,19 @@ func TestLastCommand(t *testing.T) {
 		t.Error("a pipeline's first command, or a quoted word, misread")
 	}
 }
+
+// Whatever the line, the default name is a valid name, and reading the
+// line never panics.
+func FuzzDefaultName(f *testing.F) {
+	for _, s := range []string{"npm run dev", `sh -c 'a "b' \`, "x && | ; &", "npx -p", "python -m", "\"", "bash -c", "a\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, argv := range [][]string{{line}, {"sh", "-c", line}, {"npm", "run", line}} {
+			if name := defaultName(argv); ValidPlainName(name) != nil {
+				t.Errorf("defaultName(%q) = %q, not a valid name", argv, name)
+			}
+		}
+		ShellLine([]string{line, line})
+	})
+}
