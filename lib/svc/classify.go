@@ -2,6 +2,7 @@ package svc
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -87,23 +88,24 @@ func LooksLongRunning(command string) bool {
 	return false
 }
 
-// lastCommand returns the words of the last simple command of a line,
-// past environment assignments and wrappers (npx, bunx, exec, bundle exec).
+// lastCommand returns the words of the last command of a line — the first
+// of its last pipeline, quotes removed — past environment assignments and
+// wrappers (npx, bunx, exec, bundle exec).
 func lastCommand(command string) []string {
-	seg := command
-	for _, sep := range []string{"&&", "||", ";", "|"} {
-		if i := strings.LastIndex(seg, sep); i >= 0 {
-			seg = seg[i+len(sep):]
-		}
-	}
-	words := strings.Fields(seg)
+	return skipWrappers(lastPipelineHead(command))
+}
+
+// skipWrappers drops what runs a command without being it: environment
+// assignments, and wrappers with their options (npx -y, env -i, bundle
+// exec, uv run).
+func skipWrappers(words []string) []string {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
 		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
 			words = words[1:] // FOO=bar
 		case w == "npx" || w == "bunx" || w == "exec" || w == "env" || w == "time" || w == "nohup" || w == "pnpx":
-			words = words[1:]
+			words = skipOptions(words[1:], "-p", "--package")
 		case w == "bundle" && len(words) > 1 && words[1] == "exec":
 			words = words[2:]
 		case w == "poetry" && len(words) > 1 && words[1] == "run", w == "uv" && len(words) > 1 && words[1] == "run", w == "pipenv" && len(words) > 1 && words[1] == "run":
@@ -113,4 +115,19 @@ func lastCommand(command string) []string {
 		}
 	}
 	return nil
+}
+
+// skipOptions drops the options at the start of words; those named in
+// withValue take the next word as their value.
+func skipOptions(words []string, withValue ...string) []string {
+	for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+		if words[0] == "--" {
+			return words[1:]
+		}
+		if slices.Contains(withValue, words[0]) && len(words) > 1 {
+			words = words[1:]
+		}
+		words = words[1:]
+	}
+	return words
 }

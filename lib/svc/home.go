@@ -66,41 +66,6 @@ func ValidPlainName(name string) error {
 	return nil
 }
 
-// defaultName derives a name from a command: the base name of its program
-// (the first word of a shell command), cleaned to a valid name.
-func defaultName(argv []string) string {
-	word := ""
-	if len(argv) > 0 {
-		fields := strings.Fields(argv[0])
-		if len(fields) > 0 {
-			word = fields[0]
-		}
-		if len(argv) == 1 && len(fields) > 1 && (word == "npm" || word == "pnpm" || word == "yarn" || word == "npx" || word == "bun") {
-			word = fields[len(fields)-1] // npm run dev → dev
-		}
-	}
-	return cleanName(filepath.Base(word))
-}
-
-// cleanName makes a valid plain name of a word: its allowed characters,
-// "service" when none are left.
-func cleanName(word string) string {
-	var b strings.Builder
-	for _, r := range word {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		}
-	}
-	name := strings.TrimLeft(b.String(), ".-")
-	if name == "" {
-		name = "service"
-	}
-	if len(name) > 56 {
-		name = name[:56]
-	}
-	return name
-}
-
 // Dir is one service's directory.
 type Dir struct {
 	Home string

@@ -75,10 +75,34 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 			return nil, err // before anything is made on disk
 		}
 	}
-	d, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command)
-	if err != nil {
-		return nil, err
+	// A derived name can be taken between its pick and the monitor's lock
+	// by a start running at the same time: then the next suffix is tried.
+	// A name the user gave is theirs or refused.
+	from := 1
+	for try := 1; ; try++ {
+		d, n, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command, from)
+		if err != nil {
+			return nil, err
+		}
+		res, err := startAs(ctx, o, d)
+		if taken := (*TakenError)(nil); o.Name == "" && try < maxNameTries && errors.As(err, &taken) {
+			from = n + 1
+			continue
+		}
+		return res, err
 	}
+}
+
+// maxNameTries bounds the names one start tries when others at the same
+// time take them first.
+const maxNameTries = 64
+
+// startAs starts the service under the name claim gave it. Until its
+// monitor holds the lock, the name may be another start's as well: what
+// is made here before then is shared, never truncated — the directory,
+// monitor.err (appended to) — so a start that loses leaves the winner's
+// service whole, and nothing of its own behind.
+func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	spec := o.Spec.WithDefaults()
 	port, release, err := pickPort(d, o.Port, spec.Cwd)
 	if err != nil {
@@ -146,30 +170,38 @@ func releaseOnStarted(in <-chan Report, release func()) <-chan Report {
 }
 
 // claim picks the service's name, refusing a name a live service has; the
-// directory is made once everything else is checked.
-func claim(home, scope, name string, command []string) (Dir, error) {
+// directory is made once everything else is checked. A name derived from
+// the command gets the first free suffix from the from-th on (1: none),
+// and n is the suffix it got.
+func claim(home, scope, name string, command []string, from int) (d Dir, n int, err error) {
 	if err := ensureHome(home); err != nil {
-		return Dir{}, err
+		return Dir{}, 0, err
 	}
 	prefix := ""
 	if scope != "" {
 		prefix = scope + "/"
 	}
 	if name == "" {
-		name = uniqueName(home, prefix+defaultName(command))
-	} else if err := ValidPlainName(name); err != nil {
-		return Dir{}, err
-	} else {
-		name = prefix + name
+		d, n = uniqueName(home, prefix+defaultName(command), from)
+		return d, n, nil
 	}
-	d := Dir{Home: home, Name: name}
+	if err := ValidPlainName(name); err != nil {
+		return Dir{}, 0, err
+	}
+	d = Dir{Home: home, Name: prefix + name}
+	return d, 1, taken(d)
+}
+
+// taken is a *TakenError when a live service has d's name: its monitor
+// holds the lock, or its monitor is gone but its process still runs.
+func taken(d Dir) error {
 	if Supervised(d) {
-		return Dir{}, &TakenError{Name: name}
+		return &TakenError{Name: d.Name}
 	}
 	if l, err := Look(d); err == nil && l.Status.Live() {
-		return Dir{}, &TakenError{Name: name, PID: l.PID}
+		return &TakenError{Name: d.Name, PID: l.PID}
 	}
-	return d, nil
+	return nil
 }
 
 // readReports decodes the monitor's reports until the pipe closes.
@@ -252,6 +284,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 	res := w.res
 	switch r.Event {
 	case EvTaken:
+		w.waitMonitor() // it exits at once: gone before the name is tried again
 		return nil, &TakenError{Name: w.d.Name}
 	case EvFailed:
 		res.Status, res.Error = Failed, r.Error
@@ -302,16 +335,16 @@ func (w *startWait) withState() *StartResult {
 
 func ms(d time.Duration) float64 { return proc.Ms(d) }
 
-// uniqueName returns base, or base-2, base-3 … : the first not in use by a
-// live service.
-func uniqueName(home, base string) string {
-	for i := 1; ; i++ {
+// uniqueName returns base, or base-2, base-3 … from the from-th on: the
+// first no live service has, and its suffix.
+func uniqueName(home, base string, from int) (Dir, int) {
+	for i := max(from, 1); ; i++ {
 		name := base
 		if i > 1 {
 			name = base + "-" + strconv.Itoa(i)
 		}
-		if !Supervised(Dir{Home: home, Name: name}) {
-			return name
+		if d := (Dir{Home: home, Name: name}); taken(d) == nil {
+			return d, i
 		}
 	}
 }

@@ -20,11 +20,6 @@ func TestNames(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	for argv, want := range map[string]string{"npm run dev": "dev", "python3 -m http.server": "python3", "/usr/bin/node server.js": "node", "./weird name!": "weird"} {
-		if got := defaultName([]string{argv}); got != want {
-			t.Errorf("defaultName(%q) = %q, want %q", argv, got, want)
-		}
-	}
 }
 
 // A project's service lives beside the plain ones, in a directory no plain

@@ -1,0 +1,260 @@
+package svc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The names svc(1)'s table shows, and the cases around them: each line
+// is a shell line (the single-string form); where the argv form can say
+// the same, it is checked to give the same name.
+func TestDefaultName(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		// package managers: the script
+		{"npm run dev", "dev"},
+		{"npm run dev -- --host 127.0.0.1", "dev"},
+		{"npm run-script build:watch", "build-watch"},
+		{"npm --prefix web run dev", "dev"},
+		{"npm -w web run dev", "dev"},
+		{"npm run --silent dev", "dev"},
+		{"npm start", "start"},
+		{"npm test", "test"},
+		{"npm install", "npm"},
+		{"npm run", "npm"},
+		{"pnpm run dev", "dev"},
+		{"pnpm dev", "dev"},
+		{"pnpm --filter web dev", "dev"},
+		{"pnpm install", "pnpm"},
+		{"yarn dev", "dev"},
+		{"yarn run serve", "serve"},
+		{"yarn workspace web dev", "web"},
+		{"yarn", "yarn"},
+		{"bun run dev", "dev"},
+		{"bun run server.ts", "server"},
+		{"bun server.ts", "server"},
+		{"bun --port 3000 server.ts", "bun"},
+		{"bun --hot server.ts", "server"},
+		{"deno task dev", "dev"},
+		{"deno run -A main.ts", "main"},
+		// the tool of npx and its kin
+		{"npx vite", "vite"},
+		{"npx vite --port 5199 --strictPort", "vite"},
+		{"npx -y create-vite@latest app", "create-vite"},
+		{"npx --package=@angular/cli ng serve", "ng"},
+		{"npx -p @angular/cli ng serve", "ng"},
+		{"npx @angular/cli@17 serve", "cli"},
+		{"bunx vite", "vite"},
+		{"pnpm dlx vite", "vite"},
+		{"pnpm exec vite", "vite"},
+		{"yarn dlx vite", "vite"},
+		{"npm exec -- vite", "vite"},
+		{"./node_modules/.bin/vite --port 5173", "vite"},
+		// interpreters: the module or the script
+		{"python -m http.server 8000", "http.server"},
+		{"python3 -m uvicorn app:app --port 8000", "uvicorn"},
+		{"python3 -u -m flask run", "flask"},
+		{"python3 -mhttp.server", "http.server"},
+		{"python3.12 app.py", "app"},
+		{"python3 -W ignore manage.py runserver", "manage"},
+		{"python3 -c 'import time; time.sleep(9)'", "python3"},
+		{"node server.js", "server"},
+		{"/usr/bin/node --inspect -r dotenv/config dist/index.js", "index"},
+		{"node -e 'setInterval(()=>{},1e3)'", "node"},
+		{"node .", "node"},
+		{"nodemon app.js", "app"},
+		{"ruby app.rb", "app"},
+		{"php -S localhost:8000 -t public", "php"},
+		{"go run ./cmd/api", "api"},
+		{"go run -race .", "go"},
+		{"go run main.go", "main"},
+		// sh -c, env, wrappers, chains
+		{"sh -c 'npm run dev'", "dev"},
+		{`bash -lc "cd web && exec npx vite"`, "vite"},
+		{"sh start.sh", "start"},
+		{"env FOO=1 BAR=2 redis-server --port 7000", "redis-server"},
+		{"env -i PATH=/bin sleep 600", "sleep"},
+		{"PORT=3000 npm run dev", "dev"},
+		{"cd web && npm run dev", "dev"},
+		{"npm run dev 2>&1 | tee dev.log", "dev"},
+		{"exec nohup sleep 600", "sleep"},
+		{"bundle exec rails server", "rails"},
+		{"uv run uvicorn main:app", "uvicorn"},
+		// the program
+		{"sleep 600", "sleep"},
+		{"busybox httpd -f -p 8080", "httpd"},
+		{"redis-server --port 0", "redis-server"},
+		{"postgres -D /tmp/pg -p 5433", "postgres"},
+		{"uvicorn app:app --workers 2", "uvicorn"},
+		{"gunicorn -w 3 app:app", "gunicorn"},
+		{"vite --port 5199 --strictPort", "vite"},
+		{"/usr/sbin/nginx -g 'daemon off;'", "nginx"},
+		{"./weird name!", "weird"},
+		{"'my server' --port 1", "my-server"},
+		{"", "service"},
+		{"--port 5", "service"},
+	} {
+		if got := defaultName([]string{c.line}); got != c.want {
+			t.Errorf("defaultName(%q) = %q, want %q", c.line, got, c.want)
+		}
+		argv, _ := shellCommands(c.line)
+		if len(argv) == 1 && len(argv[0]) > 1 {
+			if got := defaultName(argv[0]); got != c.want {
+				t.Errorf("defaultName(%q) = %q, want %q (argv form)", argv[0], got, c.want)
+			}
+		}
+	}
+}
+
+func TestShellCommands(t *testing.T) {
+	for line, want := range map[string]string{
+		`a b`:                       `[[a b]]`,
+		`a 'b c' "d \"e\" $f" g\ h`: `[[a b c d "e" $f g h]]`,
+		`a && b || c; d | e & f`:    `[[a] [b] [c] [d] [e] [f]]`,
+		`a 2>&1 &>x`:                `[[a 2>&1 &>x]]`,
+		`a ''`:                      `[[a ]]`,
+		`'unterminated`:             `[[unterminated]]`,
+	} {
+		cmds, _ := shellCommands(line)
+		if got := fmtWords(cmds); got != want {
+			t.Errorf("shellCommands(%q) = %s, want %s", line, got, want)
+		}
+	}
+}
+
+func fmtWords(cmds [][]string) string {
+	s := "["
+	for i, c := range cmds {
+		if i > 0 {
+			s += " "
+		}
+		s += "["
+		for j, w := range c {
+			if j > 0 {
+				s += " "
+			}
+			s += w
+		}
+		s += "]"
+	}
+	return s + "]"
+}
+
+func TestShellLine(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"printf", ""}, "printf ''"},
+		{[]string{"printf", "%s\n", "a b"}, "printf '%s\n' 'a b'"},
+		{[]string{"echo", "it's"}, `echo 'it'\''s'`},
+		{[]string{"sh", "-c", "npm run dev"}, "sh -c 'npm run dev'"},
+		{[]string{"npm run dev -- --host 127.0.0.1"}, "npm run dev -- --host 127.0.0.1"},
+		{[]string{"node", "--port=5", "a/b.js", "$HOME", "*"}, "node --port=5 a/b.js '$HOME' '*'"},
+	} {
+		if got := ShellLine(c.argv); got != c.want {
+			t.Errorf("ShellLine(%q) = %q, want %q", c.argv, got, c.want)
+		}
+	}
+}
+
+// fakeMonitor is a monitor program that reports the name taken unless it
+// ends in one of the suffixes given; then it reports the command started
+// and exited.
+func fakeMonitor(t *testing.T, free string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "monitor")
+	script := "#!/bin/sh\ncase \"$2\" in\n" + free + ")\n" +
+		"  echo '{\"event\":\"started\",\"pid\":1}' >&3\n  echo '{\"event\":\"exited\"}' >&3 ;;\n" +
+		"*) echo '{\"event\":\"taken\"}' >&3; exit 2 ;;\nesac\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A derived name that the monitor finds taken moves on to the next
+// suffix, a bounded number of times; a name the user gave is refused.
+func TestStartRetriesDerivedName(t *testing.T) {
+	spec := Spec{Command: []string{"sleep", "600"}}
+	home := t.TempDir()
+	res, err := Start(context.Background(), StartOptions{Home: home, Spec: spec, Monitor: fakeMonitor(t, "*-3")})
+	if err != nil || res.Name != "sleep-3" || res.Status != Exited {
+		t.Fatalf("derived: %+v, %v; want sleep-3 exited", res, err)
+	}
+
+	home = t.TempDir()
+	_, err = Start(context.Background(), StartOptions{Home: home, Name: "mine", Spec: spec, Monitor: fakeMonitor(t, "*-2")})
+	if taken := (*TakenError)(nil); !errors.As(err, &taken) || taken.Name != "mine" {
+		t.Fatalf("given: %v; want mine taken", err)
+	}
+
+	home = t.TempDir()
+	_, err = Start(context.Background(), StartOptions{Home: home, Spec: spec, Monitor: fakeMonitor(t, "never")})
+	if taken := (*TakenError)(nil); !errors.As(err, &taken) || taken.Name != "sleep-"+strconv.Itoa(maxNameTries) {
+		t.Fatalf("always taken: %v; want sleep-%d taken", err, maxNameTries)
+	}
+}
+
+// A name a live service holds is skipped when derived, refused when given.
+func TestClaim(t *testing.T) {
+	home := t.TempDir()
+	d := Dir{Home: home, Name: "sleep"}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lock, ok, err := TryLock(d)
+	if !ok || err != nil {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer lock.Close()
+	if got, n, err := claim(home, "", "", []string{"sleep 600"}, 1); err != nil || got.Name != "sleep-2" || n != 2 {
+		t.Errorf("derived: %v %d %v; want sleep-2", got.Name, n, err)
+	}
+	if got, n, err := claim(home, "", "", []string{"sleep 600"}, 5); err != nil || got.Name != "sleep-5" || n != 5 {
+		t.Errorf("derived from 5: %v %d %v; want sleep-5", got.Name, n, err)
+	}
+	if _, _, err := claim(home, "", "sleep", []string{"sleep 600"}, 1); !errors.Is(err, ErrNameTaken) {
+		t.Errorf("given: %v; want taken", err)
+	}
+}
+
+// lastCommand reads quotes and pipelines as the shell does: the command
+// of a pipeline is its first, and an operator inside quotes is a word.
+func TestLastCommand(t *testing.T) {
+	for line, want := range map[string]string{
+		"tail -f app.log | grep ERROR":    "tail -f app.log",
+		"cd web && npm run dev | tee log": "npm run dev",
+		`echo "a && vite"`:                "echo a && vite",
+		"npx -y vite --port 5":            "vite --port 5",
+		"env -i A=1 exec nohup sleep 9":   "sleep 9",
+		"a; b & c":                        "c",
+	} {
+		if got := strings.Join(lastCommand(line), " "); got != want {
+			t.Errorf("lastCommand(%q) = %q, want %q", line, got, want)
+		}
+	}
+	if !LooksLongRunning("tail -f app.log | grep ERROR") || LooksLongRunning(`echo "npm run dev"`) {
+		t.Error("a pipeline's first command, or a quoted word, misread")
+	}
+}
+
+// Whatever the line, the default name is a valid name, and reading the
+// line never panics.
+func FuzzDefaultName(f *testing.F) {
+	for _, s := range []string{"npm run dev", `sh -c 'a "b' \`, "x && | ; &", "npx -p", "python -m", "\"", "bash -c", "a\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, argv := range [][]string{{line}, {"sh", "-c", line}, {"npm", "run", line}} {
+			if name := defaultName(argv); ValidPlainName(name) != nil {
+				t.Errorf("defaultName(%q) = %q, not a valid name", argv, name)
+			}
+		}
+		ShellLine([]string{line, line})
+	})
+}
