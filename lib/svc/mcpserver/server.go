@@ -109,7 +109,7 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url stri
 	// takes milliseconds on a loaded machine.
 	m := s.MCP()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil))
+	mux.Handle("/mcp", checkOrigin(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil)))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
