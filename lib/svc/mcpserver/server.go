@@ -64,7 +64,7 @@ func (s *Server) MCP() *mcp.Server {
 }
 
 const instructions = "svc runs commands for you without blocking. Use start for anything that keeps running " +
-	"(dev servers, databases, watchers): it returns once the server is ready, with its URL. Read new output with output, " +
+	"(dev servers, databases, watchers): it returns once a server is ready, with its URL, and a watcher as soon as it is known not to listen. Read new output with output, " +
 	"passing back next_cursor; stop a service with stop. Use run for commands that finish."
 
 // ServeStdio serves one client on r and w until it goes or ctx is done.
