@@ -221,3 +221,37 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestAwaited(t *testing.T) {
+	f, err := load(t, "svc.toml", `
+[services.db]
+command = "redis-server"
+[services.api]
+command = "./api"
+port = "auto"
+[services.probe]
+command = "./probe"
+ready_cmd = "true"
+[services.loop]
+command = "while :; do sleep 1; done"
+[services.watched]
+command = "./queue"
+[services.needsit]
+command = "./x"
+depends_on = ["watched"]
+[services.logs]
+command = "tail -f app.log"
+[services.after]
+command = "./y"
+depends_on = { loop = "started" }
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"db": true, "api": true, "probe": true, "loop": false, "watched": true, "needsit": false, "logs": false, "after": false}
+	for _, d := range f.Services {
+		if got := awaited(d, f.Services); got != want[d.Name] {
+			t.Errorf("%s: awaited %v, want %v", d.Name, got, want[d.Name])
+		}
+	}
+}
