@@ -64,7 +64,7 @@ func (s *Server) MCP() *mcp.Server {
 }
 
 const instructions = "svc runs commands for you without blocking. Use start for anything that keeps running " +
-	"(dev servers, databases, watchers): it returns once the server is ready, with its URL. Read new output with output, " +
+	"(dev servers, databases, watchers): it returns once a server is ready, with its URL, and a watcher as soon as it is known not to listen. Read new output with output, " +
 	"passing back next_cursor; stop a service with stop. Use run for commands that finish."
 
 // ServeStdio serves one client on r and w until it goes or ctx is done.
@@ -109,7 +109,7 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url stri
 	// takes milliseconds on a loaded machine.
 	m := s.MCP()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil))
+	mux.Handle("/mcp", checkOrigin(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil)))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

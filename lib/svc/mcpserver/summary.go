@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -20,8 +21,17 @@ var words = svctext.Words{
 	StartInstead: "start it with start",
 }
 
-// startSummary is what a start found.
-func startSummary(r *svc.StartResult) string { return strings.TrimSpace(svctext.Start(r, words)) }
+// startSummary is what a start found. A service that runs without
+// listening (a watcher, a worker) is said so in an agent's terms: there
+// is nothing to wait for, and output is where it shows anything.
+func startSummary(r *svc.StartResult) string {
+	text := strings.TrimSpace(svctext.Start(r, words))
+	if r.Status == svc.Running {
+		_, rest, _ := strings.Cut(text, "\n")
+		text = strings.TrimSpace(fmt.Sprintf("%s is running (pid %d) and does not listen: nothing to connect to, so there is nothing to wait for; output shows what it prints\n%s", r.Name, r.PID, rest))
+	}
+	return text
+}
 
 // statusSummary is how a service stands.
 func statusSummary(l *svc.Listing, now time.Time) string {

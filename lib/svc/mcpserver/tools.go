@@ -77,7 +77,7 @@ type StartIn struct {
 	Cwd                 string            `json:"cwd,omitempty" jsonschema:"the directory to run it in"`
 	Port                string            `json:"port,omitempty" jsonschema:"auto, or a port number: given to the command in $PORT and in place of {port}"`
 	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
-	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for it to be ready (default 30)"`
+	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30); a watcher is answered as soon as it is known not to listen"`
 }
 
 // StartOut is what a start found, or how a service stands.

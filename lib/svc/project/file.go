@@ -48,6 +48,13 @@ type Def struct {
 	Port    string   // "", "auto" or a number
 	Oneshot bool
 	Needs   []Need
+	// Serves: the file says the service listens (a port or a ready_* key
+	// in svc.toml, web in a Procfile), so svc up waits for it to be ready.
+	Serves bool
+	// Release: a Procfile's release, the one-shot every other entry
+	// needs to have succeeded; it runs again whenever svc up starts one
+	// of them.
+	Release bool
 
 	ReadyURL, ReadyRegex, ReadyCmd string
 	ReadyPort                      int
@@ -132,8 +139,16 @@ func (f *File) errorf(line int, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", f.Path, line, fmt.Sprintf(format, args...))
 }
 
+// The Procfile entries Heroku gives a meaning to by name.
+const (
+	procWeb     = "web"     // receives the HTTP traffic: a server
+	procRelease = "release" // runs once, first, and must succeed
+)
+
 // parseProcfile reads "name: command" lines; # starts a comment. Each
-// service gets a port ($PORT), as foreman gives one.
+// service gets a port ($PORT), as foreman gives one. As on Heroku, web is
+// a server, and release is a one-shot run first: every other entry
+// depends on its having succeeded.
 func (f *File) parseProcfile(b []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
@@ -156,13 +171,24 @@ func (f *File) parseProcfile(b []byte) error {
 		if f.Lookup(name) != nil {
 			return f.errorf(n, "%s is defined twice", name)
 		}
-		f.Services = append(f.Services, &Def{Name: name, Line: n, Command: []string{cmd}, Cwd: f.Dir, Port: svc.PortAuto})
+		d := &Def{Name: name, Line: n, Command: []string{cmd}, Cwd: f.Dir, Port: svc.PortAuto, Serves: name == procWeb}
+		if name == procRelease {
+			d.Port, d.Oneshot, d.Release = "", true, true
+		}
+		f.Services = append(f.Services, d)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: %v", f.Path, err)
 	}
 	if len(f.Services) == 0 {
 		return fmt.Errorf("%s defines no service", f.Path)
+	}
+	if rel := f.Lookup(procRelease); rel != nil {
+		for _, d := range f.Services {
+			if d != rel {
+				d.Needs = []Need{{Name: rel.Name, Cond: Succeeded, Line: rel.Line}}
+			}
+		}
 	}
 	return nil
 }
@@ -230,7 +256,12 @@ func (f *File) tomlError(err error, typed bool) error {
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
 		row, _ := e.Position()
-		return f.errorf(row, "unknown key %s", strings.Join(e.Key(), "."))
+		key := e.Key()
+		msg := "unknown key " + strings.Join(key, ".")
+		if near := suggestion(key); near != "" {
+			msg += ": did you mean " + near + "?"
+		}
+		return f.errorf(row, "%s", msg)
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -294,6 +325,7 @@ func (f *File) def(name string, t tomlService, lines map[string]int) (*Def, erro
 	if err := f.checkOptions(d, at); err != nil {
 		return nil, err
 	}
+	d.Serves = d.Port != "" || d.ReadyURL != "" || d.ReadyPort != 0 || d.ReadyRegex != "" || d.ReadyCmd != ""
 	if d.Needs, err = needs(t.DependsOn, func(elem string) int { return at("depends_on" + elem) }); err != nil {
 		return nil, f.errorf(at("depends_on"), "%s: %v", name, err)
 	}
@@ -301,15 +333,17 @@ func (f *File) def(name string, t tomlService, lines map[string]int) (*Def, erro
 }
 
 func (f *File) checkOptions(d *Def, at func(string) int) error {
-	ready := 0
-	for _, set := range []bool{d.ReadyURL != "", d.ReadyPort != 0, d.ReadyRegex != "", d.ReadyCmd != ""} {
+	var ready []string
+	for key, set := range map[string]bool{"ready_url": d.ReadyURL != "", "ready_port": d.ReadyPort != 0, "ready_regex": d.ReadyRegex != "", "ready_cmd": d.ReadyCmd != ""} {
 		if set {
-			ready++
+			ready = append(ready, key)
 		}
 	}
+	// The second of them in the file is the one too many.
+	slices.SortFunc(ready, func(a, b string) int { return at(a) - at(b) })
 	switch {
-	case ready > 1:
-		return f.errorf(d.Line, "%s: give at most one of ready_url, ready_port, ready_regex and ready_cmd", d.Name)
+	case len(ready) > 1:
+		return f.errorf(at(ready[1]), "%s: give at most one of ready_url, ready_port, ready_regex and ready_cmd", d.Name)
 	case !slices.Contains([]string{"", "no", "on-failure", "always"}, d.Restart):
 		return f.errorf(at("restart"), "%s: restart is no, on-failure or always, not %q", d.Name, d.Restart)
 	case d.MaxRestarts < 0:

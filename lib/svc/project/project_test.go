@@ -77,14 +77,18 @@ func TestErrorsNameTheLine(t *testing.T) {
 		{"[services.a]\ncommand = \"x\"\ndepends_on = [\"a\"]\n", ":3: dependency cycle: a -> a"},
 		{"[services.a]\ncommand = \"x\"\ndepends_on = [\n \"b\",\n \"zz\"]\n[services.b]\ncommand = \"y\"\n", ":5: a depends on zz, which is not defined"},
 		{"[services.a]\ncommand = \"x\"\ndepends_on = { b = \"ready\",\n c = \"sometime\" }\n", ":3: a: depends_on.c is \"sometime\""},
-		{"[services.a]\ncommand = \"x\"\n\nprot = 1\n", ":4: unknown key services.a.prot"},
+		{"[services.a]\ncommand = \"x\"\n\nprot = 1\n", ":4: unknown key services.a.prot: did you mean port?"},
+		{"[services.a]\ncommand = \"x\"\nready_ulr = \"u\"\n", ":3: unknown key services.a.ready_ulr: did you mean ready_url?"},
+		{"[services.a]\ncommand = \"x\"\nenvfile = \"a.env\"\n", ":3: unknown key services.a.envfile: did you mean env_file?"},
+		{"[services.a]\ncommand = \"x\"\ndepends = [\"b\"]\n", ":3: unknown key services.a.depends: did you mean depends_on?"},
+		{"[service.a]\ncommand = \"x\"\n", ":1: unknown key service.a: did you mean services?"},
 		{"[services]\na.command = \"x\"\na.colour = 1\n", ":3: unknown key services.a.colour"},
 		{"[services.a]\ncommand = 3\n", ":2: a needs a command"},
 		{"[services.a]\ncmd = \"x\"\n", ":2: unknown key services.a.cmd"},
 		{"[services.a]\n", ":1: a needs a command"},
 		{"[services.a]\ncommand = \"x\"\nport = 70000\n", ":3: a: port is"},
 		{"[services.a]\ncommand = \"x\"\nready_timeout = \"soon\"\n", ":3: a: ready_timeout:"},
-		{"[services.a]\ncommand = \"x\"\nready_url = \"u\"\nready_port = 3\n", ":1: a: give at most one"},
+		{"[services.a]\ncommand = \"x\"\nready_url = \"u\"\nready_port = 3\n", ":4: a: give at most one"},
 		{"[services.a]\ncommand = \"x\"\nrestart = \"sometimes\"\n", ":3: a: restart is"},
 		{"[services.a]\ncommand = \"x\"\nenv = { X = \"{port:b}\" }\n[services.b]\ncommand = \"y\"\n", ":3: a uses {port:b} but does not depend on b"},
 		{"[services.a]\ncommand = \"x\"\noneshot = true\n[services.b]\ncommand = \"y\"\ndepends_on = { a = \"ready\" }\n", ":6: b waits for a to be ready, but a is a one-shot"},
@@ -161,4 +165,93 @@ func names(ds []*Def) string {
 		s = append(s, d.Name)
 	}
 	return strings.Join(s, " ")
+}
+
+func TestProcfileRelease(t *testing.T) {
+	f, err := load(t, "Procfile", "web: ./serve\nrelease: ./migrate\nworker: ./work\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, web, worker := f.Lookup("release"), f.Lookup("web"), f.Lookup("worker")
+	if !rel.Oneshot || !rel.Release || rel.Port != "" || len(rel.Needs) != 0 {
+		t.Errorf("release is a one-shot without a port: %+v", rel)
+	}
+	for _, d := range []*Def{web, worker} {
+		if len(d.Needs) != 1 || d.Needs[0] != (Need{Name: "release", Cond: Succeeded, Line: 2}) {
+			t.Errorf("%s needs release to have succeeded: %+v", d.Name, d.Needs)
+		}
+	}
+	if !web.Serves || worker.Serves {
+		t.Errorf("web serves, worker does not: %v %v", web.Serves, worker.Serves)
+	}
+	if got := Levels(f.Services, NeedNames); len(got) != 2 || names(got[0]) != "release" {
+		t.Errorf("release first: %v", got)
+	}
+}
+
+// An env_file or cwd that is not there is reported at its key's line, not
+// at its table's.
+func TestPrepareNamesTheKeyLine(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"[services.a]\ncommand = \"x\"\n\nenv_file = \"nope.env\"\n", ":4: a: env_file "},
+		{"[services.a]\ncommand = \"x\"\nenv_file = [\n  \"ok.env\",\n  \"nope.env\",\n]\n", ":5: a: env_file "},
+		{"[services.a]\ncommand = \"x\"\n\ncwd = \"nowhere\"\n", ":4: a: cwd "},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "ok.env"), []byte("A=1\n"), 0o600)
+		p := filepath.Join(dir, "svc.toml")
+		os.WriteFile(p, []byte(c.text), 0o600)
+		f, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = (&Up{Home: t.TempDir(), Project: "p", File: f}).prepare(nil)
+		if err == nil || !strings.Contains(err.Error(), "svc.toml"+c.want) {
+			t.Errorf("%q: got %v, want …%s", c.text, err, c.want)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	known := knownKeys(3)
+	for typed, want := range map[string]string{"ready_ulr": "ready_url", "readyurl": "ready_url", "comand": "command",
+		"stop_signal_x": "", "restarts": "restart", "max_restart": "max_restarts", "colour": "", "ready": ""} {
+		if got := closest(typed, known); got != want {
+			t.Errorf("closest(%q) = %q, want %q", typed, got, want)
+		}
+	}
+}
+
+func TestAwaited(t *testing.T) {
+	f, err := load(t, "svc.toml", `
+[services.db]
+command = "redis-server"
+[services.api]
+command = "./api"
+port = "auto"
+[services.probe]
+command = "./probe"
+ready_cmd = "true"
+[services.loop]
+command = "while :; do sleep 1; done"
+[services.watched]
+command = "./queue"
+[services.needsit]
+command = "./x"
+depends_on = ["watched"]
+[services.logs]
+command = "tail -f app.log"
+[services.after]
+command = "./y"
+depends_on = { loop = "started" }
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"db": true, "api": true, "probe": true, "loop": false, "watched": true, "needsit": false, "logs": false, "after": false}
+	for _, d := range f.Services {
+		if got := awaited(d, f.Services); got != want[d.Name] {
+			t.Errorf("%s: awaited %v, want %v", d.Name, got, want[d.Name])
+		}
+	}
 }

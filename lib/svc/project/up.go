@@ -37,7 +37,18 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Start is what its start (or, unchanged, its state) found.
 	Start *svc.StartResult `json:"start,omitempty"`
+	// Worker: it runs without listening — a watcher, or a service that
+	// svc up need not wait for that did not listen within WorkerSettle —
+	// so svc up did not wait for it to be ready. It is still watched: it
+	// is ready once it listens.
+	Worker bool `json:"worker,omitempty"`
 }
+
+// WorkerSettle is how long svc up gives a service it need not wait for
+// (no port or ready_* key, not a Procfile's web, not a server by its
+// command, and nothing waits for it to be ready) to start listening,
+// before it takes it for a worker and goes on.
+const WorkerSettle = svc.DefaultSettle
 
 // Up is one run of svc up over a checked file.
 type Up struct {
@@ -66,6 +77,9 @@ type node struct {
 	settled chan struct{} // closed once its result is known
 	res     Result
 	final   *svc.StartResult // how it stood when settled
+	// awaited: svc up waits for it to be ready, up to its ready timeout,
+	// not only WorkerSettle.
+	awaited bool
 }
 
 // Plan is one line of --dry-run: what svc up would do with a service.
@@ -95,20 +109,45 @@ func (u *Up) prepare(names []string) ([]*node, error) {
 	for i, d := range defs {
 		n := &node{def: d, dir: svc.Dir{Home: u.Home, Name: u.Project + "/" + d.Name},
 			started: make(chan struct{}), settled: make(chan struct{})}
-		for _, ef := range d.EnvFile {
+		for i, ef := range d.EnvFile {
 			kvs, err := dotenv.Read(ef)
 			if err != nil {
-				return nil, &CheckError{fmt.Errorf("%s:%d: %s: env_file %v", u.File.Path, d.Line, d.Name, err)}
+				line := d.at("env_file")
+				if l, ok := d.lines["env_file["+strconv.Itoa(i)+"]"]; ok {
+					line = l // the element of an array of them
+				}
+				return nil, &CheckError{fmt.Errorf("%s:%d: %s: env_file %v", u.File.Path, line, d.Name, err)}
 			}
 			n.env = append(n.env, kvs...)
 		}
 		n.env = append(n.env, d.Env...)
 		if st, err := os.Stat(d.Cwd); err != nil || !st.IsDir() {
-			return nil, &CheckError{fmt.Errorf("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.Line, d.Name, d.Cwd)}
+			return nil, &CheckError{fmt.Errorf("%s:%d: %s: cwd %s is not a directory", u.File.Path, d.at("cwd"), d.Name, d.Cwd)}
 		}
 		nodes[i] = n
 	}
+	for _, n := range nodes {
+		n.awaited = awaited(n.def, defsOf(nodes))
+	}
 	return nodes, nil
+}
+
+// awaited tells whether svc up waits for a service to be ready: the file
+// says it listens, its command is a server's, or a service of this svc up
+// waits for it to be ready. Any other is a worker once it has run
+// WorkerSettle without listening.
+func awaited(d *Def, defs []*Def) bool {
+	if d.Serves || looksServer(d.Command) {
+		return true
+	}
+	for _, o := range defs {
+		for _, need := range o.Needs {
+			if need.Name == d.Name && need.Cond == Ready {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Plan is what Run would do, without doing it.
@@ -133,6 +172,11 @@ func (u *Up) Plan(names []string) ([]Plan, error) {
 					if a := nodeOf(nodes, need.Name).res.Action; a == ActStarted || a == ActRestarted {
 						p.Action, p.Reason = ActStarted, nodeOf(nodes, need.Name).dir.Name+" is started again"
 					}
+				}
+			}
+			if p.Action == ActUnchanged && d.Release {
+				if why := u.releaseDue(n, nodes); why != "" {
+					p.Action, p.Reason = ActStarted, why
 				}
 			}
 			n.res.Action = p.Action
@@ -228,6 +272,8 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	}
 	n.res.Start = n.final
 	n.res.Up = n.final != nil && isUp(n.def, n.final)
+	n.res.Worker = n.final != nil && !n.def.Oneshot && !n.awaited &&
+		(n.final.Status == svc.Running || n.final.Status == svc.Starting)
 	u.report(n)
 }
 
@@ -330,6 +376,11 @@ func (u *Up) bringUp(ctx context.Context, n *node, nodes []*node) *svc.StartResu
 			// against the new one.
 			n.res.Action, n.res.Reason = ActStarted, dep+" was started again"
 		}
+		if n.res.Action == ActUnchanged && n.def.Release {
+			if why := u.releaseDue(n, nodes); why != "" {
+				n.res.Action, n.res.Reason = ActStarted, why
+			}
+		}
 		switch n.res.Action {
 		case ActUnchanged:
 			close(n.started)
@@ -342,6 +393,30 @@ func (u *Up) bringUp(ctx context.Context, n *node, nodes []*node) *svc.StartResu
 		}
 	}
 	return u.start(ctx, n, spec)
+}
+
+// releaseDue is why a Procfile's release that succeeded with the same
+// command runs again: svc up is to start (or restart) a service that
+// needs it, as Heroku runs release before each deploy's new processes.
+// "" when every service that needs it runs unchanged.
+func (u *Up) releaseDue(n *node, nodes []*node) string {
+	for _, o := range nodes {
+		if !slices.ContainsFunc(o.def.Needs, func(need Need) bool { return need.Name == n.def.Name }) {
+			continue
+		}
+		l, err := svc.Look(o.dir)
+		if err != nil {
+			return o.dir.Name + " is to be started"
+		}
+		spec, err := u.spec(o, nodes, true)
+		if err != nil {
+			return o.dir.Name + " is to be started"
+		}
+		if a, _ := decide(l, spec); a != ActUnchanged {
+			return o.dir.Name + " is to be started"
+		}
+	}
+	return ""
 }
 
 // startedNeed is a dependency that this svc up started or restarted, or
@@ -400,8 +475,12 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		return nil
 	}
 	var once sync.Once
+	settle := spec.ReadyTimeout + 10*time.Second
+	if !n.awaited && !n.def.Oneshot {
+		settle = WorkerSettle
+	}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Scope: u.Project, Name: n.def.Name, Spec: spec,
-		Port: n.def.Port, Settle: spec.ReadyTimeout + 10*time.Second,
+		Port: n.def.Port, Settle: settle,
 		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
 	if err != nil {
 		if res == nil || ctx.Err() == nil {
@@ -426,7 +505,7 @@ func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.Start
 		end.Tail = svc.LastLines(n.dir, 10)
 		end.AfterMs = proc.Ms(time.Since(l.StartedAt))
 		return end
-	case r.Status == svc.Starting:
+	case r.Status == svc.Starting && n.awaited:
 		l, _ := svc.WaitReady(ctx, n.dir, l0(n.def.ReadyTimeout, u.ReadyTimeout)+10*time.Second)
 		if l != nil {
 			return fromListing(l)

@@ -88,12 +88,14 @@ func (v *Verbs) printResult(r project.Result) {
 		cli.PrintJSON(v.Out, r)
 		return
 	}
-	switch r.Action {
-	case project.ActSkipped:
+	switch {
+	case r.Action == project.ActSkipped:
 		fmt.Fprintf(v.Out, "%s skipped: %s\n", r.Name, r.Reason)
-	case project.ActFailed:
+	case r.Action == project.ActFailed:
 		fmt.Fprintf(v.Out, "%s failed: %s\n", r.Name, r.Reason)
-	case project.ActUnchanged:
+	case r.Action == project.ActUnchanged && r.Worker:
+		fmt.Fprintf(v.Out, "%s is unchanged: running (pid %d), a worker\n", r.Name, r.Start.PID)
+	case r.Action == project.ActUnchanged:
 		fmt.Fprintf(v.Out, "%s is unchanged: %s\n", r.Name, standing(r.Start))
 	default:
 		switch {
@@ -102,12 +104,26 @@ func (v *Verbs) printResult(r project.Result) {
 		case r.Reason != "":
 			fmt.Fprintf(v.Out, "%s runs again: %s\n", r.Name, r.Reason)
 		}
+		if r.Worker {
+			fmt.Fprint(v.Out, workerLine(r.Start))
+			return
+		}
 		s := *r.Start
 		if r.Up && s.Status == svc.Exited {
 			s.Tail = nil // a one-shot that succeeded: its output is in its log
 		}
 		fmt.Fprint(v.Out, FormatStart(&s))
 	}
+}
+
+// workerLine says a service runs without listening, so svc up did not
+// wait for it: a watcher (running from its start), or a worker (nothing
+// listened within project.WorkerSettle).
+func workerLine(r *svc.StartResult) string {
+	if r.Status == svc.Running {
+		return fmt.Sprintf("%s is running (pid %d); a watcher: it does not listen\n", r.Name, r.PID)
+	}
+	return fmt.Sprintf("%s is running (pid %d); a worker: it did not listen in its first %s\n", r.Name, r.PID, project.WorkerSettle)
 }
 
 // standing is how a service stands, in a few words.
