@@ -168,7 +168,8 @@ func python(args []string, run bool) Kind {
 }
 
 // lastCommand returns the words of the last simple command of a line,
-// past environment assignments and wrappers (npx, bunx, exec, bundle exec).
+// past environment assignments and wrappers (npx, bunx, exec, sh -c,
+// bundle exec); quotes are dropped.
 func lastCommand(command string) []string {
 	seg := command
 	for _, sep := range []string{"&&", "||", ";", "|"} {
@@ -176,7 +177,7 @@ func lastCommand(command string) []string {
 			seg = seg[i+len(sep):]
 		}
 	}
-	words := strings.Fields(seg)
+	words := strings.Fields(strings.NewReplacer("'", "", `"`, "").Replace(seg))
 	for len(words) > 0 {
 		w := words[0]
 		switch {
@@ -184,6 +185,8 @@ func lastCommand(command string) []string {
 			words = words[1:] // FOO=bar
 		case w == "npx" || w == "bunx" || w == "exec" || w == "env" || w == "time" || w == "nohup" || w == "pnpx":
 			words = words[1:]
+		case (w == "sh" || w == "bash" || w == "dash" || w == "zsh") && len(words) > 1 && words[1] == "-c":
+			words = words[2:] // sh -c 'tail -f x.log'
 		case w == "bundle" && len(words) > 1 && words[1] == "exec":
 			words = words[2:]
 		case w == "poetry" && len(words) > 1 && words[1] == "run", w == "uv" && len(words) > 1 && words[1] == "run", w == "pipenv" && len(words) > 1 && words[1] == "run":

@@ -40,7 +40,8 @@ func TestClassify(t *testing.T) {
 		"celery -A proj worker": Watcher, "bundle exec sidekiq": Watcher, "rq worker": Watcher, "python manage.py rqworker": Watcher,
 		"python -m celery -A proj worker": Watcher, "npm run watch": Watcher, "vitest": Watcher, "php artisan queue:work": Watcher,
 		"inotifywait src": OneShot, "tail x.log": OneShot, "celery -A proj inspect ping": OneShot, "python manage.py migrate": OneShot,
-		"sleep 600": OneShot, "npm run build": OneShot,
+		"sh -c watch -n 1 date": Watcher, "sh -c 'exec tail -f x.log'": Watcher, "bash -c \"cd web && npm run dev\"": Server,
+		"sleep 600": OneShot, "sh -c 'sleep 1'": OneShot, "npm run build": OneShot,
 	}
 	for c, want := range cases {
 		if got := Classify(c); got != want {

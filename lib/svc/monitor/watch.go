@@ -245,12 +245,10 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		}
 	}
 	by := "listen"
-	if w.m.spec.Port == 0 {
-		for _, ep := range *printed {
-			if i := slices.Index(ports, ep.Port); i >= 0 {
-				chosen, by = ls[i], "output"
-				break
-			}
+	for _, ep := range *printed {
+		if i := slices.Index(ports, ep.Port); i >= 0 && (w.m.spec.Port == 0 || ep.Port == chosen.Port) {
+			chosen, by = ls[i], "output"
+			break
 		}
 	}
 	return report(chosen, "", by)

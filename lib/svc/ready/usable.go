@@ -72,23 +72,34 @@ func mysqlUsable(a netip.AddrPort) bool {
 		return false
 	}
 	defer c.Close()
-	var hdr [5]byte // 3 bytes of length, a sequence number, the first byte
+	var hdr [4]byte // 3 bytes of length, a sequence number
 	if _, err := io.ReadFull(c, hdr[:]); err != nil {
 		return false
 	}
-	return hdr[4] == 10 || hdr[4] == 0xff
+	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	if n < 1 || n > 4096 {
+		return false
+	}
+	// All of it is read, so that hanging up is a FIN the server reads as
+	// a client leaving, not a reset with data unread.
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(c, payload); err != nil {
+		return false
+	}
+	return payload[0] == 10 || payload[0] == 0xff
 }
 
 // postgresUsable asks PostgreSQL whether it accepts sessions. The
 // postmaster's pid file says so first (line 8: starting, ready, standby,
-// stopping — what pg_ctl -w waits on), which costs the server nothing; a
-// server that says ready, or has no such line, is then sent a startup
-// message as the user it runs as, to database postgres: an
-// authentication request or a session is ready, and so is any error but
-// 57P03 (starting up, shutting down, in recovery), which is not yet.
+// stopping — what pg_ctl -w waits on), which costs the server nothing
+// and leaves nothing in its log. A server whose pid file says ready, or
+// that has none svc can read, is then sent a startup message as the
+// user it runs as, to database postgres: an authentication request or a
+// session is ready, and so is any error but 57P03 (starting up, shutting
+// down, in recovery), which is not yet.
 func postgresUsable(a netip.AddrPort, pid int) bool {
 	switch pidFileStatus(pid) {
-	case "starting", "stopping":
+	case "", "starting", "stopping":
 		return false
 	}
 	c, err := dial(a)
@@ -126,17 +137,21 @@ func postgresUsable(a netip.AddrPort, pid int) bool {
 }
 
 // pidFileStatus is the status line of the postmaster's pid file, in its
-// data directory (the postmaster's working directory); "" when it cannot
-// be read or has no such line.
+// data directory (the postmaster's working directory): "" while the
+// postmaster has not written it yet, "unknown" when there is no pid file
+// of pid's to read (a server older than PostgreSQL 10 writes none).
 func pidFileStatus(pid int) string {
 	if pid <= 0 {
-		return ""
+		return "unknown"
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cwd/postmaster.pid")
 	if err != nil {
-		return ""
+		return "unknown"
 	}
 	lines := strings.Split(string(b), "\n")
+	if strings.TrimSpace(lines[0]) != strconv.Itoa(pid) {
+		return "unknown" // another's, or stale
+	}
 	if len(lines) < 8 {
 		return ""
 	}
