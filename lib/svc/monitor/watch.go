@@ -230,6 +230,7 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		}
 		if url == "" {
 			url = w.address(server, addr, eps, printed)
+			*printed = w.takePrinted(eps, *printed)
 		}
 		if u, ok := urlOn(*printed, l.Port); ok { // printed while svc asked
 			url, by = u, "output"
