@@ -30,3 +30,22 @@ func TestLooksLongRunning(t *testing.T) {
 		}
 	}
 }
+
+func TestClassify(t *testing.T) {
+	cases := map[string]Kind{
+		"vite": Server, "npm run dev": Server, "postgres -D data": Server, "redis-server --port 7000": Server,
+		"uvicorn app:app": Server, "gunicorn -w 3 app:app": Server, "nodemon app.js": Server, "python manage.py runserver": Server,
+		"tail -f x.log": Watcher, "watch -n1 date": Watcher, "watchexec -e go make": Watcher, "entr make": Watcher,
+		"inotifywait -m -r src": Watcher, "tsc --watch": Watcher, "esbuild app.ts --watch": Watcher, "esbuild --serve": Server,
+		"celery -A proj worker": Watcher, "bundle exec sidekiq": Watcher, "rq worker": Watcher, "python manage.py rqworker": Watcher,
+		"python -m celery -A proj worker": Watcher, "npm run watch": Watcher, "vitest": Watcher, "php artisan queue:work": Watcher,
+		"inotifywait src": OneShot, "tail x.log": OneShot, "celery -A proj inspect ping": OneShot, "python manage.py migrate": OneShot,
+		"sh -c watch -n 1 date": Watcher, "sh -c 'exec tail -f x.log'": Watcher, "bash -c \"cd web && npm run dev\"": Server,
+		"sleep 600": OneShot, "sh -c 'sleep 1'": OneShot, "npm run build": OneShot,
+	}
+	for c, want := range cases {
+		if got := Classify(c); got != want {
+			t.Errorf("Classify(%q) = %d, want %d", c, got, want)
+		}
+	}
+}

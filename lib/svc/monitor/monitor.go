@@ -299,6 +299,10 @@ func (m *monitor) supervise() int {
 }
 
 func (m *monitor) becameReady(r readyReport) {
+	if r.Event == svc.EvRunning { // a watcher, known from its command line
+		m.becameRunning()
+		return
+	}
 	now := r.at
 	rep := r.Report
 	m.rec.set(func(s *svc.State) {

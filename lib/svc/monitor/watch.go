@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"slices"
@@ -64,14 +65,32 @@ func (w *watch) decide() {
 	// false from the start), and the deferred drain ends with the output:
 	// waiting for it here would wait for the service to end.
 	case spec.ReadyURL != "":
-		w.poll(10*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{Endpoint: svc.Endpoint{URL: spec.ReadyURL}, By: "url"})
+		w.poll(10*time.Millisecond, 250*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{Endpoint: svc.Endpoint{URL: spec.ReadyURL}, By: "url"})
 	case spec.ReadyPort > 0:
-		w.probe(ready.Endpoint{URL: fmt.Sprintf("http://localhost:%d", spec.ReadyPort), Port: spec.ReadyPort}, "port")
+		w.probe(spec.ReadyPort, "port")
 	case spec.ReadyCmd != "":
-		w.poll(100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
+		w.poll(100*time.Millisecond, 100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
+		if svc.Classify(strings.Join(spec.Command, " ")) == svc.Watcher {
+			w.running() // a watcher is running at once; it is ready if it listens later
+		}
 		w.byListening()
 	}
+}
+
+// running reports the launch running: alive, and nothing to wait for.
+func (w *watch) running() {
+	w.m.events.ready <- readyReport{Report: svc.Report{Event: svc.EvRunning}, at: time.Now(), launch: w.launch.n}
+}
+
+// becameRunning records a launch reported running before its ready
+// timeout (a watcher), and tells svc start.
+func (m *monitor) becameRunning() {
+	if m.rec.get().Status != svc.Starting {
+		return
+	}
+	m.rec.set(func(s *svc.State) { s.Status = svc.Running })
+	m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
 }
 
 func (w *watch) byRegex(expr string) {
@@ -96,6 +115,7 @@ func (w *watch) byListening() {
 	go func() {
 		defer close(eps)
 		for l := range w.lines {
+			l = ready.StripANSI(l) // a coloured URL, under --pty
 			if strings.Contains(l, ready.ProbeRequestLine) {
 				continue // a server logging svc's own probe, with the address it was sent to
 			}
@@ -118,22 +138,36 @@ func (w *watch) byListening() {
 	var first time.Time // when the tree was first seen listening
 	for {
 		printed = w.takePrinted(eps, printed)
+		wait := listenInterval(time.Since(w.launch.start))
 		if ls := tree.Poll(); len(ls) > 0 {
 			if first.IsZero() {
 				first = time.Now()
 			}
-			if r, ok := w.listening(ls, time.Since(first), eps, printed); ok {
+			r, verdict := w.listening(tree, ls, time.Since(first), eps, &printed)
+			if verdict == isReady {
 				w.watching.Store(false)
 				handedOn = true
 				w.ready(r, tree)
 				return
 			}
+			if verdict == notYet {
+				wait = max(wait, 50*time.Millisecond) // a server turning clients away is asked again, not hammered
+			}
 		}
-		if !w.sleep(listenInterval(time.Since(w.launch.start))) {
+		if !w.sleep(wait) {
 			return
 		}
 	}
 }
+
+// verdict is what the tree's listeners say of readiness.
+type verdict int
+
+const (
+	notListening verdict = iota // not on the port wanted, yet
+	notYet                      // listening, but turning clients away
+	isReady
+)
 
 // listenInterval is how often the tree's sockets are looked at: often
 // while a server is most likely to start listening, then less and less,
@@ -168,11 +202,12 @@ func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint)
 	}
 }
 
-// listening decides what the tree's listeners make ready: a printed
-// endpoint on one of them, else the --port given when it listens there,
-// else the lowest port. With --port, a tree that listens elsewhere gets
-// a moment to open the port it was given before that is reported.
-func (w *watch) listening(ls []sockdiag.Listener, since time.Duration, eps <-chan ready.Endpoint, printed []ready.Endpoint) (svc.Report, bool) {
+// listening decides what the tree's listeners make ready: a printed URL
+// on one of them, else the --port given when it listens there, else a
+// printed port, else the lowest port. With --port, a tree that listens
+// elsewhere gets a moment to open the port it was given before that is
+// reported. The listener chosen is ready when a client can use it.
+func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since time.Duration, eps <-chan ready.Endpoint, printed *[]ready.Endpoint) (svc.Report, verdict) {
 	ports := ready.Ports(ls)
 	chosen, warning := ls[0], ""
 	if want := w.m.spec.Port; want > 0 {
@@ -181,27 +216,96 @@ func (w *watch) listening(ls []sockdiag.Listener, since time.Duration, eps <-cha
 		case i >= 0:
 			chosen = ls[i]
 		case since < 200*time.Millisecond:
-			return svc.Report{}, false
+			return svc.Report{}, notListening
 		default:
 			warning = fmt.Sprintf("$PORT (%d) was not used: the service listens on %s", want, portList(ports))
 		}
 	}
-	if r, ok := printedOn(printed, ports); ok {
-		r.Warning = warning
-		return r, true
+	report := func(l sockdiag.Listener, url, by string) (svc.Report, verdict) {
+		holder := tree.Holder(l)
+		server := ready.ServerOf(holder)
+		addr := ready.Reach(l)
+		if !ready.Usable(server, addr, holder) {
+			return svc.Report{}, notYet
+		}
+		if url == "" {
+			url = w.address(server, addr, eps, printed)
+			*printed = w.takePrinted(eps, *printed)
+		}
+		if u, ok := urlOn(*printed, l.Port); ok { // printed while svc asked
+			url, by = u, "output"
+		}
+		return svc.Report{Endpoint: svc.Endpoint{URL: url, Port: l.Port, Ports: ports}, By: by, Warning: warning}, isReady
 	}
 	// A server most often prints its URL just after listen(): a few
 	// milliseconds for it spare the server a probe request in its log.
-	if r, ok := printedOn(w.awaitPrinted(eps, printed, 2*time.Millisecond), ports); ok {
-		r.Warning = warning
-		return r, true
+	*printed = w.awaitPrinted(eps, *printed, 2*time.Millisecond)
+	for _, ep := range *printed {
+		if i := slices.Index(ports, ep.Port); i >= 0 && ep.URL != "" {
+			return report(ls[i], ep.URL, "output")
+		}
 	}
-	where := ready.Where(chosen) // an HTTP probe
-	if r, ok := printedOn(w.takePrinted(eps, printed), ports); ok {
-		r.Warning = warning
-		return r, true
+	by := "listen"
+	for _, ep := range *printed {
+		if i := slices.Index(ports, ep.Port); i >= 0 && (w.m.spec.Port == 0 || ep.Port == chosen.Port) {
+			chosen, by = ls[i], "output"
+			break
+		}
 	}
-	return svc.Report{Endpoint: svc.Endpoint{URL: where, Port: chosen.Port, Ports: ports}, By: "listen", Warning: warning}, true
+	return report(chosen, "", by)
+}
+
+// address is how a client reaches a usable listener that printed no URL:
+// a URL for a known web server, host:port for a known server of another
+// protocol, and for one svc does not know, a URL if it answers one HTTP
+// request (after a moment for it to print its URL instead).
+func (w *watch) address(server ready.Server, addr netip.AddrPort, eps <-chan ready.Endpoint, printed *[]ready.Endpoint) string {
+	switch server {
+	case ready.WebServer:
+		return ready.URLOf(addr)
+	case ready.Unknown:
+		if eps == nil {
+			break // --ready-port: no output is read
+		}
+		*printed = w.awaitURL(eps, *printed, int(addr.Port()), 25*time.Millisecond)
+		if u, ok := urlOn(*printed, int(addr.Port())); ok {
+			return u
+		}
+	}
+	if server == ready.Unknown && ready.AnswersHTTP(addr) {
+		return ready.URLOf(addr)
+	}
+	return addr.String()
+}
+
+// urlOn is the first URL printed for port.
+func urlOn(printed []ready.Endpoint, port int) (string, bool) {
+	for _, ep := range printed {
+		if ep.Port == port && ep.URL != "" {
+			return ep.URL, true
+		}
+	}
+	return "", false
+}
+
+// awaitURL waits up to d for a URL on port to be printed.
+func (w *watch) awaitURL(eps <-chan ready.Endpoint, printed []ready.Endpoint, port int, d time.Duration) []ready.Endpoint {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		if _, ok := urlOn(printed, port); ok {
+			return printed
+		}
+		select {
+		case ep, ok := <-eps:
+			if !ok {
+				return printed
+			}
+			printed = w.notePrinted(printed, ep)
+		case <-t.C:
+			return w.takePrinted(eps, printed)
+		}
+	}
 }
 
 // notePrinted adds a printed endpoint; one whose port a process outside
@@ -229,16 +333,6 @@ func (w *watch) awaitPrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint
 	case <-t.C:
 	}
 	return w.takePrinted(eps, printed)
-}
-
-// printedOn is the first printed endpoint on one of ports.
-func printedOn(printed []ready.Endpoint, ports []int) (svc.Report, bool) {
-	for _, ep := range printed {
-		if slices.Contains(ports, ep.Port) {
-			return svc.Report{Endpoint: svc.Endpoint{URL: ep.URL, Port: ep.Port, Ports: ports}, By: "output"}, true
-		}
-	}
-	return svc.Report{}, false
 }
 
 func portList(ports []int) string {
@@ -279,14 +373,17 @@ func (w *watch) sleep(d time.Duration) bool {
 	}
 }
 
-// poll calls check every interval until it holds or the service ended.
-func (w *watch) poll(interval time.Duration, check func() bool, r svc.Report) {
+// poll calls check until it holds or the service ended, first every
+// interval, then less often, up to every most: a server that is slow to
+// come up is not sent a stream of requests for its log.
+func (w *watch) poll(interval, most time.Duration, check func() bool, r svc.Report) {
 	for !w.m.ended() {
 		if check() {
 			w.ready(r, nil)
 			return
 		}
 		time.Sleep(interval)
+		interval = min(most, interval*5/4)
 	}
 }
 
@@ -309,25 +406,52 @@ func (w *watch) commandSucceeds() bool {
 	}
 }
 
-// probe waits until the endpoint's port accepts and belongs to the
-// service's tree; a port held by someone else is recorded, not ready.
-func (w *watch) probe(ep ready.Endpoint, by string) {
+// probe waits until port accepts, belongs to the service's tree and is
+// usable (--ready-port); a port held by someone else is recorded, not
+// ready. Its address is said as for a listener found by itself.
+func (w *watch) probe(port int, by string) {
 	noted := false
 	pgid := w.launch.child.PID()
+	tree := ready.NewListens(os.Getpid())
+	defer tree.Close()
 	for !w.m.ended() {
-		if ready.Accepts(ep.Port) {
-			ours, holder := ready.PortOwner(ep.Port, os.Getpid(), pgid)
+		wait := 5 * time.Millisecond
+		if ready.Accepts(port) {
+			ours, holder := ready.PortOwner(port, os.Getpid(), pgid)
 			if ours {
-				w.ready(svc.Report{Endpoint: svc.Endpoint{URL: ep.URL, Port: ep.Port}, By: by}, nil)
-				return
+				if r, ok := w.portReady(tree, port, by); ok {
+					w.ready(r, nil)
+					return
+				}
+				wait = 50 * time.Millisecond
 			}
 			if !noted && holder != "" {
 				noted = true
-				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
+				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, port })
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(wait)
 	}
+}
+
+// portReady is the report for a --ready-port the tree listens on, when a
+// client can use it.
+func (w *watch) portReady(tree *ready.Listens, port int, by string) (svc.Report, bool) {
+	for _, l := range tree.Poll() {
+		if l.Port != port {
+			continue
+		}
+		holder := tree.Holder(l)
+		server := ready.ServerOf(holder)
+		addr := ready.Reach(l)
+		if !ready.Usable(server, addr, holder) {
+			return svc.Report{}, false
+		}
+		var none []ready.Endpoint
+		return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: port}, By: by}, true
+	}
+	// It accepts but the tree's socket is not seen (yet): the port alone.
+	return svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, true
 }
 
 func drain(lines <-chan string) {

@@ -26,8 +26,9 @@ type Listens struct {
 }
 
 type placed struct {
-	ours bool   // held by the tree
-	look uint64 // the last look that saw it
+	ours   bool   // held by the tree
+	holder int    // the first process of the tree found holding it
+	look   uint64 // the last look that saw it
 }
 
 // NewListens watches the descendants of root. Close releases it.
@@ -74,16 +75,23 @@ func (t *Listens) Poll() []sockdiag.Listener {
 // place reads the tree's sockets and marks the listeners seen for the
 // first time as the tree's or not.
 func (t *Listens) place() {
-	held := map[uint64]bool{}
-	for _, pid := range proc.Descendants(t.root) {
+	held := map[uint64]int{}
+	for _, pid := range proc.Descendants(t.root) { // the closest first
 		for _, ino := range sockdiag.SocketInodes(pid) {
-			held[ino] = true
+			if held[ino] == 0 {
+				held[ino] = pid
+			}
 		}
 	}
 	for _, ino := range t.fresh {
-		t.placed[ino] = placed{ours: held[ino], look: t.look}
+		t.placed[ino] = placed{ours: held[ino] != 0, holder: held[ino], look: t.look}
 	}
 }
+
+// Holder is the process of the tree that holds a listener Poll returned:
+// the closest to the root when several share it (a pre-forking server's
+// master before its workers); 0 when it is not known.
+func (t *Listens) Holder(l sockdiag.Listener) int { return t.placed[l.Inode].holder }
 
 // Ports lists the ports of listeners.
 func Ports(ls []sockdiag.Listener) []int {
@@ -94,26 +102,28 @@ func Ports(ls []sockdiag.Listener) []int {
 	return out
 }
 
-// Where is how to reach a listener: a URL when it answers HTTP
-// (http://127.0.0.1:8000/), else host:port (127.0.0.1:6379). A socket
-// bound to any address is reached on loopback. A server that accepts and
-// says nothing for half a second is taken for one that does not speak
-// HTTP: a dev server compiling its first page prints its URL anyway.
-func Where(l sockdiag.Listener) string {
+// Reach is the address a client connects to for a listener: its own,
+// or for a socket bound to any address the loopback address of its
+// family (127.0.0.1 for :: too, unless the socket is IPv6-only).
+func Reach(l sockdiag.Listener) netip.AddrPort {
 	host := l.Addr
-	switch {
-	case !host.IsValid() || host.IsUnspecified():
-		host = netip.MustParseAddr("127.0.0.1")
+	if !host.IsValid() || host.IsUnspecified() {
+		host = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 		if l.Addr.Is6() && !v4Reaches(l.Port) {
 			host = netip.IPv6Loopback()
 		}
 	}
-	hp := netip.AddrPortFrom(host, uint16(l.Port)).String()
-	if url := "http://" + hp + "/"; answersHTTP(url, 500*time.Millisecond) {
-		return url
-	}
-	return hp
+	return netip.AddrPortFrom(host, uint16(l.Port))
 }
+
+// URLOf is the http URL of an address: http://127.0.0.1:8000/.
+func URLOf(a netip.AddrPort) string { return "http://" + a.String() + "/" }
+
+// AnswersHTTP sends one HEAD request to a and reports whether an HTTP
+// response came back within half a second. A server that accepts and
+// says nothing for that long is taken for one that does not speak HTTP:
+// a dev server compiling its first page prints its URL anyway.
+func AnswersHTTP(a netip.AddrPort) bool { return answersHTTP(URLOf(a), 500*time.Millisecond) }
 
 // v4Reaches reports whether 127.0.0.1:port accepts: a socket on :: takes
 // IPv4 too unless it is IPv6-only.

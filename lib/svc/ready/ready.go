@@ -1,7 +1,10 @@
 // Package ready is how svc knows a service is ready: the endpoints a
-// server prints (a URL, a host:port, "port N"), probes of a port, an HTTP
-// URL and a TLS server, and whether a listening port belongs to the
-// service's own process tree or to someone else.
+// server prints (a URL, a host:port, "port N"), the listening sockets of
+// its tree and which process holds each, what that server is (a web
+// server, Redis, PostgreSQL, MySQL…) and whether a client can use it now,
+// asked as its own clients ask; probes of a port, an HTTP URL and a TLS
+// server; and whether a listening port belongs to the service's own
+// process tree or to someone else.
 package ready
 
 import (
@@ -33,9 +36,12 @@ func lazyRE(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// Endpoint is a place a service said it listens.
+// Endpoint is a place a service said it listens: a URL when it printed
+// an http(s) URL, with a wildcard host (0.0.0.0, [::]) put as the
+// loopback address a client would use; only a port when it printed a
+// host:port or "port N", which says nothing of the protocol.
 type Endpoint struct {
-	URL  string
+	URL  string // "" when only the port was printed
 	Port int
 }
 
@@ -50,17 +56,74 @@ func FindEndpoint(line string) (Endpoint, bool) {
 				port = 443
 			}
 		}
-		return Endpoint{URL: url, Port: port}, port < 65536
+		return Endpoint{URL: connectable(url), Port: port}, port < 65536
 	}
 	for _, re := range []*regexp.Regexp{hostPortRE(), portRE()} {
 		if m := re.FindStringSubmatch(line); m != nil {
 			port, _ := strconv.Atoi(m[1])
 			if port > 0 && port < 65536 {
-				return Endpoint{URL: fmt.Sprintf("http://localhost:%d", port), Port: port}, true
+				return Endpoint{Port: port}, true
 			}
 		}
 	}
 	return Endpoint{}, false
+}
+
+// connectable puts a URL's wildcard host as the loopback address of its
+// family: a server bound to any address prints where it listens, not
+// where to connect.
+func connectable(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	for _, w := range [][2]string{{"0.0.0.0", "127.0.0.1"}, {"[::]", "[::1]"}, {"[0:0:0:0:0:0:0:0]", "[::1]"}} {
+		if after, found := strings.CutPrefix(rest, w[0]); found && (after == "" || strings.ContainsAny(after[:1], ":/?#")) {
+			return scheme + "://" + w[1] + after
+		}
+	}
+	return url
+}
+
+// StripANSI removes terminal escape sequences from a line (colours, and
+// the title and hyperlink sequences some dev servers print under a
+// terminal): CSI … final byte, OSC … BEL or ST, and two-byte escapes.
+func StripANSI(s string) string {
+	i := strings.IndexByte(s, 0x1b)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[i+1:]
+		switch {
+		case s == "":
+		case s[0] == '[': // CSI: parameters and intermediates, then a final byte in @–~
+			j := 1
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			s = s[min(j+1, len(s)):]
+		case s[0] == ']': // OSC: up to BEL or ESC \
+			end := len(s)
+			if j := strings.IndexAny(s, "\a\x1b"); j >= 0 {
+				end = j + 1
+				if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+					end = j + 2
+				}
+			}
+			s = s[end:]
+		case (s[0] == '(' || s[0] == ')') && len(s) > 1: // a character set: one more byte
+			s = s[2:]
+		default:
+			s = s[1:]
+		}
+		i = strings.IndexByte(s, 0x1b)
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // Accepts reports whether something accepts connections on the port, on

@@ -1,0 +1,34 @@
+package ready
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// A server is known by its comm, its executable or its argv[0]: here a
+// sleep whose argv[0] says what it is, as a retitled server's does.
+func TestServerOf(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	for argv0, want := range map[string]Server{
+		"redis-server 127.0.0.1:6379": Redis, "postgres: checkpointer": Postgres, "/usr/sbin/nginx": WebServer,
+		"memcached": Quiet, "node": Unknown,
+	} {
+		cmd := &exec.Cmd{Path: sleep, Args: []string{argv0, "10"}}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		got := ServerOf(cmd.Process.Pid)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if got != want {
+			t.Errorf("argv[0] %q: %d, want %d", argv0, got, want)
+		}
+	}
+	if got := ServerOf(os.Getpid()); got != Unknown {
+		t.Errorf("the test itself: %d", got)
+	}
+}
