@@ -265,13 +265,6 @@ func TestSvcMCPWatcher(t *testing.T) {
 	home := t.TempDir()
 	svcCmd := svcIn(home)
 	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
-	// TODO(issue 33 merge): drop this probe once svc tells a watcher from
-	// its command (the monitor's "running" at once); until then a
-	// watcher is starting until its ready timeout, and this test would
-	// only time out.
-	if out, _ := svcCmd("start", "--name", "probe", "--settle", "3s", "--ready-timeout", "300s", "--", "tail", "-f", "/dev/null").Output(); !strings.Contains(string(out), "probe is running") {
-		t.Skipf("svc does not yet tell a watcher from its command: %s", out)
-	}
 	cmd := svcCmd("mcp", "--scope", "agent")
 	cmd.Dir = t.TempDir()
 	s := connectMCP(t, &mcp.CommandTransport{Command: cmd})

@@ -3,7 +3,6 @@ package svc
 import (
 	"context"
 	"os"
-	"strings"
 
 	"github.com/agentry/agentry/lib/proc"
 )
@@ -30,7 +29,7 @@ type RunOutcome struct {
 
 // Run runs the request.
 func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
-	if req.Background == "always" || req.Background == "auto" && LooksLongRunning(strings.Join(req.Argv, " ")) {
+	if req.Background == "always" || req.Background == "auto" && LooksLongRunning(ShellLine(req.Argv)) {
 		cwd := req.Cwd
 		if cwd == "" {
 			cwd, _ = os.Getwd()

@@ -71,7 +71,7 @@ func (w *watch) decide() {
 	case spec.ReadyCmd != "":
 		w.poll(100*time.Millisecond, 100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
-		if svc.Classify(strings.Join(spec.Command, " ")) == svc.Watcher {
+		if svc.Classify(svc.ShellLine(spec.Command)) == svc.Watcher {
 			w.running() // a watcher is running at once; it is ready if it listens later
 		}
 		w.byListening()

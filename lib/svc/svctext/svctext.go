@@ -92,7 +92,7 @@ func Start(r *svc.StartResult, w Words) string {
 	case svc.Starting:
 		fmt.Fprintf(&b, "%s is starting (pid %d); not ready after %s — %s\n", r.Name, r.PID, Secs(r.AfterMs), w.Waiting(r.Name))
 	case svc.Running:
-		fmt.Fprintf(&b, "%s is running (pid %d); nothing to connect to — a watcher, most likely\n", r.Name, r.PID)
+		fmt.Fprintf(&b, "%s is running (pid %d); it does not listen, so there is nothing to connect to\n", r.Name, r.PID)
 	case svc.Exited:
 		how := "exited"
 		switch {
