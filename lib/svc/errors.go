@@ -30,6 +30,20 @@ type NotFoundError struct{ Name string }
 func (e *NotFoundError) Error() string        { return "no service called " + e.Name }
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
+// NotReadyError is a service that will not be ready: it ended, or it
+// runs without listening (a watcher, or its ready timeout passed).
+type NotReadyError struct {
+	Name   string
+	Status Status
+}
+
+func (e *NotReadyError) Error() string {
+	if e.Status == Running {
+		return e.Name + " is running and does not listen: there is nothing to wait for"
+	}
+	return fmt.Sprintf("%s is %s, not ready", e.Name, e.Status)
+}
+
 // TakenError is a name a live service has; PID is set when the service's
 // monitor is gone but its process still runs.
 type TakenError struct {

@@ -2,7 +2,6 @@ package svc
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -39,8 +38,8 @@ func Follow(ctx context.Context, d Dir, since int64, fn func(Row) error, flush f
 	}
 }
 
-// WaitReady waits until the service is ready (nil), has ended (an error
-// naming its status), the timeout passes (os.ErrDeadlineExceeded) or ctx
+// WaitReady waits until the service is ready (nil), has ended or runs
+// without listening (a *NotReadyError), the timeout passes (os.ErrDeadlineExceeded) or ctx
 // is done (its error).
 func WaitReady(ctx context.Context, d Dir, timeout time.Duration) (*Listing, error) {
 	w, _ := newWatcher(d.Path())
@@ -54,10 +53,8 @@ func WaitReady(ctx context.Context, d Dir, timeout time.Duration) (*Listing, err
 		switch {
 		case l.Status == Ready:
 			return l, nil
-		case !l.Status.Live():
-			return l, fmt.Errorf("%s is %s, not ready", d.Name, l.Status)
-		case l.Status == Running:
-			return l, fmt.Errorf("%s is running but showed no readiness within its ready timeout", d.Name)
+		case !l.Status.Live(), l.Status == Running:
+			return l, &NotReadyError{Name: d.Name, Status: l.Status}
 		}
 		left := time.Until(deadline)
 		if timeout > 0 && left <= 0 {
