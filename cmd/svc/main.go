@@ -150,7 +150,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 }
 
 type startCmd struct {
-	Name         *string       `help:"The service's name (default: the command's base name, made unique)." placeholder:"NAME"`
+	Name         *string       `help:"The service's name (default: the script, tool or program the command runs, made unique: see svc(1))." placeholder:"NAME"`
 	Cwd          string        `help:"Run the command in this directory." placeholder:"DIR"`
 	Env          []string      `help:"Add K=V to the command's environment; a bare K passes this shell's value of K (repeatable)." placeholder:"K=V"`
 	EnvFile      []string      `help:"Add the K=V lines of a dotenv file to the command's environment; --env wins (repeatable)." placeholder:"FILE" type:"path"`
