@@ -53,6 +53,10 @@ type StartResult struct {
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
 	PortHolder      string   `json:"portHolder,omitempty"`
 	Restarts        int      `json:"restarts,omitempty"`
+	// Followed: the command daemonized, and svc follows the daemon.
+	Followed *Followed `json:"followed,omitempty"`
+	// StopNote: what the end of a service that exited stopped.
+	StopNote string `json:"stopNote,omitempty"`
 	// Background: svc run sent the command to the background.
 	Background bool `json:"background,omitempty"`
 }
@@ -260,7 +264,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		return res, nil
 	case EvReady:
 		res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs, res.Restarts = Ready, r.URL, r.Port, r.By, r.AfterMs, r.Restarts
-		res.Ports, res.Warning = r.Ports, r.Warning
+		res.Ports, res.Warning, res.Followed = r.Ports, r.Warning, r.Followed
 		if r.PID != 0 {
 			res.PID = r.PID
 		}
@@ -273,6 +277,9 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		// The monitor exits right after this report; once start returns,
 		// every other command must see it gone.
 		w.waitMonitor()
+		if s, err := ReadState(w.d); err == nil {
+			res.StopNote = s.StopNote
+		}
 		return res, nil
 	}
 	return nil, nil
@@ -290,6 +297,9 @@ func (w *startWait) withState() *StartResult {
 	res.AfterMs = ms(time.Since(w.begin))
 	if s, err := ReadState(w.d); err == nil {
 		res.PortPreoccupied, res.PortHolder, res.Restarts = s.PortPreoccupied, s.PortHolder, s.Restarts
+		if s.Status.Live() {
+			res.Followed = s.Followed
+		}
 		if s.PID != 0 {
 			res.PID = s.PID
 		}
