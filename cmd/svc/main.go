@@ -264,8 +264,9 @@ func (c *stopCmd) Run(env *cli.Env) error {
 }
 
 type restartCmd struct {
-	JSON bool   `name:"json" help:"Print the start result as one JSON object."`
-	Name string `arg:"" help:"The service."`
+	JSON       bool   `name:"json" help:"Print the start result as one JSON object."`
+	StopSignal string `help:"From now on, stop it with this signal first (as svc start --stop-signal)." placeholder:"SIG"`
+	Name       string `arg:"" help:"The service."`
 }
 
 func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -273,7 +274,7 @@ func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Restart(ctx, c.Name)
+	return v.Restart(ctx, c.Name, c.StopSignal)
 }
 
 type rmCmd struct {

@@ -340,9 +340,22 @@ func (e *RestartError) Unwrap() error { return e.Err }
 // started with (less UntilExit: the process it was tied to is not ours
 // to pin again).
 func Restart(ctx context.Context, d Dir) (*StartResult, error) {
+	return RestartWith(ctx, d, "")
+}
+
+// RestartWith is Restart with a stop signal of its own for the service
+// started again ("" keeps the recorded one). A signal that cannot be is
+// refused before anything is stopped.
+func RestartWith(ctx context.Context, d Dir, stopSignal string) (*StartResult, error) {
 	s, err := ReadState(d)
 	if err != nil {
 		return nil, &RestartError{d.Name, err}
+	}
+	if stopSignal != "" {
+		s.Spec.StopSignal = stopSignal
+		if err := s.Spec.Check(); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := Stop(d, 0); err != nil {
 		return nil, err
