@@ -8,7 +8,8 @@
 // state.json — the only writer while it lives.
 //
 // The files are split by job: monitor.go (start and the supervising
-// loop), output.go (the output into the log, and the lines readiness
+// loop), follow.go (a daemon the command leaves, followed as the
+// service), output.go (the output into the log, and the lines readiness
 // looks at), watch.go (readiness), control.go (the socket, and what stops
 // the service), state.go (the recorded state).
 package monitor
