@@ -4,7 +4,8 @@
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its
 // output in one pipe into the log, watches for readiness, answers stop
-// requests on its socket, restarts the command when asked to, and writes
+// requests on its socket, follows a daemon the command leaves when it
+// exits 0, restarts the command when asked to, and writes
 // state.json — the only writer while it lives.
 //
 // The files are split by job: monitor.go (start and the supervising
