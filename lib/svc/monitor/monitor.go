@@ -309,6 +309,7 @@ func (m *monitor) supervise() int {
 			failures++
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
+				s.StopNote = "" // an earlier run's end is not this one's
 			})
 			if stopped := m.backoff(backoff); stopped != nil {
 				m.finishStopped(stopped)
@@ -366,11 +367,14 @@ func (m *monitor) endLaunch() proc.Exit {
 // leftBehind says what the end of a launch stopped: "redis-server left 1
 // process behind; stopped it (--no-follow)".
 func (m *monitor) leftBehind(l *launched, exit proc.Exit, n int) string {
-	who := l.comm
-	if l.followed != nil {
+	who := l.main().Comm() // the program as it ended: setpriv … postgres is postgres
+	switch {
+	case who != "":
+	case l.followed != nil:
 		who = l.daemon.Comm
-	}
-	if who == "" {
+	case l.comm != "":
+		who = l.comm
+	default:
 		who = "the command"
 	}
 	what := fmt.Sprintf("%s left %d processes behind; stopped them", who, n)
