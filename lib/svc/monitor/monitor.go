@@ -381,7 +381,11 @@ func (m *monitor) leftBehind(l *launched, exit proc.Exit, n int) string {
 	if n == 1 {
 		what = who + " left 1 process behind; stopped it"
 	}
-	if m.spec.NoFollow && exit.OK() && l.followed == nil {
+	switch {
+	case !exit.OK() || l.followed != nil:
+	case m.spec.Project != nil && m.spec.Project.Oneshot:
+		what += " (a one-shot)"
+	case m.spec.NoFollow:
 		what += " (--no-follow)"
 	}
 	return what

@@ -491,7 +491,8 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 	}
 	spec := svc.Spec{Command: subAll(d.Command), Cwd: d.Cwd, Env: subAll(n.env), ReadyURL: sub(d.ReadyURL), ReadyPort: d.ReadyPort,
 		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: l0(d.ReadyTimeout, u.ReadyTimeout), StopGrace: d.StopGrace,
-		Restart: d.Restart, MaxRestarts: d.MaxRestarts, StopSignal: d.StopSignal, NoFollow: d.NoFollow}
+		Restart: d.Restart, MaxRestarts: d.MaxRestarts, StopSignal: d.StopSignal,
+		NoFollow: d.NoFollow || d.Oneshot} // a one-shot runs to completion: what it leaves is stopped
 	if d.PTY {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
 	}
