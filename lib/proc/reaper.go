@@ -27,7 +27,9 @@ type childInfo struct {
 // it (a daemon that double-forked out of its group). Children started
 // through it are Childs like any other, but their exit is collected here,
 // so Exited closes once a child is reaped, and Signal stops at that moment
-// too. A process that has a Reaper must start every child through it.
+// too. An orphan nobody adopted is collected and its exit kept a while;
+// Adopt makes one a Child, so that a daemon's exit reaches whoever follows
+// it. A process that has a Reaper must start every child through it.
 type Reaper struct {
 	mu       sync.Mutex
 	children map[int]*Child
