@@ -162,7 +162,9 @@ type startCmd struct {
 	ReadyCmd     string        `help:"Ready when this shell command exits 0 (run every 100ms)." placeholder:"CMD" xor:"ready"`
 	ReadyTimeout time.Duration `help:"With no readiness by then, a live service is running." default:"${readyTimeout}" placeholder:"DUR"`
 	Settle       time.Duration `help:"Return after this long at most, whatever the state." default:"${settle}" placeholder:"DUR"`
-	StopGrace    time.Duration `help:"Wait this long after SIGTERM before SIGKILL." default:"${stopGrace}" placeholder:"DUR"`
+	StopGrace    time.Duration `help:"Wait this long after the stop signal before SIGKILL." default:"${stopGrace}" placeholder:"DUR"`
+	StopSignal   string        `help:"Stop with this signal first (TERM, INT, QUIT, HUP, USR1, USR2, or a number; default TERM, INT for go run)." placeholder:"SIG"`
+	NoFollow     bool          `help:"When the command exits 0 and leaves processes behind (a daemon), end the service and stop them rather than follow the daemon."`
 	LogMax       cli.Size      `help:"Rotate the log at this size." default:"${logMax}" placeholder:"SIZE"`
 	LogKeep      int           `help:"Keep this many log generations." default:"${logKeep}" placeholder:"N"`
 	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
@@ -181,7 +183,7 @@ func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
 	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts}
+		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts, StopSignal: c.StopSignal, NoFollow: c.NoFollow}
 	if c.Pty {
 		rows, cols := proc.TerminalSize(1, 2)
 		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}
@@ -262,8 +264,9 @@ func (c *stopCmd) Run(env *cli.Env) error {
 }
 
 type restartCmd struct {
-	JSON bool   `name:"json" help:"Print the start result as one JSON object."`
-	Name string `arg:"" help:"The service."`
+	JSON       bool   `name:"json" help:"Print the start result as one JSON object."`
+	StopSignal string `help:"From now on, stop it with this signal first (as svc start --stop-signal)." placeholder:"SIG"`
+	Name       string `arg:"" help:"The service."`
 }
 
 func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -271,7 +274,7 @@ func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Restart(ctx, c.Name)
+	return v.Restart(ctx, c.Name, c.StopSignal)
 }
 
 type rmCmd struct {

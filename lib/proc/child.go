@@ -24,13 +24,15 @@ import (
 // reused: that is what makes a signal to the group safe, and why Signal
 // does nothing once Wait or End has run.
 type Child struct {
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // nil for a process a Reaper adopted
+	pid    int       // kept: the Process forgets its pid once released
 	exited chan struct{}
 	reaper *Reaper
 
 	mu     sync.Mutex
 	reaped bool
 	exit   Exit
+	comm   string // the program it ran when it ended (through a Reaper)
 }
 
 // Options say how a child is started.
@@ -119,7 +121,7 @@ func Start(cmd *exec.Cmd, o Options) (*Child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Child{cmd: cmd, exited: make(chan struct{})}
+	c := &Child{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		_ = waitExited(cmd.Process.Pid)
 		close(c.exited)
@@ -141,23 +143,29 @@ func prepare(cmd *exec.Cmd, o Options) {
 	}
 }
 
-// PID is the leader's pid, which is also the group's id.
-func (c *Child) PID() int { return c.cmd.Process.Pid }
+// PID is the leader's pid, which is also the group's id. It stays known
+// after the child is reaped.
+func (c *Child) PID() int { return c.pid }
 
 // Exited is closed when the leader has exited. For a child started
 // through a Reaper it is closed once the reaper has collected it.
 func (c *Child) Exited() <-chan struct{} { return c.exited }
 
-// Signal sends sig to the child's whole group. Once the leader is reaped
-// it does nothing: the group id may then name someone else's processes.
-// A group already gone is not an error.
+// Signal sends sig to the child's whole group (to an adopted process,
+// which need not lead a group, alone). Once the leader is reaped it does
+// nothing: the group id may then name someone else's processes. A group
+// already gone is not an error.
 func (c *Child) Signal(sig syscall.Signal) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reaped {
 		return nil
 	}
-	err := unix.Kill(-c.cmd.Process.Pid, sig)
+	target := -c.pid
+	if c.cmd == nil {
+		target = c.pid
+	}
+	err := unix.Kill(target, sig)
 	if err == unix.ESRCH {
 		return nil
 	}
@@ -170,7 +178,7 @@ func (c *Child) Wait() Exit {
 	<-c.exited
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.reaped && c.reaper == nil {
+	if !c.reaped && c.reaper == nil && c.cmd != nil {
 		_ = c.cmd.Wait()
 		if c.cmd.ProcessState != nil {
 			if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
@@ -216,6 +224,15 @@ func (c *Child) Finish(stdin io.Closer, grace time.Duration) {
 	case <-t.C:
 		c.Stop(syscall.SIGTERM, grace)
 	}
+}
+
+// Comm is the program the child was running when it ended, as /proc named
+// it (an exec after the start shows here): known once a Reaper collected
+// it, "" otherwise.
+func (c *Child) Comm() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.comm
 }
 
 // Running reports whether the leader has not exited yet.

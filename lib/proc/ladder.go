@@ -1,8 +1,13 @@
 package proc
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Signalled is one process a stop ladder signalled.
@@ -18,31 +23,66 @@ type Signalled struct {
 
 // LadderReport is what a stop ladder did.
 type LadderReport struct {
-	Signalled  []Signalled `json:"signalled"`
-	SIGKILL    bool        `json:"sigkill"`
-	ElapsedMs  float64     `json:"elapsedMs"`
-	Escapers   int         `json:"escapers"`
-	StillAlive []int       `json:"stillAlive,omitempty"`
+	Signalled []Signalled `json:"signalled"`
+	SIGKILL   bool        `json:"sigkill"`
+	ElapsedMs float64     `json:"elapsedMs"`
+	// Escapers counts the processes outside the group that were still
+	// there once the group was gone, and were signalled on their own.
+	Escapers   int   `json:"escapers"`
+	StillAlive []int `json:"stillAlive,omitempty"`
 }
+
+// FollowOn is how long a stop ladder lets the processes that left the
+// group (postgres's children call setsid) end by themselves once the
+// group has gone, before it signals them on their own.
+const FollowOn = 500 * time.Millisecond
 
 // Ladder stops a tree: the members of process group pgid and every
 // descendant of root (a subreaper, so that escapers that double-forked out
-// of the group are its descendants too). SIGTERM to all, then SIGKILL to
-// what is left after grace; each pid is signalled only after its start
-// time confirms it is the same process.
-func Ladder(root, pgid int, grace time.Duration) LadderReport {
-	return ladder(root, pgid, false, grace)
+// of the group are its descendants too). sig to the group; once it is
+// gone, what is left of the tree a moment later gets SIGTERM; SIGKILL to
+// all that is left after grace. Each pid is signalled only after its
+// start time confirms it is the same process.
+func Ladder(root, pgid int, sig syscall.Signal, grace time.Duration) LadderReport {
+	return ladder(root, pgid, false, sig, grace)
 }
 
 // LadderFrom is Ladder for a tree whose root is itself to be stopped (a
 // service whose monitor is gone).
-func LadderFrom(root int, grace time.Duration) LadderReport {
-	return ladder(root, root, true, grace)
+func LadderFrom(root int, sig syscall.Signal, grace time.Duration) LadderReport {
+	return ladder(root, root, true, sig, grace)
 }
 
-func ladder(root, pgid int, withRoot bool, grace time.Duration) LadderReport {
-	start := time.Now()
-	rep := LadderReport{Signalled: []Signalled{}}
+// stopRun is one ladder's record.
+type stopRun struct {
+	start  time.Time
+	pgid   int
+	rep    LadderReport
+	exited map[int]time.Time
+}
+
+func (l *stopRun) gone(p Info) {
+	if _, ok := l.exited[p.PID]; !ok {
+		l.exited[p.PID] = time.Now()
+	}
+}
+
+// signal sends sig to each of ps still alive and records it.
+func (l *stopRun) signal(ps []Info, sig syscall.Signal, escapers bool) {
+	for _, p := range ps {
+		if Signal(p, sig) {
+			esc := p.PGID != l.pgid
+			l.rep.Signalled = append(l.rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: SignalName(sig), Escaper: esc})
+			if esc && escapers {
+				l.rep.Escapers++
+			}
+		}
+	}
+}
+
+func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Duration) LadderReport {
+	l := &stopRun{start: time.Now(), pgid: pgid, rep: LadderReport{Signalled: []Signalled{}}, exited: map[int]time.Time{}}
+	deadline := l.start.Add(grace)
 	tree := func() []Info {
 		t := Tree(root, pgid)
 		if withRoot {
@@ -52,43 +92,70 @@ func ladder(root, pgid int, withRoot bool, grace time.Duration) LadderReport {
 		}
 		return t
 	}
-	procs := tree()
-	for _, p := range procs {
-		if Signal(p, syscall.SIGTERM) {
-			rep.Signalled = append(rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGTERM", Escaper: p.PGID != pgid})
-			if p.PGID != pgid {
-				rep.Escapers++
-			}
+	var group, rest []Info
+	for _, p := range tree() {
+		if p.PGID == pgid {
+			group = append(group, p)
+		} else {
+			rest = append(rest, p)
 		}
 	}
-	exited := map[int]time.Time{}
-	noteGone := func(p Info) { exited[p.PID] = time.Now() }
-	left := WaitGone(procs, time.Now().Add(grace), noteGone)
+	l.signal(group, sig, false)
+	left := WaitGone(group, deadline, l.gone)
+	if len(left) == 0 {
+		// The group is gone. What had left it and ends with it is not an
+		// escaper; what is still there a moment later is signalled alone.
+		rest = WaitGone(tree(), time.Now().Add(FollowOn), l.gone)
+		l.signal(rest, syscall.SIGTERM, true)
+		left = WaitGone(rest, later(deadline, time.Now().Add(time.Second)), l.gone)
+	} else {
+		left = append(left, rest...)
+	}
 	// Anything the tree started while it was being stopped joins the rest.
 	for _, p := range tree() {
-		if !contains(procs, p) {
+		if !contains(left, p) {
 			left = append(left, p)
 		}
 	}
+	l.kill(left)
+	l.rep.ElapsedMs = Ms(time.Since(l.start))
+	for i := range l.rep.Signalled {
+		if gone, ok := l.exited[l.rep.Signalled[i].PID]; ok {
+			ms := Ms(gone.Sub(l.start))
+			l.rep.Signalled[i].ExitMs = &ms
+		}
+	}
+	return l.rep
+}
+
+// kill sends SIGKILL to what is left, and waits a little for it to go.
+func (l *stopRun) kill(left []Info) {
+	signalled := map[int]bool{}
+	for _, s := range l.rep.Signalled {
+		signalled[s.PID] = true
+	}
 	for _, p := range left {
 		if Signal(p, syscall.SIGKILL) {
-			rep.SIGKILL = true
-			rep.Signalled = append(rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGKILL", Escaper: p.PGID != pgid})
+			l.rep.SIGKILL = true
+			esc := p.PGID != l.pgid
+			l.rep.Signalled = append(l.rep.Signalled, Signalled{PID: p.PID, Comm: p.Comm, Signal: "SIGKILL", Escaper: esc})
+			if esc && !signalled[p.PID] {
+				l.rep.Escapers++
+			}
 		}
 	}
 	if len(left) > 0 {
-		for _, p := range WaitGone(left, time.Now().Add(2*time.Second), noteGone) {
-			rep.StillAlive = append(rep.StillAlive, p.PID)
+		for _, p := range WaitGone(left, time.Now().Add(2*time.Second), l.gone) {
+			l.rep.StillAlive = append(l.rep.StillAlive, p.PID)
 		}
 	}
-	rep.ElapsedMs = Ms(time.Since(start))
-	for i := range rep.Signalled {
-		if gone, ok := exited[rep.Signalled[i].PID]; ok {
-			ms := Ms(gone.Sub(start))
-			rep.Signalled[i].ExitMs = &ms
-		}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return rep
+	return b
 }
 
 func contains(ps []Info, p Info) bool {
@@ -98,4 +165,30 @@ func contains(ps []Info, p Info) bool {
 		}
 	}
 	return false
+}
+
+// SignalName is a signal's conventional name ("SIGTERM").
+func SignalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// ParseSignal reads a signal's name, with or without its SIG prefix and
+// in either case (TERM, SIGINT, usr1), or its number (15).
+func ParseSignal(s string) (syscall.Signal, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 || n >= 65 || unix.SignalName(syscall.Signal(n)) == "" {
+			return 0, false
+		}
+		return syscall.Signal(n), true
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	sig := unix.SignalNum(name)
+	return sig, sig != 0
 }

@@ -27,11 +27,29 @@ type childInfo struct {
 // it (a daemon that double-forked out of its group). Children started
 // through it are Childs like any other, but their exit is collected here,
 // so Exited closes once a child is reaped, and Signal stops at that moment
-// too. A process that has a Reaper must start every child through it.
+// too. An orphan nobody adopted is collected and its exit kept a while;
+// Adopt makes one a Child, so that a daemon's exit reaches whoever follows
+// it. A process that has a Reaper must start every child through it.
 type Reaper struct {
 	mu       sync.Mutex
 	children map[int]*Child
+	orphans  []orphanExit // the last few orphans collected, newest last
 }
+
+// orphanExit is an orphan the reaper collected before anyone adopted it:
+// kept a while, so that Adopt still learns how it ended.
+type orphanExit struct {
+	pid   int
+	start uint64
+	exit  Exit
+}
+
+// keptOrphans is how many collected orphans a Reaper remembers.
+const keptOrphans = 32
+
+// ErrNotOrphan is a process Adopt cannot take: gone before it was known,
+// or not a child of this process.
+var ErrNotOrphan = errors.New("not an orphan of this subreaper")
 
 // NewReaper makes this process a child subreaper and starts reaping.
 func NewReaper() *Reaper {
@@ -53,9 +71,41 @@ func (r *Reaper) Start(cmd *exec.Cmd, o Options) (*Child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Child{cmd: cmd, exited: make(chan struct{}), reaper: r}
+	c := &Child{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), reaper: r}
 	r.children[cmd.Process.Pid] = c
 	return c, nil
+}
+
+// Adopt makes a Child of p, a process the kernel reparented to this
+// subreaper (a daemon whose parent exited), named by pid and start time:
+// its exit is then collected for the Child, not dropped. An orphan the
+// reaper collected moments before is still found, already exited, with
+// its exit. The Child is no group's leader: its Signal reaches p alone.
+func (r *Reaper) Adopt(p Info) (*Child, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := &Child{pid: p.PID, exited: make(chan struct{}), reaper: r}
+	for _, o := range r.orphans {
+		if o.pid == p.PID && o.start == p.Start {
+			c.reaped, c.exit = true, o.exit
+			close(c.exited)
+			return c, nil
+		}
+	}
+	now, err := Stat(p.PID)
+	if err != nil || now.Start != p.Start || now.PPID != os.Getpid() || r.children[p.PID] != nil {
+		return nil, ErrNotOrphan
+	}
+	r.children[p.PID] = c
+	return c, nil
+}
+
+// Started reports whether pid is a child started or adopted through the
+// reaper and not yet collected: one of the process's own.
+func (r *Reaper) Started(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.children[pid] != nil
 }
 
 func (r *Reaper) loop(sigs <-chan os.Signal) {
@@ -82,20 +132,35 @@ func (r *Reaper) reapOne() bool {
 	r.mu.Lock()
 	c := r.children[pid]
 	delete(r.children, pid)
-	r.mu.Unlock()
-	if c == nil { // an orphan the kernel gave us: collect and forget it
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+	if c == nil { // an orphan nobody adopted: collect it, and keep its exit a while
+		r.collectOrphan(pid)
+		r.mu.Unlock()
 		return true
 	}
+	r.mu.Unlock()
 	c.mu.Lock()
+	last, _ := Stat(pid) // a zombie's stat is still there
 	var ws syscall.WaitStatus
 	_, _ = syscall.Wait4(pid, &ws, 0, nil)
-	c.reaped, c.exit = true, ExitOf(ws)
-	_ = c.cmd.Process.Release()
+	c.reaped, c.exit, c.comm = true, ExitOf(ws), last.Comm
+	if c.cmd != nil {
+		_ = c.cmd.Process.Release()
+	}
 	c.mu.Unlock()
 	close(c.exited)
 	return true
+}
+
+// collectOrphan reaps an exited orphan, its start time read first (a
+// zombie's stat is still there), and remembers how it ended.
+func (r *Reaper) collectOrphan(pid int) {
+	info, _ := Stat(pid)
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(pid, &ws, 0, nil)
+	r.orphans = append(r.orphans, orphanExit{pid: pid, start: info.Start, exit: ExitOf(ws)})
+	if len(r.orphans) > keptOrphans {
+		r.orphans = r.orphans[len(r.orphans)-keptOrphans:]
+	}
 }
 
 var _ [unsafe.Sizeof(unix.Siginfo{}) - unsafe.Sizeof(childInfo{})]struct{} // same size

@@ -17,6 +17,7 @@ type Info struct {
 	PID   int
 	PPID  int
 	PGID  int
+	SID   int    // its session
 	Start uint64 // start time in clock ticks since boot: with PID, an identity
 	State byte   // R, S, D, Z, T …
 	Comm  string
@@ -42,8 +43,9 @@ func parseStat(pid int, b []byte) (Info, error) {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgid, _ := strconv.Atoi(f[2])
+	sid, _ := strconv.Atoi(f[3])
 	start, _ := strconv.ParseUint(f[19], 10, 64)
-	return Info{PID: pid, PPID: ppid, PGID: pgid, Start: start, State: f[0][0], Comm: string(b[open+1 : close])}, nil
+	return Info{PID: pid, PPID: ppid, PGID: pgid, SID: sid, Start: start, State: f[0][0], Comm: string(b[open+1 : close])}, nil
 }
 
 // All reads every process.

@@ -22,6 +22,7 @@ var (
 	ErrNoEnvName  = errors.New("no variable name")          // an Env entry "=V" or "V"
 	ErrManyReady  = errors.New("more than one readiness")   // of ReadyURL, ReadyPort, ReadyRegex, ReadyCmd
 	ErrBadRestart = errors.New("not no, on-failure or always")
+	ErrBadSignal  = errors.New("not a signal that stops a process") // Spec.StopSignal
 )
 
 // NotFoundError is a service that does not exist.

@@ -2,10 +2,14 @@ package svc
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // Spec is how a service was asked to run; restart runs it again.
@@ -23,8 +27,17 @@ type Spec struct {
 	// PTY runs the command on a pseudo-terminal of this size.
 	PTY       *TermSize     `json:"pty,omitempty"`
 	StopGrace time.Duration `json:"stopGraceNs"`
-	LogMax    int64         `json:"logMax"`
-	LogKeep   int           `json:"logKeep"`
+	// StopSignal is what a stop sends the service's process group first
+	// (SIGKILL follows after StopGrace): a name such as SIGINT, INT or a
+	// number; WithDefaults fills it in (see DefaultStopSignal) and makes
+	// it a name.
+	StopSignal string `json:"stopSignal,omitempty"`
+	// NoFollow keeps "exit means done": a command that exits 0 leaving
+	// processes behind (a daemon) ends the service, and they are stopped,
+	// rather than followed.
+	NoFollow bool  `json:"noFollow,omitempty"`
+	LogMax   int64 `json:"logMax"`
+	LogKeep  int   `json:"logKeep"`
 	// UntilExit stops the service when that process exits.
 	UntilExit int `json:"untilExit,omitempty"`
 	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
@@ -81,7 +94,38 @@ func (s Spec) WithDefaults() Spec {
 	if s.Restart == "" {
 		s.Restart = "no"
 	}
+	if s.StopSignal == "" {
+		s.StopSignal = DefaultStopSignal(s.Command)
+	}
+	if sig, ok := proc.ParseSignal(s.StopSignal); ok {
+		s.StopSignal = proc.SignalName(sig)
+	}
 	return s
+}
+
+// Signal is the spec's stop signal: SIGTERM when it names none.
+func (s Spec) Signal() syscall.Signal {
+	if sig, ok := proc.ParseSignal(s.StopSignal); ok {
+		return sig
+	}
+	return syscall.SIGTERM
+}
+
+// DefaultStopSignal is the stop signal of a command that names none:
+// SIGINT for "go run", which removes its build directory on SIGINT and
+// leaves it behind on SIGTERM; SIGTERM for everything else.
+func DefaultStopSignal(command []string) string {
+	words := command
+	if len(command) == 1 {
+		words = strings.Fields(command[0])
+	}
+	for len(words) > 0 && (words[0] == "exec" || words[0] == "env" || strings.Contains(words[0], "=")) {
+		words = words[1:] // exec go run …, env X=1 go run …, X=1 go run …
+	}
+	if len(words) >= 2 && filepath.Base(words[0]) == "go" && words[1] == "run" {
+		return "SIGINT"
+	}
+	return "SIGTERM"
 }
 
 // Check is the one check of a spec, whoever built it (the command line,
@@ -111,6 +155,8 @@ func (s Spec) Check() error {
 		return bad("logKeep", strconv.Itoa(s.LogKeep), ErrZero)
 	case s.LogMax < 0:
 		return bad("logMax", strconv.FormatInt(s.LogMax, 10), ErrNegative)
+	case s.StopSignal != "" && !ValidStopSignal(s.StopSignal):
+		return bad("stopSignal", s.StopSignal, ErrBadSignal)
 	}
 	for _, kv := range s.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -123,4 +169,11 @@ func (s Spec) Check() error {
 		}
 	}
 	return nil
+}
+
+// ValidStopSignal reports a stop signal a service can be given: a signal
+// by name or number, other than the job-control ones, which stop nothing.
+func ValidStopSignal(name string) bool {
+	sig, ok := proc.ParseSignal(name)
+	return ok && sig != syscall.SIGSTOP && sig != syscall.SIGTSTP && sig != syscall.SIGCONT && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU
 }

@@ -53,6 +53,10 @@ type StartResult struct {
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
 	PortHolder      string   `json:"portHolder,omitempty"`
 	Restarts        int      `json:"restarts,omitempty"`
+	// Followed: the command daemonized, and svc follows the daemon.
+	Followed *Followed `json:"followed,omitempty"`
+	// StopNote: what the end of a service that exited stopped.
+	StopNote string `json:"stopNote,omitempty"`
 	// Background: svc run sent the command to the background.
 	Background bool `json:"background,omitempty"`
 }
@@ -293,7 +297,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		return res, nil
 	case EvReady:
 		res.Status, res.URL, res.Port, res.ReadyBy, res.AfterMs, res.Restarts = Ready, r.URL, r.Port, r.By, r.AfterMs, r.Restarts
-		res.Ports, res.Warning = r.Ports, r.Warning
+		res.Ports, res.Warning, res.Followed = r.Ports, r.Warning, r.Followed
 		if r.PID != 0 {
 			res.PID = r.PID
 		}
@@ -306,6 +310,9 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		// The monitor exits right after this report; once start returns,
 		// every other command must see it gone.
 		w.waitMonitor()
+		if s, err := ReadState(w.d); err == nil {
+			res.StopNote = s.StopNote
+		}
 		return res, nil
 	}
 	return nil, nil
@@ -323,6 +330,9 @@ func (w *startWait) withState() *StartResult {
 	res.AfterMs = ms(time.Since(w.begin))
 	if s, err := ReadState(w.d); err == nil {
 		res.PortPreoccupied, res.PortHolder, res.Restarts = s.PortPreoccupied, s.PortHolder, s.Restarts
+		if s.Status.Live() {
+			res.Followed = s.Followed
+		}
 		if s.PID != 0 {
 			res.PID = s.PID
 		}
@@ -363,9 +373,22 @@ func (e *RestartError) Unwrap() error { return e.Err }
 // started with (less UntilExit: the process it was tied to is not ours
 // to pin again).
 func Restart(ctx context.Context, d Dir) (*StartResult, error) {
+	return RestartWith(ctx, d, "")
+}
+
+// RestartWith is Restart with a stop signal of its own for the service
+// started again ("" keeps the recorded one). A signal that cannot be is
+// refused before anything is stopped.
+func RestartWith(ctx context.Context, d Dir, stopSignal string) (*StartResult, error) {
 	s, err := ReadState(d)
 	if err != nil {
 		return nil, &RestartError{d.Name, err}
+	}
+	if stopSignal != "" {
+		s.Spec.StopSignal = stopSignal
+		if err := s.Spec.Check(); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := Stop(d, 0); err != nil {
 		return nil, err

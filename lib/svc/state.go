@@ -42,6 +42,15 @@ type Launch struct {
 	proc.Ended
 }
 
+// Followed is a daemon a service's command left running when it exited
+// 0 (a server that forks into the background), followed as the service
+// from then on, as systemd's Type=forking does.
+type Followed struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"` // the daemon's program
+	From string `json:"from"` // the program that exited and left it
+}
+
 // State is state.json: a public interface (see svc(1)).
 type State struct {
 	Name   string `json:"name"`
@@ -53,6 +62,9 @@ type State struct {
 	PID        int    `json:"pid,omitempty"`
 	PIDStart   uint64 `json:"pidStart,omitempty"`
 	MonitorPID int    `json:"monitorPid,omitempty"`
+	// Followed is set when the command exited 0 and left a daemon, which
+	// is then the service: PID and PIDStart are the daemon's.
+	Followed *Followed `json:"followed,omitempty"`
 
 	Endpoint
 	ReadyBy string `json:"readyBy,omitempty"`

@@ -129,6 +129,8 @@ func TestSpecCheck(t *testing.T) {
 		{"restart", func(s *Spec) { s.Restart = "sometimes" }, ErrBadRestart},
 		{"ready", func(s *Spec) { s.ReadyURL, s.ReadyPort = "http://x", 3 }, ErrManyReady},
 		{"readyPort", func(s *Spec) { s.ReadyPort = 70000 }, ErrBadPort},
+		{"stopSignal", func(s *Spec) { s.StopSignal = "BOGUS" }, ErrBadSignal},
+		{"stopSignal", func(s *Spec) { s.StopSignal = "STOP" }, ErrBadSignal},
 	} {
 		s := good
 		c.edit(&s)

@@ -106,9 +106,10 @@ type Report struct {
 	Warning string  `json:"warning,omitempty"`
 	AfterMs float64 `json:"afterMs,omitempty"`
 	proc.Ended
-	Tail     []string `json:"tail,omitempty"`
-	Holder   string   `json:"holder,omitempty"`
-	Restarts int      `json:"restarts,omitempty"`
+	Tail     []string  `json:"tail,omitempty"`
+	Holder   string    `json:"holder,omitempty"`
+	Restarts int       `json:"restarts,omitempty"`
+	Followed *Followed `json:"followed,omitempty"`
 }
 
 // OpStop is the one control request: stop the service.
@@ -132,6 +133,8 @@ type StopReport struct {
 	Name string `json:"name"`
 	proc.LadderReport
 	Status Status `json:"status"`
+	// Ended is how the service's process ended, when the stop saw it end.
+	proc.Ended
 	// NotRunning: there was nothing to stop.
 	NotRunning bool   `json:"-"`
 	Note       string `json:"note,omitempty"`

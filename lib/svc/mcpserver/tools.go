@@ -78,6 +78,7 @@ type StartIn struct {
 	Port                string            `json:"port,omitempty" jsonschema:"auto, or a port number: given to the command in $PORT and in place of {port}"`
 	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
 	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30); a watcher is answered as soon as it is known not to listen"`
+	StopSignal          string            `json:"stop_signal,omitempty" jsonschema:"the signal a stop sends first, e.g. INT or QUIT (default TERM; INT for go run)"`
 }
 
 // StartOut is what a start found, or how a service stands.
@@ -114,7 +115,8 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
 		Settle: readyTimeout + 2*time.Second,
-		Spec:   svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit}})
+		Spec: svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit,
+			StopSignal: in.StopSignal}})
 	if err != nil && res == nil {
 		return nil, StartOut{}, s.word(err)
 	}
@@ -153,6 +155,8 @@ func (s *Server) word(err error) error {
 		return fmt.Errorf("cwd %s is not a directory", field.Value)
 	case errors.As(err, &field) && field.Field == "port":
 		return fmt.Errorf("port is auto or a port number, not %q", field.Value)
+	case errors.As(err, &field) && field.Field == "stopSignal":
+		return fmt.Errorf("stop_signal %q is not a signal that stops a process (TERM, INT, QUIT, HUP, USR1, USR2, KILL, or a number)", field.Value)
 	case errors.As(err, &field) && field.Field == "untilExit":
 		return fmt.Errorf("the process these services are tied to (pid %s): %v", field.Value, field.Err)
 	}

@@ -62,19 +62,23 @@ func (m *monitor) selfStop() {
 	go func() { m.events.stop <- stopRequest{grace: m.spec.StopGrace} }()
 }
 
-// stop runs the ladder over the service's tree and records the end.
+// stop runs the ladder over the service's tree and records the end: the
+// stop signal to the group of the process it follows (the command, or the
+// daemon it left), then to what is left of the tree.
 func (m *monitor) stop(req stopRequest) {
-	lad := proc.Ladder(os.Getpid(), m.cur.child.PID(), req.grace)
+	l := m.cur
+	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), req.grace)
 	var exit proc.Exit
 	select {
-	case <-m.cur.child.Exited():
-		exit = m.cur.child.Wait()
+	case <-l.main().Exited():
+		exit = l.main().Wait()
 	case <-time.After(5 * time.Second):
 	}
-	m.drainLaunch(m.cur)
-	m.rec.addLaunch(m.cur, exit)
+	l.end()
+	m.drainLaunch(l)
+	m.rec.addLaunch(l, exit)
 	m.finish(exit, svc.Stopped)
-	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped}
+	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped, Ended: exit.Ended()}
 	if len(rep.StillAlive) > 0 {
 		rep.Note = fmt.Sprintf("%d processes are still alive", len(rep.StillAlive))
 	}

@@ -4,11 +4,13 @@
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its
 // output in one pipe into the log, watches for readiness, answers stop
-// requests on its socket, restarts the command when asked to, and writes
+// requests on its socket, follows a daemon the command leaves when it
+// exits 0, restarts the command when asked to, and writes
 // state.json — the only writer while it lives.
 //
 // The files are split by job: monitor.go (start and the supervising
-// loop), output.go (the output into the log, and the lines readiness
+// loop), follow.go (a daemon the command leaves, followed as the
+// service), output.go (the output into the log, and the lines readiness
 // looks at), watch.go (readiness), control.go (the socket, and what stops
 // the service), state.go (the recorded state).
 package monitor
@@ -21,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,11 +60,36 @@ type events struct {
 // are several in a monitor's life.
 type launched struct {
 	n        int
-	child    *proc.Child
+	child    *proc.Child   // the command: the leader of the launch's process group
+	comm     string        // the command's program, as /proc names it
 	out      *os.File      // the read end of its output pipe
 	copyDone chan struct{} // closed when its output is all in the log
 	start    time.Time
+	// followed is the daemon the command left when it exited 0, and
+	// daemon what /proc said of it; nil while the command itself is
+	// followed. Only the supervising goroutine sets them.
+	followed   *proc.Child
+	daemon     proc.Info
+	followedAt time.Time
+	over       chan struct{} // closed once the launch has ended
+	overOnce   sync.Once
 }
+
+// main is the process the launch follows: the command, or the daemon it
+// left.
+func (l *launched) main() *proc.Child {
+	if l.followed != nil {
+		return l.followed
+	}
+	return l.child
+}
+
+// ended is closed once the launch has ended: its command exited and left
+// no daemon to follow, or the daemon followed ended, or it was stopped.
+// A followed daemon keeps the launch going after its command's exit.
+func (l *launched) ended() <-chan struct{} { return l.over }
+
+func (l *launched) end() { l.overOnce.Do(func() { close(l.over) }) }
 
 // Run is the monitor process: it takes the lock, starts the service and
 // supervises it until it ends or is stopped, and returns the monitor's
@@ -189,7 +217,10 @@ func (m *monitor) launch(n int) (*launched, error) {
 		r.Close()
 		return nil, fmt.Errorf("cannot start the service: %v", err)
 	}
-	l := &launched{n: n, child: child, out: r, copyDone: make(chan struct{}), start: time.Now()}
+	l := &launched{n: n, child: child, out: r, copyDone: make(chan struct{}), start: time.Now(), over: make(chan struct{})}
+	if info, err := proc.Stat(child.PID()); err == nil {
+		l.comm = info.Comm // the program: a child is started once it has exec'd
+	}
 	lines := make(chan string, 256)
 	w8 := m.newWatch(l, lines)
 	go m.copyOutput(l, w8, lines)
@@ -258,9 +289,12 @@ func (m *monitor) supervise() int {
 		case <-readyTimer.C:
 			if m.rec.get().Status == svc.Starting {
 				m.rec.set(func(s *svc.State) { s.Status = svc.Running })
-				m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
+				m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.main().PID(), Followed: m.rec.get().Followed})
 			}
-		case <-m.cur.child.Exited():
+		case <-m.cur.main().Exited():
+			if m.follow() {
+				continue // it daemonized: the daemon is the service now
+			}
 			// The launch ended by itself: stop what it left behind, then
 			// restart it or finish.
 			exit := m.endLaunch()
@@ -274,7 +308,8 @@ func (m *monitor) supervise() int {
 			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
 			failures++
 			m.rec.set(func(s *svc.State) {
-				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt = svc.Starting, s.Restarts+1, "", nil, nil
+				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
+				s.StopNote = "" // an earlier run's end is not this one's
 			})
 			if stopped := m.backoff(backoff); stopped != nil {
 				m.finishStopped(stopped)
@@ -311,20 +346,61 @@ func (m *monitor) becameReady(r readyReport) {
 			s.Warning = rep.Warning
 			s.PortPreoccupied, s.PortHolder = false, ""
 		}
-		rep.Restarts = s.Restarts
+		rep.Restarts, rep.Followed = s.Restarts, s.Followed
 	})
-	rep.PID = m.cur.child.PID()
+	rep.PID = m.cur.main().PID()
 	m.send(rep)
 }
 
 // endLaunch stops what an ended launch left in its tree, waits for its output
-// to be in the log, and records how it ended.
+// to be in the log, and records how it ended: the exit of its command, or
+// of the daemon it followed.
 func (m *monitor) endLaunch() proc.Exit {
-	proc.Ladder(os.Getpid(), m.cur.child.PID(), m.spec.StopGrace)
-	exit := m.cur.child.Wait()
-	m.drainLaunch(m.cur)
-	m.rec.addLaunch(m.cur, exit)
+	l := m.cur
+	l.end()
+	exit := l.main().Wait()
+	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace)
+	if n := len(signalledPIDs(lad)); n > 0 {
+		m.rec.set(func(s *svc.State) { s.StopNote = m.leftBehind(l, exit, n) })
+	}
+	m.drainLaunch(l)
+	m.rec.addLaunch(l, exit)
 	return exit
+}
+
+// leftBehind says what the end of a launch stopped: "redis-server left 1
+// process behind; stopped it (--no-follow)".
+func (m *monitor) leftBehind(l *launched, exit proc.Exit, n int) string {
+	who := l.main().Comm() // the program as it ended: setpriv … postgres is postgres
+	switch {
+	case who != "":
+	case l.followed != nil:
+		who = l.daemon.Comm
+	case l.comm != "":
+		who = l.comm
+	default:
+		who = "the command"
+	}
+	what := fmt.Sprintf("%s left %d processes behind; stopped them", who, n)
+	if n == 1 {
+		what = who + " left 1 process behind; stopped it"
+	}
+	switch {
+	case !exit.OK() || l.followed != nil:
+	case m.spec.Project != nil && m.spec.Project.Oneshot:
+		what += " (a one-shot)"
+	case m.spec.NoFollow:
+		what += " (--no-follow)"
+	}
+	return what
+}
+
+func signalledPIDs(lad proc.LadderReport) map[int]bool {
+	pids := map[int]bool{}
+	for _, s := range lad.Signalled {
+		pids[s.PID] = true
+	}
+	return pids
 }
 
 func (m *monitor) relaunch() error {

@@ -368,7 +368,7 @@ func (w *watch) sleep(d time.Duration) bool {
 	select {
 	case <-t.C:
 		return !w.m.ended()
-	case <-w.launch.child.Exited():
+	case <-w.launch.ended(): // its command, or the daemon it left and svc follows
 		return false
 	}
 }

@@ -62,6 +62,8 @@ type Def struct {
 	Restart                        string
 	MaxRestarts                    int
 	PTY                            bool
+	StopSignal                     string // "": the default
+	NoFollow                       bool   // follow = false
 
 	lines map[string]int // the line of each of its keys, by name
 }
@@ -212,6 +214,8 @@ type tomlService struct {
 	ReadyCmd     string            `toml:"ready_cmd"`
 	ReadyTimeout string            `toml:"ready_timeout"`
 	StopGrace    string            `toml:"stop_grace"`
+	StopSignal   string            `toml:"stop_signal"`
+	Follow       *bool             `toml:"follow"`
 	Restart      string            `toml:"restart"`
 	MaxRestarts  int               `toml:"max_restarts"`
 	Pty          bool              `toml:"pty"`
@@ -284,7 +288,7 @@ func (f *File) tomlError(err error, typed bool) error {
 func (f *File) def(name string, t tomlService, lines map[string]int) (*Def, error) {
 	d := &Def{Name: name, Line: lines["services."+name], Oneshot: t.Oneshot, ReadyURL: t.ReadyURL, ReadyPort: t.ReadyPort,
 		ReadyRegex: t.ReadyRegex, ReadyCmd: t.ReadyCmd, Restart: t.Restart, MaxRestarts: t.MaxRestarts, PTY: t.Pty,
-		lines: map[string]int{}}
+		StopSignal: t.StopSignal, NoFollow: t.Follow != nil && !*t.Follow, lines: map[string]int{}}
 	prefix := "services." + name + "."
 	for k, l := range lines {
 		if rest, ok := strings.CutPrefix(k, prefix); ok {
@@ -350,6 +354,8 @@ func (f *File) checkOptions(d *Def, at func(string) int) error {
 		return f.errorf(at("max_restarts"), "%s: max_restarts cannot be negative", d.Name)
 	case d.Oneshot && d.Restart == "always":
 		return f.errorf(at("restart"), "%s: a one-shot cannot restart always", d.Name)
+	case d.StopSignal != "" && !svc.ValidStopSignal(d.StopSignal):
+		return f.errorf(at("stop_signal"), "%s: stop_signal %q is not a signal that stops a process (TERM, INT, QUIT, HUP, USR1, USR2, KILL, or a number)", d.Name, d.StopSignal)
 	}
 	return nil
 }

@@ -462,6 +462,8 @@ func changed(old, new svc.Spec) []string {
 		old.ReadyCmd != new.ReadyCmd || old.ReadyTimeout != new.ReadyTimeout, "readiness")
 	add(old.Restart != new.Restart || old.MaxRestarts != new.MaxRestarts, "restart")
 	add(old.StopGrace != new.StopGrace, "stop_grace")
+	add(old.StopSignal != new.StopSignal && old.StopSignal != "", "stop_signal")
+	add(old.NoFollow != new.NoFollow, "follow")
 	if len(out) == 0 {
 		out = append(out, "port, pty or oneshot, or it was not started by svc up")
 	}
@@ -568,7 +570,8 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 	}
 	spec := svc.Spec{Command: subAll(d.Command), Cwd: d.Cwd, Env: subAll(n.env), ReadyURL: sub(d.ReadyURL), ReadyPort: d.ReadyPort,
 		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: l0(d.ReadyTimeout, u.ReadyTimeout), StopGrace: d.StopGrace,
-		Restart: d.Restart, MaxRestarts: d.MaxRestarts}
+		Restart: d.Restart, MaxRestarts: d.MaxRestarts, StopSignal: d.StopSignal,
+		NoFollow: d.NoFollow || d.Oneshot} // a one-shot runs to completion: what it leaves is stopped
 	if d.PTY {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
 	}

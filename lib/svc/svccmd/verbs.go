@@ -223,13 +223,14 @@ func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, no
 	return cli.Quiet(cli.ExitFailure)
 }
 
-// Restart stops the service and starts it again from its spec.
-func (v *Verbs) Restart(ctx context.Context, name string) error {
+// Restart stops the service and starts it again from its spec, with
+// stopSignal as its stop signal when it is not "".
+func (v *Verbs) Restart(ctx context.Context, name, stopSignal string) error {
 	d, err := v.Dir(name)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Restart(ctx, d)
+	res, err := svc.RestartWith(ctx, d, stopSignal)
 	if err != nil && res == nil {
 		return word(err)
 	}

@@ -108,6 +108,12 @@ func Start(r *svc.StartResult, w Words) string {
 	case svc.Failed:
 		fmt.Fprintf(&b, "%s failed: %s\n", r.Name, r.Error)
 	}
+	if r.Followed != nil && r.Status.Live() {
+		fmt.Fprintf(&b, "note: %s\n", Followed(r.Followed))
+	}
+	if r.Status == svc.Exited && r.StopNote != "" {
+		fmt.Fprintf(&b, "note: %s\n", r.StopNote)
+	}
 	if len(r.Ports) > 1 {
 		fmt.Fprintf(&b, "note: it listens on ports %s\n", JoinInts(r.Ports, ", "))
 	}
@@ -137,6 +143,9 @@ func Status(l *svc.Listing, now time.Time) string {
 		}
 	}
 	b.WriteString("\n")
+	if l.Status.Live() && l.Followed != nil {
+		fmt.Fprintf(&b, "note: %s\n", Followed(l.Followed))
+	}
 	if l.Status.Live() && len(l.Ports) > 0 {
 		fmt.Fprintf(&b, "ports: %s\n", JoinInts(l.Ports, ", "))
 	}
@@ -163,26 +172,62 @@ func Status(l *svc.Listing, now time.Time) string {
 	return b.String()
 }
 
-// Stop says what a stop did, a line each, each ending in a newline.
+// Followed says that a service's command daemonized and svc follows the
+// daemon: "redis-server daemonized: following pid 4242".
+func Followed(f *svc.Followed) string {
+	from := f.From
+	if from == "" {
+		from = "the command"
+	}
+	if f.Comm != "" && f.Comm != f.From {
+		return fmt.Sprintf("%s daemonized: following pid %d (%s)", from, f.PID, f.Comm)
+	}
+	return fmt.Sprintf("%s daemonized: following pid %d", from, f.PID)
+}
+
+// Stop says what a stop did, a line each, each ending in a newline:
+// "web stopped in 0.12s: SIGINT to 3 processes; it exited with code 0".
+// How the service's process ended is said unless it was by a signal the
+// stop sent.
 func Stop(r *svc.StopReport) string {
 	if r.NotRunning {
 		return fmt.Sprintf("%s is not running (%s)\n", r.Name, r.Status)
 	}
 	var b strings.Builder
-	term, kill := 0, 0
+	var sigs []string // in the order they were sent, SIGKILL apart
+	count, kill := map[string]int{}, 0
 	for _, s := range r.Signalled {
 		if s.Signal == "SIGKILL" {
 			kill++
-		} else {
-			term++
+			continue
 		}
+		if count[s.Signal] == 0 {
+			sigs = append(sigs, s.Signal)
+		}
+		count[s.Signal]++
 	}
-	fmt.Fprintf(&b, "%s stopped in %s: SIGTERM to %d %s", r.Name, Secs(r.ElapsedMs), term, plural(term, "process", "processes"))
+	fmt.Fprintf(&b, "%s stopped in %s", r.Name, Secs(r.ElapsedMs))
+	for i, sig := range sigs {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%s%s to %d %s", sep, sig, count[sig], plural(count[sig], "process", "processes"))
+	}
+	if len(sigs) == 0 && kill == 0 {
+		b.WriteString(": nothing left to signal")
+	}
 	if kill > 0 {
 		fmt.Fprintf(&b, ", SIGKILL to %d after the grace", kill)
 	}
 	if r.Escapers > 0 {
-		fmt.Fprintf(&b, "; %d had escaped the process group", r.Escapers)
+		fmt.Fprintf(&b, "; %d had left the process group and outlived it", r.Escapers)
+	}
+	switch { // ended by a signal it was sent goes without saying
+	case r.Signal != "" && count[r.Signal] == 0 && (r.Signal != "SIGKILL" || kill == 0):
+		fmt.Fprintf(&b, "; it ended on %s", r.Signal)
+	case r.ExitCode != nil:
+		fmt.Fprintf(&b, "; it exited with code %d", *r.ExitCode)
 	}
 	b.WriteString("\n")
 	if len(r.StillAlive) > 0 {

@@ -1,0 +1,85 @@
+package proc
+
+import (
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/await"
+	"golang.org/x/sys/unix"
+)
+
+// leaderWithSetsidChild starts sh with a child that leaves its group (a
+// session of its own) and that sh kills when it gets SIGTERM, as
+// postgres's postmaster does its children.
+func leaderWithSetsidChild(t *testing.T) (*Child, int) {
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4501 & c=$!; trap 'kill $c; wait $c; exit 0' TERM; echo $c > `+dir+`/child; wait`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.End() })
+	child, err := await.PID(filepath.Join(dir, "child"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !await.Until(10*time.Second, func() bool { in, err := Stat(child); return err == nil && in.Comm == "sleep" && in.SID == child }) {
+		t.Fatal("the child did not call setsid")
+	}
+	return c, child
+}
+
+// What left the group and ends with it is not an escaper: the stop
+// signal goes to the group alone, and nothing else is signalled.
+func TestLadderLeavesWhatEndsWithTheGroup(t *testing.T) {
+	c, child := leaderWithSetsidChild(t)
+	rep := Ladder(unix.Getpid(), c.PID(), syscall.SIGTERM, 5*time.Second)
+	if rep.Escapers != 0 || rep.SIGKILL || len(rep.Signalled) != 1 || rep.Signalled[0].PID != c.PID() || rep.Signalled[0].Signal != "SIGTERM" {
+		t.Errorf("report %+v", rep)
+	}
+	if !gone(child) {
+		t.Errorf("the setsid child %d survived", child)
+	}
+}
+
+// What outlives the group is signalled on its own, with SIGTERM, and
+// counted; the group got the stop signal given.
+func TestLadderSignalsWhatOutlivesTheGroup(t *testing.T) {
+	// A subreaper, as svc's monitor is, so that the child stays in reach
+	// once its parent has gone.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Skip(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	c, child := leaderWithSetsidChild(t)
+	defer func() {
+		var ws syscall.WaitStatus
+		syscall.Wait4(child, &ws, 0, nil) // reparented to us: ours to reap
+	}()
+	rep := Ladder(unix.Getpid(), c.PID(), syscall.SIGQUIT, 5*time.Second) // sh does not trap QUIT: it leaves the child
+	if rep.Escapers != 1 || rep.SIGKILL || len(rep.Signalled) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	if s := rep.Signalled[0]; s.PID != c.PID() || s.Signal != "SIGQUIT" || s.Escaper {
+		t.Errorf("first %+v", s)
+	}
+	if s := rep.Signalled[1]; s.PID != child || s.Signal != "SIGTERM" || !s.Escaper || s.ExitMs == nil {
+		t.Errorf("second %+v", s)
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "sigint": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
+		"usr2": syscall.SIGUSR2, "1": syscall.SIGHUP, " 9 ": syscall.SIGKILL} {
+		if got, ok := ParseSignal(in); !ok || got != want {
+			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "SIG", "BOGUS", "0", "-1", "99", "TERM2"} {
+		if got, ok := ParseSignal(in); ok {
+			t.Errorf("ParseSignal(%q) = %v, want refused", in, got)
+		}
+	}
+}

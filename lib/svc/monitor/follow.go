@@ -1,0 +1,100 @@
+package monitor
+
+import (
+	"os"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// A daemon's start can take a step or two (a fork whose child forks
+// again and exits): a followed process that exits 0 this soon after it
+// was picked hands the service on to what it left, as the command did.
+const handOnWithin = time.Second
+
+// follow decides, once the process a launch follows has exited, whether
+// the launch goes on with a daemon it left: it exited 0, and the monitor
+// has a child it did not start itself — an orphan of the service's tree,
+// reparented to the monitor as its subreaper. Unless Spec.NoFollow, that
+// daemon is then the service (systemd's Type=forking): its pid and start
+// time are recorded, its exit is the launch's. It reports whether it
+// follows one.
+func (m *monitor) follow() bool {
+	l := m.cur
+	if m.spec.NoFollow || !l.main().Wait().OK() {
+		return false
+	}
+	if l.followed != nil && time.Since(l.followedAt) > handOnWithin {
+		return false // a daemon that ran a while and exited 0 has ended
+	}
+	p, ok := m.daemon()
+	if !ok {
+		return false
+	}
+	c, err := m.reaper.Adopt(p)
+	if err != nil {
+		return false
+	}
+	from := m.startedBy(l)
+	l.followed, l.daemon, l.followedAt = c, p, time.Now()
+	f := &svc.Followed{PID: p.PID, Comm: p.Comm, From: from}
+	m.rec.set(func(s *svc.State) { s.PID, s.PIDStart, s.Followed = p.PID, p.Start, f })
+	return true
+}
+
+// startedBy names the program that daemonized: the command as it ended
+// (setpriv … pg_ctl start is pg_ctl), or, when a daemon followed was only
+// a step of the start, what the command was.
+func (m *monitor) startedBy(l *launched) string {
+	if f := m.rec.get().Followed; f != nil && l.followed != nil {
+		return f.From
+	}
+	if c := l.child.Comm(); c != "" {
+		return c
+	}
+	return l.comm
+}
+
+// daemon picks the process to follow among the monitor's children it did
+// not start (its --ready-cmd runs are its own): the leader of a session of
+// its own first (a daemon calls setsid), then of a group of its own, then
+// the oldest.
+func (m *monitor) daemon() (proc.Info, bool) {
+	var best proc.Info
+	found := false
+	for _, pid := range proc.Children(os.Getpid()) {
+		p, err := proc.Stat(pid)
+		if err != nil || p.State == 'Z' || m.reaper.Started(pid) {
+			continue
+		}
+		if !found || leads(p) > leads(best) || leads(p) == leads(best) && p.Start < best.Start {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// leads ranks a process by what it leads: a session, a group, nothing.
+func leads(p proc.Info) int {
+	switch {
+	case p.SID == p.PID:
+		return 2
+	case p.PGID == p.PID:
+		return 1
+	}
+	return 0
+}
+
+// group is the process group a stop of the launch signals first: the
+// command's, or the followed daemon's as it is now (a daemon may call
+// setsid after it was picked), while it is still that process.
+func (m *monitor) group(l *launched) int {
+	if l.followed == nil {
+		return l.child.PID()
+	}
+	if now, err := proc.Stat(l.daemon.PID); err == nil && now.Start == l.daemon.Start {
+		return now.PGID
+	}
+	return l.daemon.PGID
+}

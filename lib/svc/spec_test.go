@@ -1,0 +1,34 @@
+package svc
+
+import (
+	"syscall"
+	"testing"
+)
+
+// go run gets SIGINT, which has it remove its build directory; every other
+// command SIGTERM. A given signal is kept, by its name.
+func TestStopSignal(t *testing.T) {
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"go", "run", "."}, "SIGINT"},
+		{[]string{"/usr/local/go/bin/go", "run", "./cmd/web"}, "SIGINT"},
+		{[]string{"go run ./cmd/web --port 8080"}, "SIGINT"},
+		{[]string{"PORT=1 exec go run ."}, "SIGINT"},
+		{[]string{"go", "build"}, "SIGTERM"},
+		{[]string{"npm run dev"}, "SIGTERM"},
+		{[]string{"gorun"}, "SIGTERM"},
+	} {
+		if got := DefaultStopSignal(c.cmd); got != c.want {
+			t.Errorf("DefaultStopSignal(%q) = %s, want %s", c.cmd, got, c.want)
+		}
+	}
+	s := Spec{Command: []string{"go", "run", "."}, StopSignal: "quit"}.WithDefaults()
+	if s.StopSignal != "SIGQUIT" || s.Signal() != syscall.SIGQUIT {
+		t.Errorf("a given signal: %q", s.StopSignal)
+	}
+	if s := (Spec{Command: []string{"sleep", "1"}}).WithDefaults(); s.Signal() != syscall.SIGTERM || s.StopSignal != "SIGTERM" {
+		t.Errorf("the default: %q", s.StopSignal)
+	}
+}
