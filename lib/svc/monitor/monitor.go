@@ -287,10 +287,7 @@ func (m *monitor) supervise() int {
 				m.becameReady(r)
 			}
 		case <-readyTimer.C:
-			if m.rec.get().Status == svc.Starting {
-				m.rec.set(func(s *svc.State) { s.Status = svc.Running })
-				m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.main().PID(), Followed: m.rec.get().Followed})
-			}
+			m.becameRunning()
 		case <-m.cur.main().Exited():
 			if m.follow() {
 				continue // it daemonized: the daemon is the service now

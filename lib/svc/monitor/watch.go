@@ -83,14 +83,14 @@ func (w *watch) running() {
 	w.m.events.ready <- readyReport{Report: svc.Report{Event: svc.EvRunning}, at: time.Now(), launch: w.launch.n}
 }
 
-// becameRunning records a launch reported running before its ready
-// timeout (a watcher), and tells svc start.
+// becameRunning records a starting launch as running — a watcher at
+// once, any other at its ready timeout — and tells svc start.
 func (m *monitor) becameRunning() {
 	if m.rec.get().Status != svc.Starting {
 		return
 	}
 	m.rec.set(func(s *svc.State) { s.Status = svc.Running })
-	m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.child.PID()})
+	m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.main().PID(), Followed: m.rec.get().Followed})
 }
 
 func (w *watch) byRegex(expr string) {
