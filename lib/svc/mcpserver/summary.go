@@ -14,7 +14,7 @@ import (
 
 // words are what the MCP server calls what an agent can do.
 var words = svctext.Words{
-	ReadyBy: map[string]string{"listen": "its listening socket", "output": "its output, port probed", "port": "its ready port",
+	ReadyBy: map[string]string{"listen": "its listening socket", "output": "its output and its listening socket", "port": "its ready port",
 		"url": "its ready URL", "regex": "its ready pattern", "command": "its ready command"},
 	Waiting:      func(string) string { return "status tells when it is, output shows what it prints" },
 	LastLaunch:   func(string) string { return "status has how the last run ended" },

@@ -215,7 +215,7 @@ func TestPrepareNamesTheKeyLine(t *testing.T) {
 func TestClosest(t *testing.T) {
 	known := knownKeys(3)
 	for typed, want := range map[string]string{"ready_ulr": "ready_url", "readyurl": "ready_url", "comand": "command",
-		"stop_signal_x": "", "restarts": "restart", "max_restart": "max_restarts", "colour": "", "ready": ""} {
+		"stop_signal_x": "stop_signal", "halt_after_ms": "", "restarts": "restart", "max_restart": "max_restarts", "colour": "", "ready": ""} {
 		if got := closest(typed, known); got != want {
 			t.Errorf("closest(%q) = %q, want %q", typed, got, want)
 		}

@@ -13,7 +13,7 @@ import (
 
 // words are what the command line calls what a person can do.
 var words = svctext.Words{
-	ReadyBy: map[string]string{"listen": "its listening socket", "output": "its output, port probed", "port": "--ready-port",
+	ReadyBy: map[string]string{"listen": "its listening socket", "output": "its output and its listening socket", "port": "--ready-port",
 		"url": "--ready-url", "regex": "--ready-regex", "command": "--ready-cmd"},
 	Waiting:      func(name string) string { return "svc wait " + name + ", svc tail -f " + name },
 	LastLaunch:   func(name string) string { return "svc status " + name },
