@@ -3,7 +3,10 @@ package ready
 import (
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A server is known by its comm, its executable or its argv[0]: here a
@@ -20,6 +23,15 @@ func TestServerOf(t *testing.T) {
 		cmd := &exec.Cmd{Path: sleep, Args: []string{argv0, "10"}}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
+		}
+		// Start returns once the child has begun its exec (vfork), not
+		// once its new argv are in place: wait for them, as a listener's
+		// holder, long exec'd, always has them.
+		cmdline := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline"
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if b, _ := os.ReadFile(cmdline); strings.HasPrefix(string(b), argv0+"\x00") {
+				break
+			}
 		}
 		got := ServerOf(cmd.Process.Pid)
 		cmd.Process.Kill()
