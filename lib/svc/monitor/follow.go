@@ -48,6 +48,15 @@ func (m *monitor) releaseReady() bool {
 	return true
 }
 
+// releaseReadyTo releases a held ready report once the daemon pid
+// followed holds its listening socket; until then, or the hold's end,
+// the report waits for what the daemon hands the service on to.
+func (m *monitor) releaseReadyTo(pid int) {
+	if m.held != nil && slices.Contains(sockdiag.SocketInodes(pid), m.held.socket) {
+		m.releaseReady()
+	}
+}
+
 // daemonizing reports whether the current launch's command, with no
 // daemon followed yet, looks about to hand the service on: a process of
 // the monitor's tree outside the command's process group, not one the

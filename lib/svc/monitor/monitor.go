@@ -298,11 +298,14 @@ func (m *monitor) supervise() int {
 				m.becameRunning()
 			}
 		case <-m.cur.main().Exited():
-			followed := m.follow()
-			m.releaseReady() // with the daemon's pid, when it is followed
-			if followed {
-				continue // it daemonized: the daemon is the service now
+			if m.follow() {
+				// It daemonized: the daemon is the service now, and
+				// ready once it is the one listening (a step of a
+				// double fork that exits next is not).
+				m.releaseReadyTo(m.cur.daemon.PID)
+				continue
 			}
+			m.releaseReady()
 			// The launch ended by itself: stop what it left behind, then
 			// restart it or finish.
 			exit := m.endLaunch()
