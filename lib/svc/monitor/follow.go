@@ -2,9 +2,11 @@ package monitor
 
 import (
 	"os"
+	"slices"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/sockdiag"
 	"github.com/agentry/agentry/lib/svc"
 )
 
@@ -12,6 +14,70 @@ import (
 // again and exits): a followed process that exits 0 this soon after it
 // was picked hands the service on to what it left, as the command did.
 const handOnWithin = time.Second
+
+// A server may listen, and be ready, before the command that daemonized
+// it exits: pg_ctl start waits until postgres accepts, then exits; redis
+// and nginx may under load. When the listening socket readiness came from
+// is held by a process of the tree outside the command's process group
+// (it left with setsid or setpgid) while the command is not yet past, the
+// ready report is held back this long for the command to exit 0 and the
+// daemon to be followed, so that svc start answers with the daemon's pid.
+// A server listening in its own group is never held.
+const holdReady = time.Second
+
+// takeReady takes a ready report of the current launch: held while its
+// command is daemonizing, else recorded and sent at once.
+func (m *monitor) takeReady(r readyReport) {
+	if m.held == nil && m.daemonizing(r.socket) {
+		m.held, m.holdEnds = &r, time.After(holdReady)
+		return
+	}
+	m.becameReady(r)
+}
+
+// releaseReady records and sends a held ready report, if there is one:
+// its pid is then the one the launch follows — the daemon, once the
+// command has exited 0 and left it.
+func (m *monitor) releaseReady() bool {
+	if m.held == nil {
+		return false
+	}
+	r := *m.held
+	m.held, m.holdEnds = nil, nil
+	m.becameReady(r)
+	return true
+}
+
+// releaseReadyTo releases a held ready report once the daemon pid
+// followed holds its listening socket; until then, or the hold's end,
+// the report waits for what the daemon hands the service on to.
+func (m *monitor) releaseReadyTo(pid int) {
+	if m.held != nil && slices.Contains(sockdiag.SocketInodes(pid), m.held.socket) {
+		m.releaseReady()
+	}
+}
+
+// daemonizing reports whether the current launch's command, with no
+// daemon followed yet, looks about to hand the service on: a process of
+// the monitor's tree outside the command's process group, not one the
+// monitor started, holds the listening socket with inode ino. A server
+// whose tree stays in its group costs one /proc/PID/stat read a process.
+func (m *monitor) daemonizing(ino uint64) bool {
+	l := m.cur
+	if ino == 0 || l.followed != nil {
+		return false
+	}
+	for _, pid := range proc.Descendants(os.Getpid()) {
+		p, err := proc.Stat(pid)
+		if err != nil || p.PGID == l.child.PID() || m.reaper.Started(pid) {
+			continue
+		}
+		if slices.Contains(sockdiag.SocketInodes(pid), ino) {
+			return true
+		}
+	}
+	return false
+}
 
 // follow decides, once the process a launch follows has exited, whether
 // the launch goes on with a daemon it left: it exited 0, and the monitor

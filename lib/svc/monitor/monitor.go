@@ -10,7 +10,8 @@
 //
 // The files are split by job: monitor.go (start and the supervising
 // loop), follow.go (a daemon the command leaves, followed as the
-// service), output.go (the output into the log, and the lines readiness
+// service; a ready report held while the command is about to leave
+// one), output.go (the output into the log, and the lines readiness
 // looks at), watch.go (readiness), control.go (the socket, and what stops
 // the service), state.go (the recorded state).
 package monitor
@@ -46,6 +47,10 @@ type monitor struct {
 	rec    *recorder
 	out    *tail
 	events events
+	// held is a ready report kept back while the command daemonizes, for
+	// at most holdReady (holdEnds); only the supervising goroutine uses them.
+	held     *readyReport
+	holdEnds <-chan time.Time
 }
 
 // events are what the supervising loop waits on.
@@ -284,14 +289,23 @@ func (m *monitor) supervise() int {
 		select {
 		case r := <-m.events.ready:
 			if r.launch == m.cur.n { // not from a launch that has ended
-				m.becameReady(r)
+				m.takeReady(r)
 			}
+		case <-m.holdEnds:
+			m.releaseReady() // the command did not exit: ready as it is
 		case <-readyTimer.C:
-			m.becameRunning()
+			if !m.releaseReady() {
+				m.becameRunning()
+			}
 		case <-m.cur.main().Exited():
 			if m.follow() {
-				continue // it daemonized: the daemon is the service now
+				// It daemonized: the daemon is the service now, and
+				// ready once it is the one listening (a step of a
+				// double fork that exits next is not).
+				m.releaseReadyTo(m.cur.daemon.PID)
+				continue
 			}
+			m.releaseReady()
 			// The launch ended by itself: stop what it left behind, then
 			// restart it or finish.
 			exit := m.endLaunch()

@@ -23,6 +23,7 @@ type readyReport struct {
 	svc.Report
 	at     time.Time
 	launch int
+	socket uint64 // the inode of the listening socket it came from; 0 if none
 }
 
 // watch decides one launch's readiness: the Spec.Ready* field given, else an
@@ -42,15 +43,16 @@ func (m *monitor) newWatch(r *launched, lines <-chan string) *watch {
 	return w
 }
 
-// ready reports the launch ready, with every port its tree listens on, and
-// keeps those ports current from then on.
-func (w *watch) ready(r svc.Report, tree *ready.Listens) {
+// ready reports the launch ready — found on the listening socket with
+// inode socket, if any — with every port its tree listens on, and keeps
+// those ports current from then on.
+func (w *watch) ready(r svc.Report, socket uint64, tree *ready.Listens) {
 	r.Event, r.AfterMs = svc.EvReady, w.m.sinceStart()
 	if tree == nil {
 		tree = ready.NewListens(os.Getpid())
 		r.Ports = ready.Ports(tree.Poll())
 	}
-	w.m.events.ready <- readyReport{Report: r, at: time.Now(), launch: w.launch.n}
+	w.m.events.ready <- readyReport{Report: r, at: time.Now(), launch: w.launch.n, socket: socket}
 	go w.trackPorts(tree, r.Ports)
 }
 
@@ -100,7 +102,7 @@ func (w *watch) byRegex(expr string) {
 	}
 	for l := range w.lines {
 		if re.MatchString(l) {
-			w.ready(svc.Report{By: "regex"}, nil)
+			w.ready(svc.Report{By: "regex"}, 0, nil)
 			return
 		}
 	}
@@ -143,11 +145,11 @@ func (w *watch) byListening() {
 			if first.IsZero() {
 				first = time.Now()
 			}
-			r, verdict := w.listening(tree, ls, time.Since(first), eps, &printed)
+			r, socket, verdict := w.listening(tree, ls, time.Since(first), eps, &printed)
 			if verdict == isReady {
 				w.watching.Store(false)
 				handedOn = true
-				w.ready(r, tree)
+				w.ready(r, socket, tree)
 				return
 			}
 			if verdict == notYet {
@@ -206,8 +208,9 @@ func (w *watch) takePrinted(eps <-chan ready.Endpoint, printed []ready.Endpoint)
 // on one of them, else the --port given when it listens there, else a
 // printed port, else the lowest port. With --port, a tree that listens
 // elsewhere gets a moment to open the port it was given before that is
-// reported. The listener chosen is ready when a client can use it.
-func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since time.Duration, eps <-chan ready.Endpoint, printed *[]ready.Endpoint) (svc.Report, verdict) {
+// reported. The listener chosen is ready when a client can use it; its
+// socket's inode comes with the report.
+func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since time.Duration, eps <-chan ready.Endpoint, printed *[]ready.Endpoint) (svc.Report, uint64, verdict) {
 	ports := ready.Ports(ls)
 	chosen, warning := ls[0], ""
 	if want := w.m.spec.Port; want > 0 {
@@ -216,17 +219,17 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		case i >= 0:
 			chosen = ls[i]
 		case since < 200*time.Millisecond:
-			return svc.Report{}, notListening
+			return svc.Report{}, 0, notListening
 		default:
 			warning = fmt.Sprintf("$PORT (%d) was not used: the service listens on %s", want, portList(ports))
 		}
 	}
-	report := func(l sockdiag.Listener, url, by string) (svc.Report, verdict) {
+	report := func(l sockdiag.Listener, url, by string) (svc.Report, uint64, verdict) {
 		holder := tree.Holder(l)
 		server := ready.ServerOf(holder)
 		addr := ready.Reach(l)
 		if !ready.Usable(server, addr, holder) {
-			return svc.Report{}, notYet
+			return svc.Report{}, 0, notYet
 		}
 		if url == "" {
 			url = w.address(server, addr, eps, printed)
@@ -235,7 +238,7 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		if u, ok := urlOn(*printed, l.Port); ok { // printed while svc asked
 			url, by = u, "output"
 		}
-		return svc.Report{Endpoint: svc.Endpoint{URL: url, Port: l.Port, Ports: ports}, By: by, Warning: warning}, isReady
+		return svc.Report{Endpoint: svc.Endpoint{URL: url, Port: l.Port, Ports: ports}, By: by, Warning: warning}, l.Inode, isReady
 	}
 	// A server most often prints its URL just after listen(): a few
 	// milliseconds for it spare the server a probe request in its log.
@@ -379,7 +382,7 @@ func (w *watch) sleep(d time.Duration) bool {
 func (w *watch) poll(interval, most time.Duration, check func() bool, r svc.Report) {
 	for !w.m.ended() {
 		if check() {
-			w.ready(r, nil)
+			w.ready(r, 0, nil)
 			return
 		}
 		time.Sleep(interval)
@@ -419,8 +422,8 @@ func (w *watch) probe(port int, by string) {
 		if ready.Accepts(port) {
 			ours, holder := ready.PortOwner(port, os.Getpid(), pgid)
 			if ours {
-				if r, ok := w.portReady(tree, port, by); ok {
-					w.ready(r, nil)
+				if r, socket, ok := w.portReady(tree, port, by); ok {
+					w.ready(r, socket, nil)
 					return
 				}
 				wait = 50 * time.Millisecond
@@ -435,8 +438,8 @@ func (w *watch) probe(port int, by string) {
 }
 
 // portReady is the report for a --ready-port the tree listens on, when a
-// client can use it.
-func (w *watch) portReady(tree *ready.Listens, port int, by string) (svc.Report, bool) {
+// client can use it, and the inode of its socket when it is seen.
+func (w *watch) portReady(tree *ready.Listens, port int, by string) (svc.Report, uint64, bool) {
 	for _, l := range tree.Poll() {
 		if l.Port != port {
 			continue
@@ -445,13 +448,13 @@ func (w *watch) portReady(tree *ready.Listens, port int, by string) (svc.Report,
 		server := ready.ServerOf(holder)
 		addr := ready.Reach(l)
 		if !ready.Usable(server, addr, holder) {
-			return svc.Report{}, false
+			return svc.Report{}, 0, false
 		}
 		var none []ready.Endpoint
-		return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: port}, By: by}, true
+		return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: port}, By: by}, l.Inode, true
 	}
 	// It accepts but the tree's socket is not seen (yet): the port alone.
-	return svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, true
+	return svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, true
 }
 
 func drain(lines <-chan string) {
