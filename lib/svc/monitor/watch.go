@@ -270,7 +270,7 @@ func (w *watch) address(server ready.Server, addr netip.AddrPort, eps <-chan rea
 		if eps == nil {
 			break // --ready-port: no output is read
 		}
-		*printed = w.awaitURL(eps, *printed, int(addr.Port()), 25*time.Millisecond)
+		*printed = w.awaitURL(eps, *printed, int(addr.Port()), 10*time.Millisecond)
 		if u, ok := urlOn(*printed, int(addr.Port())); ok {
 			return u
 		}
