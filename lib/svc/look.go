@@ -18,7 +18,8 @@ type Listing struct {
 
 // Look reads one service and reconciles its recorded state with what is
 // true: a live status with no monitor is "stopped" unless its process,
-// identity confirmed, still runs (then it stays, unsupervised).
+// identity confirmed, still runs (then it stays, unsupervised); a monitor
+// that has not written its first state yet is starting its service.
 func Look(d Dir) (*Listing, error) {
 	s, err := ReadState(d)
 	if err != nil {
@@ -32,6 +33,11 @@ func Look(d Dir) (*Listing, error) {
 		}
 	}
 	l := &Listing{State: *s, Supervised: Supervised(d)}
+	if l.Supervised && s.StartedAt.IsZero() {
+		// A monitor holds the lock but has not written its first state:
+		// the service is being started.
+		l.Status = Starting
+	}
 	if !l.Supervised && s.Status.Live() {
 		// The monitor may have written its last state and exited since the
 		// read above; it lets go of the lock only after that write, so a

@@ -163,3 +163,23 @@ func TestTypedErrors(t *testing.T) {
 		t.Errorf("Start of no command: %v", err)
 	}
 }
+
+// A service whose monitor holds the lock but has written no state yet is
+// being started: svc ls said "stopped" in those first milliseconds.
+func TestLookBeforeFirstState(t *testing.T) {
+	d := Dir{Home: t.TempDir(), Name: "fresh"}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Look(d); err != nil || l.Status != Stopped {
+		t.Fatalf("no monitor, no state: %v %v", l, err)
+	}
+	lock, ok, err := TryLock(d)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer lock.Close()
+	if l, err := Look(d); err != nil || l.Status != Starting || !l.Supervised {
+		t.Errorf("a monitor, no state yet: %+v %v", l, err)
+	}
+}
