@@ -42,6 +42,8 @@ type Result struct {
 	// so svc up did not wait for it to be ready. It is still watched: it
 	// is ready once it listens.
 	Worker bool `json:"worker,omitempty"`
+	// Watcher: a worker that is a watcher by its command (svc.Classify).
+	Watcher bool `json:"watcher,omitempty"`
 }
 
 // WorkerSettle is how long svc up gives a service it need not wait for
@@ -274,6 +276,7 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	n.res.Up = n.final != nil && isUp(n.def, n.final)
 	n.res.Worker = n.final != nil && !n.def.Oneshot && !n.awaited &&
 		(n.final.Status == svc.Running || n.final.Status == svc.Starting)
+	n.res.Watcher = n.res.Worker && svc.Classify(svc.ShellLine(n.def.Command)) == svc.Watcher
 	u.report(n)
 }
 
@@ -516,6 +519,17 @@ func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.Start
 	return r
 }
 
+// readyTimeout is the ready timeout of a service's spec: the file's,
+// else svc up's; for a worker the file gives none, WorkerSettle, so that
+// its monitor calls it running when svc up does (a worker is still
+// watched, and ready once it listens).
+func (u *Up) readyTimeout(n *node) time.Duration {
+	if !n.awaited && !n.def.Oneshot && n.def.ReadyTimeout == 0 {
+		return WorkerSettle
+	}
+	return l0(n.def.ReadyTimeout, u.ReadyTimeout)
+}
+
 func l0(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d
@@ -569,7 +583,7 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		return out
 	}
 	spec := svc.Spec{Command: subAll(d.Command), Cwd: d.Cwd, Env: subAll(n.env), ReadyURL: sub(d.ReadyURL), ReadyPort: d.ReadyPort,
-		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: l0(d.ReadyTimeout, u.ReadyTimeout), StopGrace: d.StopGrace,
+		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: u.readyTimeout(n), StopGrace: d.StopGrace,
 		Restart: d.Restart, MaxRestarts: d.MaxRestarts, StopSignal: d.StopSignal,
 		NoFollow: d.NoFollow || d.Oneshot} // a one-shot runs to completion: what it leaves is stopped
 	if d.PTY {

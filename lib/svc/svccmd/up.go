@@ -93,6 +93,8 @@ func (v *Verbs) printResult(r project.Result) {
 		fmt.Fprintf(v.Out, "%s skipped: %s\n", r.Name, r.Reason)
 	case r.Action == project.ActFailed:
 		fmt.Fprintf(v.Out, "%s failed: %s\n", r.Name, r.Reason)
+	case r.Action == project.ActUnchanged && r.Watcher:
+		fmt.Fprintf(v.Out, "%s is unchanged: running (pid %d), a watcher\n", r.Name, r.Start.PID)
 	case r.Action == project.ActUnchanged && r.Worker:
 		fmt.Fprintf(v.Out, "%s is unchanged: running (pid %d), a worker\n", r.Name, r.Start.PID)
 	case r.Action == project.ActUnchanged:
@@ -105,7 +107,7 @@ func (v *Verbs) printResult(r project.Result) {
 			fmt.Fprintf(v.Out, "%s runs again: %s\n", r.Name, r.Reason)
 		}
 		if r.Worker {
-			fmt.Fprint(v.Out, workerLine(r.Start))
+			fmt.Fprint(v.Out, workerLine(r))
 			return
 		}
 		s := *r.Start
@@ -117,13 +119,13 @@ func (v *Verbs) printResult(r project.Result) {
 }
 
 // workerLine says a service runs without listening, so svc up did not
-// wait for it: a watcher (running from its start), or a worker (nothing
-// listened within project.WorkerSettle).
-func workerLine(r *svc.StartResult) string {
-	if r.Status == svc.Running {
-		return fmt.Sprintf("%s is running (pid %d); a watcher: it does not listen\n", r.Name, r.PID)
+// wait for it: a watcher (by its command), or a worker (nothing listened
+// within project.WorkerSettle).
+func workerLine(r project.Result) string {
+	if r.Watcher {
+		return fmt.Sprintf("%s is running (pid %d); a watcher: it does not listen\n", r.Name, r.Start.PID)
 	}
-	return fmt.Sprintf("%s is running (pid %d); a worker: it did not listen in its first %s\n", r.Name, r.PID, project.WorkerSettle)
+	return fmt.Sprintf("%s is running (pid %d); a worker: it did not listen in its first %s\n", r.Name, r.Start.PID, project.WorkerSettle)
 }
 
 // standing is how a service stands, in a few words.
