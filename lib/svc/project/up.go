@@ -326,6 +326,10 @@ func unmet(dep *node, cond string) string {
 	if ok {
 		return ""
 	}
+	if cond == Ready && r.Status == svc.Exited && r.ExitCode != nil && *r.ExitCode == 0 && !dep.def.Oneshot {
+		// A migration run to completion, declared as a server.
+		return fmt.Sprintf("%s %s (it needs it ready; a step that runs once to completion is oneshot = true)", name, Outcome(r))
+	}
 	return fmt.Sprintf("%s %s (it needs it %s)", name, Outcome(r), condWord(cond))
 }
 
