@@ -39,4 +39,10 @@ func statusSummary(l *svc.Listing, now time.Time) string {
 }
 
 // stopSummary is what a stop did.
-func stopSummary(r *svc.StopReport) string { return strings.TrimSpace(svctext.Stop(r)) }
+func stopSummary(r *svc.StopReport) string {
+	text := strings.TrimSpace(svctext.Stop(r))
+	if sig := svctext.Killed(r); sig != "" {
+		text += fmt.Sprintf("\nIt did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with stop_signal.", sig)
+	}
+	return text
+}

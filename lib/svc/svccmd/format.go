@@ -77,4 +77,10 @@ func FormatList(ls []*svc.Listing, now time.Time) string {
 func FormatStatus(l *svc.Listing, now time.Time) string { return svctext.Status(l, now) }
 
 // FormatStop says what a stop did, for people.
-func FormatStop(r *svc.StopReport) string { return svctext.Stop(r) }
+func FormatStop(r *svc.StopReport) string {
+	text := svctext.Stop(r)
+	if sig := svctext.Killed(r); sig != "" {
+		text += fmt.Sprintf("note: it did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with --stop-signal\n", sig)
+	}
+	return text
+}

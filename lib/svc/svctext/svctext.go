@@ -236,6 +236,24 @@ func Stop(r *svc.StopReport) string {
 	return b.String()
 }
 
+// Killed is the signal a stop sent first when what it was sent to had to
+// be killed after the grace (it reloads, or ignores it, on that signal:
+// uWSGI on SIGTERM); "" when nothing needed SIGKILL.
+func Killed(r *svc.StopReport) string {
+	first, kill := "", false
+	for _, s := range r.Signalled {
+		if s.Signal == "SIGKILL" {
+			kill = true
+		} else if first == "" {
+			first = s.Signal
+		}
+	}
+	if !kill {
+		return ""
+	}
+	return first
+}
+
 // Ran is the note on a foreground run that did not simply end: timed
 // out, interrupted, or left a child holding its output; "" otherwise.
 func Ran(f *proc.RunResult, timeout time.Duration, w Words) string {
