@@ -262,6 +262,9 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	}()
 	n.res = Result{Name: n.dir.Name}
 	if why := u.waitNeeds(ctx, n, nodes); why != "" {
+		if l, err := svc.Look(n.dir); err == nil && l.Status.Live() {
+			why += "; the one running from before is left as it is"
+		}
 		n.res.Action, n.res.Reason = ActSkipped, why
 		if ctx.Err() == nil {
 			u.report(n)
