@@ -479,7 +479,9 @@ func (w *watch) commandSucceeds() bool {
 
 // probe waits until port accepts, belongs to the service's tree and is
 // usable (--ready-port); a port held by someone else is recorded, not
-// ready. Its address is said as for a listener found by itself.
+// ready. Its address is said as for a listener found by itself. A port
+// the tree is seen to listen on is not connected to: a connection made
+// and dropped is what MariaDB logs as aborted.
 func (w *watch) probe(port int, by string) {
 	go w.readLines(nil)
 	defer w.watching.Store(false)
@@ -487,20 +489,27 @@ func (w *watch) probe(port int, by string) {
 	pgid := w.launch.child.PID()
 	tree := ready.NewListens(os.Getpid())
 	defer tree.Close()
-	var first time.Time // when the port was first seen to be the tree's
+	var first time.Time // when the tree was first seen listening on port
 	for !w.m.ended() {
 		wait := 5 * time.Millisecond
-		if ready.Accepts(port) {
+		if l, ok := listenerOn(tree.Poll(), port); ok {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			r, v := w.portReady(tree, l, by, time.Since(first))
+			if v == isReady {
+				w.ready(r, l.Inode, nil)
+				return
+			}
+			if v == notYet {
+				wait = 50 * time.Millisecond
+			}
+		} else if ready.Accepts(port) {
 			ours, holder := ready.PortOwner(port, os.Getpid(), pgid)
 			if ours {
-				if first.IsZero() {
-					first = time.Now()
-				}
-				if r, socket, ok := w.portReady(tree, port, by, time.Since(first)); ok {
-					w.ready(r, socket, nil)
-					return
-				}
-				wait = 50 * time.Millisecond
+				// It accepts, but the tree's socket is not seen: the port alone.
+				w.ready(svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, nil)
+				return
 			}
 			if !noted && holder != "" {
 				noted = true
@@ -513,24 +522,27 @@ func (w *watch) probe(port int, by string) {
 	}
 }
 
-// portReady is the report for a --ready-port the tree listens on, when a
-// client can use it, and the inode of its socket when it is seen.
-func (w *watch) portReady(tree *ready.Listens, port int, by string, listening time.Duration) (svc.Report, uint64, bool) {
-	for _, l := range tree.Poll() {
-		if l.Port != port {
-			continue
+// listenerOn is the listener on port among ls.
+func listenerOn(ls []sockdiag.Listener, port int) (sockdiag.Listener, bool) {
+	for _, l := range ls {
+		if l.Port == port {
+			return l, true
 		}
-		holder := tree.Holder(l)
-		server := ready.ServerOf(holder)
-		addr := ready.Reach(l)
-		if w.usable(server, addr, holder, listening) != isReady {
-			return svc.Report{}, 0, false
-		}
-		var none []ready.Endpoint
-		return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: port}, By: by}, l.Inode, true
 	}
-	// It accepts but the tree's socket is not seen (yet): the port alone.
-	return svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, true
+	return sockdiag.Listener{}, false
+}
+
+// portReady is the report for a --ready-port the tree listens on with l,
+// when a client can use it.
+func (w *watch) portReady(tree *ready.Listens, l sockdiag.Listener, by string, listening time.Duration) (svc.Report, verdict) {
+	holder := tree.Holder(l)
+	server := ready.ServerOf(holder)
+	addr := ready.Reach(l)
+	if v := w.usable(server, addr, holder, listening); v != isReady {
+		return svc.Report{}, v
+	}
+	var none []ready.Endpoint
+	return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: l.Port}, By: by}, isReady
 }
 
 func drain(lines <-chan string) {
