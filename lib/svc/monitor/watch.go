@@ -35,11 +35,15 @@ type watch struct {
 	lines    <-chan string
 	regex    bool        // lines go to a --ready-regex, not to endpoint detection
 	watching atomic.Bool // it still reads lines
+	// said: the output said a MySQL server takes clients (and not since
+	// that one shut down); wake is signalled when it is said.
+	said atomic.Bool
+	wake chan struct{}
 }
 
 func (m *monitor) newWatch(r *launched, lines <-chan string) *watch {
-	w := &watch{m: m, launch: r, lines: lines, regex: m.spec.ReadyRegex != ""}
-	w.watching.Store(w.regex || (m.spec.ReadyURL == "" && m.spec.ReadyPort == 0 && m.spec.ReadyCmd == ""))
+	w := &watch{m: m, launch: r, lines: lines, regex: m.spec.ReadyRegex != "", wake: make(chan struct{}, 1)}
+	w.watching.Store(w.regex || (m.spec.ReadyURL == "" && m.spec.ReadyCmd == ""))
 	return w
 }
 
@@ -63,9 +67,10 @@ func (w *watch) decide() {
 	switch {
 	case spec.ReadyRegex != "":
 		w.byRegex(spec.ReadyRegex)
-	// With a --ready-url, -port or -cmd no line is ever sent (watching is
-	// false from the start), and the deferred drain ends with the output:
-	// waiting for it here would wait for the service to end.
+	// With a --ready-url or -cmd no line is ever sent (watching is false
+	// from the start), and the deferred drain ends with the output:
+	// waiting for it here would wait for the service to end. With
+	// --ready-port lines are read for a MySQL server saying it is ready.
 	case spec.ReadyURL != "":
 		w.poll(10*time.Millisecond, 250*time.Millisecond, func() bool { return ready.HTTP(spec.ReadyURL) }, svc.Report{Endpoint: svc.Endpoint{URL: spec.ReadyURL}, By: "url"})
 	case spec.ReadyPort > 0:
@@ -114,21 +119,7 @@ func (w *watch) byRegex(expr string) {
 // else holds is recorded, never taken for readiness.
 func (w *watch) byListening() {
 	eps := make(chan ready.Endpoint, 8)
-	go func() {
-		defer close(eps)
-		for l := range w.lines {
-			l = ready.StripANSI(l) // a coloured URL, under --pty
-			if strings.Contains(l, ready.ProbeRequestLine) {
-				continue // a server logging svc's own probe, with the address it was sent to
-			}
-			if ep, ok := ready.FindEndpoint(l); ok {
-				select {
-				case eps <- ep:
-				default: // the first few are what matters
-				}
-			}
-		}
-	}()
+	go w.readLines(eps)
 	tree := ready.NewListens(os.Getpid())
 	handedOn := false
 	defer func() {
@@ -155,6 +146,12 @@ func (w *watch) byListening() {
 			if verdict == notYet {
 				wait = max(wait, 50*time.Millisecond) // a server turning clients away is asked again, not hammered
 			}
+			if verdict == notSaid && !w.sleepOrWake(wait) {
+				return
+			}
+			if verdict == notSaid {
+				continue
+			}
 		}
 		if !w.sleep(wait) {
 			return
@@ -168,8 +165,66 @@ type verdict int
 const (
 	notListening verdict = iota // not on the port wanted, yet
 	notYet                      // listening, but turning clients away
+	notSaid                     // listening, and its output has not said it takes clients yet
 	isReady
 )
+
+// mysqlSilence is how long a MySQL server that logs to its output may
+// listen before it says "ready for connections" (MariaDB says it a few
+// milliseconds after it listens); after that its log is taken to go
+// elsewhere, and it is asked for its handshake.
+const mysqlSilence = 2 * time.Second
+
+// readLines reads the lines watched: it passes the endpoints printed to
+// eps (when not nil) and notes a MySQL server saying it is ready.
+func (w *watch) readLines(eps chan<- ready.Endpoint) {
+	if eps != nil {
+		defer close(eps)
+	}
+	for l := range w.lines {
+		l = ready.StripANSI(l) // a coloured URL, under --pty
+		switch {
+		case ready.SaysReady(l):
+			w.said.Store(true)
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		case ready.SaysShutDown(l):
+			w.said.Store(false) // a server that set up the data, before the real one
+		}
+		if eps == nil || strings.Contains(l, ready.ProbeRequestLine) {
+			continue // a server logging svc's own probe, with the address it was sent to
+		}
+		if ep, ok := ready.FindEndpoint(l); ok {
+			select {
+			case eps <- ep:
+			default: // the first few are what matters
+			}
+		}
+	}
+}
+
+// usable is whether a client can use the server on addr, held by holder,
+// listening for so long. A MySQL server that logs to svc's output is
+// usable when it says so there, and is asked nothing: MariaDB logs a
+// client that leaves at the handshake as an aborted connection. Only
+// one whose log svc does not see is asked, and one that stays silent
+// for mysqlSilence.
+func (w *watch) usable(server ready.Server, addr netip.AddrPort, holder int, listening time.Duration) verdict {
+	if server == ready.MySQL {
+		if w.said.Load() {
+			return isReady
+		}
+		if listening < mysqlSilence && w.watching.Load() && ready.LogsToOutput(holder) {
+			return notSaid
+		}
+	}
+	if ready.Usable(server, addr, holder) {
+		return isReady
+	}
+	return notYet
+}
 
 // listenInterval is how often the tree's sockets are looked at: often
 // while a server is most likely to start listening, then less and less,
@@ -228,8 +283,8 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		holder := tree.Holder(l)
 		server := ready.ServerOf(holder)
 		addr := ready.Reach(l)
-		if !ready.Usable(server, addr, holder) {
-			return svc.Report{}, 0, notYet
+		if v := w.usable(server, addr, holder, since); v != isReady {
+			return svc.Report{}, 0, v
 		}
 		if url == "" {
 			url = w.address(server, addr, eps, printed)
@@ -364,6 +419,19 @@ func (w *watch) trackPorts(tree *ready.Listens, ports []int) {
 	}
 }
 
+// sleepOrWake is sleep, cut short when a server says it is ready.
+func (w *watch) sleepOrWake(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.wake:
+	case <-w.launch.ended():
+		return false
+	}
+	return !w.m.ended()
+}
+
 // sleep waits d; false when the run ended meanwhile.
 func (w *watch) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -411,50 +479,70 @@ func (w *watch) commandSucceeds() bool {
 
 // probe waits until port accepts, belongs to the service's tree and is
 // usable (--ready-port); a port held by someone else is recorded, not
-// ready. Its address is said as for a listener found by itself.
+// ready. Its address is said as for a listener found by itself. A port
+// the tree is seen to listen on is not connected to: a connection made
+// and dropped is what MariaDB logs as aborted.
 func (w *watch) probe(port int, by string) {
+	go w.readLines(nil)
+	defer w.watching.Store(false)
 	noted := false
 	pgid := w.launch.child.PID()
 	tree := ready.NewListens(os.Getpid())
 	defer tree.Close()
+	var first time.Time // when the tree was first seen listening on port
 	for !w.m.ended() {
 		wait := 5 * time.Millisecond
-		if ready.Accepts(port) {
+		if l, ok := listenerOn(tree.Poll(), port); ok {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			r, v := w.portReady(tree, l, by, time.Since(first))
+			if v == isReady {
+				w.ready(r, l.Inode, nil)
+				return
+			}
+			if v == notYet {
+				wait = 50 * time.Millisecond
+			}
+		} else if ready.Accepts(port) {
 			ours, holder := ready.PortOwner(port, os.Getpid(), pgid)
 			if ours {
-				if r, socket, ok := w.portReady(tree, port, by); ok {
-					w.ready(r, socket, nil)
-					return
-				}
-				wait = 50 * time.Millisecond
+				// It accepts, but the tree's socket is not seen: the port alone.
+				w.ready(svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, nil)
+				return
 			}
 			if !noted && holder != "" {
 				noted = true
 				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, port })
 			}
 		}
-		time.Sleep(wait)
+		if !w.sleepOrWake(wait) {
+			return
+		}
 	}
 }
 
-// portReady is the report for a --ready-port the tree listens on, when a
-// client can use it, and the inode of its socket when it is seen.
-func (w *watch) portReady(tree *ready.Listens, port int, by string) (svc.Report, uint64, bool) {
-	for _, l := range tree.Poll() {
-		if l.Port != port {
-			continue
+// listenerOn is the listener on port among ls.
+func listenerOn(ls []sockdiag.Listener, port int) (sockdiag.Listener, bool) {
+	for _, l := range ls {
+		if l.Port == port {
+			return l, true
 		}
-		holder := tree.Holder(l)
-		server := ready.ServerOf(holder)
-		addr := ready.Reach(l)
-		if !ready.Usable(server, addr, holder) {
-			return svc.Report{}, 0, false
-		}
-		var none []ready.Endpoint
-		return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: port}, By: by}, l.Inode, true
 	}
-	// It accepts but the tree's socket is not seen (yet): the port alone.
-	return svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, true
+	return sockdiag.Listener{}, false
+}
+
+// portReady is the report for a --ready-port the tree listens on with l,
+// when a client can use it.
+func (w *watch) portReady(tree *ready.Listens, l sockdiag.Listener, by string, listening time.Duration) (svc.Report, verdict) {
+	holder := tree.Holder(l)
+	server := ready.ServerOf(holder)
+	addr := ready.Reach(l)
+	if v := w.usable(server, addr, holder, listening); v != isReady {
+		return svc.Report{}, v
+	}
+	var none []ready.Endpoint
+	return svc.Report{Endpoint: svc.Endpoint{URL: w.address(server, addr, nil, &none), Port: l.Port}, By: by}, isReady
 }
 
 func drain(lines <-chan string) {

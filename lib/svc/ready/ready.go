@@ -1,8 +1,10 @@
 // Package ready is how svc knows a service is ready: the endpoints a
 // server prints (a URL, a host:port, "port N"), the listening sockets of
 // its tree and which process holds each, what that server is (a web
-// server, Redis, PostgreSQL, MySQL…) and whether a client can use it now,
-// asked as its own clients ask; probes of a port, an HTTP URL and a TLS
+// server, Redis, PostgreSQL, MySQL…) and whether a client can use it now
+// — from what the server says of itself (PostgreSQL's pid file, MySQL's
+// "ready for connections") or asked as its own clients ask, so that
+// nothing lands in its log; probes of a port, an HTTP URL and a TLS
 // server; and whether a listening port belongs to the service's own
 // process tree or to someone else.
 package ready

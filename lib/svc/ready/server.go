@@ -1,7 +1,6 @@
 package ready
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,33 +73,4 @@ func ServerOf(pid int) Server {
 		}
 	}
 	return Unknown
-}
-
-// userOf is the name of the user pid runs as (its real uid, from
-// /etc/passwd), "" when it is not known.
-func userOf(pid int) string {
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return ""
-	}
-	uid := ""
-	for _, line := range bytes.Split(status, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
-			if f := strings.Fields(string(rest)); len(f) > 0 {
-				uid = f[0]
-			}
-			break
-		}
-	}
-	passwd, err := os.ReadFile("/etc/passwd")
-	if err != nil || uid == "" {
-		return ""
-	}
-	for _, line := range strings.Split(string(passwd), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) > 2 && f[2] == uid {
-			return f[0]
-		}
-	}
-	return ""
 }

@@ -16,10 +16,13 @@ import (
 // Usable reports whether a client can use the server s, held by pid, at
 // a now. It asks only the servers svc knows, each the way its own
 // clients do, so the server logs nothing: Redis a PING, PostgreSQL its
-// pid file and then a startup message, MySQL its handshake. Any other
-// listener is usable as soon as it listens. false means "not yet": the
-// server turns clients away for now (PostgreSQL starting up or
-// recovering, Redis loading its data set), or the connection failed.
+// pid file (a startup message only when that cannot be read), MySQL its
+// handshake. A MySQL server that logs to its output is better taken at
+// its word (SaysReady): a client leaving at the handshake is logged as an
+// aborted connection. Any other listener is usable as soon as it
+// listens. false means "not yet": the server turns clients away for now
+// (PostgreSQL starting up or recovering, Redis loading its data set), or
+// the connection failed.
 func Usable(s Server, a netip.AddrPort, pid int) bool {
 	switch s {
 	case Redis:
@@ -65,7 +68,10 @@ func redisUsable(a netip.AddrPort) bool {
 // mysqlUsable reads the handshake a MySQL or MariaDB server sends first:
 // a handshake (protocol 10) is a server taking clients, and so is an
 // error packet (too many connections, a blocked host): the server is up,
-// and says why this client may not come in.
+// and says why this client may not come in. A client that leaves there
+// is one the server counts as aborted, and MariaDB, at its default
+// log_warnings=2, logs a warning for it: this is asked only of a server
+// whose log svc does not see (see SaysReady).
 func mysqlUsable(a netip.AddrPort) bool {
 	c, err := dial(a)
 	if err != nil {
@@ -90,28 +96,35 @@ func mysqlUsable(a netip.AddrPort) bool {
 }
 
 // postgresUsable asks PostgreSQL whether it accepts sessions. The
-// postmaster's pid file says so first (line 8: starting, ready, standby,
-// stopping — what pg_ctl -w waits on), which costs the server nothing
-// and leaves nothing in its log. A server whose pid file says ready, or
-// that has none svc can read, is then sent a startup message as the
-// user it runs as, to database postgres: an authentication request or a
-// session is ready, and so is any error but 57P03 (starting up, shutting
-// down, in recovery), which is not yet.
+// postmaster's pid file says so (line 8: starting, ready, standby,
+// stopping — what pg_ctl -w waits on, taking standby as ready too, for a
+// hot standby takes read-only sessions), which costs the server nothing
+// and leaves nothing in its log: no connection is made. Only a server
+// whose pid file svc cannot read (run as another user, out of svc's
+// sight) is sent a startup message, as role postgres to database
+// postgres — the role of packaged and container clusters; a cluster
+// without one logs that it does not exist. An authentication request or
+// a session is ready, and so is any error but 57P03 (starting up,
+// shutting down, in recovery), which is not yet.
 func postgresUsable(a netip.AddrPort, pid int) bool {
 	switch pidFileStatus(pid) {
-	case "", "starting", "stopping":
-		return false
+	case "ready", "standby":
+		return true
+	case "unknown":
+		return postgresAnswers(a)
 	}
+	return false // starting, stopping, or not written yet
+}
+
+// postgresAnswers sends PostgreSQL a startup message and reads its
+// answer.
+func postgresAnswers(a netip.AddrPort) bool {
 	c, err := dial(a)
 	if err != nil {
 		return false
 	}
 	defer c.Close()
-	user := userOf(pid)
-	if user == "" {
-		user = "postgres"
-	}
-	if _, err := c.Write(startupMessage(user, "postgres")); err != nil {
+	if _, err := c.Write(startupMessage("postgres", "postgres")); err != nil {
 		return false
 	}
 	r := bufio.NewReader(c)
@@ -199,4 +212,42 @@ func pgErrorCode(body []byte) string {
 		body = body[min(end+1, len(body)):]
 	}
 	return ""
+}
+
+// SaysReady is whether a line of a MySQL or MariaDB server's error log
+// says it takes clients: "mysqld: ready for connections." (MySQL 8 goes
+// on with its version on the line; MySQL 8's "X Plugin ready for
+// connections" is not it). Saying so, the server is usable, and it is
+// asked nothing.
+func SaysReady(line string) bool {
+	return strings.Contains(line, ": ready for connections")
+}
+
+// SaysShutDown is whether a line of a MySQL or MariaDB server's error log
+// says it has shut down: a "ready for connections" before it was said by
+// a server that is gone (a container's entrypoint starts one to set up
+// its data, then the real one).
+func SaysShutDown(line string) bool {
+	return strings.Contains(line, ": Shutdown complete")
+}
+
+// LogsToOutput is whether the server pid writes its error log to its
+// standard error, and that is a pipe, a socket or a terminal — what svc
+// reads of a service. A server given --log-error, or whose standard error
+// is a file or /dev/null, logs where svc does not see; so does one whose
+// standard error svc may not look at and that was given --log-error.
+func LogsToOutput(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid)
+	if to, err := os.Readlink(dir + "/fd/2"); err == nil {
+		// mysqld points its standard error at its --log-error file.
+		return strings.HasPrefix(to, "pipe:") || strings.HasPrefix(to, "socket:") ||
+			strings.HasPrefix(to, "/dev/pts/") || strings.HasPrefix(to, "/dev/tty")
+	}
+	raw, _ := os.ReadFile(dir + "/cmdline")
+	for _, arg := range strings.Split(string(raw), "\x00") {
+		if strings.HasPrefix(arg, "--log-error") || strings.HasPrefix(arg, "--log_error") {
+			return false
+		}
+	}
+	return true
 }
