@@ -42,6 +42,16 @@ func TestClassify(t *testing.T) {
 		"inotifywait src": OneShot, "tail x.log": OneShot, "celery -A proj inspect ping": OneShot, "python manage.py migrate": OneShot,
 		"sh -c watch -n 1 date": Watcher, "sh -c 'exec tail -f x.log'": Watcher, "bash -c \"cd web && npm run dev\"": Server,
 		"sleep 600": OneShot, "sh -c 'sleep 1'": OneShot, "npm run build": OneShot,
+		// the shell's syntax and plumbing, and wrappers, are read past
+		"while :; do tail -f x; done": Watcher, "while true; do uvicorn app:app; done": Server,
+		"while true; do date; sleep 1; done": Watcher, "until false; do npm run build; done": Watcher,
+		"sh -c 'while :; do date; sleep 5; done'": Watcher, "while read l; do echo $l; done": OneShot,
+		"for f in *.js; do node $f; done": OneShot, "if true; then exec redis-server; fi": Server,
+		"npm run dev; echo done": Server, "{ npm run dev; }": Server, "( cd web && exec vite )": Server,
+		"sleep 100 & wait": OneShot, "tail -f x & wait": Watcher, "nice -n 5 npm run dev": Server,
+		"setpriv --reuid=nobody --regid=nogroup --clear-groups postgres -D d": Server,
+		"timeout 100 tail -f x": Watcher, "taskset -c 0 redis-server": Server, "sudo -u www npm start": Server,
+		"su -c 'exec redis-server' redis": Server, "stdbuf -oL tail -f x": Watcher, "setsid npm run dev": Server,
 	}
 	for c, want := range cases {
 		if got := Classify(c); got != want {
