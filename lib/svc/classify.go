@@ -21,21 +21,22 @@ const (
 )
 
 // LooksLongRunning tells, from a command line alone, whether it starts
-// something that does not exit on its own: a server or a watcher. svc
-// run --background auto starts those as services.
-func LooksLongRunning(command string) bool { return Classify(command) != OneShot }
+// something that does not exit on its own: a server, a watcher, or a
+// loop that never ends by itself (while true; do …; done). svc run
+// --background auto starts those as services.
+func LooksLongRunning(command string) bool {
+	words, endless := readLine(command)
+	return endless || classifyCommand(words) != OneShot
+}
 
 // Classify tells, from a command line alone, what it starts. It looks at
 // the command lastCommand finds (the last of a && or ; chain that is not
 // shell plumbing, past environment assignments and wrappers such as npx,
-// nice and bundle exec); a loop that never ends by itself (while true)
-// is a Watcher when that command is a one-shot.
+// nice and bundle exec). A loop is what its command is: an endless loop
+// of a command svc does not know may still serve (while :; do node
+// server.js; done), so it is left to the monitor to find out.
 func Classify(command string) Kind {
-	words, endless := readLine(command)
-	if k := classifyCommand(words); k != OneShot || !endless {
-		return k
-	}
-	return Watcher // while true; do …; done runs until stopped
+	return classifyCommand(lastCommand(command))
 }
 
 // classifyCommand tells what one command (past its wrappers) starts.
