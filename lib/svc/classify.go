@@ -21,15 +21,26 @@ const (
 )
 
 // LooksLongRunning tells, from a command line alone, whether it starts
-// something that does not exit on its own: a server or a watcher. svc
-// run --background auto starts those as services.
-func LooksLongRunning(command string) bool { return Classify(command) != OneShot }
+// something that does not exit on its own: a server, a watcher, or a
+// loop that never ends by itself (while true; do …; done). svc run
+// --background auto starts those as services.
+func LooksLongRunning(command string) bool {
+	words, endless := readLine(command)
+	return endless || classifyCommand(words) != OneShot
+}
 
 // Classify tells, from a command line alone, what it starts. It looks at
-// the last command of a && or ; chain, past environment assignments and
-// wrappers such as npx and bundle exec.
+// the command lastCommand finds (the last of a && or ; chain that is not
+// shell plumbing, past environment assignments and wrappers such as npx,
+// nice and bundle exec). A loop is what its command is: an endless loop
+// of a command svc does not know may still serve (while :; do node
+// server.js; done), so it is left to the monitor to find out.
 func Classify(command string) Kind {
-	words := lastCommand(command)
+	return classifyCommand(lastCommand(command))
+}
+
+// classifyCommand tells what one command (past its wrappers) starts.
+func classifyCommand(words []string) Kind {
 	if len(words) == 0 {
 		return OneShot
 	}
@@ -167,35 +178,229 @@ func python(args []string, run bool) Kind {
 	return OneShot
 }
 
-// lastCommand returns the words of the last command of a line — the first
-// of its last pipeline, quotes removed — past environment assignments and
-// wrappers (npx, bunx, exec, sh -c, bundle exec).
-func lastCommand(command string) []string {
-	return skipWrappers(lastPipelineHead(command))
+// lastCommand returns the words of the command a line runs: of its
+// pipelines, the last that is not only shell plumbing (cd, echo, wait,
+// true, exit, set …; a sleep only when nothing else runs), its first
+// command, quotes removed, past environment assignments and wrappers
+// (npx, env, exec, nice, timeout, setpriv, sudo, sh -c …).
+func lastCommand(line string) []string {
+	words, _ := readLine(line)
+	return words
+}
+
+// readLine is lastCommand, and whether the line (or the sh -c in it) has
+// a loop that never ends by itself (while true, while :, until false).
+func readLine(line string) (words []string, endless bool) {
+	var pacer, plumbing []string
+	cmds := shellCommands(line)
+	for i := len(cmds) - 1; i >= 0; i-- {
+		endless = endless || cmds[i].endless
+		if !cmds[i].pipeStart {
+			continue
+		}
+		w, e := unwrap(cmds[i].words)
+		endless = endless || e
+		switch {
+		case len(w) == 0:
+		case words != nil:
+		case isPlumbing(w[0]):
+			if plumbing == nil {
+				plumbing = w
+			}
+		case filepath.Base(w[0]) == "sleep":
+			if pacer == nil {
+				pacer = w
+			}
+		default:
+			words = w
+		}
+	}
+	switch {
+	case words != nil:
+		return words, endless
+	case pacer != nil:
+		return pacer, endless
+	}
+	return plumbing, endless
+}
+
+// isPlumbing tells the shell's own commands, which set up, report or
+// wait for what a line runs without being it.
+func isPlumbing(prog string) bool {
+	switch prog {
+	case "wait", "true", "false", ":", "exit", "return", "set", "export", "unset", "cd", "pushd", "popd",
+		"trap", "shift", "break", "continue", "echo", "printf", "[", "[[", "test", "local", "readonly",
+		"declare", "typeset", "umask", "ulimit", "source", ".", "read", "exec", "kill":
+		return true
+	}
+	return false
 }
 
 // skipWrappers drops what runs a command without being it: environment
-// assignments, wrappers with their options (npx -y, env -i, bundle exec,
-// uv run), and a shell's -c, for the command in its string.
+// assignments, redirections, wrappers with their options (npx -y, env -i,
+// nice -n 5, timeout 10, taskset -c 0, setpriv --reuid=…, sudo -u x,
+// runuser -u x --, bundle exec, uv run), and a shell's -c, su's or
+// runuser's -c, for the command in its string. A wrapper with no command
+// after it is the command (sudo -i: sudo).
 func skipWrappers(words []string) []string {
+	w, _ := unwrap(words)
+	return w
+}
+
+// unwrap is skipWrappers, and whether a shell line it read in a -c has a
+// loop that never ends by itself.
+func unwrap(words []string) ([]string, bool) {
+	orig := words
 	for len(words) > 0 {
 		w := words[0]
+		var next []string
 		switch {
+		case isRedirection(w):
+			next = words[1:]
+			if strings.TrimLeft(w, "0123456789<>&|-") == "" && len(next) > 0 {
+				next = next[1:] // > file
+			}
 		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
-			words = words[1:] // FOO=bar
-		case w == "npx" || w == "bunx" || w == "exec" || w == "env" || w == "time" || w == "nohup" || w == "pnpx":
-			words = skipOptions(words[1:], "-p", "--package")
-		case (w == "sh" || w == "bash" || w == "dash" || w == "zsh") && len(words) > 2 && words[1] == "-c":
-			words = lastPipelineHead(words[2]) // sh -c 'tail -f x.log': shorter each time
-		case w == "bundle" && len(words) > 1 && words[1] == "exec":
-			words = words[2:]
-		case w == "poetry" && len(words) > 1 && words[1] == "run", w == "uv" && len(words) > 1 && words[1] == "run", w == "pipenv" && len(words) > 1 && words[1] == "run":
-			words = words[2:]
+			next = words[1:] // FOO=bar
+		case w == "bundle" && len(words) > 1 && words[1] == "exec",
+			(w == "poetry" || w == "uv" || w == "pipenv") && len(words) > 1 && words[1] == "run":
+			next = words[2:]
 		default:
-			return words
+			rest, line, ok := wrapped(words)
+			switch {
+			case !ok:
+				return words, false
+			case line != "":
+				// sh -c 'tail -f x.log': shorter each time.
+				if inner, endless := readLine(line); len(inner) > 0 {
+					return inner, endless
+				}
+			}
+			next = rest
+		}
+		if len(next) == 0 {
+			break
+		}
+		words = next
+	}
+	// Nothing is left: the wrapper is the command (sudo -i, exec >log).
+	if isRedirection(orig[0]) {
+		return nil, false
+	}
+	return orig, false
+}
+
+// isRedirection tells a word that redirects (>log, 2>&1, <in, &>x).
+func isRedirection(w string) bool {
+	w = strings.TrimLeft(w, "0123456789")
+	return strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "&>")
+}
+
+// wrapped reads words as a wrapper's: rest is the command it runs, past
+// its options (those taking a value with it) and the words it takes
+// before the command (timeout's duration, taskset's mask), or line is the
+// shell line of its -c (sh -c, su -c, runuser -c). ok is false when
+// words[0] is no wrapper, or one that runs no command (su user).
+func wrapped(words []string) (rest []string, line string, ok bool) {
+	prog, args := filepath.Base(words[0]), words[1:]
+	switch prog {
+	case "npx", "bunx", "pnpx":
+		return skipOptions(args, "-p", "--package"), "", true
+	case "exec":
+		return skipOptions(args, "-a"), "", true
+	case "env":
+		return skipOptions(args, "-u", "--unset", "-C", "--chdir", "-S", "--split-string"), "", true
+	case "time":
+		return skipOptions(args, "-f", "--format", "-o", "--output"), "", true
+	case "nohup", "setsid":
+		return skipOptions(args), "", true
+	case "tini", "dumb-init":
+		return skipOptions(args, "-p", "-e", "-r", "--rewrite"), "", true
+	case "nice":
+		return skipOptions(args, "-n", "--adjustment"), "", true
+	case "ionice":
+		return skipOptions(args, "-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"), "", true
+	case "chrt":
+		rest = skipOptions(args, "-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline")
+		if len(rest) > 0 && strings.Trim(rest[0], "0123456789") == "" {
+			rest = rest[1:] // the priority
+		}
+		return rest, "", true
+	case "taskset":
+		return skipWords(skipOptions(args), 1), "", true // the mask or list
+	case "timeout":
+		return skipWords(skipOptions(args, "-s", "--signal", "-k", "--kill-after"), 1), "", true // the duration
+	case "stdbuf":
+		return skipOptions(args, "-i", "--input", "-o", "--output", "-e", "--error"), "", true
+	case "setpriv":
+		return skipOptions(args, "--ruid", "--euid", "--reuid", "--rgid", "--egid", "--regid", "--groups",
+			"--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig",
+			"--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"), "", true
+	case "sudo":
+		return skipOptions(args, "-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host",
+			"-p", "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout", "-R", "--chroot"), "", true
+	case "doas":
+		return skipOptions(args, "-u", "-C"), "", true
+	case "su", "runuser":
+		if c, ok := optionValue(args, "-c", "--command"); ok {
+			return nil, c, true
+		}
+		if _, ok := optionValue(args, "-u", "--user"); ok && prog == "runuser" {
+			return skipOptions(args, "-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"), "", true
+		}
+		return nil, "", false // a login shell
+	case "sh", "bash", "dash", "zsh", "ksh", "ash":
+		return shellC(args)
+	}
+	return nil, "", false
+}
+
+// shellC reads a shell's arguments: the line of its -c (bash -lc '…',
+// sh -e -c '…'), else not a wrapper (sh start.sh runs a script).
+func shellC(args []string) (rest []string, line string, ok bool) {
+	c := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			c = c || strings.Contains(a, "c")
+			if strings.Contains(a, "o") || strings.Contains(a, "O") {
+				i++ // -o pipefail
+			}
+		case c:
+			return nil, a, true
+		default:
+			return nil, "", false
 		}
 	}
-	return nil
+	return nil, "", false
+}
+
+// optionValue is the value of the first of the options names in args (up
+// to a "--"), given as the next word or after '=' (--command=…).
+func optionValue(args []string, names ...string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, n := range names {
+			if a == n && i+1 < len(args) {
+				return args[i+1], true
+			}
+			if v, ok := strings.CutPrefix(a, n+"="); ok && strings.HasPrefix(n, "--") {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// skipWords drops n words from the start of words.
+func skipWords(words []string, n int) []string {
+	return words[min(n, len(words)):]
 }
 
 // skipOptions drops the options at the start of words; those named in

@@ -11,6 +11,8 @@ func TestLooksLongRunning(t *testing.T) {
 		"uvicorn app:app --reload", "flask run", "rails s", "bundle exec rails server", "php -S localhost:8000",
 		"hugo server", "docker compose up", "docker-compose up", "tail -f log.txt", "tail -F app.log",
 		"redis-server", "watch -n1 date", "cargo watch -x run", "poetry run uvicorn main:app",
+		"while true; do date; sleep 1; done", "until false; do npm run build; done",
+		"sh -c 'while :; do date; sleep 5; done'", "nice -n 5 timeout 1h npm run dev", "sleep 1; tail -f x & wait",
 	}
 	short := []string{
 		"npm run build", "npm test", "npm install", "npm run lint", "vite build", "next build", "tsc",
@@ -18,6 +20,7 @@ func TestLooksLongRunning(t *testing.T) {
 		"docker compose up -d", "docker compose up --detach", "docker-compose up -d", "docker compose build",
 		"tail -n 5 log.txt", "go test ./...", "go run .", "make", "cargo build", "ls -la", "echo vite",
 		"rails db:migrate", "webpack", "nginx -t", "",
+		"while read l; do echo $l; done", "for f in *.js; do node $f; done", "npm run build; echo done",
 	}
 	for _, c := range long {
 		if !LooksLongRunning(c) {
@@ -42,6 +45,16 @@ func TestClassify(t *testing.T) {
 		"inotifywait src": OneShot, "tail x.log": OneShot, "celery -A proj inspect ping": OneShot, "python manage.py migrate": OneShot,
 		"sh -c watch -n 1 date": Watcher, "sh -c 'exec tail -f x.log'": Watcher, "bash -c \"cd web && npm run dev\"": Server,
 		"sleep 600": OneShot, "sh -c 'sleep 1'": OneShot, "npm run build": OneShot,
+		// the shell's syntax and plumbing, and wrappers, are read past
+		"while :; do tail -f x; done": Watcher, "while true; do uvicorn app:app; done": Server,
+		"while true; do date; sleep 1; done": OneShot, "while :; do node server.js; done": OneShot,
+		"while read l; do echo $l; done":  OneShot,
+		"for f in *.js; do node $f; done": OneShot, "if true; then exec redis-server; fi": Server,
+		"npm run dev; echo done": Server, "{ npm run dev; }": Server, "( cd web && exec vite )": Server,
+		"sleep 100 & wait": OneShot, "tail -f x & wait": Watcher, "nice -n 5 npm run dev": Server,
+		"setpriv --reuid=nobody --regid=nogroup --clear-groups postgres -D d": Server,
+		"timeout 100 tail -f x": Watcher, "taskset -c 0 redis-server": Server, "sudo -u www npm start": Server,
+		"su -c 'exec redis-server' redis": Server, "stdbuf -oL tail -f x": Watcher, "setsid npm run dev": Server,
 	}
 	for c, want := range cases {
 		if got := Classify(c); got != want {

@@ -11,28 +11,33 @@ import (
 // as svc(1)'s table of examples shows: the script of a package manager's
 // run (npm run dev: dev), the tool of npx (npx vite: vite), the module of
 // python -m, the script an interpreter runs (node server.js: server), the
-// command inside sh -c, else the program's base name. Never an option or
-// an option's value, never a word after "--". A command of one word is a
-// shell line, read as its last command (lastCommand); a longer one is the
-// program and its arguments, read past the same wrappers (env FOO=1 prog:
-// prog).
-func defaultName(argv []string) string {
-	var words []string
-	switch len(argv) {
-	case 0:
-	case 1:
-		words = lastCommand(argv[0])
-	default:
-		words = skipWrappers(argv)
-	}
+// package of go run (go run .: cwd's base name, the module's directory),
+// the command inside sh -c, else the program's base name. Never an option
+// or an option's value, never a word after "--", never the shell's own
+// syntax (while, done) nor a wrapper (nice, timeout, sudo). A command of
+// one word is a shell line, read as its last command (lastCommand); a
+// longer one is the program and its arguments, read past the same
+// wrappers (env FOO=1 prog: prog).
+func defaultName(argv []string, cwd string) string {
 	// A script's name often has a ':' (build:watch), a file's a space:
 	// both separate words that the name keeps apart.
-	return cleanName(strings.NewReplacer(":", "-", " ", "-").Replace(commandName(words, 0)))
+	return cleanName(strings.NewReplacer(":", "-", " ", "-").Replace(commandName(commandWords(argv), cwd)))
 }
 
-// commandName names the command of words (past wrappers); depth bounds
-// sh -c within sh -c.
-func commandName(words []string, depth int) string {
+// commandWords is the command argv runs, past its wrappers: for one word,
+// the last command of that shell line.
+func commandWords(argv []string) []string {
+	switch len(argv) {
+	case 0:
+		return nil
+	case 1:
+		return lastCommand(argv[0])
+	}
+	return skipWrappers(argv)
+}
+
+// commandName names the command of words (past wrappers), run in cwd.
+func commandName(words []string, cwd string) string {
 	if len(words) == 0 {
 		return ""
 	}
@@ -48,15 +53,7 @@ func commandName(words []string, depth int) string {
 	args, rest := beforeDashes(words[1:]), beforeDashes(all)
 	switch prog {
 	case "sh", "bash", "dash", "zsh", "ksh", "ash":
-		for i, a := range args {
-			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+1 < len(args) {
-				if depth < 4 {
-					return commandName(lastCommand(args[i+1]), depth+1)
-				}
-				return prog
-			}
-		}
-		return scriptOr(prog, args)
+		return scriptOr(prog, args) // sh start.sh (sh -c is read past as a wrapper)
 	case "npm", "pnpm", "yarn", "bun":
 		return packageManagerName(prog, sub, rest, all)
 	case "deno":
@@ -69,7 +66,11 @@ func commandName(words []string, depth int) string {
 		return prog
 	case "go":
 		if sub == "run" {
-			return scriptOr(prog, skipOptions(rest, "-tags", "-ldflags", "-gcflags", "-C", "-o", "-exec"))
+			pkg := first(skipOptions(rest, "-tags", "-ldflags", "-gcflags", "-C", "-o", "-exec"))
+			if (pkg == "." || pkg == "./") && filepath.IsAbs(cwd) {
+				return orProg(prog, filepath.Base(cwd)) // go run .: the module's directory
+			}
+			return orProg(prog, scriptBase(pkg))
 		}
 		return prog
 	case "node", "nodejs", "ts-node", "tsx", "nodemon", "ruby", "perl":

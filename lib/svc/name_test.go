@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,7 +71,10 @@ func TestDefaultName(t *testing.T) {
 		{"ruby app.rb", "app"},
 		{"php -S localhost:8000 -t public", "php"},
 		{"go run ./cmd/api", "api"},
-		{"go run -race .", "go"},
+		{"go run -race .", "shop"},
+		{"go run .", "shop"},
+		{"go run ./ --port 8080", "shop"},
+		{"cd web && go run .", "shop"},
 		{"go run main.go", "main"},
 		// sh -c, env, wrappers, chains
 		{"sh -c 'npm run dev'", "dev"},
@@ -84,6 +88,54 @@ func TestDefaultName(t *testing.T) {
 		{"exec nohup sleep 600", "sleep"},
 		{"bundle exec rails server", "rails"},
 		{"uv run uvicorn main:app", "uvicorn"},
+		// the shell's own syntax is not a command, nor is its plumbing
+		{"while true; do date; sleep 1; done", "date"},
+		{"while :; do tail -f x.log; done", "tail"},
+		{"if true; then exec sleep 100; fi", "sleep"},
+		{"sleep 100 &\nwait", "sleep"},
+		{"sleep 100 & wait", "sleep"},
+		{"{ sleep 100; }", "sleep"},
+		{"( cd web && npm run dev )", "dev"},
+		{"npm run dev; echo done", "dev"},
+		{"trap 'kill 0' EXIT; npm run api & npm run dev & wait", "dev"},
+		{"set -e\n# the app\ncd web\nexec npm run dev\n", "dev"},
+		{"for i in 1 2 3; do node worker.js; done", "worker"},
+		{"until false; do redis-server; done", "redis-server"},
+		{"case $1 in a) exec vite;; *) exit 1;; esac", "vite"},
+		{"f() { sleep 1; }; npx vite", "vite"},
+		{"! npm run dev", "dev"},
+		{"exec >log 2>&1; npm run dev", "dev"},
+		{"echo hello", "echo"},
+		{"true", "true"},
+		{"echo 'done'", "echo"},
+		{"'done'", "done"},
+		// wrappers and their options
+		{"setpriv --reuid=nobody --regid=nogroup --clear-groups postgres -D d", "postgres"},
+		{"nice -n 5 npm run dev", "dev"},
+		{"nice npm run dev", "dev"},
+		{"timeout 100 sleep 100", "sleep"},
+		{"timeout -s INT 600 node server.js", "server"},
+		{"setpriv --reuid=nobody postgres -D data", "postgres"},
+		{"runuser -u redis -- redis-server", "redis-server"},
+		{"sleep 600 & wait", "sleep"},
+		{"timeout -s INT -k 5 10 node server.js", "server"},
+		{"setsid npm run dev", "dev"},
+		{"ionice -c3 npm run dev", "dev"},
+		{"ionice -c 3 -n 7 npm run dev", "dev"},
+		{"chrt -f 10 redis-server", "redis-server"},
+		{"taskset -c 0 redis-server", "redis-server"},
+		{"taskset 0x3 redis-server", "redis-server"},
+		{"stdbuf -oL npm run dev", "dev"},
+		{"stdbuf -o L -e L uvicorn app:app", "uvicorn"},
+		{"runuser -u postgres -- postgres -D d", "postgres"},
+		{"sudo -u www-data -E npm start", "start"},
+		{"sudo -i", "sudo"},
+		{"su -c 'redis-server --port 7000' redis", "redis-server"},
+		{"su - postgres -c 'cd /srv && exec postgres -D d'", "postgres"},
+		{"su postgres", "su"},
+		{"env -u HOME -C /tmp nice -n 5 timeout 60 npm run dev", "dev"},
+		{"bash -lc 'npm run dev'", "dev"},
+		{"bash -e -o pipefail -c 'npm run dev | tee log'", "dev"},
 		// the program
 		{"sleep 600", "sleep"},
 		{"busybox httpd -f -p 8080", "httpd"},
@@ -98,29 +150,48 @@ func TestDefaultName(t *testing.T) {
 		{"", "service"},
 		{"--port 5", "service"},
 	} {
-		if got := defaultName([]string{c.line}); got != c.want {
+		if got := defaultName([]string{c.line}, "/src/shop"); got != c.want {
 			t.Errorf("defaultName(%q) = %q, want %q", c.line, got, c.want)
 		}
-		argv, _ := shellCommands(c.line)
-		if len(argv) == 1 && len(argv[0]) > 1 {
-			if got := defaultName(argv[0]); got != c.want {
-				t.Errorf("defaultName(%q) = %q, want %q (argv form)", argv[0], got, c.want)
+		if got := defaultName([]string{"sh", "-c", c.line}, "/src/shop"); got != c.want && c.line != "" && c.line != "--port 5" {
+			t.Errorf("defaultName(sh -c %q) = %q, want %q", c.line, got, c.want)
+		}
+		cmds := shellCommands(c.line)
+		if len(cmds) == 1 && len(cmds[0].words) > 1 {
+			if got := defaultName(cmds[0].words, "/src/shop"); got != c.want {
+				t.Errorf("defaultName(%q) = %q, want %q (argv form)", cmds[0].words, got, c.want)
 			}
 		}
+	}
+	// go run . without a known directory: go.
+	if got := defaultName([]string{"go", "run", "."}, ""); got != "go" {
+		t.Errorf("go run . in no directory: %q", got)
 	}
 }
 
 func TestShellCommands(t *testing.T) {
 	for line, want := range map[string]string{
-		`a b`:                       `[[a b]]`,
-		`a 'b c' "d \"e\" $f" g\ h`: `[[a b c d "e" $f g h]]`,
-		`a && b || c; d | e & f`:    `[[a] [b] [c] [d] [e] [f]]`,
-		`a 2>&1 &>x`:                `[[a 2>&1 &>x]]`,
-		`a ''`:                      `[[a ]]`,
-		`'unterminated`:             `[[unterminated]]`,
+		`a b`:                              `[[a b]]`,
+		`a 'b c' "d \"e\" $f" g\ h`:        `[[a b c d "e" $f g h]]`,
+		`a && b || c; d | e & f`:           `[[a] [b] [c] [d] [e] [f]]`,
+		`a 2>&1 &>x`:                       `[[a 2>&1 &>x]]`,
+		`a ''`:                             `[[a ]]`,
+		`'unterminated`:                    `[[unterminated]]`,
+		`a $'b\nc\'d' $(e f) ` + "`g h`":   "[[a b\nc'd $(e f) `g h`]]",
+		`if a; then b; elif c; else d; fi`: `[[a] [b] [c] [d]]`,
+		`while a; do b; done; until c; do d; done`: `[[a] [b] [c] [d]]`,
+		`for x in a b; do c $x; done`:              `[[c $x]]`,
+		`select x in a b; do c; done`:              `[[c]]`,
+		`case $x in a|b) c;; (d) e;; esac; f`:      `[[c] [e] [f]]`,
+		`{ a; } && ( b ) || ! c`:                   `[[a] [b] [c]]`,
+		`function f { a; }; g() { b; }; f`:         `[[a] [b] [f]]`,
+		"a # comment\n'done' b":                    `[[a] [done b]]`,
 	} {
-		cmds, _ := shellCommands(line)
-		if got := fmtWords(cmds); got != want {
+		var words [][]string
+		for _, c := range shellCommands(line) {
+			words = append(words, c.words)
+		}
+		if got := fmtWords(words); got != want {
 			t.Errorf("shellCommands(%q) = %s, want %s", line, got, want)
 		}
 	}
@@ -150,15 +221,30 @@ func TestShellLine(t *testing.T) {
 		want string
 	}{
 		{[]string{"printf", ""}, "printf ''"},
-		{[]string{"printf", "%s\n", "a b"}, "printf '%s\n' 'a b'"},
+		{[]string{"printf", "%s\n", "a b"}, `printf $'%s\n' 'a b'`},
 		{[]string{"echo", "it's"}, `echo 'it'\''s'`},
 		{[]string{"sh", "-c", "npm run dev"}, "sh -c 'npm run dev'"},
 		{[]string{"npm run dev -- --host 127.0.0.1"}, "npm run dev -- --host 127.0.0.1"},
 		{[]string{"node", "--port=5", "a/b.js", "$HOME", "*"}, "node --port=5 a/b.js '$HOME' '*'"},
+		{[]string{"sh", "-c", "sleep 100 &\nwait"}, `sh -c $'sleep 100 &\nwait'`},
+		{[]string{"printf", "it's\t\\\x1b"}, `printf $'it\'s\t\\\x1b'`},
 	} {
 		if got := ShellLine(c.argv); got != c.want {
 			t.Errorf("ShellLine(%q) = %q, want %q", c.argv, got, c.want)
 		}
+		// What ShellLine quotes, shellCommands reads back.
+		if len(c.argv) > 1 {
+			if cmds := shellCommands(ShellLine(c.argv)); len(cmds) != 1 || !slices.Equal(cmds[0].words, c.argv) {
+				t.Errorf("shellCommands(ShellLine(%q)) = %v", c.argv, cmds)
+			}
+		}
+	}
+	// A table shows a shell line of one word on one line.
+	if got, want := DisplayLine([]string{"sleep 100 &\nwait"}), `$'sleep 100 &\nwait'`; got != want {
+		t.Errorf("DisplayLine = %q, want %q", got, want)
+	}
+	if got := DisplayLine([]string{"npm run dev"}); got != "npm run dev" {
+		t.Errorf("DisplayLine of a plain line = %q", got)
 	}
 }
 
@@ -212,13 +298,13 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("lock: %v %v", ok, err)
 	}
 	defer lock.Close()
-	if got, n, err := claim(home, "", "", []string{"sleep 600"}, 1); err != nil || got.Name != "sleep-2" || n != 2 {
+	if got, n, err := claim(home, "", "", Spec{Command: []string{"sleep 600"}}, 1); err != nil || got.Name != "sleep-2" || n != 2 {
 		t.Errorf("derived: %v %d %v; want sleep-2", got.Name, n, err)
 	}
-	if got, n, err := claim(home, "", "", []string{"sleep 600"}, 5); err != nil || got.Name != "sleep-5" || n != 5 {
+	if got, n, err := claim(home, "", "", Spec{Command: []string{"sleep 600"}}, 5); err != nil || got.Name != "sleep-5" || n != 5 {
 		t.Errorf("derived from 5: %v %d %v; want sleep-5", got.Name, n, err)
 	}
-	if _, _, err := claim(home, "", "sleep", []string{"sleep 600"}, 1); !errors.Is(err, ErrNameTaken) {
+	if _, _, err := claim(home, "", "sleep", Spec{Command: []string{"sleep 600"}}, 1); !errors.Is(err, ErrNameTaken) {
 		t.Errorf("given: %v; want taken", err)
 	}
 }
@@ -227,12 +313,14 @@ func TestClaim(t *testing.T) {
 // of a pipeline is its first, and an operator inside quotes is a word.
 func TestLastCommand(t *testing.T) {
 	for line, want := range map[string]string{
-		"tail -f app.log | grep ERROR":    "tail -f app.log",
-		"cd web && npm run dev | tee log": "npm run dev",
-		`echo "a && vite"`:                "echo a && vite",
-		"npx -y vite --port 5":            "vite --port 5",
-		"env -i A=1 exec nohup sleep 9":   "sleep 9",
-		"a; b & c":                        "c",
+		"tail -f app.log | grep ERROR":     "tail -f app.log",
+		"cd web && npm run dev | tee log":  "npm run dev",
+		`echo "a && vite"`:                 "echo a && vite",
+		"npx -y vite --port 5":             "vite --port 5",
+		"env -i A=1 exec nohup sleep 9":    "sleep 9",
+		"a; b & c":                         "c",
+		"nice -n 5 sh -c 'exec tail -f x'": "tail -f x",
+		"while :; do tail -f x; done":      "tail -f x",
 	} {
 		if got := strings.Join(lastCommand(line), " "); got != want {
 			t.Errorf("lastCommand(%q) = %q, want %q", line, got, want)
@@ -251,7 +339,7 @@ func FuzzDefaultName(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		for _, argv := range [][]string{{line}, {"sh", "-c", line}, {"npm", "run", line}} {
-			if name := defaultName(argv); ValidPlainName(name) != nil {
+			if name := defaultName(argv, "/"); ValidPlainName(name) != nil {
 				t.Errorf("defaultName(%q) = %q, not a valid name", argv, name)
 			}
 		}

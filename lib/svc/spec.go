@@ -113,15 +113,12 @@ func (s Spec) Signal() syscall.Signal {
 
 // DefaultStopSignal is the stop signal of a command that names none:
 // SIGINT for "go run", which removes its build directory on SIGINT and
-// leaves it behind on SIGTERM; SIGTERM for everything else.
+// leaves it behind on SIGTERM; SIGTERM for everything else. The command
+// is read as its default name is (commandWords): past wrappers (env,
+// exec, nice …), and for a shell line or sh -c its last command (cd web
+// && go run .).
 func DefaultStopSignal(command []string) string {
-	words := command
-	if len(command) == 1 {
-		words = strings.Fields(command[0])
-	}
-	for len(words) > 0 && (words[0] == "exec" || words[0] == "env" || strings.Contains(words[0], "=")) {
-		words = words[1:] // exec go run …, env X=1 go run …, X=1 go run …
-	}
+	words := commandWords(command)
 	if len(words) >= 2 && filepath.Base(words[0]) == "go" && words[1] == "run" {
 		return "SIGINT"
 	}

@@ -84,7 +84,7 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	// A name the user gave is theirs or refused.
 	from := 1
 	for try := 1; ; try++ {
-		d, n, err := claim(o.Home, o.Scope, o.Name, o.Spec.Command, from)
+		d, n, err := claim(o.Home, o.Scope, o.Name, o.Spec, from)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func releaseOnStarted(in <-chan Report, release func()) <-chan Report {
 // directory is made once everything else is checked. A name derived from
 // the command gets the first free suffix from the from-th on (1: none),
 // and n is the suffix it got.
-func claim(home, scope, name string, command []string, from int) (d Dir, n int, err error) {
+func claim(home, scope, name string, spec Spec, from int) (d Dir, n int, err error) {
 	if err := ensureHome(home); err != nil {
 		return Dir{}, 0, err
 	}
@@ -186,7 +186,7 @@ func claim(home, scope, name string, command []string, from int) (d Dir, n int, 
 		prefix = scope + "/"
 	}
 	if name == "" {
-		d, n = uniqueName(home, prefix+defaultName(command), from)
+		d, n = uniqueName(home, prefix+defaultName(spec.Command, spec.Cwd), from)
 		return d, n, nil
 	}
 	if err := ValidPlainName(name); err != nil {

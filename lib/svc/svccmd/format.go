@@ -67,7 +67,7 @@ func FormatList(ls []*svc.Listing, now time.Time) string {
 		if l.Status.Live() && !l.Supervised {
 			status += " (unsupervised)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, svctext.Outcome(l), svc.ShellLine(l.Spec.Command))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, svctext.Outcome(l), svc.DisplayLine(l.Spec.Command))
 	}
 	w.Flush()
 	return b.String()
