@@ -16,9 +16,9 @@ import (
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
-	"github.com/agentry/agentry/lib/svc"
 )
 
 func main() {
@@ -251,9 +251,9 @@ func reportServices(env *cli.Env, ends []agentrun.ServiceEnd) {
 		}
 		switch {
 		case e.Status == "kept":
-			env.Voice().Notef("the agent's service %s runs on at %s (svc stop %s): %s", e.Name, orDash(where), e.Name, svc.ShellLine(e.Command))
+			env.Voice().Notef("the agent's service %s runs on at %s (svc stop %s): %s", e.Name, orDash(where), e.Name, cmdline.ShellLine(e.Command))
 		case e.StoppedBy != "":
-			env.Voice().Notef("stopped the agent's service %s, which it left running: %s", e.Name, svc.ShellLine(e.Command))
+			env.Voice().Notef("stopped the agent's service %s, which it left running: %s", e.Name, cmdline.ShellLine(e.Command))
 		}
 	}
 }

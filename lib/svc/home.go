@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+
+	"github.com/agentry/agentry/lib/cmdline"
 )
 
 // Home is the state directory: $SVC_HOME, else $XDG_STATE_HOME/svc, else
@@ -127,4 +129,30 @@ func List(home string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// defaultName is the name of a service started without one: the name a
+// person would give what its command runs (cmdline.Name), made a valid
+// plain name.
+func defaultName(argv []string, cwd string) string {
+	return cleanName(cmdline.Name(argv, cwd))
+}
+
+// cleanName makes a valid plain name of a word: its allowed characters,
+// "service" when none are left.
+func cleanName(word string) string {
+	var b strings.Builder
+	for _, r := range word {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".-")
+	if name == "" {
+		name = "service"
+	}
+	if len(name) > 56 {
+		name = name[:56]
+	}
+	return name
 }

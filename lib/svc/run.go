@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 )
 
@@ -29,7 +30,7 @@ type RunOutcome struct {
 
 // Run runs the request.
 func Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
-	if req.Background == "always" || req.Background == "auto" && LooksLongRunning(ShellLine(req.Argv)) {
+	if req.Background == "always" || req.Background == "auto" && cmdline.LooksLongRunning(cmdline.ShellLine(req.Argv)) {
 		cwd := req.Cwd
 		if cwd == "" {
 			cwd, _ = os.Getwd()

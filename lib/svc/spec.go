@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 )
 
@@ -114,11 +115,11 @@ func (s Spec) Signal() syscall.Signal {
 // DefaultStopSignal is the stop signal of a command that names none:
 // SIGINT for "go run", which removes its build directory on SIGINT and
 // leaves it behind on SIGTERM; SIGTERM for everything else. The command
-// is read as its default name is (commandWords): past wrappers (env,
+// is read as its default name is (cmdline.Words): past wrappers (env,
 // exec, nice …), and for a shell line or sh -c its last command (cd web
 // && go run .).
 func DefaultStopSignal(command []string) string {
-	words := commandWords(command)
+	words := cmdline.Words(command)
 	if len(words) >= 2 && filepath.Base(words[0]) == "go" && words[1] == "run" {
 		return "SIGINT"
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"github.com/agentry/agentry/lib/svc"
@@ -78,7 +79,7 @@ func (w *watch) decide() {
 	case spec.ReadyCmd != "":
 		w.poll(100*time.Millisecond, 100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
-		if svc.Classify(svc.ShellLine(spec.Command)) == svc.Watcher {
+		if cmdline.Classify(cmdline.ShellLine(spec.Command)) == cmdline.Watcher {
 			w.running() // a watcher is running at once; it is ready if it listens later
 		}
 		w.byListening()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/dotenv"
@@ -279,7 +280,7 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	n.res.Up = n.final != nil && isUp(n.def, n.final)
 	n.res.Worker = n.final != nil && !n.def.Oneshot && !n.awaited &&
 		(n.final.Status == svc.Running || n.final.Status == svc.Starting)
-	n.res.Watcher = n.res.Worker && svc.Classify(svc.ShellLine(n.def.Command)) == svc.Watcher
+	n.res.Watcher = n.res.Worker && cmdline.Classify(cmdline.ShellLine(n.def.Command)) == cmdline.Watcher
 	u.report(n)
 }
 

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/svctext"
@@ -67,7 +68,7 @@ func FormatList(ls []*svc.Listing, now time.Time) string {
 		if l.Status.Live() && !l.Supervised {
 			status += " (unsupervised)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, svctext.Outcome(l), svc.DisplayLine(l.Spec.Command))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, svctext.Outcome(l), cmdline.DisplayLine(l.Spec.Command))
 	}
 	w.Flush()
 	return b.String()

@@ -1,32 +1,30 @@
-package svc
+package cmdline
 
 import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 )
 
-// defaultName is the name a person would give the service of a command,
-// as svc(1)'s table of examples shows: the script of a package manager's
-// run (npm run dev: dev), the tool of npx (npx vite: vite), the module of
-// python -m, the script an interpreter runs (node server.js: server), the
-// package of go run (go run .: cwd's base name, the module's directory),
-// the command inside sh -c, else the program's base name. Never an option
-// or an option's value, never a word after "--", never the shell's own
-// syntax (while, done) nor a wrapper (nice, timeout, sudo). A command of
-// one word is a shell line, read as its last command (lastCommand); a
-// longer one is the program and its arguments, read past the same
-// wrappers (env FOO=1 prog: prog).
-func defaultName(argv []string, cwd string) string {
-	// A script's name often has a ':' (build:watch), a file's a space:
-	// both separate words that the name keeps apart.
-	return cleanName(strings.NewReplacer(":", "-", " ", "-").Replace(commandName(commandWords(argv), cwd)))
+// Name is the name a person would give what a command runs, as svc(1)'s
+// table of examples shows: the script of a package manager's run (npm run
+// dev: dev), the tool of npx (npx vite: vite), the module of python -m,
+// the script an interpreter runs (node server.js: server), the package of
+// go run (go run .: cwd's base name, the module's directory), the command
+// inside sh -c, else the program's base name. Never an option or an
+// option's value, never a word after "--", never the shell's own syntax
+// (while, done) nor a wrapper (nice, timeout, sudo). A command of one word
+// is a shell line, read as its last command; a longer one is the program
+// and its arguments, read past the same wrappers (env FOO=1 prog: prog).
+// A ':' or a space in it (build:watch, a file's name) becomes '-'; what
+// else a name may hold is the caller's rule. "" when nothing names it.
+func Name(argv []string, cwd string) string {
+	return strings.NewReplacer(":", "-", " ", "-").Replace(commandName(Words(argv), cwd))
 }
 
-// commandWords is the command argv runs, past its wrappers: for one word,
-// the last command of that shell line.
-func commandWords(argv []string) []string {
+// Words is the command argv runs, past its wrappers: for one word, the
+// last command of that shell line.
+func Words(argv []string) []string {
 	switch len(argv) {
 	case 0:
 		return nil
@@ -240,23 +238,4 @@ func toolName(w string) string {
 		w = w[:i]
 	}
 	return w
-}
-
-// cleanName makes a valid plain name of a word: its allowed characters,
-// "service" when none are left.
-func cleanName(word string) string {
-	var b strings.Builder
-	for _, r := range word {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		}
-	}
-	name := strings.TrimLeft(b.String(), ".-")
-	if name == "" {
-		name = "service"
-	}
-	if len(name) > 56 {
-		name = name[:56]
-	}
-	return name
 }

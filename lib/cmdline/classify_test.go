@@ -1,4 +1,4 @@
-package svc
+package cmdline
 
 import "testing"
 
