@@ -37,20 +37,29 @@ type LadderReport struct {
 // group has gone, before it signals them on their own.
 const FollowOn = 500 * time.Millisecond
 
-// Ladder stops a tree: the members of process group pgid and every
-// descendant of root (a subreaper, so that escapers that double-forked out
-// of the group are its descendants too). sig to the group; once it is
-// gone, what is left of the tree a moment later gets SIGTERM; SIGKILL to
-// all that is left after grace. Each pid is signalled only after its
-// start time confirms it is the same process.
+// Ladder stops a tree: every descendant of root (a subreaper, so that
+// what double-forked out of the service's group is its descendant too),
+// those in process group pgid first. sig to the group; once it is gone,
+// what is left of the tree a moment later gets SIGTERM; SIGKILL to all
+// that is left after grace. Each pid is signalled only after its start
+// time confirms it is the same process. Only root's descendants are
+// looked at: pgid may be the id of a group whose members have all gone,
+// which an unrelated process may have taken since.
 func Ladder(root, pgid int, sig syscall.Signal, grace time.Duration) LadderReport {
 	return ladder(root, pgid, false, sig, grace)
 }
 
-// LadderFrom is Ladder for a tree whose root is itself to be stopped (a
-// service whose monitor is gone).
+// LadderFrom is Ladder for a tree whose root, its identity confirmed by
+// the caller, is itself to be stopped (a service whose monitor is gone):
+// root, its descendants, and the members of root's process group
+// anywhere (those that were orphaned went to init). While root lives its
+// group id cannot be reused.
 func LadderFrom(root int, sig syscall.Signal, grace time.Duration) LadderReport {
-	return ladder(root, root, true, sig, grace)
+	pgid := root
+	if r, err := Stat(root); err == nil {
+		pgid = r.PGID // a daemon followed may lead no group of its own
+	}
+	return ladder(root, pgid, true, sig, grace)
 }
 
 // stopRun is one ladder's record.
@@ -84,7 +93,11 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 	l := &stopRun{start: time.Now(), pgid: pgid, rep: LadderReport{Signalled: []Signalled{}}, exited: map[int]time.Time{}}
 	deadline := l.start.Add(grace)
 	tree := func() []Info {
-		t := Tree(root, pgid)
+		scan := 0 // root's descendants only
+		if withRoot {
+			scan = pgid // and root's group, alive with root
+		}
+		t := Tree(root, scan)
 		if withRoot {
 			if r, err := Stat(root); err == nil && r.State != 'Z' {
 				t = append([]Info{r}, t...)

@@ -67,6 +67,11 @@ func (m *monitor) selfStop() {
 // daemon it left), then to what is left of the tree.
 func (m *monitor) stop(req stopRequest) {
 	l := m.cur
+	if l.followed == nil && !l.child.Running() {
+		// The command has just exited and the loop took the stop first:
+		// what it handed the service to, if anything, is what is stopped.
+		m.follow()
+	}
 	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), req.grace)
 	var exit proc.Exit
 	select {

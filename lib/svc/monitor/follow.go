@@ -28,7 +28,10 @@ const holdReady = time.Second
 // takeReady takes a ready report of the current launch: held while its
 // command is daemonizing, else recorded and sent at once.
 func (m *monitor) takeReady(r readyReport) {
-	if m.held == nil && m.daemonizing(r.socket) {
+	// A command that has exited already (the loop took the ready report
+	// before the exit) is decided by its exit: held until then.
+	exited := m.cur.followed == nil && !m.cur.child.Running()
+	if m.held == nil && (exited || m.daemonizing(r.socket)) {
 		m.held, m.holdEnds = &r, time.After(holdReady)
 		return
 	}

@@ -305,7 +305,9 @@ func (m *monitor) supervise() int {
 				m.releaseReadyTo(m.cur.daemon.PID)
 				continue
 			}
-			m.releaseReady()
+			// A ready report held for a hand-over that did not come is
+			// dropped: what listens is about to be stopped with the rest.
+			m.held, m.holdEnds = nil, nil
 			// The launch ended by itself: stop what it left behind, then
 			// restart it or finish.
 			exit := m.endLaunch()
