@@ -113,7 +113,7 @@ func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
 
 type downCmd struct {
 	File  string        `short:"f" help:"The project file, whose directory is the project (default: this directory)." placeholder:"FILE" type:"path"`
-	Grace time.Duration `help:"Wait this long after SIGTERM before SIGKILL (default: each service's own)." placeholder:"DUR"`
+	Grace time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: each service's own)." placeholder:"DUR"`
 	JSON  bool          `name:"json" help:"Print each stop report as JSON."`
 	Names []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
 }
@@ -250,7 +250,7 @@ func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
 
 type stopCmd struct {
 	All   bool          `help:"Stop every live service."`
-	Grace time.Duration `help:"Wait this long after SIGTERM before SIGKILL (default: the service's own)." placeholder:"DUR"`
+	Grace time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: the service's own)." placeholder:"DUR"`
 	JSON  bool          `name:"json" help:"Print each stop report as JSON: pids signalled, signals, time, SIGKILL, escapers."`
 	Names []string      `arg:"" optional:"" name:"name" help:"The services."`
 }

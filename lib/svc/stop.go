@@ -31,6 +31,13 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	mon, monOK := monitorProc(d)
 	rep, err := ask(d, Request{Op: OpStop, GraceMs: grace.Milliseconds()})
 	if err != nil {
+		// The service may have ended by itself while the request waited
+		// (its monitor was busy stopping what it left, then exited): then
+		// there was nothing to stop.
+		waitUnlocked(d, 2*time.Second)
+		if l, lerr := Look(d); lerr == nil && !l.Status.Live() {
+			return notRunning(d.Name, l.Status), nil
+		}
 		return nil, err
 	}
 	// Gone means gone: the lock goes with the monitor's first descriptors,
