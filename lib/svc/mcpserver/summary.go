@@ -19,6 +19,7 @@ var words = svctext.Words{
 	Waiting:      func(string) string { return "status tells when it is, output shows what it prints" },
 	LastLaunch:   func(string) string { return "status has how the last run ended" },
 	StartInstead: "start it with start",
+	StopSignal:   "stop_signal",
 }
 
 // startSummary is what a start found. A service that runs without
@@ -41,8 +42,8 @@ func statusSummary(l *svc.Listing, now time.Time) string {
 // stopSummary is what a stop did.
 func stopSummary(r *svc.StopReport) string {
 	text := strings.TrimSpace(svctext.Stop(r))
-	if sig := svctext.Killed(r); sig != "" {
-		text += fmt.Sprintf("\nIt did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with stop_signal.", sig)
+	if note := svctext.Killed(r, words); note != "" {
+		text += "\nIt" + strings.TrimPrefix(note, "it") + "."
 	}
 	return text
 }

@@ -19,6 +19,7 @@ var words = svctext.Words{
 	Waiting:      func(name string) string { return "svc wait " + name + ", svc tail -f " + name },
 	LastLaunch:   func(name string) string { return "svc status " + name },
 	StartInstead: "run it with svc start",
+	StopSignal:   "--stop-signal",
 }
 
 // FormatStart says what svc start found, for people.
@@ -80,8 +81,8 @@ func FormatStatus(l *svc.Listing, now time.Time) string { return svctext.Status(
 // FormatStop says what a stop did, for people.
 func FormatStop(r *svc.StopReport) string {
 	text := svctext.Stop(r)
-	if sig := svctext.Killed(r); sig != "" {
-		text += fmt.Sprintf("note: it did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with --stop-signal\n", sig)
+	if note := svctext.Killed(r, words); note != "" {
+		text += "note: " + note + "\n"
 	}
 	return text
 }

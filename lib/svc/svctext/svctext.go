@@ -27,6 +27,9 @@ type Words struct {
 	// StartInstead is how to start as a service a command that timed out
 	// in the foreground, after "does not exit on its own: ".
 	StartInstead string
+	// StopSignal is how a service is started with a stop signal of its
+	// own, after "is started with ".
+	StopSignal string
 }
 
 // Secs is milliseconds as seconds, to the hundredth.
@@ -236,10 +239,10 @@ func Stop(r *svc.StopReport) string {
 	return b.String()
 }
 
-// Killed is the signal a stop sent first when what it was sent to had to
-// be killed after the grace (it reloads, or ignores it, on that signal:
-// uWSGI on SIGTERM); "" when nothing needed SIGKILL.
-func Killed(r *svc.StopReport) string {
+// Killed is the note on a stop that had to kill what it was sent to
+// after the grace (it reloads on, or ignores, the signal sent first:
+// uWSGI on SIGTERM), "" for any other stop: a sentence with no newline.
+func Killed(r *svc.StopReport, w Words) string {
 	first, kill := "", false
 	for _, s := range r.Signalled {
 		if s.Signal == "SIGKILL" {
@@ -251,7 +254,7 @@ func Killed(r *svc.StopReport) string {
 	if !kill {
 		return ""
 	}
-	return first
+	return fmt.Sprintf("it did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with %s", first, w.StopSignal)
 }
 
 // Ran is the note on a foreground run that did not simply end: timed
