@@ -86,28 +86,20 @@ func (p *paths) getAll(line []byte, lv lineView, vals []value) {
 		}
 		return
 	}
-	var key []byte // an escaped key, unescaped
 	for k, fp := range p.fps {
 		if fp == nil {
 			vals[k] = get(line, lv.marks, p.paths[k], nil)
 			continue
 		}
 		vals[k] = value{}
-		for _, m := range lv.members {
-			name := line[m.KeyStart:m.KeyEnd]
-			if m.Escaped {
-				key = ndjson.AppendUnescaped(key[:0], line[m.KeyStart-1:m.KeyEnd+1], false)
-				name = key
-			}
-			if str(name) != fp[0] {
-				continue
-			}
-			if len(fp) == 1 {
-				vals[k] = value{line[m.Start:m.End], true}
-			} else if raw, ok := ndjson.LookupAt(line, lv.marks, m.Start, fp[1:]); ok {
-				vals[k] = value{raw, true}
-			}
-			break // the first member of that name, as gjson
+		m, ok := ndjson.LastMember(line, lv.members, fp[0]) // the last of the name, as Lookup
+		if !ok {
+			continue
+		}
+		if len(fp) == 1 {
+			vals[k] = value{line[m.Start:m.End], true}
+		} else if raw, ok := ndjson.LookupAt(line, lv.marks, m.Start, fp[1:]); ok {
+			vals[k] = value{raw, true}
 		}
 	}
 }
