@@ -39,15 +39,15 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	byFP := parseFastPath(o.By)
 	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
 	// Workers validate and extract; the ordered stage aggregates.
-	sk, err := st.eachLineThen(ctx, finding{path: byFP}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{paths: append([]fastPath{byFP}, fps...)}, func(out, line []byte, lv lineView) []byte {
 		group := "null"
 		if o.By != "" {
-			group = groupJSON(lv.found(line, o.By, byFP))
+			group = groupJSON(lv.foundAt(0, line, o.By, byFP))
 		}
 		out = binary.AppendUvarint(out, uint64(len(group)))
 		out = append(out, group...)
 		for i, f := range o.Fields {
-			v := get(line, lv.marks, f, fps[i])
+			v := lv.foundAt(i+1, line, f, fps[i]) // the check found them all on its way
 			n, ok := number(v)
 			if !ok {
 				out = append(out, 0)
