@@ -77,11 +77,12 @@ type Where struct {
 // end of its value. Bit d of search is set when some path searches the
 // object at depth d for a key (or, indexing, for d = 1); bit d of pend
 // when a value found began at depth d and has not yet ended. The walk
-// tests those bits, and a key's length against lens, and calls in only
-// when they say it may matter.
+// tests those bits, and a key's length and first byte against lens and
+// firsts, and calls in only when they say it may matter.
 type finder struct {
 	search, pend uint64
-	lens         uint64 // bit l set when a key searched is l bytes long (63: 63 or more)
+	lens         uint64    // bit l set when a key searched is l bytes long (63: 63 or more)
+	firsts       [4]uint64 // bit c set when a key searched begins with the byte c
 	paths        []pathFind
 	indexing     bool
 	members      []Member
@@ -106,13 +107,31 @@ type pathFind struct {
 	elem, want int
 }
 
+// wants tells whether a key without escapes, b[keyStart:keyEnd], may be
+// one searched, by its length and its first byte.
+func (f *finder) wants(b []byte, keyStart, keyEnd int) bool {
+	n := keyEnd - keyStart
+	if f.lens>>min(n, 63)&1 == 0 {
+		return false
+	}
+	if n == 0 {
+		return true
+	}
+	c := b[keyStart]
+	return f.firsts[c>>6]>>(c&63)&1 != 0
+}
+
 // searchAgain sets the search bits from the paths.
 func (f *finder) searchAgain() {
-	f.search, f.lens = 0, 0
+	f.search, f.lens, f.firsts = 0, 0, [4]uint64{}
 	for k := range f.paths {
 		if pf := &f.paths[k]; pf.state != Unknown {
 			f.search |= 1 << (pf.matched + 1)
-			f.lens |= 1 << min(len(pf.keys[pf.matched]), 63)
+			key := pf.keys[pf.matched]
+			f.lens |= 1 << min(len(key), 63)
+			if len(key) > 0 {
+				f.firsts[key[0]>>6] |= 1 << (key[0] & 63)
+			}
 		}
 	}
 }
@@ -258,6 +277,7 @@ func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) 
 	f := finder{indexing: true, members: c.members[:0]}
 	if object = isObject(line); object {
 		f.search, f.lens = 1<<1, ^uint64(0)
+		f.firsts = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	p = c.check(line, &f)
 	c.members = f.members

@@ -291,7 +291,7 @@ key:
 			}
 			i = skipSpace(b, i+1)
 		}
-		if search>>len(stack)&1 != 0 && (escaped || f.lens>>min(keyEnd-keyStart, 63)&1 != 0) {
+		if search>>len(stack)&1 != 0 && (escaped || f.wants(b, keyStart, keyEnd)) {
 			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
 			search, pend = f.search, f.pend
 		}
