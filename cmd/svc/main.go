@@ -35,7 +35,7 @@ func app() cli.App {
 		Options: []kong.Option{kong.Vars{
 			"readyTimeout": svc.DefaultReadyTimeout.String(), "settle": svc.DefaultSettle.String(),
 			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
-			"logKeep": fmt.Sprint(svc.DefaultLogKeep),
+			"logKeep": fmt.Sprint(svc.DefaultLogKeep), "proxyPort": fmt.Sprint(svc.DefaultProxyPort),
 		}},
 	}
 }
@@ -58,6 +58,28 @@ type grammar struct {
 	Env     envCmd     `cmd:"" help:"Print the ports, URLs, worktree and slot of this project's services as KEY=VALUE lines, or run a command with them."`
 	Who     whoCmd     `cmd:"" help:"Say which process holds a port, and which service, worktree and scope it belongs to."`
 	Gc      gcCmd      `cmd:"" name:"gc" help:"Stop and remove the services whose worktree, directory or owner is gone."`
+	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.WORKTREE.localhost:PORT/ (a service itself)."`
+}
+
+type proxyCmd struct {
+	Port  string `help:"The proxy's port on loopback: a number, or auto." default:"${proxyPort}" placeholder:"N|auto"`
+	JSON  bool   `name:"json" help:"Print the proxy as one JSON object."`
+	Serve bool   `hidden:"" help:"Serve on loopback at $PORT, in the foreground: what the svc-proxy service runs."`
+}
+
+func (c *proxyCmd) Run(ctx context.Context, env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	if c.Serve {
+		return v.ServeProxy(ctx)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return v.Proxy(ctx, svccmd.ProxyArgs{Port: c.Port, Self: self})
 }
 
 type envCmd struct {

@@ -8,6 +8,9 @@ import (
 // ProxyName is the service svc proxy runs as: one per state home.
 const ProxyName = "svc-proxy"
 
+// DefaultProxyPort is the port svc proxy listens on unless told.
+const DefaultProxyPort = 7780
+
 // ProxyPort is the port of the proxy when it is ready, else 0.
 func ProxyPort(home string) int {
 	l, err := Look(Dir{Home: home, Name: ProxyName})
