@@ -97,6 +97,8 @@ type Plan struct {
 	Action    string   `json:"action"`
 	Reason    string   `json:"reason,omitempty"`
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// From is the file that defines it, when not svc.toml or a Procfile.
+	From string `json:"from,omitempty"`
 }
 
 // CheckError is what Run and Plan find wrong before anything starts: in
@@ -201,7 +203,7 @@ func (u *Up) Plan(names []string) ([]Plan, error) {
 	for lvl, defs := range Levels(defsOf(nodes), NeedNames) {
 		for _, d := range defs {
 			n := nodeOf(nodes, d.Name)
-			p := Plan{Name: n.dir.Name, Level: lvl, Action: ActStarted, DependsOn: NeedNames(d)}
+			p := Plan{Name: n.dir.Name, Level: lvl, Action: ActStarted, DependsOn: NeedNames(d), From: d.From}
 			if l, err := svc.Look(n.dir); err == nil {
 				spec, err := u.spec(n, nodes, true)
 				if err == nil {
