@@ -16,6 +16,8 @@ type Garbage struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
 	Live   bool   `json:"live"`
+	// OwnerGone: collected because its owner process ended.
+	OwnerGone bool `json:"-"`
 }
 
 // Collected is what GC did with one service.
@@ -31,6 +33,7 @@ type GCResult struct {
 	Services  []Collected `json:"services"`
 	Worktrees []string    `json:"worktrees,omitempty"` // their top directories
 	Projects  []string    `json:"projects,omitempty"`  // names given back
+	Scopes    []string    `json:"scopes,omitempty"`    // scopes given back
 }
 
 // FindGarbage lists the services whose place is gone: their worktree,
@@ -51,30 +54,31 @@ func FindGarbage(home string, going ...string) ([]Garbage, error) {
 		if err != nil {
 			continue // damaged: svc rm is for that, not gc
 		}
-		why := gone(l.Spec)
+		why, owner := gone(l.Spec)
 		if g := goingIn(l.Spec, going); g != "" {
-			why = g + " is being removed"
+			why, owner = g+" is being removed", false
 		}
 		if why != "" {
-			out = append(out, Garbage{Name: n, Reason: why, Live: l.Status.Live()})
+			out = append(out, Garbage{Name: n, Reason: why, Live: l.Status.Live(), OwnerGone: owner})
 		}
 	}
 	return out, nil
 }
 
-// gone says why a service's place is gone, or "".
-func gone(s Spec) string {
+// gone says why a service's place is gone, or ""; owner: because the
+// process it was tied to ended.
+func gone(s Spec) (why string, owner bool) {
 	switch {
 	case s.Worktree != nil && s.Worktree.Worktree().Gone():
-		return "its worktree " + s.Worktree.Top + " is gone"
+		return "its worktree " + s.Worktree.Top + " is gone", false
 	case s.Cwd != "" && !isDir(s.Cwd):
-		return "its directory " + s.Cwd + " is gone"
+		return "its directory " + s.Cwd + " is gone", false
 	case s.Project != nil && !isDir(s.Project.Dir):
-		return "its project's directory " + s.Project.Dir + " is gone"
+		return "its project's directory " + s.Project.Dir + " is gone", false
 	case s.UntilExit > 0 && !pidExists(s.UntilExit):
-		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit)
+		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
 	}
-	return ""
+	return "", false
 }
 
 // goingIn is the directory of going the service's worktree or working
@@ -140,6 +144,18 @@ func GC(home string, grace time.Duration, going []string, report func(Collected)
 				return res, err
 			}
 			res.Worktrees = append(res.Worktrees, w.Top)
+		}
+	}
+	// A scope whose services were collected because their owner ended,
+	// and that has none left, is given back.
+	for _, c := range res.Services {
+		scope, _, ok := strings.Cut(c.Name, "/")
+		if ok && c.OwnerGone && c.Err == nil && !hasMember(names, scope) && !slices.Contains(res.Scopes, scope) {
+			if held, err := os.ReadFile(filepath.Join(projectsDir(home), scope)); err == nil && strings.HasPrefix(string(held), "scope:") {
+				if ReleaseScope(home, scope) == nil {
+					res.Scopes = append(res.Scopes, scope)
+				}
+			}
 		}
 	}
 	res.Projects, err = forgetProjects(home, names)

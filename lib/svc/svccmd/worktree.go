@@ -204,6 +204,9 @@ func (v *Verbs) GC(a GCArgs) error {
 		for _, w := range res.Worktrees {
 			fmt.Fprintf(v.Out, "forgot worktree %s: its slot and ports are free\n", w)
 		}
+		for _, sc := range res.Scopes {
+			fmt.Fprintf(v.Out, "gave back scope %s: its owner has ended\n", sc)
+		}
 		if len(res.Services) == 0 && len(res.Worktrees) == 0 {
 			fmt.Fprintln(v.Out, "nothing to collect")
 		}
