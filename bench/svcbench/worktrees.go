@@ -40,7 +40,7 @@ func (b *bench) worktrees() {
 		b.fails++
 		return
 	}
-	runs := min(b.runs, 5)
+	runs := min(b.runs, 3)
 	var conc, seq, slowest []time.Duration
 	for range runs {
 		t := time.Now()

@@ -296,6 +296,18 @@ func (v *Verbs) down(proj string, names []string, grace time.Duration) error {
 // printUnderstood says what svc up made of the files that are not its
 // own format (.claude/launch.json, conductor.json): one line a service.
 func (v *Verbs) printUnderstood(f *project.File) {
+	if len(f.Sources) > 0 {
+		// Several files make the project: which services are the first's.
+		var own []string
+		for _, d := range f.Services {
+			if d.From == "" {
+				own = append(own, d.Name)
+			}
+		}
+		if len(own) > 0 {
+			fmt.Fprintf(v.Out, "%s: %s\n", relTo(f.Dir, f.Path), strings.Join(own, ", "))
+		}
+	}
 	for _, d := range f.Services {
 		if d.From == "" {
 			continue
@@ -323,13 +335,21 @@ func (v *Verbs) printUnderstood(f *project.File) {
 			}
 			parts = append(parts, "env "+strings.Join(keys, " "))
 		}
-		from := d.From
-		if rel, err := filepath.Rel(f.Dir, from); err == nil {
-			from = rel
-		}
-		fmt.Fprintf(v.Out, "%s: %s: %s\n", from, d.Name, strings.Join(parts, "; "))
+		fmt.Fprintf(v.Out, "%s: %s: %s\n", relTo(f.Dir, d.From), d.Name, strings.Join(parts, "; "))
 	}
 	if f.Archive != "" {
 		fmt.Fprintf(v.Out, "%s: archive: %s; run by svc down --archive\n", project.ConductorFile, f.Archive)
 	}
+}
+
+// relTo is path as from dir, when it is below it.
+func relTo(dir, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
