@@ -137,7 +137,16 @@ func (s *Server) startOut(r *svc.StartResult) StartOut {
 	r.Name = s.short(r.Name)
 	out := StartOut{Name: r.Name, Status: string(r.Status), PID: r.PID, URL: r.URL, Port: r.Port, Ports: r.Ports, ExitCode: r.ExitCode,
 		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: startSummary(r)}
-	out.Rows, _ = logfile.LastRow(svc.Dir{Home: s.Home, Name: s.full(r.Name)}.Path())
+	d := svc.Dir{Home: s.Home, Name: s.full(r.Name)}
+	out.Rows, _ = logfile.LastRow(d.Path())
+	if l, err := svc.Look(d); err == nil {
+		if l.Status == svc.Ready {
+			out.ProxyURL = svc.ProxyURL(svc.ProxyPort(s.Home), l)
+		}
+		if wt := l.Spec.Worktree; wt != nil {
+			out.Worktree, out.Slot = wt.Slug, &wt.Slot
+		}
+	}
 	return out
 }
 
