@@ -128,7 +128,12 @@ func WorktreeOf(home, dir string) (*Worktree, error) {
 // claimWorktree is the index of top's entry, added when it has none.
 func claimWorktree(ws []Worktree, top, repo string, main bool) ([]Worktree, int) {
 	if i := slices.IndexFunc(ws, func(w Worktree) bool { return w.Top == top }); i >= 0 {
-		return ws, i
+		if ws[i].Repo == repo && ws[i].Main == main {
+			return ws, i
+		}
+		// Another checkout at the same place since (of another
+		// repository, or now the main one): it is a worktree of its own.
+		ws = slices.Delete(ws, i, i+1)
 	}
 	w := Worktree{Top: top, Repo: repo, Main: main}
 	if !main {
