@@ -94,7 +94,7 @@ func appendGroup(out []byte, v value) []byte {
 	if v.isString() {
 		out = ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
 	} else {
-		out = jsoncmp.AppendKey(out, v.raw)
+		out = jsoncmp.AppendEqualKey(out, v.raw)
 		shown = v.raw
 		if shown[0] == '{' || shown[0] == '[' {
 			shown = compact(shown)
