@@ -5,9 +5,10 @@ import (
 	"math/bits"
 )
 
-// Lookup finds the value at keys in line, a valid JSON text, as gjson
-// would: the first member of each name, and a key of decimal digits
-// indexes an array. Its answer is the value's JSON text, a slice of line.
+// Lookup finds the value at keys in line, a valid JSON text: the last
+// member of each name, as jq, Python's json, JavaScript and Miller take
+// it (gjson takes the first), with escaped keys compared by their text;
+// and a key of decimal digits indexes an array. Its answer is the value's JSON text, a slice of line.
 // On a line that is not valid its answer means nothing, but it never
 // panics. It is the lookup for what Find could not tell (Unknown), and
 // for paths the check was not asked to find.
@@ -50,36 +51,46 @@ func LookupAt(line []byte, m Marks, i int, keys []string) ([]byte, bool) {
 	return b[i:skipValue(b, m, i)], true
 }
 
-// memberValue returns the start of the value of member k of the object at
-// b[i].
+// memberValue returns the start of the value of the last member named k
+// of the object at b[i]: every member is passed, for a later one of the
+// name to override an earlier.
 func memberValue(b []byte, m Marks, i int, k string) (int, bool) {
+	at := -1
 	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		end, escaped := stringEnd(b, m, i)
 		if end < i+2 {
 			return 0, false // a string cut off: not valid JSON
 		}
-		var match bool
-		if escaped {
-			match = string(AppendUnescaped(nil, b[i:end], false)) == k
-		} else {
-			match = string(b[i+1:end-1]) == k
-		}
+		match := keyIs(b[i:end], escaped, k)
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false
 		}
 		i = skipSpace(b, i+1)
 		if match {
-			return i, true
+			at = i
 		}
 		i = skipSpace(b, skipValue(b, m, i))
 		if i >= len(b) || b[i] != ',' {
-			return 0, false
+			break // the object's end, on a valid line
 		}
 		i = skipSpace(b, i+1)
 	}
-	return 0, false
+	return at, at >= 0 && at < len(b)
+}
+
+// keyIs tells whether raw, a key with its quotes from a valid line, names
+// k: when escaped, by its text.
+func keyIs(raw []byte, escaped bool, k string) bool {
+	if !escaped {
+		return len(raw) == len(k)+2 && string(raw[1:len(raw)-1]) == k
+	}
+	if len(raw)-2 < len(k) {
+		return false // an escape only ever shortens the text
+	}
+	var buf [64]byte
+	return string(AppendUnescaped(buf[:0], raw, false)) == k
 }
 
 // element returns the start of element k (a decimal index) of the array at

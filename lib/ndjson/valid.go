@@ -72,6 +72,7 @@ type Checker struct {
 	marks   Marks // kept for the next line
 	last    Marks // the last line's
 	members []Member
+	paths   []pathFind
 }
 
 // heapMarked is the longest line that is marked: past it, a bitmap would
@@ -81,27 +82,6 @@ const heapMarked = 1 << 20
 
 // Check is Check, for one line.
 func (c *Checker) Check(line []byte) Problem { return c.check(line, nil) }
-
-// Find is Check that also looks, as the walk passes, for the value at
-// keys, a path of object member names: the first member of each name, as
-// a lookup would find it. Where is Unknown when the walk cannot tell — the
-// line is not an object, the path steps into an array, a key on the way
-// has an escape — and the caller should look the value up with Lookup;
-// and means nothing unless the line is Valid.
-func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
-	f := finder{keys: keys}
-	if i := skipSpace(line, 0); len(keys) == 0 || i >= len(line) || line[i] != '{' {
-		f.state = Unknown
-	}
-	p := c.check(line, &f)
-	switch f.state {
-	case searching:
-		f.state = Absent
-	case pending:
-		f.state = Unknown
-	}
-	return p, Where{State: f.state, Start: f.start, End: f.end}
-}
 
 func (c *Checker) check(line []byte, f *finder) Problem {
 	if len(line) > heapMarked {
@@ -114,103 +94,6 @@ func (c *Checker) check(line []byte, f *finder) Problem {
 	}
 	c.last = mark(line, c.marks[:w])
 	return walk(line, c.last, f)
-}
-
-// FindState is what Find found.
-type FindState uint8
-
-const (
-	searching FindState = iota // within the walk only
-	pending                    // the value has begun: within the walk only
-	Present                    // the value is line[Start:End]
-	Absent                     // the line has no such value
-	Unknown                    // look it up another way
-)
-
-// Where is the answer of Find.
-type Where struct {
-	State      FindState
-	Start, End int
-}
-
-// finder follows one path through a walk. The object at depth matched+1
-// is the one searched for keys[matched]; depth is that of the member whose
-// value is the answer, once it has begun. When indexing, it instead
-// gathers every member of the top-level object, each one pending from its
-// key to the end of its value.
-type finder struct {
-	keys       []string
-	matched    int
-	depth      int
-	state      FindState
-	start, end int
-	indexing   bool
-	members    []Member
-}
-
-// member is told of each member of the object searched: where its key's
-// text is, whether the key has an escape, and where its value starts.
-func (f *finder) member(b []byte, keyStart, keyEnd int, escaped bool, i, depth int) {
-	key := b[keyStart:keyEnd]
-	switch {
-	case f.indexing:
-		f.members = append(f.members, Member{KeyStart: keyStart, KeyEnd: keyEnd, Escaped: escaped, Start: i})
-		f.state, f.depth = pending, depth
-		return
-	case escaped:
-		f.state = Unknown // it might name the key: no cheap way to tell
-		return
-	case string(key) != f.keys[f.matched] || i >= len(b):
-		return
-	case f.matched+1 == len(f.keys):
-		f.state, f.start, f.depth = pending, i, depth
-		return
-	}
-	switch b[i] {
-	case '{':
-		if j := skipSpace(b, i+1); j < len(b) && b[j] == '}' {
-			f.state = Absent // an empty object: no shortcut past it to watch
-		} else {
-			f.matched++
-		}
-	case '[':
-		f.state = Unknown
-	default:
-		f.state = Absent // the path goes on through a scalar
-	}
-}
-
-// ended is told where the pending value ends.
-func (f *finder) ended(i int) {
-	if f.indexing {
-		f.members[len(f.members)-1].End = i
-		f.state = searching // for the next member
-		return
-	}
-	f.end, f.state = i, Present
-}
-
-// Member is one member of an object: its key's text, between the quotes,
-// is line[KeyStart:KeyEnd] (escaped as written when Escaped), and its value
-// line[Start:End].
-type Member struct {
-	KeyStart, KeyEnd int
-	Escaped          bool
-	Start, End       int
-}
-
-// Index is Check that also gathers, as the walk passes, the members of the
-// line's object, in order: object is false when the line is not one. The
-// members mean nothing unless the line is Valid, and are the Checker's own,
-// valid until its next check.
-func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) {
-	f := finder{indexing: true, members: c.members[:0]}
-	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
-		f.state = Unknown
-	}
-	p = c.check(line, &f)
-	c.members = f.members
-	return p, f.members, f.state != Unknown
 }
 
 // Marks is the bitmap of stops of the line last checked, valid until the
@@ -300,6 +183,9 @@ func walk(line []byte, stops Marks, f *finder) Problem {
 	var c byte
 	if i == n {
 		return Blank
+	}
+	if f != nil && f.search == 0 {
+		f = nil // not an object, or no path: nothing to watch for
 	}
 
 value:
@@ -397,7 +283,7 @@ key:
 			}
 			i = skipSpace(b, i+1)
 		}
-		if f != nil && f.state == searching && len(stack) == f.matched+1 {
+		if f != nil && f.search>>len(stack)&1 != 0 && (escaped || f.lens>>min(keyEnd-keyStart, 63)&1 != 0) {
 			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
 		}
 	}
@@ -438,10 +324,8 @@ str:
 	}
 
 after:
-	if f != nil && f.state == pending && len(stack) == f.depth {
-		if f.ended(i); f.state == Present {
-			f = nil // found: nothing more to watch for
-		}
+	if f != nil && f.pend>>len(stack)&1 != 0 {
+		f.ended(i, len(stack)) // and on: a later member of the name may override it
 	}
 	if uint(i) >= uint(n) || b[i] <= ' ' {
 		if i = skipSpace(b, i); uint(i) >= uint(n) {
@@ -466,8 +350,8 @@ after:
 		}
 		goto value
 	} else if c == top+2 {
-		if f != nil && f.state == searching && len(stack) == f.matched+1 {
-			f.state = Absent // the object searched ends without the key
+		if f != nil && f.search>>len(stack)&1 != 0 {
+			f.closed(len(stack))
 		}
 		stack = stack[:len(stack)-1]
 		i++
