@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"runtime/debug"
 	"time"
 
+	"github.com/agentry/agentry/lib/acp"
 	"github.com/agentry/agentry/lib/backend/claude"
 	"github.com/agentry/agentry/lib/backend/codex"
 	"github.com/agentry/agentry/lib/backend/echo"
@@ -36,6 +39,7 @@ func app() cli.App {
 type grammar struct {
 	cli.Globals
 
+	ACP               bool          `name:"acp" help:"Speak the Agent Client Protocol (v1) as an agent on stdin and stdout instead, for editors; see agent-host-acp(7)."`
 	Backend           string        `help:"Backend to host: echo, exec, claude or codex (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
@@ -89,9 +93,18 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	// holding one costs (the reader's growth, GC headroom) within twice
 	// the cap, however long the line (DESIGN.md).
 	debug.SetMemoryLimit(memoryLimit(int64(g.MaxLine)))
-	return host.Serve(ctx, host.Options{
+	opts := host.Options{
 		Backend: g.Backend, Factory: factory, Version: cli.Version(),
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
 		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
-	}, env.Stdin, env.Stdout)
+	}
+	if g.ACP {
+		// An editor that dies takes the read end of stdout with it: the
+		// write fails (EPIPE, not SIGPIPE's death) and the face ends every
+		// session's processes before it exits.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		voice := cli.Voice{Prog: "agent-host", W: env.Stderr}
+		return acp.Serve(ctx, acp.Options{Host: opts, Warn: func(msg string) { voice.Warnf("%s", msg) }}, env.Stdin, env.Stdout)
+	}
+	return host.Serve(ctx, opts, env.Stdin, env.Stdout)
 }

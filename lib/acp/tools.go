@@ -1,0 +1,82 @@
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// describe is what a client shows of a tool call: a title, ACP's kind of
+// tool, and the files it touches, from the backend's tool name and input
+// (Claude Code's tools; codex's items as the codex backend names them:
+// command, file_change, web_search, mcp__SERVER__TOOL).
+func describe(name string, input json.RawMessage) (title, kind string, locs []toolLocation) {
+	var in struct {
+		Command  json.RawMessage `json:"command"`
+		FilePath string          `json:"file_path"`
+		Path     string          `json:"path"`
+		Pattern  string          `json:"pattern"`
+		URL      string          `json:"url"`
+		Query    string          `json:"query"`
+		Changes  json.RawMessage `json:"changes"`
+	}
+	_ = json.Unmarshal(input, &in)
+	file := in.FilePath
+	if file == "" {
+		file = in.Path
+	}
+	if file != "" {
+		locs = []toolLocation{{Path: file}}
+	}
+	kind, title = "other", name
+	switch name {
+	case "Bash", "command", "BashOutput", "KillShell":
+		kind = "execute"
+		if c := commandText(in.Command); c != "" {
+			title = c
+		}
+	case "Read", "NotebookRead":
+		kind, title = "read", "Read "+file
+	case "Edit", "MultiEdit", "Write", "NotebookEdit":
+		kind, title = "edit", name+" "+file
+	case "file_change":
+		kind, title = "edit", "Edit files"
+		locs = changedFiles(in.Changes)
+	case "Glob", "Grep":
+		kind, title = "search", name+" "+in.Pattern
+	case "WebFetch":
+		kind, title = "fetch", "Fetch "+in.URL
+	case "WebSearch", "web_search":
+		kind, title = "fetch", "Search the web: "+in.Query
+	case "TodoWrite", "Task":
+		kind = "think"
+	}
+	return strings.TrimSpace(title), kind, locs
+}
+
+// commandText is a command given as a string or as argv.
+func commandText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil {
+		return strings.Join(argv, " ")
+	}
+	return ""
+}
+
+// changedFiles are the paths of codex's file changes.
+func changedFiles(raw json.RawMessage) []toolLocation {
+	var changes []struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(raw, &changes)
+	var locs []toolLocation
+	for _, c := range changes {
+		if c.Path != "" {
+			locs = append(locs, toolLocation{Path: c.Path})
+		}
+	}
+	return locs
+}
