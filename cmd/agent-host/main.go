@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/acp"
