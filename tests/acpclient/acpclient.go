@@ -174,7 +174,9 @@ func (c *Client) Notify(method string, params any) {
 
 // Permission sets how permission requests are answered from now on:
 // allow, allow_session, reject, cancelled or hold.
-func (c *Client) Permission(answer string) { c.op(map[string]any{"op": "permission", "answer": answer}) }
+func (c *Client) Permission(answer string) {
+	c.op(map[string]any{"op": "permission", "answer": answer})
+}
 
 // Release answers the held permission requests, cancelled.
 func (c *Client) Release() { c.op(map[string]any{"op": "release"}) }
