@@ -269,10 +269,12 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	return res, nil
 }
 
-// authenticate: agent-host has no login of its own; the CLIs behind it use
-// theirs (claude's and codex's own login, or their API key variables).
+// authenticate succeeds and does nothing: agent-host has no login of its
+// own, and the CLIs behind it use theirs (claude's and codex's login, or
+// their API key variables), set up outside the editor. Some clients call it
+// whatever authMethods says.
 func (a *agent) authenticate(params json.RawMessage) (any, error) {
-	return nil, errorf(codeInvalidParams, "agent-host offers no authentication method: the %s backend uses its own login", a.caps.name)
+	return empty{}, nil
 }
 
 // call is a host call bounded by the face's life.
