@@ -23,7 +23,8 @@ func sdk(t *testing.T) string {
 }
 
 func startACP(t *testing.T, args ...string) *acpclient.Client {
-	return acpclient.Start(t, sdk(t), os.Environ(), t.TempDir(), append([]string{filepath.Join(binDir, "agent-host"), "--acp"}, args...)...)
+	env := append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	return acpclient.Start(t, sdk(t), env, t.TempDir(), append([]string{filepath.Join(binDir, "agent-host"), "--acp"}, args...)...)
 }
 
 // A text turn, a tool call asked and allowed, one rejected, the mode

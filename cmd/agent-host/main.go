@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -47,6 +48,18 @@ type grammar struct {
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
+}
+
+// acpStateDir is where the ACP face keeps its sessions for session/load:
+// $XDG_STATE_HOME/agent-host/acp, else ~/.local/state/agent-host/acp.
+func acpStateDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "agent-host", "acp")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "agent-host", "acp")
+	}
+	return ""
 }
 
 // memoryLimit is the heap's soft limit for a line cap: twice the cap, less
@@ -104,7 +117,8 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		// session's processes before it exits.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		voice := cli.Voice{Prog: "agent-host", W: env.Stderr}
-		return acp.Serve(ctx, acp.Options{Host: opts, Warn: func(msg string) { voice.Warnf("%s", msg) }}, env.Stdin, env.Stdout)
+		return acp.Serve(ctx, acp.Options{Host: opts, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv)},
+			env.Stdin, env.Stdout)
 	}
 	return host.Serve(ctx, opts, env.Stdin, env.Stdout)
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Options struct {
 	// Warn receives what the face has to say outside the protocol (a
 	// skipped line, a backend's notice of level warn or above).
 	Warn func(msg string)
+	// StateDir is where sessions are kept for session/load and
+	// session/list (one small file each: the CLI's session id, cwd, title);
+	// "" keeps none.
+	StateDir string
 }
 
 // ErrBackend wraps a backend that could not be made.
@@ -102,13 +107,17 @@ func (a *agent) read(in io.Reader, lines chan<- []byte, done chan<- error) {
 
 // agent is one connection's state.
 type agent struct {
-	opts  Options
-	w     *wire
-	hc    hostclient.Client
-	caps  caps
-	ctx   context.Context // ended when the face stops
-	stop  context.CancelFunc
-	token int64
+	opts Options
+	w    *wire
+	hc   hostclient.Client
+	caps caps
+	// backend is the host's backend itself, for what protocol v1 has no
+	// request for (session/load).
+	backend host.Backend
+	store   store
+	ctx     context.Context // ended when the face stops
+	stop    context.CancelFunc
+	token   int64
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -122,6 +131,7 @@ type caps struct {
 	name  string
 	asks  bool // it can put tool calls to the client
 	tools bool // it takes MCP servers
+	loads bool // it can take up a session of its CLI (session/load)
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
@@ -134,13 +144,26 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 		c.asks = pa.AsksPermissions()
 	}
 	_, c.tools = b.(host.ToolSetter)
-	if cl, ok := b.(host.Closer); ok {
-		_ = cl.Close()
-	}
+	_, c.loads = b.(host.SessionLoader)
 	ctx, stop := context.WithCancel(context.Background())
-	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop,
+	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
 		sessions: map[string]*session{}}
-	a.hc = hostclient.InProcess(opts.Host, a.notice)
+	if opts.StateDir != "" {
+		a.store = store{dir: filepath.Join(opts.StateDir, c.name)}
+	}
+	// The host runs this very backend, so that the face can ask it what
+	// protocol v1 cannot.
+	hostOpts := opts.Host
+	var once sync.Once
+	hostOpts.Factory = func(name string, config json.RawMessage) (host.Backend, error) {
+		mine := false
+		once.Do(func() { mine = name == opts.Host.Backend && len(config) == 0 })
+		if mine {
+			return b, nil
+		}
+		return opts.Host.Factory(name, config)
+	}
+	a.hc = hostclient.InProcess(hostOpts, a.notice)
 	if _, err := a.hc.Hello(ctx, "acp", nil); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBackend, err)
 	}
@@ -215,6 +238,8 @@ func (a *agent) methods() map[string]func(json.RawMessage) (any, error) {
 		"session/set_config_option": a.setConfigOption,
 		"session/list":              a.listSessions,
 		"session/close":             a.closeSession,
+		"session/load":              a.loadSession,
+		"session/resume":            a.resumeSession,
 	}
 }
 
@@ -256,12 +281,17 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	}
 	// Version negotiation: a client asking for another version is told
 	// the one this agent speaks, and decides.
+	var resume *empty
+	if a.caps.loads {
+		resume = &empty{}
+	}
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
+			LoadSession:         a.caps.loads,
 			PromptCapabilities:  promptCapabilities{EmbeddedContext: true},
 			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
-			SessionCapabilities: sessionCapabilities{List: &empty{}, Close: &empty{}},
+			SessionCapabilities: sessionCapabilities{List: &empty{}, Resume: resume, Close: &empty{}},
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},

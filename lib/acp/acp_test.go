@@ -72,6 +72,7 @@ var results = map[string]string{
 	"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/prompt": "PromptResponse",
 	"session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
 	"session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
+	"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "authenticate": "AuthenticateResponse",
 }
 
 // client is a test's ACP client: it writes requests, reads every line the
@@ -90,13 +91,16 @@ type client struct {
 }
 
 func start(t *testing.T, d *defs, echoConfig string) *client {
+	return startWith(t, d, func(string, json.RawMessage) (host.Backend, error) {
+		return echo.New(json.RawMessage(echoConfig))
+	}, "")
+}
+
+func startWith(t *testing.T, d *defs, factory host.Factory, stateDir string) *client {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opts := Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: 5 * time.Second,
-		InterruptGrace: time.Second,
-		Factory: func(string, json.RawMessage) (host.Backend, error) {
-			return echo.New(json.RawMessage(echoConfig))
-		}}, Warn: func(msg string) { t.Logf("warn: %s", msg) }}
+		InterruptGrace: time.Second, Factory: factory}, Warn: func(msg string) { t.Logf("warn: %s", msg) }, StateDir: stateDir}
 	c := &client{t: t, defs: d, in: inW, method: map[string]string{}, msgs: make(chan map[string]json.RawMessage, 1000),
 		served: make(chan error, 1)}
 	go func() { c.served <- Serve(context.Background(), opts, inR, outW); outW.Close() }()

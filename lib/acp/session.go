@@ -30,6 +30,7 @@ type session struct {
 	turn      chan struct{} // held by the prompt whose turn runs
 	prompts   sync.WaitGroup
 	updated   time.Time
+	title     string // the first prompt's first line
 }
 
 // mode is a session mode: a level, and whether tool calls outside its
@@ -312,7 +313,8 @@ func (a *agent) setConfigOption(params json.RawMessage) (any, error) {
 	return setConfigResult{ConfigOptions: opts}, nil
 }
 
-// listSessions lists this connection's open sessions, newest first.
+// listSessions lists this connection's open sessions and those kept for
+// session/load, most recently used first.
 func (a *agent) listSessions(params json.RawMessage) (any, error) {
 	var p struct {
 		Cwd *string `json:"cwd"`
@@ -320,21 +322,32 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	var ss []*session
-	for _, s := range a.sessions {
-		if p.Cwd == nil || *p.Cwd == s.cwd {
-			ss = append(ss, s)
+	byID := map[string]sessionInfo{}
+	for _, r := range a.store.all() {
+		if r.Backend == a.caps.name {
+			byID[r.SessionID] = sessionInfo{SessionID: r.SessionID, Cwd: r.Cwd, Title: r.Title, UpdatedAt: r.UpdatedAt}
 		}
 	}
-	a.mu.Unlock()
-	sort.Slice(ss, func(i, j int) bool { return ss[i].created.After(ss[j].created) })
-	res := listSessionsResult{Sessions: []sessionInfo{}}
-	for _, s := range ss {
+	a.mu.Lock()
+	for _, s := range a.sessions {
 		s.mu.Lock()
-		res.Sessions = append(res.Sessions, sessionInfo{SessionID: s.id, Cwd: s.cwd, UpdatedAt: s.updated.UTC().Format(time.RFC3339)})
+		byID[s.id] = sessionInfo{SessionID: s.id, Cwd: s.cwd, Title: s.title, UpdatedAt: s.updated.UTC().Format(time.RFC3339)}
 		s.mu.Unlock()
 	}
+	a.mu.Unlock()
+	res := listSessionsResult{Sessions: []sessionInfo{}}
+	for _, info := range byID {
+		if p.Cwd == nil || *p.Cwd == info.Cwd {
+			res.Sessions = append(res.Sessions, info)
+		}
+	}
+	sort.Slice(res.Sessions, func(i, j int) bool {
+		x, y := res.Sessions[i], res.Sessions[j]
+		if x.UpdatedAt != y.UpdatedAt {
+			return x.UpdatedAt > y.UpdatedAt
+		}
+		return x.SessionID < y.SessionID
+	})
 	return res, nil
 }
 

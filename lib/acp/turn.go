@@ -95,6 +95,9 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	}
 	m, model := s.mode, s.model
 	s.updated = time.Now()
+	if s.title == "" {
+		s.title = titleOf(text)
+	}
 	s.mu.Unlock()
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
 		Permissions: protocol.PermissionsGrant}
@@ -134,12 +137,13 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	cancelled = s.cancelled >= seq
 	s.mu.Unlock()
 	if cancelled || (done != nil && done.StopReason == protocol.StopInterrupted) {
+		a.afterTurn(s, nil)
 		return promptResult{StopReason: stopCancelled}, nil
 	}
 	if werr != nil {
 		return nil, hostError(werr)
 	}
-	a.usage(s, done.Usage)
+	a.afterTurn(s, done.Usage)
 	if done.StopReason != protocol.StopCompleted {
 		msg := "the turn failed"
 		if t.failure != nil {
@@ -150,13 +154,19 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	return promptResult{StopReason: stopEndTurn}, nil
 }
 
-// usage sends the session's context use after a turn, when the backend
-// knows its context window.
-func (a *agent) usage(s *session, u *protocol.Usage) {
+// afterTurn keeps the session for session/load, and sends its context use
+// when the backend knows its context window.
+func (a *agent) afterTurn(s *session, u *protocol.Usage) {
 	ctx, cancel := a.callCtx()
 	defer cancel()
 	info, err := a.hc.SessionInfo(ctx, s.id)
-	if err != nil || info == nil || info.ContextWindow <= 0 {
+	if err != nil || info == nil {
+		return
+	}
+	if info.SessionID != "" && a.caps.loads {
+		a.remember(s, info.SessionID)
+	}
+	if u == nil || info.ContextWindow <= 0 {
 		return
 	}
 	up := usageUpdate{SessionUpdate: "usage_update", Used: int64(info.ContextTokens), Size: int64(info.ContextWindow)}
@@ -177,6 +187,7 @@ type turn struct {
 	streamed bool // text deltas since the last whole text block
 	said     bool // any answer text was sent
 	calls    map[string]*call
+	order    []string // the calls' ids, as they were made
 	failure  *protocol.ErrorInfo
 	ended    chan struct{} // closed once the run has ended
 }
@@ -193,6 +204,7 @@ func (t *turn) call(id string) *call {
 	if c == nil {
 		c = &call{}
 		t.calls[id] = c
+		t.order = append(t.order, id)
 	}
 	return c
 }

@@ -54,8 +54,9 @@ type mcpCapabilities struct {
 type empty struct{}
 
 type sessionCapabilities struct {
-	List  *empty `json:"list,omitempty"`
-	Close *empty `json:"close,omitempty"`
+	List   *empty `json:"list,omitempty"`
+	Resume *empty `json:"resume,omitempty"`
+	Close  *empty `json:"close,omitempty"`
 }
 
 // mcpServer is any of ACP's three transports: stdio (no type), http, sse.

@@ -25,15 +25,20 @@ type acpPeer struct {
 // official SDK's client, in a session of its own directory.
 func startACPPeer(t *testing.T, p acpPeer) (*acpclient.Client, string, string) {
 	t.Helper()
+	c := runACPPeer(t, p)
+	work := t.TempDir()
+	return c, c.NewSession(work), work
+}
+
+func runACPPeer(t *testing.T, p acpPeer) *acpclient.Client {
+	t.Helper()
 	need(t)
 	sdk := acpclient.SDK()
 	if sdk == "" {
 		t.Fatal("no @agentclientprotocol/sdk in $AGENTRY_PEERS/acp (tests/peers/install.sh installs it) or no node")
 	}
 	hostBin := filepath.Join(filepath.Dir(runagentBin), "agent-host")
-	c := acpclient.Start(t, sdk, p.env, t.TempDir(), hostBin, "--acp", "--backend", p.backend, "--interrupt-grace", "5s")
-	work := t.TempDir()
-	return c, c.NewSession(work), work
+	return acpclient.Start(t, sdk, p.env, t.TempDir(), hostBin, "--acp", "--backend", p.backend, "--interrupt-grace", "5s")
 }
 
 func setMode(t *testing.T, c *acpclient.Client, s, mode string) {
@@ -166,12 +171,59 @@ func acpScenario(t *testing.T, p acpPeer) {
 			t.Errorf("%d of the tree's %d processes %v left 3 s after stdin closed: %v", len(left), len(pids), pids, left)
 		}
 	})
+
+	t.Run("load after restart", func(t *testing.T) {
+		c := runACPPeer(t, p)
+		c.Call("initialize", map[string]any{"protocolVersion": 1})
+		_, list := c.Call("session/list", map[string]any{"cwd": work})
+		if !strings.Contains(string(list.Result), s) {
+			t.Errorf("session/list: %s", list.Result)
+		}
+		evs, res := c.Call("session/load", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}})
+		if res.Error != nil {
+			t.Fatalf("session/load: %s", res.Error.Message)
+		}
+		var user, said, ran, rejected bool
+		status := map[string]string{}
+		title := map[string]string{}
+		for _, ev := range evs {
+			u := ev.Update
+			switch u.SessionUpdate {
+			case "user_message_chunk":
+				user = user || strings.Contains(u.Text(), "SAY ACP-FIRST-ANSWER")
+				if strings.Contains(u.Text(), "<system-reminder>") {
+					t.Errorf("the CLI's own reminders replayed as the user's words: %q", u.Text())
+				}
+			case "agent_message_chunk":
+				said = said || strings.Contains(u.Text(), "ACP-FIRST-ANSWER")
+			case "tool_call":
+				title[u.ToolCallID] = u.Title
+				status[u.ToolCallID] = u.Status
+			case "tool_call_update":
+				status[u.ToolCallID] = u.Status
+			}
+		}
+		for id, st := range status {
+			ran = ran || (strings.Contains(title[id], "echo ran-it") && st == "completed")
+			rejected = rejected || (strings.Contains(title[id], "out.txt") && st == "failed")
+		}
+		if !user || !said || !ran || !rejected {
+			t.Errorf("replay: user %v, answer %v, the run call completed %v, a rejected call failed %v: %v %v", user, said, ran, rejected, title, status)
+		}
+		c.Permission("allow")
+		evs, res = c.Call("session/prompt", acpclient.Prompt(s, "RECALL"))
+		// (claude puts its own reminders before the first prompt.)
+		if got := acpclient.Text(evs); !strings.HasPrefix(got, "FIRST PROMPT WAS: ") || !strings.HasSuffix(got, "SAY ACP-FIRST-ANSWER") {
+			t.Errorf("the loaded session's next turn: %q, %s", got, acpclient.StopReason(res))
+		}
+		c.End()
+	})
 }
 
 func TestACPClaude(t *testing.T) {
 	need(t)
 	api := fakeAnthropic(t)
-	acpScenario(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin),
+	acpScenario(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir()),
 		run:   `CALL Bash {"command":"echo ran-it","description":"say ran-it"}`,
 		write: writeCall})
 }
