@@ -225,6 +225,13 @@ func (c *Client) End() Event {
 	return evs[len(evs)-1]
 }
 
+// EOF closes the agent's standard input and returns at once.
+func (c *Client) EOF() {
+	c.t.Helper()
+	c.op(map[string]any{"op": "eof"})
+	c.Until(func(ev Event) bool { return ev.Event == "eof" })
+}
+
 // NewSession initializes the agent and opens a session in cwd.
 func (c *Client) NewSession(cwd string) string {
 	c.t.Helper()

@@ -11,6 +11,7 @@
 //       {"op":"permission","answer":"allow"|"allow_session"|"reject"|"cancelled"|"hold"}
 //       {"op":"release"}   answer the permission requests held, as "cancelled"
 //       {"op":"end"}       close the agent's standard input, report its exit
+//       {"op":"eof"}       close the agent's standard input, and go on
 //   out {"event":"pid","pid":N}, {"event":"update","update":U,"t":MS},
 //       {"event":"permission","params":P,"t":MS}, {"event":"exit","code":C,"signal":S}
 import { spawn } from "node:child_process";
@@ -74,6 +75,10 @@ for await (const line of rl) {
       break;
     case "release":
       while (held.length) held.shift()({ outcome: { outcome: "cancelled" } });
+      break;
+    case "eof":
+      child.stdin.end();
+      say({ event: "eof", t: Date.now() - t0 });
       break;
     case "end":
       child.stdin.end();
