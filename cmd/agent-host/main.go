@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -41,6 +42,7 @@ type grammar struct {
 	cli.Globals
 
 	ACP               bool          `name:"acp" help:"Speak the Agent Client Protocol (v1) as an agent on stdin and stdout instead, for editors; see agent-host-acp(7)."`
+	Config            string        `help:"With --acp: the backend's configuration, as hello.config gives it in protocol v1 (a JSON object), such as '{\"claude\":{\"models\":[...]}}'." placeholder:"JSON"`
 	Backend           string        `help:"Backend to host: echo, exec, claude or codex (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
@@ -111,14 +113,29 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
 		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
 	}
+	if g.Config != "" && !g.ACP {
+		return cli.Usagef("--config is for --acp; a daemon gives the configuration in hello")
+	}
 	if g.ACP {
+		var config json.RawMessage
+		if g.Config != "" {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(g.Config), &obj); err != nil {
+				return cli.Usagef("--config is not a JSON object: %v", err)
+			}
+			config = json.RawMessage(g.Config)
+		}
 		// An editor that dies takes the read end of stdout with it: the
 		// write fails (EPIPE, not SIGPIPE's death) and the face ends every
 		// session's processes before it exits.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		voice := cli.Voice{Prog: "agent-host", W: env.Stderr}
-		return acp.Serve(ctx, acp.Options{Host: opts, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv)},
+		err := acp.Serve(ctx, acp.Options{Host: opts, Config: config, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv)},
 			env.Stdin, env.Stdout)
+		if errors.Is(err, acp.ErrBackend) {
+			return cli.Usagef("%v", err) // a configuration error: nothing was started
+		}
+		return err
 	}
 	return host.Serve(ctx, opts, env.Stdin, env.Stdout)
 }

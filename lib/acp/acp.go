@@ -15,6 +15,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,9 @@ type Options struct {
 	// Warn receives what the face has to say outside the protocol (a
 	// skipped line, a backend's notice of level warn or above).
 	Warn func(msg string)
+	// Config is the backend's configuration, as hello.config gives it in
+	// protocol v1.
+	Config json.RawMessage
 	// StateDir is where sessions are kept for session/load and
 	// session/list (one small file each: the CLI's session id, cwd, title);
 	// "" keeps none.
@@ -135,7 +139,7 @@ type caps struct {
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
-	b, err := opts.Host.Factory(opts.Host.Backend, nil)
+	b, err := opts.Host.Factory(opts.Host.Backend, opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBackend, err)
 	}
@@ -157,14 +161,14 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	var once sync.Once
 	hostOpts.Factory = func(name string, config json.RawMessage) (host.Backend, error) {
 		mine := false
-		once.Do(func() { mine = name == opts.Host.Backend && len(config) == 0 })
+		once.Do(func() { mine = name == opts.Host.Backend && bytes.Equal(config, opts.Config) })
 		if mine {
 			return b, nil
 		}
 		return opts.Host.Factory(name, config)
 	}
 	a.hc = hostclient.InProcess(hostOpts, a.notice)
-	if _, err := a.hc.Hello(ctx, "acp", nil); err != nil {
+	if _, err := a.hc.Hello(ctx, "acp", opts.Config); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBackend, err)
 	}
 	return a, nil

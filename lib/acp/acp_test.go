@@ -516,3 +516,22 @@ func TestEndOfInputAnswersTurns(t *testing.T) {
 		t.Error("Serve did not return")
 	}
 }
+
+// Claude Code's TodoWrite is also the session's plan.
+func TestPlanFromTodoWrite(t *testing.T) {
+	d := loadDefs(t)
+	p, ok := planOf("TodoWrite", json.RawMessage(`{"todos":[{"content":"read","status":"completed","activeForm":"reading"},{"content":"write","status":"in_progress"},{"content":"test","status":"odd"}]}`))
+	if !ok {
+		t.Fatal("no plan")
+	}
+	b, _ := json.Marshal(sessionNotification{SessionID: "s", Update: p})
+	if why := d.check(t, "SessionNotification", b); why != "" {
+		t.Errorf("%s: %s", why, b)
+	}
+	if got := fmt.Sprint(p.Entries); got != "[{read medium completed} {write medium in_progress} {test medium pending}]" {
+		t.Errorf("entries %s", got)
+	}
+	if _, ok := planOf("Bash", json.RawMessage(`{}`)); ok {
+		t.Error("a plan from Bash")
+	}
+}

@@ -53,6 +53,32 @@ func describe(name string, input json.RawMessage) (title, kind string, locs []to
 	return strings.TrimSpace(title), kind, locs
 }
 
+// planOf is the plan a call of Claude Code's TodoWrite sets, whole, as ACP
+// sends a plan.
+func planOf(name string, input json.RawMessage) (planUpdate, bool) {
+	if name != "TodoWrite" {
+		return planUpdate{}, false
+	}
+	var in struct {
+		Todos []struct {
+			Content string `json:"content"`
+			Status  string `json:"status"`
+		} `json:"todos"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return planUpdate{}, false
+	}
+	p := planUpdate{SessionUpdate: "plan", Entries: []planEntry{}}
+	for _, td := range in.Todos {
+		st := td.Status
+		if st != "in_progress" && st != "completed" {
+			st = "pending"
+		}
+		p.Entries = append(p.Entries, planEntry{Content: td.Content, Priority: "medium", Status: st})
+	}
+	return p, true
+}
+
 // commandText is a command given as a string or as argv.
 func commandText(raw json.RawMessage) string {
 	var s string

@@ -234,6 +234,9 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 	case protocol.EvToolCall:
 		t.toolCall(ev.ToolCallID, ev.Name, ev.Input)
+		if p, ok := planOf(ev.Name, ev.Input); ok {
+			t.update(p)
+		}
 	case protocol.EvToolResult:
 		c := t.call(ev.ToolCallID)
 		if c.final {

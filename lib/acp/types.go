@@ -237,6 +237,17 @@ type cost struct {
 	Currency string  `json:"currency"`
 }
 
+type planUpdate struct {
+	SessionUpdate string      `json:"sessionUpdate"`
+	Entries       []planEntry `json:"entries"`
+}
+
+type planEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
 type modeUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	CurrentModeID string `json:"currentModeId"`
