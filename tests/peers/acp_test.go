@@ -17,8 +17,9 @@ type acpPeer struct {
 	backend string
 	env     []string
 	// run is a tool call that runs unasked at level 2; write one that
-	// writes out.txt in the session's directory, and asks at level 2 ask.
-	run, write string
+	// writes out.txt in the session's directory, and asks at level 2 ask;
+	// long one that sleeps 4817 s and then writes late.txt.
+	run, write, long string
 }
 
 // startACPPeer runs agent-host --acp with the peer's backend under the
@@ -137,6 +138,37 @@ func acpScenario(t *testing.T, p acpPeer) {
 		}
 	})
 
+	t.Run("cancel a running command", func(t *testing.T) {
+		setMode(t, c, s, "level-2")
+		tag := c.Send("session/prompt", acpclient.Prompt(s, p.long))
+		sleeping := func() bool {
+			return len(procsWhere("cmdline", func(f []string) bool { return strings.Contains(strings.Join(f, " "), "time.sleep(4817)") })) > 0
+		}
+		if !await.Until(30*time.Second, sleeping) {
+			c.Notify("session/cancel", map[string]any{"sessionId": s})
+			evs := c.Wait(tag)
+			for _, ev := range evs {
+				t.Logf("%s %s %s %s", ev.Event, ev.Update.SessionUpdate, ev.Update.Status, ev.Update.RawOutput)
+			}
+			t.Fatalf("the command never started: %v", acpclient.Kinds(evs))
+		}
+		began := time.Now()
+		c.Notify("session/cancel", map[string]any{"sessionId": s})
+		evs := c.Wait(tag)
+		took := time.Since(began)
+		if r := acpclient.StopReason(evs[len(evs)-1]); r != "cancelled" || took > 2*time.Second {
+			t.Errorf("cancel: %s after %v", r, took)
+		}
+		if await.Until(3*time.Second, func() bool { return !sleeping() }) {
+			t.Logf("the command was gone %v after the cancel", time.Since(began))
+		} else {
+			t.Error("the cancelled turn's command is still running 3 s after the cancel")
+		}
+		if _, err := os.Stat(filepath.Join(work, "late.txt")); err == nil {
+			t.Error("the cancelled command went on to write late.txt")
+		}
+	})
+
 	t.Run("level 1 stops writes", func(t *testing.T) {
 		os.Remove(out)
 		setMode(t, c, s, "level-1")
@@ -225,7 +257,8 @@ func TestACPClaude(t *testing.T) {
 	api := fakeAnthropic(t)
 	acpScenario(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir()),
 		run:   `CALL Bash {"command":"echo ran-it","description":"say ran-it"}`,
-		write: writeCall})
+		write: writeCall,
+		long:  `CALL Bash {"command":"python3 -c 'import time; time.sleep(4817)' && touch late.txt","description":"wait"}`})
 }
 
 func TestACPCodex(t *testing.T) {
@@ -233,5 +266,6 @@ func TestACPCodex(t *testing.T) {
 	api := fakeOpenAI(t)
 	acpScenario(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin),
 		run:   `CALL exec_command {"cmd":"echo ran-it"}`,
-		write: `CALL exec_command {"cmd":"echo hello > out.txt"}`})
+		write: `CALL exec_command {"cmd":"echo hello > out.txt"}`,
+		long:  `CALL exec_command {"cmd":"python3 -c 'import time; time.sleep(4817)' && touch late.txt"}`})
 }
