@@ -20,15 +20,18 @@ import (
 )
 
 // SDK is the directory the SDK was installed into (AGENTRY_ACP_SDK, else
-// $AGENTRY_PEERS/acp, where tests/peers/install.sh puts it), or "" when
-// there is none, or no node.
+// $AGENTRY_PEERS/acp, where tests/peers/install.sh puts it, else make
+// test-peers' default, ~/.cache/agentry-peers/acp), or "" when there is
+// none, or no node.
 func SDK() string {
 	dir := os.Getenv("AGENTRY_ACP_SDK")
-	if dir == "" && os.Getenv("AGENTRY_PEERS") != "" {
+	switch {
+	case dir != "":
+	case os.Getenv("AGENTRY_PEERS") != "":
 		dir = filepath.Join(os.Getenv("AGENTRY_PEERS"), "acp")
-	}
-	if dir == "" {
-		return ""
+	default:
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "agentry-peers", "acp")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules/@agentclientprotocol/sdk/package.json")); err != nil {
 		return ""

@@ -28,15 +28,21 @@ type acpAgent struct {
 func treeRSS(pid int) int {
 	total := 0
 	for _, p := range append([]int{pid}, proc.Descendants(pid)...) {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				total += n
-			}
-		}
+		total += statusKB(p, "VmRSS")
 	}
 	return total
+}
+
+// statusKB is a field of a process's /proc status, in kB.
+func statusKB(pid int, field string) int {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	return 0
 }
 
 func alivePids(pids []int) []int {
@@ -119,6 +125,7 @@ sample:
 		}
 	}
 	tick.Stop()
+	own := statusKB(c.PID, "VmHWM") // the peak of the agent's own process
 	// Ten sessions opened, used and closed.
 	for i := 0; i < 10; i++ {
 		_, res := c.Call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
@@ -132,9 +139,9 @@ sample:
 	c.EOF()
 	time.Sleep(3 * time.Second) // the measure is what is left after 3 s
 	left := alivePids(all)
-	return fmt.Sprintf("%-16s initialize %s, session/new %s, turn 1 first chunk %s / answer %s, turns 2-6 median %s / %s, peak tree RSS %d MB, "+
+	return fmt.Sprintf("%-16s initialize %s, session/new %s, turn 1 first chunk %s / answer %s, turns 2-6 median %s / %s, peak tree RSS %d MB (its own process %d MB), "+
 		"processes after 10 sessions closed %d, left 3 s after stdin closed %d of %d",
-		a.name, ms(initTook), ms(newTook), ms(f1), ms(w1), ms(medianOf(firsts)), ms(medianOf(wholes)), peak/1024,
+		a.name, ms(initTook), ms(newTook), ms(f1), ms(w1), ms(medianOf(firsts)), ms(medianOf(wholes)), peak/1024, own/1024,
 		len(afterTen), len(left), len(all))
 }
 
