@@ -136,6 +136,8 @@ type caps struct {
 	asks  bool // it can put tool calls to the client
 	tools bool // it takes MCP servers
 	loads bool // it can take up a session of its CLI (session/load)
+	// efforts are the reasoning efforts it honours, if any.
+	efforts []string
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
@@ -149,6 +151,9 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	}
 	_, c.tools = b.(host.ToolSetter)
 	_, c.loads = b.(host.SessionLoader)
+	if e, ok := b.(host.Efforter); ok {
+		c.efforts = e.Efforts()
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
 		sessions: map[string]*session{}}

@@ -23,6 +23,7 @@ type session struct {
 	mu        sync.Mutex
 	mode      mode
 	model     string // "" for the backend's default
+	effort    string // "" for the backend's default
 	seq       int64  // prompts read
 	cancelled int64  // prompts read up to the last cancel are cancelled
 	run       *hostclient.Run
@@ -111,7 +112,7 @@ func (a *agent) catalog() []protocol.ModelInfo {
 // state is the session's modes and config options as the client is told.
 func (a *agent) state(s *session) (*modeState, []configOption) {
 	s.mu.Lock()
-	cur, model := s.mode, s.model
+	cur, model, effort := s.mode, s.model, s.effort
 	s.mu.Unlock()
 	ms := &modeState{CurrentModeID: cur.id()}
 	opt := configOption{ID: "mode", Name: "Mode", Description: "The permission level the agent runs at, enforced by its grant.",
@@ -132,6 +133,17 @@ func (a *agent) state(s *session) (*modeState, []configOption) {
 			}
 		}
 		opts = append(opts, mo)
+	}
+	if len(a.caps.efforts) > 0 {
+		eo := configOption{ID: "thought_level", Name: "Thinking", Category: "thought_level", Type: "select", CurrentValue: "default",
+			Options: []selectOption{{Value: "default", Name: "Default", Description: "The backend's default reasoning effort."}}}
+		for _, e := range a.caps.efforts {
+			eo.Options = append(eo.Options, selectOption{Value: e, Name: e})
+			if e == effort {
+				eo.CurrentValue = e
+			}
+		}
+		opts = append(opts, eo)
 	}
 	return ms, opts
 }
@@ -305,6 +317,20 @@ func (a *agent) setConfigOption(params json.RawMessage) (any, error) {
 		}
 		s.mu.Lock()
 		s.model = value
+		s.mu.Unlock()
+	case "thought_level":
+		known := value == "default"
+		for _, e := range a.caps.efforts {
+			known = known || e == value
+		}
+		if !known || len(a.caps.efforts) == 0 {
+			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q", value)
+		}
+		if value == "default" {
+			value = ""
+		}
+		s.mu.Lock()
+		s.effort = value
 		s.mu.Unlock()
 	default:
 		return nil, errorf(codeInvalidParams, "invalid params: no config option %q", p.ConfigID)

@@ -93,14 +93,14 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 		s.mu.Unlock()
 		return promptResult{StopReason: stopCancelled}, nil
 	}
-	m, model := s.mode, s.model
+	m, model, effort := s.mode, s.model, s.effort
 	s.updated = time.Now()
 	if s.title == "" {
 		s.title = titleOf(text)
 	}
 	s.mu.Unlock()
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
-		Permissions: protocol.PermissionsGrant}
+		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant}
 	if m.ask {
 		params.Permissions = protocol.PermissionsAsk
 	}

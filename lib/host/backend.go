@@ -158,3 +158,9 @@ type Said struct {
 	User  string
 	Event protocol.AgentEvent
 }
+
+// Efforter is a backend that honours a turn's params.reasoningEffort;
+// Efforts are the values it takes.
+type Efforter interface {
+	Efforts() []string
+}

@@ -269,3 +269,25 @@ func TestACPCodex(t *testing.T) {
 		write: `CALL exec_command {"cmd":"echo hello > out.txt"}`,
 		long:  `CALL exec_command {"cmd":"python3 -c 'import time; time.sleep(4817)' && touch late.txt"}`})
 }
+
+// The thought_level config option is the next turn's reasoning effort,
+// as codex sends it to the model.
+func TestACPCodexThoughtLevel(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	c, s, _ := startACPPeer(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)})
+	_, res := c.Call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": "low"})
+	if res.Error != nil || !strings.Contains(string(res.Result), `"id":"thought_level"`) {
+		t.Fatalf("set thought_level: %+v %s", res.Error, res.Result)
+	}
+	_, res = c.Call("session/prompt", acpclient.Prompt(s, "SAY thought"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("turn: %s", acpclient.StopReason(res))
+	}
+	last := api.bodies[len(api.bodies)-1]
+	if !strings.Contains(last, `"effort":"low"`) {
+		_, reasoning, _ := strings.Cut(last, `"reasoning"`)
+		t.Errorf("the model was not asked for low effort: %.120s", reasoning)
+	}
+	c.End()
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
@@ -84,3 +85,6 @@ func threadHistory(thread gjson.Result) []host.Said {
 	})
 	return said
 }
+
+// Efforts are the reasoning efforts a turn takes (turn/start's effort).
+func (b *Backend) Efforts() []string { return grant.Efforts[grant.Codex] }
