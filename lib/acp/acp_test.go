@@ -535,3 +535,25 @@ func TestPlanFromTodoWrite(t *testing.T) {
 		t.Error("a plan from Bash")
 	}
 }
+
+// Claude Code's edits are shown as diffs.
+func TestDiffs(t *testing.T) {
+	d := loadDefs(t)
+	for _, c := range []struct{ name, input, want string }{
+		{"Edit", `{"file_path":"/w/a.go","old_string":"x := 1","new_string":"x := 2"}`, `[{"type":"diff","path":"/w/a.go","oldText":"x := 1","newText":"x := 2"}]`},
+		{"Write", `{"file_path":"/w/new.go","content":"package w"}`, `[{"type":"diff","path":"/w/new.go","oldText":null,"newText":"package w"}]`},
+		{"MultiEdit", `{"file_path":"/w/a.go","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":""}]}`,
+			`[{"type":"diff","path":"/w/a.go","oldText":"a","newText":"b"},{"type":"diff","path":"/w/a.go","oldText":"c","newText":""}]`},
+		{"Bash", `{"command":"ls"}`, `null`},
+	} {
+		diffs := diffsOf(c.name, json.RawMessage(c.input))
+		b, _ := json.Marshal(diffs)
+		if string(b) != c.want {
+			t.Errorf("%s: %s, want %s", c.name, b, c.want)
+		}
+		u, _ := json.Marshal(sessionNotification{SessionID: "s", Update: toolCall{SessionUpdate: "tool_call", ToolCallID: "t", Title: c.name, Content: diffs}})
+		if why := d.check(t, "SessionNotification", u); why != "" {
+			t.Errorf("%s: %s: %s", c.name, why, u)
+		}
+	}
+}

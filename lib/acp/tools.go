@@ -53,6 +53,39 @@ func describe(name string, input json.RawMessage) (title, kind string, locs []to
 	return strings.TrimSpace(title), kind, locs
 }
 
+// diffsOf are the edits a call of Claude Code's Edit, MultiEdit or Write
+// makes, as ACP diffs, so that an editor can show them (and show them when
+// it is asked about the call).
+func diffsOf(name string, input json.RawMessage) []any {
+	var in struct {
+		FilePath  string `json:"file_path"`
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+		Content   string `json:"content"`
+		Edits     []struct {
+			OldString string `json:"old_string"`
+			NewString string `json:"new_string"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.FilePath == "" {
+		return nil
+	}
+	var out []any
+	switch name {
+	case "Edit":
+		old := in.OldString
+		out = append(out, diffContent{Type: "diff", Path: in.FilePath, OldText: &old, NewText: in.NewString})
+	case "MultiEdit":
+		for _, e := range in.Edits {
+			old := e.OldString
+			out = append(out, diffContent{Type: "diff", Path: in.FilePath, OldText: &old, NewText: e.NewString})
+		}
+	case "Write":
+		out = append(out, diffContent{Type: "diff", Path: in.FilePath, NewText: in.Content})
+	}
+	return out
+}
+
 // planOf is the plan a call of Claude Code's TodoWrite sets, whole, as ACP
 // sends a plan.
 func planOf(name string, input json.RawMessage) (planUpdate, bool) {

@@ -249,7 +249,7 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 		u := toolCall{SessionUpdate: "tool_call_update", ToolCallID: ev.ToolCallID, Status: status, RawOutput: ev.Output}
 		if ev.Output != "" {
-			u.Content = []toolContent{{Type: "content", Content: text(ev.Output)}}
+			u.Content = []any{toolContent{Type: "content", Content: text(ev.Output)}}
 		}
 		t.update(u)
 	case protocol.EvCompleted:
@@ -279,7 +279,8 @@ func (t *turn) toolCall(id, name string, input json.RawMessage) {
 	if t.ask {
 		status = statusPending // it may yet be put to the client
 	}
-	t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: status, Locations: locs, RawInput: input})
+	t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: status, Locations: locs, RawInput: input,
+		Content: diffsOf(name, input)})
 }
 
 // permission puts one permission request to the client, after the call it
@@ -297,10 +298,12 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	c := t.call(id)
 	if !c.reported {
 		c.reported, c.title = true, title
-		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input})
+		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input,
+			Content: diffsOf(q.Tool, q.Input)})
 	}
 	t.mu.Unlock()
-	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input}}
+	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
+		RawInput: q.Input, Content: diffsOf(q.Tool, q.Input)}}
 	for _, ch := range q.Choices {
 		switch ch {
 		case protocol.DecisionAllow:
@@ -337,7 +340,7 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 		if decision == protocol.DecisionDeny {
 			c.final = true
 			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed, RawOutput: a.Message,
-				Content: []toolContent{{Type: "content", Content: text(a.Message)}}})
+				Content: []any{toolContent{Type: "content", Content: text(a.Message)}}})
 		} else {
 			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusInProgress})
 		}

@@ -202,7 +202,7 @@ type toolCall struct {
 	Title         string          `json:"title,omitempty"`
 	Kind          string          `json:"kind,omitempty"`
 	Status        string          `json:"status,omitempty"`
-	Content       []toolContent   `json:"content,omitempty"`
+	Content       []any           `json:"content,omitempty"` // toolContent, diffContent
 	Locations     []toolLocation  `json:"locations,omitempty"`
 	RawInput      json.RawMessage `json:"rawInput,omitempty"`
 	RawOutput     any             `json:"rawOutput,omitempty"`
@@ -211,6 +211,14 @@ type toolCall struct {
 type toolContent struct {
 	Type    string      `json:"type"`
 	Content textContent `json:"content"`
+}
+
+// diffContent is an edit a call makes: OldText nil for a new file.
+type diffContent struct {
+	Type    string  `json:"type"`
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
 }
 
 type toolLocation struct {
