@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/tests/acpclient"
 )
@@ -148,6 +149,27 @@ func TestACPSignalsLeaveNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The client dying mid-turn (SIGKILL) ends the tree well within the
+// drain: the turn's next update finds no reader, and that is a signal.
+func TestACPClientDeathLeavesNothing(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	script := `sleep 4815 & echo $! > ` + pidfile + `; while :; do echo tick; sleep 0.1; done`
+	c := startACP(t, "--drain-timeout", "60s", "--interrupt-grace", "1s", "--backend", "exec", "--", "sh", "-c", script)
+	s := c.NewSession(t.TempDir())
+	c.Send("session/prompt", acpclient.Prompt(s, "go"))
+	c.Until(func(ev acpclient.Event) bool { return ev.Update.SessionUpdate == "agent_message_chunk" })
+	waitPid(t, pidfile)
+	pids := tree(c.PID)
+	began := time.Now()
+	c.Kill()
+	for _, p := range pids {
+		if !await.Until(10*time.Second, func() bool { in, err := proc.Stat(p); return err != nil || in.State == 'Z' }) {
+			t.Errorf("process %d of the tree %v outlived its client by 10 s (the drain is 60 s)", p, pids)
+		}
+	}
+	t.Logf("the tree of %d was gone %v after the client died", len(pids), time.Since(began))
 }
 
 // session/close ends that session's tree, and the connection goes on.

@@ -73,7 +73,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 			a.handle(line)
 			continue
 		case err = <-readErr:
-			a.drain(opts.Host.DrainTimeout)
+			a.drain(ctx, opts.Host.DrainTimeout)
 		case <-ctx.Done():
 			a.abort()
 		case <-a.w.gone:

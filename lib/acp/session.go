@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -425,9 +426,10 @@ func (a *agent) end(s *session) {
 }
 
 // drain is the end of input: the requests read are answered, turns in
-// flight may end within timeout and are then cancelled, and every
+// flight may end within timeout and are then cancelled — at once when a
+// signal comes (ctx) or the client is found gone meanwhile — and every
 // backend process ends.
-func (a *agent) drain(timeout time.Duration) {
+func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 	done := make(chan struct{})
 	go func() { a.work.Wait(); close(done) }()
 	t := time.NewTimer(timeout)
@@ -436,6 +438,12 @@ func (a *agent) drain(timeout time.Duration) {
 	case <-done:
 	case <-t.C:
 		a.opts.Warn(fmt.Sprintf("turns still in flight after the %v drain timeout; cancelling them", timeout))
+		a.cancelAll()
+		<-done
+	case <-ctx.Done():
+		a.cancelAll()
+		<-done
+	case <-a.w.gone:
 		a.cancelAll()
 		<-done
 	}

@@ -228,6 +228,10 @@ func (c *Client) End() Event {
 	return evs[len(evs)-1]
 }
 
+// Kill kills the client (SIGKILL), as an editor dies: the agent's
+// standard input ends and its standard output has no reader.
+func (c *Client) Kill() { _ = c.cmd.Process.Kill() }
+
 // EOF closes the agent's standard input and returns at once.
 func (c *Client) EOF() {
 	c.t.Helper()
