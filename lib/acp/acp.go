@@ -57,9 +57,6 @@ var ErrBackend = errors.New("backend unavailable")
 // signal: turns are cancelled at once) or until out cannot be written (the
 // client is gone). Every backend process has ended when it returns.
 func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
-	if opts.Warn == nil {
-		opts.Warn = func(string) {}
-	}
 	a, err := newAgent(opts, out)
 	if err != nil {
 		return err
@@ -141,6 +138,9 @@ type caps struct {
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
 	b, err := opts.Host.Factory(opts.Host.Backend, opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBackend, err)
