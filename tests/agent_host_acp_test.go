@@ -17,6 +17,9 @@ import (
 // sdk is the official ACP TypeScript SDK's directory, or the test skips.
 func sdk(t *testing.T) string {
 	dir := acpclient.SDK()
+	if dir == "" && os.Getenv("AGENTRY_PEERS") != "" {
+		t.Fatal("AGENTRY_PEERS is set (make test-peers) but its acp/ has no @agentclientprotocol/sdk, or there is no node")
+	}
 	if dir == "" {
 		t.Skip("no @agentclientprotocol/sdk (make test-peers installs it into $AGENTRY_PEERS/acp; or set AGENTRY_ACP_SDK) or no node")
 	}
