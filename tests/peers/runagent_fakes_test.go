@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,17 +24,31 @@ type flaky struct {
 	faults     []int
 	retryAfter string
 	seen       []string // every request's body, faults included
+	// rewrite replaces text in a request before the fake reads it: a
+	// prompt of runagent's own (a wrap-up, a failed check) becomes the
+	// directive that makes the fake model do what the test needs.
+	rewrite map[string]string
 }
 
 func newFlaky(t *testing.T, api *server, faults ...int) *flaky {
-	f := &flaky{faults: faults}
+	f := &flaky{faults: faults, rewrite: map[string]string{}}
 	target, _ := url.Parse(api.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
 	f.server = serve(t, func(s *server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			f.mu.Lock()
+			for from, to := range f.rewrite {
+				q, _ := json.Marshal(to)
+				fq, _ := json.Marshal(from)
+				if bytes.Contains(body, fq[1:len(fq)-1]) {
+					body = textOnly(bytes.ReplaceAll(body, fq[1:len(fq)-1], q[1:len(q)-1]), to)
+				}
+			}
+			f.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
 			s.record(string(body))
 			f.mu.Lock()
 			f.seen = append(f.seen, string(body))
@@ -80,4 +96,35 @@ func (f *flaky) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.seen)
+}
+
+// textOnly drops the tool results from the Messages API message that
+// holds text: resuming a session whose last message was tool results,
+// claude adds the new prompt to that message, and the fake would read
+// only the results.
+func textOnly(body []byte, text string) []byte {
+	var req map[string]any
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		blocks, ok := msg["content"].([]any)
+		if !ok || !strings.Contains(fmt.Sprint(blocks), text) {
+			continue
+		}
+		var kept []any
+		for _, b := range blocks {
+			if bm, _ := b.(map[string]any); bm["type"] != "tool_result" {
+				kept = append(kept, b)
+			}
+		}
+		msg["content"] = kept
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		return body
+	}
+	return out
 }
