@@ -173,6 +173,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	if len(l.attempts) > 1 || req.Until != "" {
 		res.Attempts = l.attempts
 	}
+	res.work = work{}
 	for _, a := range l.works {
 		res.work.Commands = append(res.work.Commands, a.Commands...)
 		res.work.Denials = append(res.work.Denials, a.Denials...)
@@ -196,28 +197,34 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	req := l.req
 	g, prompt, kind := req.Grant, req.Prompt, "first"
 	var waited time.Duration
+	var prev *Result
 	retries, answers := 0, 0
 	for {
 		c, stop := l.caps(g.Harness)
-		var res *Result
-		if stop != "" {
-			res = &Result{Agent: g.Harness, Level: g.Level, Limit: stop, tr: &grant.Transcript{Harness: g.Harness}}
+		if stop != "" && prev != nil {
+			// What the run had spent before this attempt: it does not
+			// start, and the last one's words are what there is.
+			res := prev
+			res.OK, res.Exit, res.fault, res.Limit = false, 0, "", stop
 			res.stopped(req, res.tr)
-		} else {
-			var err error
-			if res, err = once(ctx, req, l.w, g, prompt, l.events, c); err != nil {
-				if len(l.attempts) == 0 {
-					return nil, err
-				}
-				res = &Result{Agent: g.Harness, Level: g.Level, Reason: err.Error(), Exit: 1, tr: &grant.Transcript{Harness: g.Harness}}
+			if req.WrapUp && res.Session != "" {
+				return l.wrapUp(ctx, res, res.Session), nil
 			}
-			l.works = append(l.works, res.work)
-			a := Attempt{Kind: kind, WaitedMs: proc.Ms(waited)}
-			a.end(res)
-			a.Usage = l.tally.add(g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, req.Price)
-			l.attempts = append(l.attempts, a)
-			l.overBudget(res)
+			return res, nil
 		}
+		res, err := once(ctx, req, l.w, g, prompt, l.events, c)
+		if err != nil {
+			if prev == nil {
+				return nil, err
+			}
+			res = &Result{Agent: g.Harness, Level: g.Level, Reason: err.Error(), Exit: 1, Usage: &Usage{}, tr: &grant.Transcript{Harness: g.Harness}}
+		}
+		l.works = append(l.works, res.work)
+		a := Attempt{Kind: kind, WaitedMs: proc.Ms(waited)}
+		a.end(res)
+		a.Usage = l.tally.add(g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, req.Price)
+		l.attempts = append(l.attempts, a)
+		prev = res
 		session := orDefault(res.Session, l.session())
 		switch {
 		case res.StoppedBy != "":
@@ -286,22 +293,6 @@ func (l *loop) caps(harness string) (c caps, stop string) {
 		return c, "--max-budget-usd"
 	}
 	return c, ""
-}
-
-// overBudget makes an attempt that brought the run's cost to the budget
-// a stop at it (codex is checked only here: it reports tokens as its
-// turn ends).
-func (l *loop) overBudget(res *Result) {
-	req := l.req
-	spent := l.tally.total.CostUSD
-	if req.MaxBudgetUSD <= 0 || spent == nil || *spent < req.MaxBudgetUSD || res.Limit != "" || res.StoppedBy != "" {
-		return
-	}
-	if res.OK && req.Until == "" {
-		return // the answer came within the attempt that spent it
-	}
-	res.Limit, res.OK, res.fault = "--max-budget-usd", false, ""
-	res.stopped(req, res.tr)
 }
 
 // resumed is the grant of a later attempt: the run's, resuming session,

@@ -31,7 +31,7 @@ type CommandRun struct {
 func (w *work) take(harness, s string, evs []protocol.AgentEvent) {
 	if harness == grant.Codex {
 		if gjson.Get(s, "type").Str == "item.completed" && gjson.Get(s, "item.type").Str == "command_execution" {
-			c := CommandRun{Command: gjson.Get(s, "item.command").Str}
+			c := CommandRun{Command: unwrapShell(gjson.Get(s, "item.command").Str)}
 			if e := gjson.Get(s, "item.exit_code"); e.Exists() && e.Type == gjson.Number {
 				n := int(e.Int())
 				c.Exit = &n
@@ -197,4 +197,21 @@ func oneLine(s string) string {
 		s = string(r[:200]) + "…"
 	}
 	return s
+}
+
+// unwrapShell is the command codex ran without the shell it wraps every
+// command in: "/bin/bash -lc 'echo one'" is "echo one".
+func unwrapShell(c string) string {
+	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/sh -c ", "sh -c "} {
+		rest, ok := strings.CutPrefix(c, sh)
+		if !ok || len(rest) < 2 || rest[0] != '\'' || rest[len(rest)-1] != '\'' {
+			continue
+		}
+		inner := rest[1 : len(rest)-1]
+		if strings.Contains(strings.ReplaceAll(inner, `'\''`, ""), "'") {
+			continue // not one quoted word
+		}
+		return strings.ReplaceAll(inner, `'\''`, "'")
+	}
+	return c
 }
