@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -98,13 +99,8 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if c.PrintArgs && c.JSON {
-		cli.PrintJSON(env.Stdout, g)
-		return nil
-	}
 	if c.PrintArgs {
-		g.Describe(env.Stdout)
-		return nil
+		return c.printArgs(env, g, opts)
 	}
 	req, closeEvents, err := c.request(env, g, opts, schema)
 	if err != nil {
@@ -348,6 +344,53 @@ func (c *grantsCmd) Run(env *cli.Env) error {
 		cli.PrintJSON(env.Stdout, r)
 	}
 	return nil
+}
+
+// printArgs shows the run without starting it: the grant, then what a
+// later attempt would run (its session shown as SESSION), and the
+// environment when it is clean.
+func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) error {
+	var out struct {
+		*grant.Grant
+		ResumeArgv []string `json:"resumeArgv,omitempty"`
+		WrapUpArgv []string `json:"wrapUpArgv,omitempty"`
+		Env        []string `json:"env,omitempty"`
+	}
+	out.Grant = g
+	if c.Retry > 0 || c.Until != "" {
+		r, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, false))
+		out.ResumeArgv = r.Argv
+	}
+	if c.WrapUp {
+		w, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, true))
+		out.WrapUpArgv = w.Argv
+	}
+	if c.CleanEnv || c.EnvAllow != "" || g.Level == 1 {
+		out.Env = grant.EnvAllowed(g.Harness, splitList(c.EnvAllow))
+	}
+	if c.JSON {
+		cli.PrintJSON(env.Stdout, out)
+		return nil
+	}
+	g.Describe(env.Stdout)
+	if out.ResumeArgv != nil {
+		fmt.Fprintf(env.Stdout, "# a later attempt (--retry, --until) resumes the session:\n#   %s\n", shellLine(out.ResumeArgv))
+	}
+	if out.WrapUpArgv != nil {
+		fmt.Fprintf(env.Stdout, "# the wrap-up at a limit (--wrap-up):\n#   %s\n", shellLine(out.WrapUpArgv))
+	}
+	if out.Env != nil {
+		fmt.Fprintf(env.Stdout, "# environment: only %s; the values of the rest are redacted from what the run says\n", strings.Join(out.Env, " "))
+	}
+	return nil
+}
+
+func shellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = grant.ShellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 // splitList is a comma-separated list, without empty items.

@@ -299,28 +299,36 @@ func (l *loop) caps(harness string) (c caps, stop string) {
 // with what is left of its turns and budget; wrapUp takes its tools away
 // and gives it one turn and its own budget.
 func (l *loop) resumed(session string, wrapUp bool) *grant.Grant {
-	o := l.req.Options
+	g, err := grant.For(ResumeOptions(l.req.Options, session, l.tally.turns, l.tally.total.CostUSD, wrapUp))
+	if err != nil {
+		return l.req.Grant // cannot be: the options made the first
+	}
+	return g
+}
+
+// ResumeOptions are the options of a later attempt of a run made with o:
+// resuming session, with what is left of the turns (used so far) and of
+// claude's budget (spent so far, when known); wrapUp takes every tool
+// away and gives it one turn (two with a schema, whose answer is a tool
+// call claude may be asked again for) and its own budget.
+func ResumeOptions(o grant.Options, session string, used int, spent *float64, wrapUp bool) grant.Options {
 	o.SessionID, o.Resume = "", session
 	if o.MaxTurns > 0 {
-		o.MaxTurns = max(o.MaxTurns-l.tally.turns, 1)
+		o.MaxTurns = max(o.MaxTurns-used, 1)
 	}
-	if o.MaxBudgetUSD > 0 && l.tally.total.CostUSD != nil && o.Harness == grant.Claude {
-		o.MaxBudgetUSD = max(o.MaxBudgetUSD-*l.tally.total.CostUSD, 0.000001)
+	if o.MaxBudgetUSD > 0 && spent != nil && o.Harness == grant.Claude {
+		o.MaxBudgetUSD = max(o.MaxBudgetUSD-*spent, 0.000001)
 	}
 	if wrapUp {
 		o.NoTools, o.MaxTurns = true, 1
 		if o.Schema != "" {
-			o.MaxTurns = 2 // the structured answer is a tool call, and claude may ask again
+			o.MaxTurns = 2
 		}
 		if o.Harness == grant.Claude {
 			o.MaxBudgetUSD = WrapUpBudgetUSD
 		}
 	}
-	g, err := grant.For(o)
-	if err != nil {
-		return l.req.Grant // cannot be: the options made the first
-	}
-	return g
+	return o
 }
 
 // wrapUp resumes a session stopped at a limit for one turn without tools,
