@@ -260,7 +260,7 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, res)
-	} else if res.OK || res.Limit != "" && res.Text != "" {
+	} else if res.OK || (res.Limit != "" || res.Partial) && res.Text != "" {
 		text := res.Text
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -270,7 +270,7 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	switch {
 	case res.OK:
 		return nil
-	case res.StoppedBy != "" || res.Limit != "":
+	case res.StoppedBy != "" || res.Limit != "" || res.Partial:
 		env.Voice().Notef("%s", res.Reason)
 	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))

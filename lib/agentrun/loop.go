@@ -356,7 +356,12 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 		res.StoppedBy, res.Exit, res.Reason = w.StoppedBy, w.Exit, w.Reason
 	case w.OK:
 		res.Text, res.Partial, res.Truncated = w.Text, true, w.Truncated
-		res.Reason = strings.Replace(res.Reason, "the answer is what "+res.Agent+" had said so far", "the answer is "+res.Agent+"'s report of what is done and what remains", 1)
+		said, report := "the answer is what "+res.Agent+" had said so far", "the answer is "+res.Agent+"'s report of what is done and what remains"
+		if strings.Contains(res.Reason, said) {
+			res.Reason = strings.Replace(res.Reason, said, report, 1)
+		} else {
+			res.Reason += "; " + report
+		}
 	default:
 		res.Reason += " (the wrap-up failed: " + w.Reason + ")"
 	}
