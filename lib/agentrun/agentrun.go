@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -158,10 +159,11 @@ type Result struct {
 	// Exit is the status runagent exits with: 0, 1, or 128+N.
 	Exit int `json:"-"`
 
-	tr    *grant.Transcript // the attempt's
-	work  work              // what the agent did, for Summary
-	fault string            // the attempt's transient failure, or ""
-	retry time.Duration     // the wait its API asked for
+	tr      *grant.Transcript // the attempt's
+	work    work              // what the agent did, for Summary
+	secrets *secrets          // what is redacted from what the run says
+	fault   string            // the attempt's transient failure, or ""
+	retry   time.Duration     // the wait its API asked for
 }
 
 // Run runs the agent to its end, with its services when it has them.
@@ -183,6 +185,15 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	res, err := run(ctx, req)
 	ends := s.finish() // however the run ended
 	if res != nil {
+		for i := range ends {
+			for j, l := range ends[i].Tail {
+				ends[i].Tail[j] = res.secrets.apply(l)
+			}
+			ends[i].Command = slices.Clone(ends[i].Command)
+			for j, a := range ends[i].Command {
+				ends[i].Command[j] = res.secrets.apply(a)
+			}
+		}
 		res.Services = ends
 	}
 	return res, err
@@ -267,6 +278,8 @@ func limitDesc(limit string, req Request) string {
 		return fmt.Sprintf("--max-turns %d", req.MaxTurns)
 	case limit == "--max-tool-calls" && req.MaxToolCalls > 0:
 		return fmt.Sprintf("--max-tool-calls %d", req.MaxToolCalls)
+	case limit == "no tools":
+		return "a tool call in a turn without tools"
 	}
 	return limit
 }

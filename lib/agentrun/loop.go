@@ -178,6 +178,10 @@ func run(ctx context.Context, req Request) (*Result, error) {
 		res.work.Commands = append(res.work.Commands, a.Commands...)
 		res.work.Denials = append(res.work.Denials, a.Denials...)
 	}
+	if res.Session == "" {
+		res.Session = l.session()
+	}
+	res.secrets = w.secrets
 	res.redact(w)
 	events.done(res)
 	return res, nil

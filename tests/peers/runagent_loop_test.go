@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,8 +79,10 @@ func TestRetryTransient(t *testing.T) {
 				api := a.fake(t)
 				fl := newFlaky(t, api, fault.faults...)
 				env := append(a.env(t, fl.server), fastRetry)
-				r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--retry", "2", "--json", "SAY made it through")...)
+				events := filepath.Join(t.TempDir(), "events.ndjson")
+				r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--retry", "2", "--json", "--events", events, "SAY made it through")...)
 				res := parseLoop(t, r)
+				checkEvents(t, events)
 				if r.code != 0 || !res.OK || len(res.Attempts) != 2 {
 					t.Fatalf("--retry 2: exit %d %+v\nstderr %s", r.code, res, r.stderr)
 				}
@@ -201,5 +204,20 @@ func TestStallWrapUp(t *testing.T) {
 				t.Errorf("--retry-stalls: exit %d %+v\nstderr %s", r.code, res, r.stderr)
 			}
 		})
+	}
+}
+
+// checkEvents holds an --events file to the agent-host protocol.
+func checkEvents(t *testing.T, events string) {
+	t.Helper()
+	check := exec.Command(filepath.Join(filepath.Dir(runagentBin), "ndjson"), "check", "--protocol", "agent-host", "--strict", "--json")
+	f, err := os.Open(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	check.Stdin = f
+	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), `"bad":0,"problems":{}`) {
+		t.Errorf("ndjson check of the events: %v %s", err, out)
 	}
 }
