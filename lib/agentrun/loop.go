@@ -240,6 +240,10 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 			if check.OK {
 				return res, nil
 			}
+			if ctx.Err() != nil {
+				l.stop(res, "while the check ran")
+				return res, nil
+			}
 			if answers >= req.Attempts || session == "" {
 				res.OK, res.Exit = false, 1
 				res.Reason = fmt.Sprintf("the check still fails after %d %s: %s", answers, plural(answers, "answer"), check.Status)
@@ -390,16 +394,21 @@ func (l *loop) sleep(ctx context.Context, d time.Duration, res *Result) bool {
 	case <-t.C:
 		return true
 	case <-ctx.Done():
-		sig := "SIGTERM"
-		if l.req.StopSignal != nil {
-			sig = unix.SignalName(l.req.StopSignal())
-		}
-		res.StoppedBy = sig
-		n, _ := signalNumber(sig)
-		res.Exit, res.OK = 128+n, false
-		res.Reason = "stopped by " + sig + " while waiting to retry; " + res.Reason
+		l.stop(res, "while waiting to retry")
 		return false
 	}
+}
+
+// stop makes res a run stopped by the signal that cancelled the run's
+// context between attempts.
+func (l *loop) stop(res *Result, when string) {
+	sig := "SIGTERM"
+	if l.req.StopSignal != nil {
+		sig = unix.SignalName(l.req.StopSignal())
+	}
+	n, _ := signalNumber(sig)
+	res.StoppedBy, res.Exit, res.OK = sig, 128+n, false
+	res.Reason = "stopped by " + sig + " " + when + "; " + orDefault(res.Reason, res.Agent+" had answered")
 }
 
 func plural(n int, word string) string {

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/grant"
 )
 
@@ -127,5 +129,37 @@ func TestUnwrapShell(t *testing.T) {
 		if got := unwrapShell(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A failing check resumes the session with its output; a signal while the
+// check runs ends it and the run, with no further attempt.
+func TestUntilCheck(t *testing.T) {
+	prog, log := fakeClaude(t, initLine+"; "+answerLine, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Until, req.Attempts = "echo not yet; test -f ok", 2
+	res, err := Run(context.Background(), req)
+	if err != nil || res.OK || res.Exit != 1 || len(res.Attempts) != 2 || res.Attempts[1].Kind != "until" ||
+		res.Attempts[1].Check.Tail != "not yet" || res.Reason != "the check still fails after 2 answers: exited 1" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	b, _ := os.ReadFile(log)
+	if n := strings.Count(string(b), "--resume s-1"); n != 1 {
+		t.Errorf("%d resumed starts: %s", n, b)
+	}
+
+	marker := filepath.Join(t.TempDir(), "started")
+	req.Until = "touch " + marker + "; sleep 60"
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err = Run(ctx, req)
+	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
+		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
 }

@@ -23,6 +23,7 @@ type flaky struct {
 	mu         sync.Mutex
 	faults     []int
 	retryAfter string
+	message    string   // added to the error's message
 	seen       []string // every request's body, faults included
 	// rewrite replaces text in a request before the fake reads it: a
 	// prompt of runagent's own (a wrap-up, a failed check) becomes the
@@ -85,7 +86,7 @@ func newFlaky(t *testing.T, api *server, faults ...int) *flaky {
 				case 429:
 					kind = "rate_limit_error"
 				}
-				fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"flaky forced HTTP %d"}}`, kind, fault)
+				fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"flaky forced HTTP %d%s"}}`, kind, fault, f.message)
 			}
 		})
 	})

@@ -221,3 +221,19 @@ func checkEvents(t *testing.T, events string) {
 		t.Errorf("ndjson check of the events: %v %s", err, out)
 	}
 }
+
+// A wait the API asks for is honoured when the agent passes it on: Claude
+// Code puts a 429's message in its result ("Please try again in 1.5s");
+// Codex passes on neither the message nor a Retry-After, so its backoff
+// is runagent's own.
+func TestRetryAfter(t *testing.T) {
+	need(t)
+	a := loopAgents[0]
+	fl := newFlaky(t, a.fake(t), 429)
+	fl.retryAfter, fl.message = "1", ". Please try again in 1.5s."
+	r := runagent(t, append(a.env(t, fl.server), fastRetry), t.TempDir(), append(a.args, "-l", "1", "--retry", "1", "--json", "SAY hi")...)
+	res := parseLoop(t, r)
+	if r.code != 0 || len(res.Attempts) != 2 || res.Attempts[0].Fault != "HTTP 429" || res.Attempts[1].WaitedMs != 1500 {
+		t.Fatalf("exit %d %+v", r.code, res.Attempts)
+	}
+}
