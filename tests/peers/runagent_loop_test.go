@@ -192,13 +192,14 @@ func TestStallWrapUp(t *testing.T) {
 			fl := newFlaky(t, a.fake(t))
 			fl.rewrite[agentrun.WrapUpPrompt] = "SAY WRAPPED after the stall"
 			env := a.env(t, fl.server)
-			r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "2s", "--wrap-up", "STALL 60")...)
-			if r.code != 124 || r.stdout != "WRAPPED after the stall\n" || !strings.Contains(r.stderr, "runagent: stalled: no output for 2s; the answer is "+a.name+"'s report") {
+			// 5 s: a loaded machine has taken 2 s to start claude.
+			r := runagent(t, env, t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "5s", "--wrap-up", "STALL 60")...)
+			if r.code != 124 || r.stdout != "WRAPPED after the stall\n" || !strings.Contains(r.stderr, "runagent: stalled: no output for 5s; the answer is "+a.name+"'s report") {
 				t.Errorf("--wrap-up: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 			}
 			delete(fl.rewrite, agentrun.WrapUpPrompt)
 			fl.rewrite[strings.SplitN(agentrun.ContinuePrompt, " (", 2)[0]] = "SAY went on after the stall"
-			r = runagent(t, append(env, fastRetry), t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "2s", "--retry", "1", "--retry-stalls", "--json", "STALL 60")...)
+			r = runagent(t, append(env, fastRetry), t.TempDir(), append(a.args, "-l", "1", "--idle-timeout", "5s", "--retry", "1", "--retry-stalls", "--json", "STALL 60")...)
 			res := parseLoop(t, r)
 			if r.code != 0 || len(res.Attempts) != 2 || res.Attempts[0].Ended != "stalled" || !strings.HasPrefix(res.Text, "went on after the stall") {
 				t.Errorf("--retry-stalls: exit %d %+v\nstderr %s", r.code, res, r.stderr)
