@@ -163,3 +163,22 @@ func TestUntilCheck(t *testing.T) {
 		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
 }
+
+// A response is a turn; claude's synthetic message for an API error is
+// none (the pinned claude's 529, replayed).
+func TestTurnsFromTheStream(t *testing.T) {
+	b, err := os.ReadFile("../grant/testdata/claude/err529-streamjson.stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStream(grant.Claude, &grant.Transcript{Harness: grant.Claude}, nil, caps{turns: 1})
+	for _, l := range strings.Split(string(b), "\n") {
+		st.line([]byte(l))
+	}
+	for _, id := range []string{"msg_1", "msg_1", "msg_2"} {
+		st.line([]byte(`{"type":"assistant","message":{"id":"` + id + `","model":"m","content":[{"type":"text","text":"x"}]}}`))
+	}
+	if u := st.result(); u.turns != 2 || st.limitName != "--max-turns" {
+		t.Errorf("turns %d, limit %q", u.turns, st.limitName)
+	}
+}

@@ -188,6 +188,9 @@ func claudeMessage(harness, s string) string {
 	}
 	switch gjson.Get(s, "type").Str {
 	case "assistant":
+		if gjson.Get(s, "message.model").Str == "<synthetic>" {
+			return "" // claude's own words for an API error: no response
+		}
 		return gjson.Get(s, "message.id").Str
 	case "stream_event":
 		if gjson.Get(s, "event.type").Str == "message_start" {
