@@ -195,82 +195,110 @@ type loop struct {
 	tally    tally
 	attempts []Attempt
 	works    []work
+	retries  int // --retry's, so far
+	answers  int // checked by --until, so far
+}
+
+// next is what the loop does after an attempt: end the run with res, or
+// start the agent again with grant g and prompt.
+type next struct {
+	g      *grant.Grant
+	prompt string
+	kind   string
+	waited time.Duration
 }
 
 func (l *loop) run(ctx context.Context) (*Result, error) {
-	req := l.req
-	g, prompt, kind := req.Grant, req.Prompt, "first"
-	var waited time.Duration
+	n := &next{g: l.req.Grant, prompt: l.req.Prompt, kind: "first"}
 	var prev *Result
-	retries, answers := 0, 0
-	for {
-		c, stop := l.caps(g.Harness)
+	for n != nil {
+		c, stop := l.caps()
 		if stop != "" && prev != nil {
-			// What the run had spent before this attempt: it does not
-			// start, and the last one's words are what there is.
-			res := prev
-			res.OK, res.Exit, res.fault, res.Limit = false, 0, "", stop
-			res.stopped(req, res.tr)
-			if req.WrapUp && res.Session != "" {
-				return l.wrapUp(ctx, res, res.Session), nil
-			}
-			return res, nil
+			return l.spent(ctx, prev, stop), nil
 		}
-		res, err := once(ctx, req, l.w, g, prompt, l.events, c)
+		res, err := once(ctx, l.req, l.w, n.g, n.prompt, l.events, c)
 		if err != nil {
 			if prev == nil {
 				return nil, err
 			}
-			res = &Result{Agent: g.Harness, Level: g.Level, Reason: err.Error(), Exit: 1, Usage: &Usage{}, tr: &grant.Transcript{Harness: g.Harness}}
+			res = &Result{Agent: n.g.Harness, Level: n.g.Level, Reason: err.Error(), Exit: 1, Usage: &Usage{}, tr: &grant.Transcript{Harness: n.g.Harness}}
 		}
-		l.works = append(l.works, res.work)
-		a := Attempt{Kind: kind, WaitedMs: proc.Ms(waited)}
-		a.end(res)
-		a.Usage = l.tally.add(g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, req.Price)
-		l.attempts = append(l.attempts, a)
+		l.record(res, n)
 		prev = res
-		session := orDefault(res.Session, l.session())
-		switch {
-		case res.StoppedBy != "":
-			return res, nil
-		case res.OK && req.Until != "":
-			answers++
-			check := runCheck(ctx, req.Until, l.w, req.Env)
-			l.attempts[len(l.attempts)-1].Check = check
-			if check.OK {
-				return res, nil
-			}
-			if ctx.Err() != nil {
-				l.stop(res, "while the check ran")
-				return res, nil
-			}
-			if answers >= req.Attempts || session == "" {
-				res.OK, res.Exit = false, 1
-				res.Reason = fmt.Sprintf("the check still fails after %d %s: %s", answers, plural(answers, "answer"), check.Status)
-				return res, nil
-			}
-			g, prompt, kind, waited = l.resumed(session, false), fmt.Sprintf(UntilPrompt, req.Until, check.Status, l.w.secrets.apply(check.Tail)), "until", 0
-		case res.OK:
-			return res, nil
-		case (res.fault != "" || res.Stalled && req.RetryStalls) && retries < req.Retry:
-			retries++
-			waited = backoff(req.RetryBase, retries, res.retry)
-			if !l.sleep(ctx, waited, res) {
-				return res, nil
-			}
-			why := orDefault(res.fault, "a stall")
-			if session == "" {
-				g, prompt = req.Grant, req.Prompt // nothing to resume: start again
-			} else {
-				g, prompt = l.resumed(session, false), fmt.Sprintf(ContinuePrompt, why)
-			}
-			kind = "retry"
-		case (res.Limit != "" || res.Stalled) && req.WrapUp && session != "" && kind != "wrap-up":
-			return l.wrapUp(ctx, res, session), nil
-		default:
-			return res, nil
-		}
+		n = l.after(ctx, res, n.kind)
 	}
+	return prev, nil
+}
+
+// record adds an attempt's figures to the run's.
+func (l *loop) record(res *Result, n *next) {
+	l.works = append(l.works, res.work)
+	a := Attempt{Kind: n.kind, WaitedMs: proc.Ms(n.waited)}
+	a.end(res)
+	a.Usage = l.tally.add(n.g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
+	l.attempts = append(l.attempts, a)
+}
+
+// spent ends a run whose caps were reached before its next attempt: the
+// last attempt's words are what there is, or the wrap-up's.
+func (l *loop) spent(ctx context.Context, res *Result, limit string) *Result {
+	res.OK, res.Exit, res.fault, res.Limit = false, 0, "", limit
+	res.stopped(l.req, res.tr)
+	if l.req.WrapUp && res.Session != "" {
+		return l.wrapUp(ctx, res, res.Session)
+	}
+	return res
+}
+
+// after decides what follows an attempt that ended as res: nil to end the
+// run with it (res then says how), else the next attempt.
+func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
+	req := l.req
+	session := orDefault(res.Session, l.session())
+	switch {
+	case res.StoppedBy != "":
+		return nil
+	case res.OK && req.Until != "":
+		return l.check(ctx, res, session)
+	case res.OK:
+		return nil
+	case (res.fault != "" || res.Stalled && req.RetryStalls) && l.retries < req.Retry:
+		l.retries++
+		n := &next{g: req.Grant, prompt: req.Prompt, kind: "retry", waited: backoff(req.RetryBase, l.retries, res.retry)}
+		if !l.sleep(ctx, n.waited, res) {
+			return nil
+		}
+		if session != "" { // else nothing to resume: start again
+			n.g, n.prompt = l.resumed(session, false), fmt.Sprintf(ContinuePrompt, orDefault(res.fault, "a stall"))
+		}
+		return n
+	case (res.Limit != "" || res.Stalled) && req.WrapUp && session != "" && kind != "wrap-up":
+		l.wrapUp(ctx, res, session)
+	}
+	return nil
+}
+
+// check runs --until's command on an answer: nil when it passes, or when
+// the attempts are spent (res then says so); else the attempt that tries
+// again with its output.
+func (l *loop) check(ctx context.Context, res *Result, session string) *next {
+	req := l.req
+	l.answers++
+	check := runCheck(ctx, req.Until, l.w, req.Env)
+	l.attempts[len(l.attempts)-1].Check = check
+	switch {
+	case check.OK:
+		return nil
+	case ctx.Err() != nil:
+		l.stop(res, "while the check ran")
+		return nil
+	case l.answers >= req.Attempts || session == "":
+		res.OK, res.Exit = false, 1
+		res.Reason = fmt.Sprintf("the check still fails after %d %s: %s", l.answers, plural(l.answers, "answer"), check.Status)
+		return nil
+	}
+	prompt := fmt.Sprintf(UntilPrompt, req.Until, check.Status, l.w.secrets.apply(check.Tail))
+	return &next{g: l.resumed(session, false), prompt: prompt, kind: "until"}
 }
 
 // session is the last session an attempt reported.
@@ -285,7 +313,7 @@ func (l *loop) session() string {
 
 // caps are the next attempt's limits: what is left of the run's; stop
 // names a limit already reached.
-func (l *loop) caps(harness string) (c caps, stop string) {
+func (l *loop) caps() (c caps, stop string) {
 	req := l.req
 	if req.MaxTurns > 0 {
 		if c.turns = req.MaxTurns - l.tally.turns; c.turns <= 0 {
@@ -340,7 +368,7 @@ func ResumeOptions(o grant.Options, session string, used int, spent *float64, wr
 }
 
 // wrapUp resumes a session stopped at a limit for one turn without tools,
-// and makes its answer the run's, partial.
+// and makes its answer the run's, partial (res, changed).
 func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result {
 	req := l.req
 	g := l.resumed(session, true)
