@@ -64,4 +64,3 @@ func runCheck(ctx context.Context, command string, w *workspace, env []string) *
 	c.Tail = strings.TrimSpace(tail.String())
 	return c
 }
-
