@@ -284,7 +284,7 @@ func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
 func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 	req := l.req
 	l.answers++
-	check := runCheck(ctx, req.Until, l.w, req.Env)
+	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env)
 	l.attempts[len(l.attempts)-1].Check = check
 	switch {
 	case check.OK:

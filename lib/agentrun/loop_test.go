@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // fakeClaude is a shell script that stands in for claude: it prints
@@ -180,5 +181,38 @@ func TestTurnsFromTheStream(t *testing.T) {
 	}
 	if u := st.result(); u.turns != 2 || st.limitName != "--max-turns" {
 		t.Errorf("turns %d, limit %q", u.turns, st.limitName)
+	}
+}
+
+// The summary of a run that hit its limit, was wrapped up, had its check
+// run and left a service: each in its place, in Markdown.
+func TestSummaryRenders(t *testing.T) {
+	cost, in, out := 0.01234, int64(1200), int64(34)
+	turns := 5
+	res := &Result{Agent: "claude", Level: 2, Limit: "--max-turns", Partial: true, Reason: "stopped at --max-turns 5: …",
+		DurationMs: 61234, Session: "s-1",
+		Usage: &Usage{InputTokens: &in, OutputTokens: &out, CostUSD: &cost, Turns: &turns, ToolCalls: 7},
+		Attempts: []Attempt{{Kind: "first"}, {Kind: "retry"}, {Kind: "until", Check: &Check{Command: "go test ./...", Status: "exited 1"}}, {Kind: "wrap-up"}},
+		Services: []ServiceEnd{{Name: "runagent-9/web", Command: []string{"npm", "run", "dev"}, Status: "stopped"}}}
+	w := &work{}
+	w.take(grant.Claude, `{"type":"assistant"}`, []protocol.AgentEvent{{Type: protocol.EvToolCall, Name: "Bash", ToolCallID: "a", Input: []byte(`{"command":"go test ./... | tail"}`)}})
+	w.take(grant.Claude, `{"type":"user"}`, []protocol.AgentEvent{{Type: protocol.EvToolResult, ToolCallID: "a", IsError: true, Output: "Exit code 1\nFAIL"}})
+	w.take(grant.Claude, `{"type":"result","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"rm -rf /"}}]}`, nil)
+	w.take(grant.Codex, `{"type":"item.completed","item":{"type":"command_execution","command":"/bin/bash -lc 'make'","exit_code":0}}`, nil)
+	res.work = *w
+	got := Summary(res)
+	for _, want := range []string{
+		"### runagent: stopped at a limit (--max-turns); partial report\n",
+		"> stopped at --max-turns 5: …\n",
+		"| attempts | 4 (1 retry, 1 try after the check failed, 1 wrap-up) |",
+		"| turns | 5 |", "| tool calls | 7 |", "| tokens | 1200 in, 34 out |", "| cost | $0.0123 |", "| duration | 61.2 s |",
+		"| check | `go test ./...`: exited 1 |",
+		"| `go test ./... \\| tail` | 1 |", "| `make` | 0 |",
+		"#### Permission denials\n\n- `Bash rm -rf /`\n",
+		"| runagent-9/web | `npm run dev` | stopped |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
 	}
 }

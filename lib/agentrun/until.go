@@ -27,14 +27,15 @@ type Check struct {
 	DurationMs float64 `json:"durationMs"`
 }
 
-// runCheck runs command with sh -c in the working copy (the scratch
-// directory at level 1), with the job's environment, its output captured;
-// a signal to runagent ends it too.
-func runCheck(ctx context.Context, command string, w *workspace, env []string) *Check {
+// runCheck runs command with sh -c in dir, the working copy (at level 1
+// too: what the agent's MCP tools did lands there, if anywhere), with the
+// job's environment, its output captured; a signal to runagent ends it
+// too.
+func runCheck(ctx context.Context, command, dir string, env []string) *Check {
 	c := &Check{Command: command}
 	start := time.Now()
 	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Dir, cmd.Env = w.dir, env
+	cmd.Dir, cmd.Env = dir, env
 	if env == nil {
 		cmd.Env = os.Environ()
 	}
