@@ -191,7 +191,7 @@ func TestSummaryRenders(t *testing.T) {
 	turns := 5
 	res := &Result{Agent: "claude", Level: 2, Limit: "--max-turns", Partial: true, Reason: "stopped at --max-turns 5: …",
 		DurationMs: 61234, Session: "s-1",
-		Usage: &Usage{InputTokens: &in, OutputTokens: &out, CostUSD: &cost, Turns: &turns, ToolCalls: 7},
+		Usage:    &Usage{InputTokens: &in, OutputTokens: &out, CostUSD: &cost, Turns: &turns, ToolCalls: 7},
 		Attempts: []Attempt{{Kind: "first"}, {Kind: "retry"}, {Kind: "until", Check: &Check{Command: "go test ./...", Status: "exited 1"}}, {Kind: "wrap-up"}},
 		Services: []ServiceEnd{{Name: "runagent-9/web", Command: []string{"npm", "run", "dev"}, Status: "stopped"}}}
 	w := &work{}
