@@ -66,8 +66,8 @@ func TestPreflight(t *testing.T) {
 			env := a.env(t, api)
 			for _, args := range [][]string{{"--preflight"}, {"--until", "true"}} {
 				r := runagent(t, env, ro, append(append(a.args, "-l", "2"), append(args, "SAY hi")...)...)
-				if r.code != 2 || !strings.Contains(r.stderr, "runagent: error: preflight: the working copy is not writable: EROFS") || api.requests != 0 {
-					t.Errorf("%v: exit %d, %d requests\nstderr %s", args, r.code, api.requests, r.stderr)
+				if r.code != 2 || !strings.Contains(r.stderr, "runagent: error: preflight: the working copy is not writable: EROFS") || requestsOf(api) != 0 {
+					t.Errorf("%v: exit %d, %d requests\nstderr %s", args, r.code, requestsOf(api), r.stderr)
 				}
 			}
 			bin := "RUNAGENT_CLAUDE_BIN="
@@ -77,7 +77,7 @@ func TestPreflight(t *testing.T) {
 			broken := filepath.Join(t.TempDir(), "broken")
 			os.WriteFile(broken, []byte("#!/bin/sh\necho cannot load libfoo.so >&2\nexit 127\n"), 0o755)
 			r := runagent(t, append(env, bin+broken), t.TempDir(), append(a.args, "-l", "2", "--preflight", "SAY hi")...)
-			if r.code != 2 || !strings.Contains(r.stderr, "cannot start: "+a.name+" --version exited 127: cannot load libfoo.so") || api.requests != 0 {
+			if r.code != 2 || !strings.Contains(r.stderr, "cannot start: "+a.name+" --version exited 127: cannot load libfoo.so") || requestsOf(api) != 0 {
 				t.Errorf("an agent that cannot start: exit %d\nstderr %s", r.code, r.stderr)
 			}
 		})
@@ -90,7 +90,14 @@ func TestPreflight(t *testing.T) {
 		}
 	}
 	r := runagent(t, env, t.TempDir(), "-l", "2", "--preflight", "SAY hi")
-	if r.code != 2 || !strings.Contains(r.stderr, "runagent: error: preflight: claude is not signed in") || api.requests != 0 {
+	if r.code != 2 || !strings.Contains(r.stderr, "runagent: error: preflight: claude is not signed in") || requestsOf(api) != 0 {
 		t.Errorf("claude not signed in: exit %d\nstderr %s", r.code, r.stderr)
 	}
+}
+
+// requestsOf is how many requests the fake API has had.
+func requestsOf(s *server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
 }
