@@ -48,6 +48,9 @@ func agentEnv(req Request, job []string) ([]string, *secrets) {
 			s.add(name, v)
 		}
 	}
+	if len(s.pairs) > 0 {
+		s.replacer() // now, before the goroutines that use it
+	}
 	return env, s
 }
 
@@ -82,32 +85,33 @@ func lookup(env []string, name string) string {
 // secrets are values replaced by [redacted:NAME] wherever the run says
 // them: the answer, the reasons, the events, the check's output.
 type secrets struct {
-	r     *strings.Replacer
-	pairs []string // value, replacement, … longest value first
+	pairs []pair            // value → mark, as it is and as in a JSON string
+	r     *strings.Replacer // made from pairs when first used
 }
+
+type pair struct{ from, to string }
 
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
-	// As it is, and as it is inside a JSON string (an event line).
-	forms := []string{value}
+	s.pairs = append(s.pairs, pair{value, mark})
 	if q := jsonEscaped(value); q != value {
-		forms = append(forms, q)
+		s.pairs = append(s.pairs, pair{q, mark})
 	}
-	for _, f := range forms {
-		s.pairs = append(s.pairs, f, mark)
+	s.r = nil
+}
+
+// replacer is the secrets' replacer, longest value first, so that a value
+// that holds another is replaced whole.
+func (s *secrets) replacer() *strings.Replacer {
+	if s.r == nil {
+		slices.SortStableFunc(s.pairs, func(a, b pair) int { return len(b.from) - len(a.from) })
+		var old []string
+		for _, p := range s.pairs {
+			old = append(old, p.from, p.to)
+		}
+		s.r = strings.NewReplacer(old...)
 	}
-	// Longest first, so a value that holds another is replaced whole.
-	type pair struct{ from, to string }
-	var ps []pair
-	for i := 0; i < len(s.pairs); i += 2 {
-		ps = append(ps, pair{s.pairs[i], s.pairs[i+1]})
-	}
-	slices.SortStableFunc(ps, func(a, b pair) int { return len(b.from) - len(a.from) })
-	s.pairs = s.pairs[:0]
-	for _, p := range ps {
-		s.pairs = append(s.pairs, p.from, p.to)
-	}
-	s.r = strings.NewReplacer(s.pairs...)
+	return s.r
 }
 
 // jsonEscaped is v as Go's encoder writes it inside a JSON string.
@@ -117,16 +121,16 @@ func jsonEscaped(v string) string {
 }
 
 func (s *secrets) apply(text string) string {
-	if s == nil || s.r == nil {
+	if s == nil || len(s.pairs) == 0 {
 		return text
 	}
-	return s.r.Replace(text)
+	return s.replacer().Replace(text)
 }
 
 // writer is w with the secrets redacted from each write (the event log
 // writes a whole line at a time); nil stays nil.
 func (s *secrets) writer(w io.Writer) io.Writer {
-	if w == nil || s == nil || s.r == nil {
+	if w == nil || s == nil || len(s.pairs) == 0 {
 		return w
 	}
 	return redactingWriter{w, s}
