@@ -62,7 +62,7 @@ type runCmd struct {
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, services}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, partial, attempts, services}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
@@ -80,7 +80,7 @@ type runCmd struct {
 	Attempts           int           `help:"With --until: at most N answers (default 3)." placeholder:"N"`
 	Preflight          bool          `help:"Before the first model call, prove the run can work: a writable working copy (levels 2 and 3), an agent that starts, a credential; exit 2 otherwise."`
 	CleanEnv           bool          `help:"Give the agent only PATH, HOME, LANG, LC_*, TERM, TMPDIR, proxy and certificate variables, and its own (the default at level 1)."`
-	EnvAllow           string        `env:"RUNAGENT_ENV_ALLOW" help:"A clean environment (--clean-env) that also passes these variables: names or globs, comma-separated (or RUNAGENT_ENV_ALLOW)." placeholder:"LIST"`
+	EnvAllow           string        `env:"RUNAGENT_ENV_ALLOW" help:"A clean environment (--clean-env) that also passes these variables: names or globs, comma-separated." placeholder:"LIST"`
 	Redact             string        `help:"Replace the values of these variables (comma-separated names) with [redacted:NAME] in the answer, --events, --json and --summary, though the agent gets them." placeholder:"NAMES"`
 	Summary            string        `help:"Write a Markdown summary of the run to FILE (for $GITHUB_STEP_SUMMARY or a comment): outcome, attempts, turns, tokens, cost, duration, commands run, denials, services." placeholder:"FILE"`
 	IdleTimeout        time.Duration `help:"Stop the agent when it has written nothing for this long: a stall (exit 124). Off by default." placeholder:"DUR"`
