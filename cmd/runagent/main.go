@@ -82,7 +82,7 @@ type runCmd struct {
 	CleanEnv           bool          `help:"Give the agent only PATH, HOME, LANG, LC_*, TERM, TMPDIR, proxy and certificate variables, and its own (the default at level 1)."`
 	EnvAllow           string        `env:"RUNAGENT_ENV_ALLOW" help:"A clean environment (--clean-env) that also passes these variables: names or globs, comma-separated." placeholder:"LIST"`
 	Redact             string        `help:"Replace the values of these variables (comma-separated names) with [redacted:NAME] in the answer, --events, --json and --summary, though the agent gets them." placeholder:"NAMES"`
-	Summary            string        `help:"Write a Markdown summary of the run to FILE (for $GITHUB_STEP_SUMMARY or a comment): outcome, attempts, turns, tokens, cost, duration, commands run, denials, services." placeholder:"FILE"`
+	Summary            string        `help:"Append a Markdown summary of the run to FILE (for $GITHUB_STEP_SUMMARY or a comment): outcome, attempts, turns, tokens, cost, duration, commands run, denials, services." placeholder:"FILE"`
 	IdleTimeout        time.Duration `help:"Stop the agent when it has written nothing for this long: a stall (exit 124). Off by default." placeholder:"DUR"`
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
@@ -134,9 +134,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	if c.Summary != "" {
-		if err := os.WriteFile(c.Summary, []byte(agentrun.Summary(res)), 0o600); err != nil {
-			env.Voice().Warnf("--summary: %v", errors.Unwrap(err))
-		}
+		writeSummary(env, c.Summary, agentrun.Summary(res))
 	}
 	if !c.JSON {
 		reportServices(env, res.Services)
@@ -391,6 +389,28 @@ func shellLine(argv []string) string {
 		q[i] = grant.ShellQuote(a)
 	}
 	return strings.Join(q, " ")
+}
+
+// writeSummary appends the summary to file, as $GITHUB_STEP_SUMMARY is
+// written to; a failure is a warning, the run's outcome stands.
+func writeSummary(env *cli.Env, file, text string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err == nil {
+		if st, serr := f.Stat(); serr == nil && st.Size() > 0 {
+			text = "\n" + text // a heading needs a line of its own
+		}
+		_, err = io.WriteString(f, text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		env.Voice().Warnf("--summary: %v", err)
+	}
 }
 
 // splitList is a comma-separated list, without empty items.
