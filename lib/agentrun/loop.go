@@ -118,6 +118,15 @@ func (t *tally) add(harness, session string, u Usage, done, turns int, price *Pr
 	return &u
 }
 
+// before is what session had reported so far: claude's running cost,
+// codex's running tokens.
+func (t *tally) before(session string) (float64, [3]int64) {
+	if session == "" {
+		return 0, [3]int64{}
+	}
+	return t.costs[session], t.tokens[session]
+}
+
 func deref(p *int64) int64 {
 	if p == nil {
 		return 0
@@ -202,10 +211,11 @@ type loop struct {
 // next is what the loop does after an attempt: end the run with res, or
 // start the agent again with grant g and prompt.
 type next struct {
-	g      *grant.Grant
-	prompt string
-	kind   string
-	waited time.Duration
+	g       *grant.Grant
+	prompt  string
+	kind    string
+	waited  time.Duration
+	session string // the session it resumes, if any
 }
 
 func (l *loop) run(ctx context.Context) (*Result, error) {
@@ -216,6 +226,7 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 		if stop != "" && prev != nil {
 			return l.spent(ctx, prev, stop), nil
 		}
+		c.costBefore, c.tokensBefore = l.tally.before(n.session)
 		res, err := once(ctx, l.req, l.w, n.g, n.prompt, l.events, c)
 		if err != nil {
 			if prev == nil {
@@ -269,7 +280,7 @@ func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
 			return nil
 		}
 		if session != "" { // else nothing to resume: start again
-			n.g, n.prompt = l.resumed(session, false), fmt.Sprintf(ContinuePrompt, orDefault(res.fault, "a stall"))
+			n.g, n.prompt, n.session = l.resumed(session, false), fmt.Sprintf(ContinuePrompt, orDefault(res.fault, "a stall")), session
 		}
 		return n
 	case (res.Limit != "" || res.Stalled) && req.WrapUp && session != "" && kind != "wrap-up":
@@ -298,7 +309,7 @@ func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 		return nil
 	}
 	prompt := fmt.Sprintf(UntilPrompt, req.Until, check.Status, l.w.secrets.apply(check.Tail))
-	return &next{g: l.resumed(session, false), prompt: prompt, kind: "until"}
+	return &next{g: l.resumed(session, false), prompt: prompt, kind: "until", session: session}
 }
 
 // session is the last session an attempt reported.
@@ -373,6 +384,7 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 	req := l.req
 	g := l.resumed(session, true)
 	c := caps{noTools: true, turns: 1}
+	c.costBefore, c.tokensBefore = l.tally.before(session)
 	if req.Schema != nil {
 		c.turns = 2
 	}

@@ -72,6 +72,11 @@ type caps struct {
 	toolCalls int
 	// noTools: stopped at its first tool call (a wrap-up turn).
 	noTools bool
+	// What the resumed session had reported before the attempt (claude's
+	// running cost, codex's running tokens), taken from its usage events
+	// so that each is the attempt's own.
+	costBefore   float64
+	tokensBefore [3]int64
 }
 
 // structuredTool is the tool claude answers a --json-schema through: an
@@ -212,14 +217,17 @@ func (st *stream) takeUsage(s string) {
 			u.CostUSD = &cu.CostUSD
 		}
 		// Not num_turns, which counts one more than claude's requests.
-		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: cu})
+		own := *cu
+		own.CostUSD = max(cu.CostUSD-st.caps.costBefore, 0)
+		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &own})
 	case st.harness == grant.Codex && typ == "turn.completed":
 		// codex's counts are the thread's so far (a resumed thread
 		// includes its earlier turns); it reports no cache writes, no
 		// cost and no turn count.
 		in, out, cached := gjson.Get(s, "usage.input_tokens").Int(), gjson.Get(s, "usage.output_tokens").Int(), gjson.Get(s, "usage.cached_input_tokens").Int()
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens = &in, &out, &cached
-		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &protocol.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cached}})
+		b := st.caps.tokensBefore
+		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &protocol.Usage{InputTokens: max(in-b[0], 0), OutputTokens: max(out-b[1], 0), CacheReadTokens: max(cached-b[2], 0)}})
 	}
 }
 

@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +25,18 @@ func TestUntil(t *testing.T) {
 			head, _, _ := strings.Cut(agentrun.UntilPrompt, "%s")
 			fl.rewrite[head] = a.shell("touch done.txt") + " "
 			work := t.TempDir()
-			r := runagent(t, a.env(t, fl.server), work, append(a.args, "-l", "2", "--until", "test -f done.txt", "--json", "SAY not yet")...)
+			events := filepath.Join(t.TempDir(), "events.ndjson")
+			r := runagent(t, a.env(t, fl.server), work, append(a.args, "-l", "2", "--until", "test -f done.txt", "--json", "--events", events, "SAY not yet")...)
 			res := parseLoop(t, r)
 			if r.code != 0 || !res.OK || len(res.Attempts) != 2 {
 				t.Fatalf("exit %d %+v\nstderr %s", r.code, res, r.stderr)
+			}
+			// The usage events are each attempt's own, as --json's are:
+			// they add up to the run's (claude's cost after a resume is
+			// the session's running total; codex's tokens the thread's).
+			cost, in := usageEvents(t, events)
+			if u := res.Usage; deref64(u.InputTokens) != in || u.CostUSD != nil && fmt.Sprintf("%.9f", *u.CostUSD) != fmt.Sprintf("%.9f", cost) {
+				t.Errorf("the events' usage adds up to cost %v, %d in; --json says %v, %d", cost, in, u.CostUSD, deref64(u.InputTokens))
 			}
 			first, second := res.Attempts[0], res.Attempts[1]
 			if first.Check == nil || first.Check.OK || first.Check.Status != "exited 1" || second.Kind != "until" || second.Check == nil || !second.Check.OK {
@@ -100,4 +110,28 @@ func requestsOf(s *server) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests
+}
+
+// usageEvents adds up the usage events of an --events file.
+func usageEvents(t *testing.T, events string) (cost float64, in int64) {
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var m struct {
+			Event struct {
+				Type  string `json:"type"`
+				Usage struct {
+					InputTokens int64   `json:"inputTokens"`
+					CostUSD     float64 `json:"costUsd"`
+				} `json:"usage"`
+			} `json:"event"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Event.Type == "usage" {
+			cost += m.Event.Usage.CostUSD
+			in += m.Event.Usage.InputTokens
+		}
+	}
+	return cost, in
 }
