@@ -238,3 +238,24 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatalf("exit %d %+v", r.code, res.Attempts)
 	}
 }
+
+// --max-tool-calls stops either agent as its N-th tool call completes.
+func TestMaxToolCalls(t *testing.T) {
+	need(t)
+	for _, a := range loopAgents {
+		t.Run(a.name, func(t *testing.T) {
+			steps := "STEPS:\n"
+			for i := 1; i <= 8; i++ {
+				steps += a.shell(fmt.Sprintf("echo step %d >> log.txt", i)) + "\n"
+			}
+			work := t.TempDir()
+			r := runagent(t, a.env(t, a.fake(t)), work, append(a.args, "-l", "2", "--max-tool-calls", "2", "--json", steps)...)
+			res := parseLoop(t, r)
+			b, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+			if r.code != 3 || res.Limit != "--max-tool-calls" || res.Usage == nil || res.Usage.ToolCalls != 2 || string(b) != "step 1\nstep 2\n" ||
+				!strings.Contains(res.Reason, "stopped at --max-tool-calls 2") {
+				t.Fatalf("exit %d %+v %+v, log %q\nstderr %s", r.code, res, res.Usage, b, r.stderr)
+			}
+		})
+	}
+}
