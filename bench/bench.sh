@@ -266,8 +266,8 @@ echo
 # test-peers has installed them.
 peers=${PEERS_DIR:-$HOME/.cache/agentry-peers}
 if [ -x "$peers/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer' ./tests/peers/ |
-    grep "agent-host over\|runagent over\|runagent.s own cost\|codex turn\|codex interrupt" | tee "$BENCH_DIR/peers.txt"
+  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer|TestBenchACP' ./tests/peers/ |
+    grep "agent-host over\|runagent over\|runagent.s own cost\|codex turn\|codex interrupt\|^ACP " | tee "$BENCH_DIR/peers.txt"
   fails=$((fails + $(grep -c MISSED "$BENCH_DIR/peers.txt" || true)))
 else
   echo "agent-host over a claude turn, runagent over a run: not measured (make test-peers installs the CLIs into $peers)"

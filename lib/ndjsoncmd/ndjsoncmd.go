@@ -140,10 +140,10 @@ func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
 
 type sortCmd struct {
 	input
-	Key     []string `short:"k" required:"" help:"A gjson path to order by; repeat for ties (most significant first)." placeholder:"PATH"`
+	Key     []string `short:"k" required:"" sep:"none" help:"A path to order by; repeat for ties (most significant first)." placeholder:"PATH"`
 	Reverse bool     `short:"r" help:"Largest first (a missing value still comes last)."`
 	Memory  cli.Size `help:"Hold at most this much; past it, sorted runs go to temporary files (in $TMPDIR) that are merged, and removed however sort ends." default:"256MiB" placeholder:"SIZE"`
-	Top     int      `help:"Print only the first N lines of the order, kept in a heap." placeholder:"N"`
+	Top     *int     `help:"Print only the first N lines of the order, kept in a heap." placeholder:"N"`
 }
 
 func (c *sortCmd) Run(ctx context.Context, env *cli.Env) error {

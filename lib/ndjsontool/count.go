@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/tidwall/pretty"
 )
@@ -23,16 +24,18 @@ type CountOptions struct {
 type tally struct {
 	lines   int64
 	strs    map[string]*int64 // string values, by their text
-	nums    map[float64]int64 // numbers, by value: 1.10 and 1.1 are one
+	nums    map[float64]int64 // numbers a double holds exactly (jsoncmp.Double), by value: 1.10 and 1.1 are one
 	numRaw  map[float64]string
-	others  map[string]*int64 // true, false, null, objects, arrays: by JSON text
+	others  map[string]*int64 // other numbers, true, false, null, objects, arrays: by jsoncmp key
+	shown   map[string]string // the JSON text of the first value of each key in others, compact
 	missing int64
 	scratch []byte
 	run     runCounter
 }
 
 func newTally() *tally {
-	return &tally{strs: map[string]*int64{}, nums: map[float64]int64{}, numRaw: map[float64]string{}, others: map[string]*int64{}}
+	return &tally{strs: map[string]*int64{}, nums: map[float64]int64{}, numRaw: map[float64]string{},
+		others: map[string]*int64{}, shown: map[string]string{}}
 }
 
 // Count counts valid lines, or valid lines by the value at a path. Every
@@ -72,19 +75,27 @@ func (t *tally) add(v value) {
 			text = t.scratch
 		}
 		t.run.add(t.strs, text)
-	case v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9':
-		num, _ := strconv.ParseFloat(str(v.raw), 64)
-		if _, ok := t.numRaw[num]; !ok {
-			t.numRaw[num] = string(v.raw)
+	case isNumber(v):
+		if num, exact := jsoncmp.Double(v.raw); exact {
+			if num == 0 {
+				num = 0 // -0 is 0
+			}
+			if _, ok := t.numRaw[num]; !ok {
+				t.numRaw[num] = string(v.raw)
+			}
+			t.nums[num]++
+			return
 		}
-		t.nums[num]++
+		fallthrough
 	default:
-		raw := v.raw
-		if raw[0] == '{' || raw[0] == '[' {
-			t.scratch = append(t.scratch[:0], raw...)
-			raw = pretty.UglyInPlace(t.scratch)
+		t.scratch = jsoncmp.AppendKey(t.scratch[:0], v.raw)
+		if n := bump(t.others, str(t.scratch)); *n == 1 {
+			raw := v.raw
+			if raw[0] == '{' || raw[0] == '[' {
+				raw = pretty.Ugly(raw)
+			}
+			t.shown[string(t.scratch)] = string(raw)
 		}
-		bump(t.others, str(raw))
 	}
 }
 
@@ -150,6 +161,9 @@ func (t *tally) merge(o *tally) {
 		t.nums[k] += n
 	}
 	for k, n := range o.others {
+		if _, ok := t.others[k]; !ok {
+			t.shown[k] = o.shown[k]
+		}
 		add(t.others, k, *n)
 	}
 }
@@ -171,7 +185,7 @@ func (t *tally) groups() []group {
 		gs = append(gs, group{json: t.numRaw[k], text: t.numRaw[k], count: n})
 	}
 	for k, n := range t.others {
-		gs = append(gs, group{json: k, text: k, count: *n})
+		gs = append(gs, group{json: t.shown[k], text: t.shown[k], count: *n})
 	}
 	if t.missing > 0 {
 		gs = append(gs, group{json: "null", text: "(missing)", count: t.missing, miss: true})

@@ -1,39 +1,62 @@
 package ndjsontool
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/tidwall/gjson"
 )
 
-// fastPath is a gjson path made only of plain keys (letters, digits, '_',
-// '-'), such as event.text or items.0.id: the common case, which
-// ndjson.Lookup answers on validated lines several times faster than
-// gjson, whose string scanning goes a byte at a time and which decodes
-// every string it returns.
+// fastPath is the keys of a plain path, such as event.text, items.0.id,
+// "my key" or café: the common case, which ndjson.Lookup answers on
+// validated lines several times faster than gjson, whose string scanning
+// goes a byte at a time and which decodes every string it returns.
 type fastPath []string
 
-// parseFastPath returns the keys of a plain path, or nil when the path uses
-// any gjson syntax beyond plain keys.
+// parseFastPath returns the keys of a plain path, or nil when the path
+// uses gjson's syntax beyond keys: a wildcard (* ?), a pipe (|), a key
+// beginning with # (lengths, queries), @ (modifiers), [ or { (multipaths),
+// or ! (a literal) at the start. Keys are separated by dots; any other
+// character, spaces, commas and non-ASCII letters included, is part of a
+// key, and a backslash makes the character after it part of one, a dot
+// or a backslash included (a\.b is the key "a.b"), as in gjson.
 func parseFastPath(path string) fastPath {
-	if path == "" {
+	if path == "" || path[0] == '!' {
 		return nil
 	}
-	keys := strings.Split(path, ".")
-	for _, k := range keys {
-		if k == "" {
-			return nil
-		}
-		for i := 0; i < len(k); i++ {
-			c := k[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+	var keys []string
+	var k []byte
+	start := true // at the start of a key
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c == '\\':
+			if i+1 == len(path) {
 				return nil
 			}
+			i++
+			k = append(k, path[i])
+			start = false
+			continue
+		case c == '.':
+			if start {
+				return nil // an empty key
+			}
+			keys = append(keys, string(k))
+			k, start = k[:0], true
+			continue
+		case c == '*' || c == '?' || c == '|':
+			return nil
+		case start && (c == '#' || c == '@' || c == '[' || c == '{'):
+			return nil
 		}
+		k = append(k, c)
+		start = false
 	}
-	return keys
+	if start {
+		return nil
+	}
+	return append(keys, string(k))
 }
 
 // value is what a path found: its JSON text, or nothing.
@@ -45,11 +68,16 @@ type value struct {
 func (v value) isString() bool { return v.ok && len(v.raw) > 0 && v.raw[0] == '"' }
 
 // get finds path in line, which must be valid JSON: with ndjson.Lookup for
-// a fast path, else with gjson.
+// a fast path, else with gjson, on the line with its duplicate keys
+// dropped, so that the last of a key given twice wins there too (gjson
+// would take the first).
 func get(line []byte, m ndjson.Marks, path string, fp fastPath) value {
 	if fp != nil {
 		raw, ok := ndjson.Lookup(line, m, fp)
 		return value{raw, ok}
+	}
+	if d, ok := dedupe(line); ok {
+		line = d
 	}
 	r := gjson.Get(str(line), path)
 	if !r.Exists() {

@@ -56,3 +56,98 @@ func views(line string) []lineView {
 	}
 	return []lineView{{}, {marks: ck.Marks()}, {marks: ck.Marks(), members: ms, object: obj}}
 }
+
+func TestParseFastPath(t *testing.T) {
+	for path, want := range map[string][]string{
+		"a":          {"a"},
+		"event.text": {"event", "text"},
+		"items.0.id": {"items", "0", "id"},
+		"my key":     {"my key"},
+		"café.ü":     {"café", "ü"},
+		"a,b":        {"a,b"},
+		`a\.b`:       {"a.b"},
+		`a\\.b`:      {`a\`, "b"},
+		`a\*`:        {"a*"},
+		`\#`:         {"#"},
+		"a=b":        {"a=b"},
+		"x.a#":       {"x", "a#"},
+		"items.#":    nil, "items.#.id": nil, "e*.text": nil, "a?": nil, "a|b": nil,
+		"@reverse": nil, "a.@this": nil, "[a,b]": nil, "{a}": nil, "!true": nil,
+		"": nil, "a.": nil, ".a": nil, "a..b": nil, `a\`: nil,
+	} {
+		got := parseFastPath(path)
+		if len(got) != len(want) || (want == nil) != (got == nil) {
+			t.Errorf("parseFastPath(%q) = %q, want %q", path, got, want)
+			continue
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("parseFastPath(%q) = %q, want %q", path, got, want)
+			}
+		}
+	}
+}
+
+// A key given twice is its last, on every way to a value: the fast
+// lookup, the members the check gathered, and gjson's paths.
+func TestLastDuplicateWins(t *testing.T) {
+	line := `{"a":1,"b":{"c":1,"c":2},"arr":[{"id":"x","id":"y"},{"id":"z"}],"a":{"n":2},"e\u0078":1,"ex":3}`
+	for path, want := range map[string]string{
+		"a": `{"n":2}`, "a.n": "2", "b.c": "2", "ex": "3", "arr.0.id": `"y"`,
+		"arr.#.id": `["y","z"]`, `arr.#(id=="y").id`: `"y"`, `arr.#(id=="x").id`: "", "a|n": "2", "e?": "3",
+	} {
+		fp := parseFastPath(path)
+		for _, lv := range views(line) {
+			ps := newPaths([]string{path})
+			vals := make([]value, 1)
+			ps.getAll([]byte(line), lv, vals)
+			if string(vals[0].raw) != want || vals[0].ok != (want != "") {
+				t.Errorf("%s (members %v): %q, want %q", path, lv.object, vals[0].raw, want)
+			}
+			if v := get([]byte(line), lv.marks, path, fp); string(v.raw) != want {
+				t.Errorf("get %s: %q, want %q", path, v.raw, want)
+			}
+		}
+	}
+}
+
+func TestDedupe(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":2,"a":3}`:              `{"a":3,"b":2}`,
+		` { "a" : [ {"x":1, "x" : 2} ] } `: `{"a":[{"x":2}]}`,
+		`{"\u0061":1,"a":2}`:               `{"\u0061":2}`,
+		`[{"a":{},"a":[]},"s",1e3,null]`:   `[{"a":[]},"s",1e3,null]`,
+	} {
+		got, ok := dedupe([]byte(in))
+		if !ok || string(got) != want {
+			t.Errorf("dedupe(%s) = %s, %v; want %s", in, got, ok, want)
+		}
+	}
+	if _, ok := dedupe([]byte(`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`)); ok {
+		t.Errorf("no key is given twice there")
+	}
+}
+
+// FuzzPlainPathIsGjson: a path parseFastPath takes as plain keys finds
+// what gjson finds on the line with its duplicate keys dropped, so that
+// the fast lookup and gjson's paths agree (the last of a key given twice).
+func FuzzPlainPathIsGjson(f *testing.F) {
+	f.Add(`{"a":1,"a":{"b c":[true,{"é":2}]},"x.y":3,"#":4}`, "a.b c.1.é")
+	f.Add(`{"a":1,"a":2}`, "a")
+	f.Add(`{"x.y":3}`, `x\.y`)
+	f.Add(`{"#":4,"a,b":5}`, `\#`)
+	f.Add(`{"a,b":5,"my key":6}`, "a,b")
+	f.Fuzz(func(t *testing.T, line, path string) {
+		fp := parseFastPath(path)
+		if fp == nil || len(views(line)) == 0 {
+			return
+		}
+		want := get([]byte(line), nil, path, nil) // gjson on the deduplicated line
+		for _, lv := range views(line) {
+			got := get([]byte(line), lv.marks, path, fp)
+			if got.ok != want.ok || string(got.raw) != string(want.raw) {
+				t.Fatalf("%s on %s: fast %q %v, gjson %q %v", path, line, got.raw, got.ok, want.raw, want.ok)
+			}
+		}
+	})
+}

@@ -2,14 +2,14 @@ package ndjsontool
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
-	"math"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/extsort"
+	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -21,8 +21,9 @@ type SortOptions struct {
 	// past it, sorted runs go to temporary files that are merged at the
 	// end.
 	Memory int64
-	// Top, when > 0, keeps only the first Top lines of the order, in a heap.
-	Top int
+	// Top, when set, keeps only the first *Top lines of the order, in a
+	// heap: none for 0.
+	Top *int
 	// TempDir is where runs go (default: os.TempDir()).
 	TempDir string
 }
@@ -39,14 +40,18 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	if o.Memory <= 0 {
 		o.Memory = extsort.DefaultMemory
 	}
-	if o.Top < 0 {
-		return cli.Usagef("--top cannot be negative")
+	top := 0
+	if o.Top != nil {
+		if top = *o.Top; top < 0 {
+			return cli.Usagef("--top cannot be negative")
+		}
 	}
+	none := o.Top != nil && top == 0 // every line is still checked, for the report
 	fps := make([]fastPath, len(o.Keys))
 	for i, k := range o.Keys {
 		fps[i] = parseFastPath(k)
 	}
-	s := extsort.New(extsort.Options{Memory: o.Memory, Top: o.Top, TempDir: o.TempDir, Prefix: "ndjson-sort-"})
+	s := extsort.New(extsort.Options{Memory: o.Memory, Top: top, TempDir: o.TempDir, Prefix: "ndjson-sort-"})
 	defer s.Close()
 	var addErr error
 	// What sort holds is live until it is spilled, so the collector's
@@ -68,7 +73,7 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 		out = binary.AppendUvarint(out, uint64(len(line)))
 		return append(out, line...)
 	}, func(framed []byte) []byte {
-		for len(framed) > 0 && addErr == nil {
+		for len(framed) > 0 && addErr == nil && !none {
 			key, rest := unframe(framed)
 			line, rest2 := unframe(rest)
 			framed = rest2
@@ -96,35 +101,21 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 }
 
 // appendSortKey appends a key whose bytes order as the values do: a tag
-// (number, string, other, missing), then the value in an order-keeping
-// form; reversed, every byte but a missing value's is complemented, so a
-// missing value stays last.
+// (number, string, other, missing), then the value's jsoncmp key (numbers
+// by their exact value, strings by their text's bytes, others by
+// jsoncmp's order: false, true, arrays, objects); reversed, every byte but
+// a missing value's is complemented, so a missing value stays last.
 func appendSortKey(out []byte, v value, reverse bool) []byte {
 	start := len(out)
 	switch {
 	case !v.ok || string(v.raw) == "null":
 		return append(out, 0xff)
-	case v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9':
-		// Past float64's range, ParseFloat gives ±Inf, which still orders.
-		f, _ := strconv.ParseFloat(string(v.raw), 64)
-		if f == 0 {
-			f = 0 // -0 is 0
-		}
-		bits := math.Float64bits(f)
-		if math.Signbit(f) {
-			bits = ^bits
-		} else {
-			bits |= 1 << 63
-		}
-		out = binary.BigEndian.AppendUint64(append(out, 0x01), bits)
+	case isNumber(v):
+		out = jsoncmp.AppendNumberKey(append(out, 0x01), v.raw)
 	case v.isString():
-		out = appendTerminated(append(out, 0x02), ndjson.AppendUnescaped(nil, v.raw, false))
+		out = jsoncmp.AppendTextKey(append(out, 0x02), unescaped(v.raw))
 	default:
-		raw := v.raw
-		if raw[0] == '{' || raw[0] == '[' {
-			raw = compact(raw)
-		}
-		out = appendTerminated(append(out, 0x03), raw)
+		out = jsoncmp.AppendKey(append(out, 0x03), v.raw)
 	}
 	if reverse {
 		for i := start; i < len(out); i++ {
@@ -134,15 +125,16 @@ func appendSortKey(out []byte, v value, reverse bool) []byte {
 	return out
 }
 
-// appendTerminated appends b with 0x00 escaped as 0x00 0x01 and ends it
-// with 0x00 0x00, so that a shorter text sorts before a longer one it
-// begins, and the next key starts after it.
-func appendTerminated(out, b []byte) []byte {
-	for _, c := range b {
-		out = append(out, c)
-		if c == 0 {
-			out = append(out, 1)
-		}
+// isNumber reports whether v is a number.
+func isNumber(v value) bool {
+	return v.ok && (v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9')
+}
+
+// unescaped is the text of raw, a JSON string: raw's own bytes when it has
+// no escape.
+func unescaped(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
 	}
-	return append(out, 0, 0)
+	return ndjson.AppendUnescaped(nil, raw, false)
 }

@@ -16,7 +16,9 @@ import (
 // Keys order as the values do, -r reverses all but a missing value, and a
 // string that begins another sorts first.
 func TestSortKeys(t *testing.T) {
-	order := []string{`-1e300`, `-2`, `-0.5`, `0`, `-0`, `0.5`, `3`, `1e300`, `""`, `"a"`, `"a\u0000"`, `"ab"`, `"b"`, `"é"`, `[1]`, `false`, `true`, `{"a":1}`}
+	order := []string{`-1e400`, `-1e300`, `-9007199254740993`, `-9007199254740992`, `-2`, `-0.5`, `0`, `-0`, `0.5`, `1`, `1.0000000000000000000001`, `3`,
+		`9007199254740992`, `9007199254740993`, `1e300`, `1e400`, `1e401`,
+		`""`, `"a"`, `"a\u0000"`, `"ab"`, `"b"`, `"é"`, `false`, `true`, `[1]`, `[1,0]`, `{"a":1}`}
 	key := func(raw string, rev bool) string {
 		return string(appendSortKey(nil, value{raw: []byte(raw), ok: true}, rev))
 	}

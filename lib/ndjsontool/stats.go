@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -38,22 +39,31 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	}
 	byFP := parseFastPath(o.By)
 	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
-	// Workers validate and extract; the ordered stage aggregates.
+	// Workers validate and extract; the ordered stage aggregates. Each
+	// line is framed as its group's key and how it is shown, then per
+	// field a tag: 0 for no number; 1 and a double; 2, a double and the
+	// number's text, for a number a double does not hold exactly enough
+	// to compare (min and max are then decided, and shown, by the text).
 	sk, err := st.eachLineThen(ctx, finding{paths: append([]fastPath{byFP}, fps...)}, func(out, line []byte, lv lineView) []byte {
-		group := "null"
+		var v value
 		if o.By != "" {
-			group = groupJSON(lv.foundAt(0, line, o.By, byFP))
+			v = lv.foundAt(0, line, o.By, byFP)
 		}
-		out = binary.AppendUvarint(out, uint64(len(group)))
-		out = append(out, group...)
+		out = appendGroup(out, v)
 		for i, f := range o.Fields {
 			v := lv.foundAt(i+1, line, f, fps[i]) // the check found them all on its way
-			n, ok := number(v)
-			if !ok {
+			if !isNumber(v) {
 				out = append(out, 0)
 				continue
 			}
-			out = binary.LittleEndian.AppendUint64(append(out, 1), math.Float64bits(n))
+			x, exact := jsoncmp.Double(v.raw)
+			if exact {
+				out = binary.LittleEndian.AppendUint64(append(out, 1), math.Float64bits(x))
+				continue
+			}
+			out = binary.LittleEndian.AppendUint64(append(out, 2), math.Float64bits(x))
+			out = binary.AppendUvarint(out, uint64(len(v.raw)))
+			out = append(out, v.raw...)
 		}
 		return out
 	}, func(framed []byte) []byte {
@@ -69,127 +79,186 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	return sk.report(st)
 }
 
-// groupJSON is a group's value as canonical JSON: strings re-encoded from
-// their text, so escapes do not split a group; missing is null.
-func groupJSON(v value) string {
-	switch {
-	case !v.ok:
-		return "null"
-	case v.isString():
-		b, _ := json.Marshal(string(ndjson.AppendUnescaped(nil, v.raw, false)))
-		return string(b)
-	case v.raw[0] == '{' || v.raw[0] == '[':
-		return string(compact(v.raw))
+// appendGroup frames a group's value: its key (a string's text after 's',
+// else its jsoncmp key: 1, 1.0 and 1E0 are one group), then what shows
+// it, its compact JSON, for values other than strings (a string's is made
+// from its text when it is printed). Missing is null.
+func appendGroup(out []byte, v value) []byte {
+	if !v.ok {
+		v = value{raw: []byte("null"), ok: true}
 	}
-	return string(v.raw)
-}
-
-// number is the value as a number, if it is one.
-func number(v value) (float64, bool) {
-	if !v.ok || !(v.raw[0] == '-' || v.raw[0] >= '0' && v.raw[0] <= '9') {
-		return 0, false
+	start := len(out)
+	out = binary.AppendUvarint(out, 0)
+	keyAt := len(out)
+	var shown []byte
+	if v.isString() {
+		out = ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
+	} else {
+		out = jsoncmp.AppendEqualKey(out, v.raw)
+		shown = v.raw
+		if shown[0] == '{' || shown[0] == '[' {
+			shown = compact(shown)
+		}
 	}
-	n, err := strconv.ParseFloat(str(v.raw), 64)
-	return n, err == nil
+	out = frame(out, start, keyAt)
+	out = binary.AppendUvarint(out, uint64(len(shown)))
+	return append(out, shown...)
 }
 
 type statsTable struct {
 	fields    []string
-	order     []string
+	order     []*statsGroup
 	groups    map[string]*statsGroup
 	quantiles bool
 }
 
-type statsGroup struct{ fields []fieldStats }
+type statsGroup struct {
+	shown  []byte // the group's value as JSON
+	fields []fieldStats
+}
 
 type fieldStats struct {
 	count, skipped int64
 	sum, min, max  float64
-	sketch         *sketch
+	// minText and maxText are min's and max's text when a double does not
+	// hold them exactly; else "".
+	minText, maxText string
+	sketch           *sketch
 }
 
 // add aggregates one chunk's framed lines.
 func (t *statsTable) add(b []byte) {
 	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		key := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		g := t.groups[key]
+		key, rest := unframe(b)
+		shown, rest := unframe(rest)
+		b = rest
+		g := t.groups[string(key)]
 		if g == nil {
 			g = &statsGroup{fields: make([]fieldStats, len(t.fields))}
-			t.groups[key] = g
-			t.order = append(t.order, key)
+			if key[0] == 's' {
+				g.shown, _ = json.Marshal(string(key[1:]))
+			} else {
+				g.shown = append([]byte(nil), shown...)
+			}
+			t.groups[string(key)] = g
+			t.order = append(t.order, g)
 		}
 		for i := range t.fields {
 			f := &g.fields[i]
-			if b[0] == 0 {
+			tag := b[0]
+			if tag == 0 {
 				f.skipped++
 				b = b[1:]
 				continue
 			}
 			x := math.Float64frombits(binary.LittleEndian.Uint64(b[1:9]))
 			b = b[9:]
-			if f.count == 0 || x < f.min {
-				f.min = x
+			var text []byte
+			if tag == 2 {
+				text, b = unframe(b)
 			}
-			if f.count == 0 || x > f.max {
-				f.max = x
-			}
-			f.count++
-			f.sum += x
-			if t.quantiles {
-				if f.sketch == nil {
-					f.sketch = newSketch()
-				}
-				f.sketch.add(x)
-			}
+			f.addNumber(x, text, t.quantiles)
 		}
 	}
 }
 
-// statsRow is one line of stats --json.
+// addNumber adds x, whose text is given when a double does not hold it
+// exactly.
+func (f *fieldStats) addNumber(x float64, text []byte, quantiles bool) {
+	if f.count == 0 || less(x, text, f.min, f.minText) {
+		f.min, f.minText = x, string(text)
+	}
+	if f.count == 0 || less(f.max, f.maxText, x, text) {
+		f.max, f.maxText = x, string(text)
+	}
+	f.count++
+	f.sum += x
+	if quantiles {
+		if f.sketch == nil {
+			f.sketch = newSketch()
+		}
+		f.sketch.add(x)
+	}
+}
+
+// less orders two numbers exactly: by their doubles when they differ (a
+// double is never on the wrong side of another), else by their texts,
+// when either has one (a double's shortest text is its decimal's, for
+// a number held exactly).
+func less[T ~string | ~[]byte, U ~string | ~[]byte](x float64, xt T, y float64, yt U) bool {
+	if x != y || len(xt) == 0 && len(yt) == 0 {
+		return x < y
+	}
+	a, b := []byte(string(xt)), []byte(string(yt))
+	if len(a) == 0 {
+		a = strconv.AppendFloat(nil, x, 'g', -1, 64)
+	}
+	if len(b) == 0 {
+		b = strconv.AppendFloat(nil, y, 'g', -1, 64)
+	}
+	return jsoncmp.CompareNumbers(a, b) < 0
+}
+
+// statsRow is one line of stats --json: numbers as JSON texts, see
+// jsonNumber; min and max nil for none.
 type statsRow struct {
 	By      json.RawMessage `json:"by,omitempty"`
 	Field   string          `json:"field"`
 	Count   int64           `json:"count"`
 	Skipped int64           `json:"skipped"`
-	Sum     float64         `json:"sum"`
-	Min     *float64        `json:"min"`
-	Max     *float64        `json:"max"`
-	Mean    *float64        `json:"mean"`
-	P50     *float64        `json:"p50,omitempty"`
-	P95     *float64        `json:"p95,omitempty"`
+	Sum     json.RawMessage `json:"sum"`
+	Min     json.RawMessage `json:"min"`
+	Max     json.RawMessage `json:"max"`
+	Mean    json.RawMessage `json:"mean"`
+	P50     json.RawMessage `json:"p50,omitempty"`
+	P95     json.RawMessage `json:"p95,omitempty"`
 }
 
-func (t *statsTable) rows(by bool) []statsRow {
-	var rows []statsRow
-	for _, key := range t.order {
-		for i, f := range t.groups[key].fields {
-			r := statsRow{Field: t.fields[i], Count: f.count, Skipped: f.skipped, Sum: f.sum}
-			if by {
-				r.By = json.RawMessage(key)
-			}
-			if f.count > 0 {
-				mean := f.sum / float64(f.count)
-				r.Min, r.Max, r.Mean = &f.min, &f.max, &mean
-				if f.sketch != nil {
-					p50, p95 := f.sketch.quantile(0.5), f.sketch.quantile(0.95)
-					r.P50, r.P95 = &p50, &p95
-				}
-			}
-			rows = append(rows, r)
-		}
+// statsCells is one row of the text table, but for the group.
+type statsCells struct {
+	count, skipped                int64
+	sum, min, max, mean, p50, p95 string
+}
+
+// cells formats f's figures, each with number (jsonNumber or textNumber),
+// min and max as their own text where a double does not hold them
+// exactly; a figure there is none of is "".
+func (f *fieldStats) cells(number func(float64) string) statsCells {
+	c := statsCells{count: f.count, skipped: f.skipped, sum: number(f.sum)}
+	if f.count == 0 {
+		return c
 	}
-	return rows
+	c.min, c.max = f.minText, f.maxText
+	if c.min == "" {
+		c.min = number(f.min)
+	}
+	if c.max == "" {
+		c.max = number(f.max)
+	}
+	c.mean = number(f.sum / float64(f.count))
+	if f.sketch != nil {
+		c.p50, c.p95 = number(f.sketch.quantile(0.5)), number(f.sketch.quantile(0.95))
+	}
+	return c
 }
 
 func (t *statsTable) print(st *Stream, o StatsOptions) error {
-	rows := t.rows(o.By != "")
 	if o.JSON {
 		var b []byte
-		for _, r := range rows {
-			line, _ := json.Marshal(r)
-			b = append(append(b, line...), '\n')
+		for _, g := range t.order {
+			for i := range g.fields {
+				c := g.fields[i].cells(jsonNumber)
+				r := statsRow{Field: t.fields[i], Count: c.count, Skipped: c.skipped, Sum: raw(c.sum),
+					Min: rawOr(c.min, "null"), Max: rawOr(c.max, "null"), Mean: rawOr(c.mean, "null"), P50: raw(c.p50), P95: raw(c.p95)}
+				if o.By != "" {
+					r.By = g.shown
+				}
+				line, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				b = append(append(b, line...), '\n')
+			}
 		}
 		_, err := st.Out.Write(b)
 		return err
@@ -203,22 +272,41 @@ func (t *statsTable) print(st *Stream, o StatsOptions) error {
 		head = append(head, "P50", "P95")
 	}
 	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
-	for _, r := range rows {
-		cells := []string{r.Field, strconv.FormatInt(r.Count, 10), strconv.FormatInt(r.Skipped, 10), num(&r.Sum), num(r.Min), num(r.Max), num(r.Mean)}
-		if o.By != "" {
-			cells = append([]string{groupText(r.By)}, cells...)
+	for _, g := range t.order {
+		for i := range g.fields {
+			c := g.fields[i].cells(textNumber)
+			cells := []string{t.fields[i], strconv.FormatInt(c.count, 10), strconv.FormatInt(c.skipped, 10), c.sum, or(c.min, "-"), or(c.max, "-"), or(c.mean, "-")}
+			if o.By != "" {
+				cells = append([]string{groupText(g.shown)}, cells...)
+			}
+			if o.Quantiles {
+				cells = append(cells, or(c.p50, "-"), or(c.p95, "-"))
+			}
+			fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
 		}
-		if o.Quantiles {
-			cells = append(cells, num(r.P50), num(r.P95))
-		}
-		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
 	}
 	return w.Flush()
 }
 
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func rawOr(s, none string) json.RawMessage { return raw(or(s, none)) }
+
+func or(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
 // groupText is a group's value for the text table: a string's text
 // (escaped as get's TSV is), other values as JSON, missing as null.
-func groupText(raw json.RawMessage) string {
+func groupText(raw []byte) string {
 	var s string
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		return string(tsvEscape(nil, s))
@@ -226,14 +314,36 @@ func groupText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// num formats a number for people: integers whole, others shortest; "-"
-// for none.
-func num(p *float64) string {
-	if p == nil {
-		return "-"
+// nonFinite names the results no JSON number can be: a sum past the range
+// of doubles, or a mean of +Inf and -Inf. Text and JSON say them alike,
+// JSON as strings.
+func nonFinite(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
 	}
-	v := *p
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+	return "NaN"
+}
+
+// jsonNumber formats a number as JSON: as encoding/json would, or for a
+// value that is not finite its name as a string ("Infinity").
+func jsonNumber(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return `"` + nonFinite(v) + `"`
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// textNumber formats a number for people: integers whole, others to 8
+// significant digits, values that are not finite by name.
+func textNumber(v float64) string {
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return nonFinite(v)
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 8, 64)

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // Uniq prints the first valid line for each distinct value at path, in
-// input order. Strings are compared by their text (whatever their
-// escapes), arrays and objects by their compact JSON, numbers by their
-// text (1 and 1.0 differ); a line without the path counts as null.
+// input order. Values are the same by jsoncmp's rule (numbers by their
+// exact value: 1 and 1.0 are one; strings by their text, whatever their
+// escapes); a line without the path counts as null.
 // Memory grows with the number of distinct values, not with the input.
 func Uniq(ctx context.Context, st *Stream, path string) error {
 	if path == "" {
@@ -50,22 +51,25 @@ func Uniq(ctx context.Context, st *Stream, path string) error {
 	return sk.report(st)
 }
 
-// appendKey appends what makes two values the same for uniq.
+// appendKey appends what makes two values the same for uniq: a string's
+// text, else the value's jsoncmp key.
 func appendKey(out []byte, v value) []byte {
 	switch {
 	case !v.ok:
-		return append(out, "rnull"...)
+		return jsoncmp.AppendKey(out, []byte("null"))
 	case v.isString():
 		return ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
-	case v.raw[0] == '{' || v.raw[0] == '[':
-		return append(append(out, 'r'), compact(v.raw)...)
 	}
-	return append(append(out, 'r'), v.raw...)
+	return jsoncmp.AppendEqualKey(out, v.raw)
 }
 
 // frame rewrites the placeholder length at start for the key written from
 // keyAt on.
 func frame(out []byte, start, keyAt int) []byte {
+	if n := len(out) - keyAt; n < 0x80 && keyAt == start+1 {
+		out[start] = byte(n) // its uvarint: one byte, as the placeholder's
+		return out
+	}
 	key := append([]byte(nil), out[keyAt:]...)
 	out = binary.AppendUvarint(out[:start], uint64(len(key)))
 	return append(out, key...)

@@ -5,9 +5,12 @@
 //	PATH~REGEX   PATH (present, not null, not false)   !PATH (the opposite)
 //
 // VALUE is JSON where it parses as JSON (3, true, null, "3", {"a":1}) and a
-// string otherwise (run_done). Numbers compare as numbers (1.10 == 1.1),
-// strings by their decoded text, byte by byte for ordering; values of
-// different types are never equal and never ordered. A missing path reads
+// string otherwise (run_done). Values are equal and ordered by lib/jsoncmp's
+// rule, ndjson's one: numbers by their exact decimal value (1.10 == 1.1,
+// 9007199254740993 != 9007199254740992), strings by their decoded text,
+// byte by byte for ordering, arrays and objects by their members whatever
+// their order; values of different types are never equal and never
+// ordered. A missing path reads
 // as null for == and !=, as jq does, and matches no ordering or regex.
 //
 // The operator is the first one outside brackets, parentheses, braces and
@@ -20,13 +23,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/tidwall/gjson"
 )
 
@@ -80,11 +82,12 @@ type Pred struct {
 
 // literal is a parsed VALUE.
 type literal struct {
-	typ gjson.Type
-	str string  // for strings: the decoded text
-	num float64 // for numbers
-	raw string  // the JSON text (numbers: for exact comparison of big ones)
-	any any     // for objects and arrays: the decoded value
+	typ   gjson.Type
+	str   string  // for strings: the decoded text
+	raw   string  // the JSON text
+	key   []byte  // for objects and arrays: their jsoncmp key
+	num   float64 // for numbers: the double, when it stands for the number exactly (jsoncmp.Double)
+	exact bool
 }
 
 // Parse reads one predicate.
@@ -208,9 +211,9 @@ func parseLiteral(v string) literal {
 	case gjson.String:
 		l.str = r.Str
 	case gjson.Number:
-		l.num = r.Num
+		l.num, l.exact = jsoncmp.Double(bytesOf(l.raw))
 	case gjson.JSON:
-		_ = json.Unmarshal([]byte(v), &l.any)
+		l.key = jsoncmp.AppendKey(nil, []byte(l.raw))
 	}
 	return l
 }
@@ -307,13 +310,9 @@ func (p *Pred) equal(r gjson.Result) bool {
 		}
 		return r.Str == p.lit.str
 	case gjson.Number:
-		return compareNumbers(r.Raw, r.Num, p.lit.raw, p.lit.num) == 0
+		return p.compareNumber(r) == 0
 	case gjson.JSON:
-		var v any
-		if json.Unmarshal([]byte(r.Raw), &v) != nil {
-			return false
-		}
-		return reflect.DeepEqual(v, p.lit.any)
+		return bytes.Equal(jsoncmp.AppendKey(nil, bytesOf(r.Raw)), p.lit.key)
 	}
 	return true // null, true, false: the type is the value
 }
@@ -323,50 +322,30 @@ func (p *Pred) equal(r gjson.Result) bool {
 func (p *Pred) compare(r gjson.Result) (int, bool) {
 	switch {
 	case r.Type == gjson.Number && p.lit.typ == gjson.Number:
-		return compareNumbers(r.Raw, r.Num, p.lit.raw, p.lit.num), true
+		return p.compareNumber(r), true
 	case r.Type == gjson.String && p.lit.typ == gjson.String:
 		return strings.Compare(r.Str, p.lit.str), true
 	}
 	return 0, false
 }
 
-// compareNumbers compares two JSON numbers. float64 decides unless either
-// has more significant digits than a float64 holds exactly, when the
-// decimal texts are compared exactly.
-func compareNumbers(aRaw string, a float64, bRaw string, b float64) int {
-	if significant(aRaw) > 15 || significant(bRaw) > 15 {
-		x, _, errX := big.ParseFloat(aRaw, 10, 512, big.ToNearestEven)
-		y, _, errY := big.ParseFloat(bRaw, 10, 512, big.ToNearestEven)
-		if errX == nil && errY == nil {
-			return x.Cmp(y)
+// compareNumber compares the number r with the literal, exactly: by their
+// doubles when both stand for their numbers exactly, else by their texts.
+func (p *Pred) compareNumber(r gjson.Result) int {
+	if p.lit.exact && jsoncmp.Exact(bytesOf(r.Raw), r.Num) {
+		switch {
+		case r.Num < p.lit.num:
+			return -1
+		case r.Num > p.lit.num:
+			return 1
 		}
+		return 0
 	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return jsoncmp.CompareNumbers(bytesOf(r.Raw), bytesOf(p.lit.raw))
 }
 
-// significant counts the mantissa digits of a JSON number, leading zeros
-// aside.
-func significant(raw string) int {
-	n, lead := 0, true
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == 'e' || c == 'E' {
-			break
-		}
-		if c < '0' || c > '9' || (lead && c == '0') {
-			continue
-		}
-		lead = false
-		n++
-	}
-	return n
-}
+// bytesOf views s as bytes, without copying; they must not be written.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // Set is the predicates of one where: all must hold, or with Any, one.
 type Set struct {

@@ -1,0 +1,163 @@
+package jsoncmp
+
+import (
+	"bytes"
+	"slices"
+	"unsafe"
+
+	"github.com/agentry/agentry/lib/ndjson"
+)
+
+// A value's key begins with its type's tag, in the order sort puts
+// values of different types that it does not class apart itself.
+const (
+	tagEnd    = 0x00 // after an array's last element, an object's last member
+	tagNull   = 0x01
+	tagFalse  = 0x02
+	tagTrue   = 0x03
+	tagNumber = 0x04
+	tagString = 0x05
+	tagArray  = 0x06
+	tagObject = 0x07
+	tagMember = 0x01 // before each member of an object
+	tagDouble = 0x08 // AppendEqualKey's exact doubles
+)
+
+// AppendKey appends the key of raw, a valid JSON text: keys are equal
+// exactly when the values are (see the package comment). A key is whole
+// in itself, so keys appended one after another stay apart. Scalars order
+// as numbers and texts do; arrays element by element; objects by their
+// members sorted by name.
+func AppendKey(out, raw []byte) []byte {
+	out, _ = appendKey(out, raw, skipSpace(raw, 0))
+	return out
+}
+
+// appendKey appends the key of the value at raw[i] and returns the index
+// after it.
+func appendKey(out, raw []byte, i int) ([]byte, int) {
+	if i >= len(raw) {
+		return append(out, tagNull), i
+	}
+	switch c := raw[i]; {
+	case c == 'n':
+		return append(out, tagNull), i + 4
+	case c == 'f':
+		return append(out, tagFalse), i + 5
+	case c == 't':
+		return append(out, tagTrue), i + 4
+	case c == '"':
+		end := stringEnd(raw, i)
+		return AppendTextKey(append(out, tagString), unescape(nil, raw[i:end])), end
+	case c == '[':
+		out = append(out, tagArray)
+		i = skipSpace(raw, i+1)
+		if i < len(raw) && raw[i] == ']' {
+			return append(out, tagEnd), i + 1
+		}
+		for i < len(raw) {
+			out, i = appendKey(out, raw, i)
+			i = skipSpace(raw, i)
+			if i >= len(raw) || raw[i] != ',' {
+				break
+			}
+			i = skipSpace(raw, i+1)
+		}
+		return append(out, tagEnd), i + 1
+	case c == '{':
+		return appendObjectKey(append(out, tagObject), raw, i)
+	}
+	end := i
+	for end < len(raw) && isNumberByte(raw[end]) {
+		end++
+	}
+	return AppendNumberKey(append(out, tagNumber), raw[i:end]), end
+}
+
+// member is one of an object's members: its name's text, its value's key.
+type member struct {
+	name, key []byte
+}
+
+// appendObjectKey appends the members of the object at raw[i], the last
+// of each name only, sorted by name.
+func appendObjectKey(out, raw []byte, i int) ([]byte, int) {
+	var ms []member
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		end := stringEnd(raw, i)
+		name := unescape(nil, raw[i:end])
+		i = skipSpace(raw, end)
+		i = skipSpace(raw, i+1) // the colon
+		var key []byte
+		key, i = appendKey(nil, raw, i)
+		ms = append(ms, member{name, key})
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != ',' {
+			break
+		}
+		i = skipSpace(raw, i+1)
+	}
+	// Stable, so that of a name given twice the last is last; only it is
+	// kept.
+	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.name, b.name) })
+	for k, m := range ms {
+		if k+1 < len(ms) && bytes.Equal(ms[k+1].name, m.name) {
+			continue
+		}
+		out = AppendTextKey(append(out, tagMember), m.name)
+		out = append(out, m.key...)
+	}
+	return append(out, tagEnd), i + 1
+}
+
+// AppendTextKey appends text so that it orders by its bytes and ends
+// unmistakably: 0x00 is written 0x00 0x01, and the end 0x00 0x00, so a
+// text sorts before a longer one it begins.
+func AppendTextKey(out, text []byte) []byte {
+	for _, c := range text {
+		out = append(out, c)
+		if c == 0 {
+			out = append(out, 1)
+		}
+	}
+	return append(out, 0, 0)
+}
+
+// Equal reports whether a and b, valid JSON texts, are equal values.
+func Equal(a, b []byte) bool {
+	return bytes.Equal(AppendKey(nil, a), AppendKey(nil, b))
+}
+
+func unescape(out, s []byte) []byte {
+	if bytes.IndexByte(s, '\\') < 0 && len(s) >= 2 {
+		return append(out, s[1:len(s)-1]...)
+	}
+	return ndjson.AppendUnescaped(out, s, false)
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// stringEnd returns the index after the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		}
+	}
+	return len(b)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
