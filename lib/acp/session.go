@@ -29,10 +29,13 @@ type session struct {
 	cancelled int64  // prompts read up to the last cancel are cancelled
 	run       *hostclient.Run
 	closed    bool
-	turn      chan struct{} // held by the prompt whose turn runs
-	prompts   sync.WaitGroup
-	updated   time.Time
-	title     string // the first prompt's first line
+	// last is closed when the turn of the last prompt read has ended:
+	// each prompt waits for the one read before it, so turns run in
+	// input order.
+	last    chan struct{}
+	prompts sync.WaitGroup
+	updated time.Time
+	title   string // the first prompt's first line
 }
 
 // mode is a session mode: a level, and whether tool calls outside its
@@ -178,7 +181,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
 	}
-	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode(), turn: make(chan struct{}, 1)}
+	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode()}
 	s.updated = s.created
 	if len(p.MCPServers) > 0 {
 		if err := a.setServers(s, p.MCPServers); err != nil {

@@ -39,11 +39,17 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 	s.seq++
 	seq := s.seq
 	s.prompts.Add(1)
+	before, mine := s.last, make(chan struct{})
+	s.last = mine
 	s.mu.Unlock()
 	a.work.Add(1)
 	go func() {
 		defer a.work.Done()
 		defer s.prompts.Done()
+		defer close(mine)
+		if before != nil {
+			<-before
+		}
 		res, err := a.runPrompt(s, seq, text)
 		a.w.reply(id, res, err)
 	}()
@@ -83,11 +89,9 @@ func (a *agent) promptText(blocks []contentBlock) (string, error) {
 	return text, nil
 }
 
-// runPrompt runs one turn, after the session's turn before it: its
-// updates, then its stop reason.
+// runPrompt runs one turn, once the session's turn before it has ended:
+// its updates, then its stop reason.
 func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
-	s.turn <- struct{}{}
-	defer func() { <-s.turn }()
 	s.mu.Lock()
 	if s.cancelled >= seq {
 		s.mu.Unlock()
