@@ -70,6 +70,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 			a.handle(line)
 			continue
 		case err = <-readErr:
+			a.w.inputEnded()
 			a.drain(ctx, opts.Host.DrainTimeout)
 		case <-ctx.Done():
 			a.abort()

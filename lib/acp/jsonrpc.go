@@ -103,6 +103,7 @@ type wire struct {
 	next    int64
 	pending map[string]chan *incoming
 	broken  error // the first failed write: the client is gone
+	eof     bool  // the input has ended: no response can come any more
 	gone    chan struct{}
 }
 
@@ -166,6 +167,19 @@ func (c *wire) fail(err error) {
 	}
 }
 
+// inputEnded records the end of input: every request waiting for the
+// client's answer, and any made from now on, gets none at once, rather
+// than waiting for an answer that cannot come.
+func (c *wire) inputEnded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.eof = true
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
 // reply answers request id with result, or with err when it is not nil.
 func (c *wire) reply(id json.RawMessage, result any, err error) {
 	if id == nil {
@@ -190,7 +204,8 @@ func (c *wire) notify(method string, params any) {
 }
 
 // request sends a request to the client and returns the channel its
-// response comes on (closed, with nothing, when the client is gone), and
+// response comes on (closed, with nothing, when the client is gone or the
+// input has ended), and
 // a function to stop waiting.
 func (c *wire) request(method string, params any) (<-chan *incoming, func()) {
 	c.mu.Lock()
@@ -198,7 +213,7 @@ func (c *wire) request(method string, params any) (<-chan *incoming, func()) {
 	id := c.next
 	key := strconv.FormatInt(id, 10)
 	ch := make(chan *incoming, 1)
-	if c.broken != nil {
+	if c.broken != nil || c.eof {
 		close(ch)
 		c.mu.Unlock()
 		return ch, func() {}

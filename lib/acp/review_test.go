@@ -3,7 +3,10 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentry/agentry/lib/backend/echo"
+	"github.com/agentry/agentry/lib/host"
 	"testing"
+	"time"
 )
 
 // Prompts sent together on one session run one after the other in the
@@ -45,4 +48,38 @@ func TestPromptsRunInInputOrder(t *testing.T) {
 			t.Fatalf("answers came in the order %v; prompts were sent as %v", order, ids)
 		}
 	}
+}
+
+// The end of input while a permission request waits for the client: no
+// answer can come any more, so the request is rejected at once and the turn
+// ends, rather than at the drain timeout.
+func TestEndOfInputRejectsPendingPermission(t *testing.T) {
+	d := loadDefs(t)
+	c := startOpts(t, d, Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: time.Hour,
+		InterruptGrace: time.Second, Factory: func(string, json.RawMessage) (host.Backend, error) { return echo.New(nil) }},
+		Warn: func(msg string) { t.Logf("warn: %s", msg) }})
+	asked := make(chan struct{})
+	never := make(chan struct{})
+	t.Cleanup(func() { close(never) })
+	c.answer = func(json.RawMessage) any { close(asked); <-never; return nil } // answers only after the test
+	s := c.newSession()
+	id := c.send("session/prompt", prompt(s, "!tool=Bash\ntouch x"))
+	<-asked
+	c.in.Close()
+	ms := c.until(id)
+	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+		t.Errorf("stopReason %q", r)
+	}
+	if _, seq := updates(t, ms); !contains(seq, "tool_call_update:failed") {
+		t.Errorf("updates %v: the call unanswered at the end of input is not failed", seq)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -322,10 +322,12 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	var decision string
 	select {
 	case m, ok := <-answer:
-		if !ok {
-			return // the client is gone; the host resolves the request
+		// No answer (the client is gone, or the input ended): rejected,
+		// so that the turn goes on rather than waiting for the deadline.
+		decision = protocol.DecisionDeny
+		if ok {
+			decision = decisionOf(m)
 		}
-		decision = decisionOf(m)
 	case <-t.ended:
 		forget()
 		return
