@@ -155,6 +155,8 @@ func (c *client) checkLine(m map[string]json.RawMessage, line []byte) {
 		def, v = "SessionNotification", m["params"]
 	case string(m["method"]) == `"session/request_permission"`:
 		def, v = "RequestPermissionRequest", m["params"]
+	case string(m["method"]) == `"$/cancel_request"`:
+		def, v = "CancelRequestNotification", m["params"]
 	case m["method"] != nil:
 		c.t.Errorf("the agent sent a method it should not: %s", line)
 		return

@@ -205,8 +205,8 @@ func (c *wire) notify(method string, params any) {
 
 // request sends a request to the client and returns the channel its
 // response comes on (closed, with nothing, when the client is gone or the
-// input has ended), and
-// a function to stop waiting.
+// input has ended), and a function to give it up: the client is told with
+// $/cancel_request, so that it stops asking its user what no one waits for.
 func (c *wire) request(method string, params any) (<-chan *incoming, func()) {
 	c.mu.Lock()
 	c.next++
@@ -220,15 +220,26 @@ func (c *wire) request(method string, params any) (<-chan *incoming, func()) {
 	}
 	c.pending[key] = ch
 	c.mu.Unlock()
-	forget := func() {
+	forget := func() bool {
 		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, waiting := c.pending[key]
 		delete(c.pending, key)
-		c.mu.Unlock()
+		return waiting
 	}
 	if err := c.send(outRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		forget()
 	}
-	return ch, forget
+	giveUp := func() {
+		if forget() {
+			c.notify("$/cancel_request", cancelRequest{RequestID: id})
+		}
+	}
+	return ch, giveUp
+}
+
+type cancelRequest struct {
+	RequestID int64 `json:"requestId"`
 }
 
 // response hands a client's response to the request waiting for it; one

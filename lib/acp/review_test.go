@@ -83,3 +83,38 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// A permission request the turn no longer waits for (the session closed
+// while the client was asking) is withdrawn with $/cancel_request, so that
+// the editor stops asking its user.
+func TestCloseWithdrawsPermissionRequest(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	s := c.newSession()
+	p := c.send("session/prompt", prompt(s, "!tool=Bash\ntouch x"))
+	var reqID json.RawMessage
+	for reqID == nil {
+		m := <-c.msgs
+		if string(m["method"]) == `"session/request_permission"` {
+			reqID = m["id"]
+		}
+	}
+	ms := c.until(c.send("session/close", map[string]any{"sessionId": s}))
+	withdrawn, answered := -1, -1
+	for i, m := range ms {
+		if string(m["method"]) == `"$/cancel_request"` {
+			var n struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			_ = json.Unmarshal(m["params"], &n)
+			if string(n.RequestID) == string(reqID) {
+				withdrawn = i
+			}
+		}
+		if m["method"] == nil && string(m["id"]) == p {
+			answered = i
+		}
+	}
+	if withdrawn < 0 || answered < 0 || withdrawn > answered {
+		t.Errorf("request %s withdrawn at message %d, the prompt answered at %d: want it withdrawn before the answer", reqID, withdrawn, answered)
+	}
+}

@@ -318,7 +318,7 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			params.Options = append(params.Options, permissionOption{OptionID: optReject, Name: "Reject", Kind: "reject_once"})
 		}
 	}
-	answer, forget := t.a.w.request("session/request_permission", params)
+	answer, giveUp := t.a.w.request("session/request_permission", params)
 	var decision string
 	select {
 	case m, ok := <-answer:
@@ -329,7 +329,7 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			decision = decisionOf(m)
 		}
 	case <-t.ended:
-		forget()
+		giveUp() // the client is told to drop its question
 		return
 	}
 	a := hostclient.Answer{Decision: decision}
