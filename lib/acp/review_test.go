@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/host"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,4 +119,85 @@ func TestCloseWithdrawsPermissionRequest(t *testing.T) {
 	if withdrawn < 0 || answered < 0 || withdrawn > answered {
 		t.Errorf("request %s withdrawn at message %d, the prompt answered at %d: want it withdrawn before the answer", reqID, withdrawn, answered)
 	}
+}
+
+// Cancels racing the end of turns, permission answers racing cancels:
+// every prompt is answered exactly once, and nothing of a turn (its tool
+// call, by id) comes after its answer.
+func TestCancelRaces(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	var n atomic.Int64
+	c.answer = func(json.RawMessage) any {
+		opt := []string{"allow", "reject", "allow_session"}[n.Add(1)%3]
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": opt}}
+	}
+	s := c.newSession()
+	const turns = 40
+	ids := map[string]int{}
+	var seen []map[string]json.RawMessage
+	for i := 0; i < turns; i++ {
+		text := "!tool=Bash\ntouch x"
+		if i%2 == 1 {
+			text = "!slow=1ms\na b c d e f"
+		}
+		ids[c.send("session/prompt", prompt(s, text))] = i + 1
+		for k := 0; k < i%4; k++ {
+			seen = append(seen, <-c.msgs) // let the turn go a little way
+		}
+		if i%3 != 2 {
+			c.notify("session/cancel", map[string]any{"sessionId": s})
+		}
+	}
+	// Every prompt's answer, then a request answered after them all.
+	answers := 0
+	for i := 0; answers < turns; i++ {
+		if i == len(seen) {
+			seen = append(seen, c.nextMsg(t))
+		}
+		if m := seen[i]; m["method"] == nil && ids[string(m["id"])] > 0 {
+			answers++
+		}
+	}
+	seen = append(seen, c.until(c.send("session/list", map[string]any{}))...)
+	answered := map[int]int{}
+	for _, m := range seen {
+		if m["method"] == nil {
+			if turn := ids[string(m["id"])]; turn > 0 {
+				answered[turn]++
+			}
+			continue
+		}
+		if string(m["method"]) != `"session/update"` {
+			continue
+		}
+		var p struct {
+			Update update `json:"update"`
+		}
+		_ = json.Unmarshal(m["params"], &p)
+		for turn := range answered {
+			if p.Update.ToolCallID != "" && strings.Contains(p.Update.ToolCallID, fmt.Sprintf("%s.%d-", s, turn)) {
+				t.Errorf("turn %d's update %s came after its answer", turn, m["params"])
+			}
+		}
+	}
+	for turn := 1; turn <= turns; turn++ {
+		if answered[turn] != 1 {
+			t.Errorf("turn %d answered %d times", turn, answered[turn])
+		}
+	}
+}
+
+// nextMsg is the next message from the agent, within 20 s.
+func (c *client) nextMsg(t *testing.T) map[string]json.RawMessage {
+	t.Helper()
+	select {
+	case m, ok := <-c.msgs:
+		if !ok {
+			t.Fatal("the agent's output ended")
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		t.Fatal("no message from the agent within 20s")
+	}
+	return nil
 }
