@@ -205,8 +205,8 @@ func (a *agent) handle(line []byte) {
 			a.opts.Warn(fmt.Sprintf("dropped a response to no request: %.80s", line))
 			return
 		}
-		var id json.RawMessage
-		if m.hasID() {
+		var id json.RawMessage // null, unless the id is one JSON-RPC allows
+		if m.hasID() && validID(m.ID) {
 			id = m.ID
 		}
 		a.w.reply(id, nil, &rpcError{Code: codeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 request, notification or response"})

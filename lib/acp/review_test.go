@@ -201,3 +201,16 @@ func (c *client) nextMsg(t *testing.T) map[string]json.RawMessage {
 	}
 	return nil
 }
+
+// A request whose id is neither a string, a number nor null is answered
+// with id null: an id JSON-RPC forbids is never echoed.
+func TestInvalidIDAnsweredWithNull(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	for _, id := range []string{`{"a":1}`, `[1]`, `true`} {
+		c.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":1}}`)
+		m := c.nextMsg(t)
+		if string(m["id"]) != "null" || !strings.Contains(string(m["error"]), "-32600") {
+			t.Errorf("id %s: answered %s %s", id, m["id"], m["error"])
+		}
+	}
+}
