@@ -123,6 +123,9 @@ type agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// prompts are the session/prompt requests in flight, by id, for
+	// $/cancel_request.
+	prompts  map[string]promptRef
 	models   []protocol.ModelInfo
 	modelsOK bool
 	work     sync.WaitGroup // requests being served
@@ -157,7 +160,7 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
-		sessions: map[string]*session{}}
+		sessions: map[string]*session{}, prompts: map[string]promptRef{}}
 	if opts.StateDir != "" {
 		a.store = store{dir: filepath.Join(opts.StateDir, c.name)}
 	}
@@ -263,6 +266,22 @@ func (a *agent) notification(method string, params json.RawMessage) {
 		}
 		if s := a.session(p.SessionID); s != nil {
 			a.cancel(s)
+		}
+	case "$/cancel_request":
+		// A prompt in flight is cancelled as by session/cancel, and
+		// answered cancelled; any other request is answered anyway.
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+			a.opts.Warn("dropped a $/cancel_request without a requestId")
+			return
+		}
+		a.mu.Lock()
+		ref, ok := a.prompts[string(p.RequestID)]
+		a.mu.Unlock()
+		if ok {
+			a.cancelOne(ref.s, ref.seq)
 		}
 	default:
 		// Notifications get no answer, not even an error.

@@ -214,3 +214,48 @@ func TestInvalidIDAnsweredWithNull(t *testing.T) {
 		}
 	}
 }
+
+// $/cancel_request for a prompt cancels that prompt alone: the running
+// one is interrupted and answered cancelled, and one queued behind it
+// still runs; one queued is dropped, and the one running goes on.
+func TestCancelRequestCancelsThatPrompt(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	s := c.newSession()
+	cancelReq := func(id string) {
+		c.write(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + id + `}}`)
+	}
+	first := c.send("session/prompt", prompt(s, "!sleep=30s\nnever"))
+	second := c.send("session/prompt", prompt(s, "second"))
+	cancelReq(first)
+	ms := c.until(first)
+	if r := stopReason(t, ms[len(ms)-1]); r != "cancelled" {
+		t.Errorf("the prompt cancelled: %q", r)
+	}
+	ms = c.until(second)
+	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+		t.Errorf("the prompt after it: %q", r)
+	}
+
+	// The running turn waits for a permission answer the test holds back
+	// until the queued prompt's cancel has been read.
+	release := make(chan struct{})
+	c.answer = func(json.RawMessage) any {
+		<-release
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow"}}
+	}
+	running := c.send("session/prompt", prompt(s, "!tool=Bash\ntouch x"))
+	queued := c.send("session/prompt", prompt(s, "queued"))
+	cancelReq(queued)
+	// A request answered at once, read after the cancel: the cancel has
+	// been handled when its answer comes.
+	c.until(c.send("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-2-ask"}))
+	close(release)
+	ms = c.until(running)
+	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+		t.Errorf("the running prompt: %q", r)
+	}
+	ms = c.until(queued)
+	if r := stopReason(t, ms[len(ms)-1]); r != "cancelled" {
+		t.Errorf("the queued prompt cancelled: %q", r)
+	}
+}

@@ -23,11 +23,13 @@ type session struct {
 
 	mu        sync.Mutex
 	mode      mode
-	model     string // "" for the backend's default
-	effort    string // "" for the backend's default
-	seq       int64  // prompts read
-	cancelled int64  // prompts read up to the last cancel are cancelled
+	model     string         // "" for the backend's default
+	effort    string         // "" for the backend's default
+	seq       int64          // prompts read
+	cancelled int64          // prompts read up to the last cancel are cancelled
+	dropped   map[int64]bool // and these, cancelled one by one ($/cancel_request)
 	run       *hostclient.Run
+	runSeq    int64 // the prompt whose turn run is
 	closed    bool
 	// last is closed when the turn of the last prompt read has ended:
 	// each prompt waits for the one read before it, so turns run in
@@ -386,9 +388,46 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 // cancelled without running.
 func (a *agent) cancel(s *session) {
 	s.mu.Lock()
-	s.cancelled = s.seq
-	r := s.run
+	seq := s.seq
 	s.mu.Unlock()
+	a.cancelUpTo(s, seq)
+}
+
+// cancelUpTo cancels the session's prompts up to the seq-th read: the
+// turn running is interrupted, and those waiting end cancelled without
+// running.
+func (a *agent) cancelUpTo(s *session, seq int64) {
+	s.mu.Lock()
+	s.cancelled = max(s.cancelled, seq)
+	r := s.run
+	if s.runSeq > seq {
+		r = nil
+	}
+	s.mu.Unlock()
+	a.interrupt(s, r)
+}
+
+// cancelOne cancels the seq-th prompt read alone ($/cancel_request): its
+// turn is interrupted if it runs, or it ends cancelled without running.
+func (a *agent) cancelOne(s *session, seq int64) {
+	s.mu.Lock()
+	if s.dropped == nil {
+		s.dropped = map[int64]bool{}
+	}
+	s.dropped[seq] = true
+	r := s.run
+	if s.runSeq != seq {
+		r = nil
+	}
+	s.mu.Unlock()
+	a.interrupt(s, r)
+}
+
+// isCancelled: whether the seq-th prompt read is cancelled; s.mu is held.
+func (s *session) isCancelled(seq int64) bool { return s.cancelled >= seq || s.dropped[seq] }
+
+// interrupt interrupts a run, if any, through the host's ladder.
+func (a *agent) interrupt(s *session, r *hostclient.Run) {
 	if r != nil {
 		go func() {
 			ctx, cancel := a.callCtx()

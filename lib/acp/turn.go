@@ -42,6 +42,10 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 	before, mine := s.last, make(chan struct{})
 	s.last = mine
 	s.mu.Unlock()
+	key := string(id)
+	a.mu.Lock()
+	a.prompts[key] = promptRef{s, seq}
+	a.mu.Unlock()
 	a.work.Add(1)
 	go func() {
 		defer a.work.Done()
@@ -51,8 +55,17 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 			<-before
 		}
 		res, err := a.runPrompt(s, seq, text)
+		a.mu.Lock()
+		delete(a.prompts, key)
+		a.mu.Unlock()
 		a.w.reply(id, res, err)
 	}()
+}
+
+// promptRef is a prompt in flight: its session, and which of its prompts.
+type promptRef struct {
+	s   *session
+	seq int64
 }
 
 // promptText is the prompt as the backend takes it: text, with embedded
@@ -93,7 +106,8 @@ func (a *agent) promptText(blocks []contentBlock) (string, error) {
 // its updates, then its stop reason.
 func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	s.mu.Lock()
-	if s.cancelled >= seq {
+	if s.isCancelled(seq) {
+		delete(s.dropped, seq)
 		s.mu.Unlock()
 		return promptResult{StopReason: stopCancelled}, nil
 	}
@@ -114,11 +128,11 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 		return nil, hostError(err)
 	}
 	s.mu.Lock()
-	s.run = r
-	cancelled := s.cancelled >= seq
+	s.run, s.runSeq = r, seq
+	cancelled := s.isCancelled(seq)
 	s.mu.Unlock()
 	if cancelled {
-		a.cancel(s)
+		a.interrupt(s, r)
 	}
 	t := &turn{a: a, s: s, run: r, ask: m.ask, calls: map[string]*call{}, ended: make(chan struct{})}
 	var asks sync.WaitGroup
@@ -138,7 +152,8 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	asks.Wait()
 	s.mu.Lock()
 	s.run = nil
-	cancelled = s.cancelled >= seq
+	cancelled = s.isCancelled(seq)
+	delete(s.dropped, seq)
 	s.mu.Unlock()
 	if cancelled || (done != nil && done.StopReason == protocol.StopInterrupted) {
 		a.afterTurn(s, nil)
