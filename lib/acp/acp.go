@@ -227,6 +227,13 @@ func (a *agent) handle(line []byte) {
 		result, err := a.initialize(params) // answered before anything read after it
 		a.w.reply(id, result, err)
 		return
+	case "session/set_mode", "session/set_config_option":
+		// Taken in input order, so that a prompt read after the change
+		// runs with it and one read before runs without it (quick: the
+		// session's state is known, its model catalog asked already).
+		result, err := a.methods()[method](params)
+		a.w.reply(id, result, err)
+		return
 	}
 	serve, ok := a.methods()[method]
 	if !ok {

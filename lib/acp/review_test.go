@@ -259,3 +259,41 @@ func TestCancelRequestCancelsThatPrompt(t *testing.T) {
 		t.Errorf("the queued prompt cancelled: %q", r)
 	}
 }
+
+// A mode change sent right before a prompt, without waiting for its
+// answer, is the grant of that prompt's turn: the two are taken in the
+// order they were read.
+func TestModeChangeBeforePromptInOrder(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	c.answer = func(json.RawMessage) any {
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow"}}
+	}
+	s := c.newSession() // level 2, asking
+	for i := 0; i < 20; i++ {
+		set := c.send("session/set_config_option", map[string]any{"sessionId": s, "configId": "mode", "value": "level-2"})
+		p := c.send("session/prompt", prompt(s, "!tool=Bash\ntouch made.txt"))
+		back := c.send("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-2-ask"})
+		ms := c.untilAll(t, set, p, back)
+		if _, seq := updates(t, ms); contains(seq, "request_permission") {
+			t.Fatalf("round %d: asked, at the mode set before the prompt that does not ask: %v", i, seq)
+		}
+	}
+}
+
+// untilAll reads messages until every request of ids is answered.
+func (c *client) untilAll(t *testing.T, ids ...string) []map[string]json.RawMessage {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var ms []map[string]json.RawMessage
+	for len(want) > 0 {
+		m := c.nextMsg(t)
+		ms = append(ms, m)
+		if m["method"] == nil {
+			delete(want, string(m["id"]))
+		}
+	}
+	return ms
+}

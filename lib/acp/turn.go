@@ -38,6 +38,9 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 	}
 	s.seq++
 	seq := s.seq
+	// The turn runs with the mode, model and effort as they are when its
+	// prompt is read: a change read later is for the prompts after it.
+	set := settings{mode: s.mode, model: s.model, effort: s.effort}
 	s.prompts.Add(1)
 	before, mine := s.last, make(chan struct{})
 	s.last = mine
@@ -54,12 +57,19 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		if before != nil {
 			<-before
 		}
-		res, err := a.runPrompt(s, seq, text)
+		res, err := a.runPrompt(s, seq, set, text)
 		a.mu.Lock()
 		delete(a.prompts, key)
 		a.mu.Unlock()
 		a.w.reply(id, res, err)
 	}()
+}
+
+// settings are what a turn runs with, as the session had them when its
+// prompt was read.
+type settings struct {
+	mode          mode
+	model, effort string
 }
 
 // promptRef is a prompt in flight: its session, and which of its prompts.
@@ -104,14 +114,14 @@ func (a *agent) promptText(blocks []contentBlock) (string, error) {
 
 // runPrompt runs one turn, once the session's turn before it has ended:
 // its updates, then its stop reason.
-func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
+func (a *agent) runPrompt(s *session, seq int64, set settings, text string) (any, error) {
 	s.mu.Lock()
 	if s.isCancelled(seq) {
 		delete(s.dropped, seq)
 		s.mu.Unlock()
 		return promptResult{StopReason: stopCancelled}, nil
 	}
-	m, model, effort := s.mode, s.model, s.effort
+	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
 	if s.title == "" {
 		s.title = titleOf(text)
