@@ -61,13 +61,13 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	lines := make(chan []byte)
+	lines := make(chan input)
 	readErr := make(chan error, 1)
 	go a.read(in, lines, readErr)
 	for {
 		select {
-		case line := <-lines:
-			a.handle(line)
+		case in := <-lines:
+			a.handleInput(in)
 			continue
 		case err = <-readErr:
 			a.w.inputEnded()
@@ -84,14 +84,24 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 
 // read hands each line of in to the serving loop; it ends with the error
 // that ended reading (nil at the end of input).
-func (a *agent) read(in io.Reader, lines chan<- []byte, done chan<- error) {
-	r := ndjson.NewReader(in, a.opts.Host.MaxLine)
+func (a *agent) read(in io.Reader, lines chan<- input, done chan<- error) {
+	max := a.opts.Host.MaxLine
+	if max <= 0 {
+		max = ndjson.DefaultMaxLine
+	}
+	hs := newHeads(in, max)
+	r := ndjson.NewReader(hs, max)
 	for {
 		line, err := r.Next()
 		var tl *ndjson.TooLongError
 		switch {
 		case errors.As(err, &tl):
 			a.opts.Warn(fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", tl.Line, tl.Size, tl.Max))
+			// A request is answered all the same, when its id comes
+			// before the cut.
+			if id, method, ok := idOf(hs.take(tl.Line)); ok && method != "" {
+				lines <- input{id: id, tooLong: tl}
+			}
 			continue
 		case err == io.EOF:
 			done <- nil
@@ -103,8 +113,25 @@ func (a *agent) read(in io.Reader, lines chan<- []byte, done chan<- error) {
 		if len(line) == 0 {
 			continue
 		}
-		lines <- append([]byte(nil), line...)
+		lines <- input{line: append([]byte(nil), line...)}
 	}
+}
+
+// input is a line read, or a request over the line cap to be answered.
+type input struct {
+	line    []byte
+	id      json.RawMessage
+	tooLong *ndjson.TooLongError
+}
+
+// handleInput serves a line, or answers a request too long to be read.
+func (a *agent) handleInput(in input) {
+	if in.tooLong == nil {
+		a.handle(in.line)
+		return
+	}
+	a.w.reply(in.id, nil, &rpcError{Code: codeInvalidRequest, Message: fmt.Sprintf(
+		"invalid request: the line is %d bytes, over agent-host's %d-byte cap (--max-line); not read", in.tooLong.Size, in.tooLong.Max)})
 }
 
 // agent is one connection's state.
