@@ -231,7 +231,9 @@ func (a *agent) handle(line []byte) {
 		a.w.response(m)
 		return
 	case kind == lineInvalid:
-		if m.Method == nil && m.hasID() {
+		if m.Method == nil && (m.ID != nil || m.Result != nil || m.Error != nil) {
+			// Shaped as a response: never answered, lest two peers
+			// answer each other's answers without end.
 			a.opts.Warn(fmt.Sprintf("dropped a response to no request: %.80s", line))
 			return
 		}

@@ -297,3 +297,18 @@ func (c *client) untilAll(t *testing.T, ids ...string) []map[string]json.RawMess
 	}
 	return ms
 }
+
+// A response-shaped line is never answered, even one JSON-RPC would not
+// match to a request (id null, as a client's parse error comes back): an
+// answer to it could start two peers answering each other without end.
+func TestResponseShapedLinesNotAnswered(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	c.write(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+	c.write(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"}}`)
+	c.write(`{"jsonrpc":"2.0","id":null,"result":{}}`)
+	c.write(`{"jsonrpc":"2.0","id":77,"result":{}}`)
+	id := c.send("initialize", map[string]any{"protocolVersion": 1})
+	if m := c.nextMsg(t); string(m["id"]) != id {
+		t.Errorf("a response-shaped line was answered: %s %s", m["id"], m["error"])
+	}
+}
