@@ -46,8 +46,8 @@ type incoming struct {
 	Error   *rpcError       `json:"error"`
 }
 
-// hasID reports whether the message carries an id (null counts as none:
-// JSON-RPC forbids it on requests).
+// hasID reports whether the message carries an id a response can be
+// matched by (null counts as none).
 func (m *incoming) hasID() bool {
 	return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
 }
@@ -75,7 +75,9 @@ func classify(line []byte) (*incoming, int, error) {
 		return &m, lineInvalid, nil
 	}
 	switch {
-	case m.Method != nil && m.hasID():
+	case m.Method != nil && m.ID != nil:
+		// id null too: JSON-RPC discourages it, but it is a request, and
+		// the official SDK answers it.
 		return &m, lineRequest, nil
 	case m.Method != nil:
 		return &m, lineNotification, nil

@@ -312,3 +312,18 @@ func TestResponseShapedLinesNotAnswered(t *testing.T) {
 		t.Errorf("a response-shaped line was answered: %s %s", m["id"], m["error"])
 	}
 }
+
+// A request with id null is a request, as JSON-RPC and the official SDK
+// take it: answered, with id null. Only a line without an id is a
+// notification.
+func TestNullIDRequestAnswered(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	c.mu.Lock()
+	c.method["null"] = "initialize"
+	c.mu.Unlock()
+	c.write(`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}`)
+	m := c.nextMsg(t)
+	if string(m["id"]) != "null" || m["result"] == nil {
+		t.Errorf("answered %s: %s %s", m["id"], m["result"], m["error"])
+	}
+}
