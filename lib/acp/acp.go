@@ -43,6 +43,9 @@ type Options struct {
 	// Config is the backend's configuration, as hello.config gives it in
 	// protocol v1.
 	Config json.RawMessage
+	// PermissionTimeout is how long a permission request waits for the
+	// client's answer before it is a rejection; 0 is the host's default.
+	PermissionTimeout time.Duration
 	// StateDir is where sessions are kept for session/load and
 	// session/list (one small file each: the CLI's session id, cwd, title);
 	// "" keeps none.

@@ -327,3 +327,36 @@ func TestNullIDRequestAnswered(t *testing.T) {
 		t.Errorf("answered %s: %s %s", m["id"], m["result"], m["error"])
 	}
 }
+
+// A permission request the host's deadline decided (a rejection) is
+// withdrawn when the call gets its result, while the turn goes on: the
+// editor does not keep asking about a call that is over.
+func TestDeadlineWithdrawsPermissionRequest(t *testing.T) {
+	c := startOpts(t, loadDefs(t), Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: 5 * time.Second,
+		InterruptGrace: time.Second, Factory: func(string, json.RawMessage) (host.Backend, error) { return echo.New(nil) }},
+		Warn: func(msg string) { t.Logf("warn: %s", msg) }, PermissionTimeout: 50 * time.Millisecond})
+	s := c.newSession()
+	// Never answered; the turn runs on for minutes after the call.
+	p := c.send("session/prompt", prompt(s, "!tool=Bash\n!slow=100s\ntouch x and then some"))
+	var reqID json.RawMessage
+	var seq []string
+	for {
+		m := c.nextMsg(t)
+		_, s := updates(t, []map[string]json.RawMessage{m})
+		seq = append(seq, s...)
+		if string(m["method"]) == `"session/request_permission"` {
+			reqID = m["id"]
+		}
+		if string(m["method"]) == `"$/cancel_request"` && reqID != nil && strings.Contains(string(m["params"]), string(reqID)) {
+			break
+		}
+		if m["method"] == nil && string(m["id"]) == p {
+			t.Fatalf("the turn ended before the request was withdrawn: %v", seq)
+		}
+	}
+	c.notify("session/cancel", map[string]any{"sessionId": s})
+	_, rest := updates(t, c.until(p))
+	if seq = append(seq, rest...); !contains(seq, "tool_call_update:failed") {
+		t.Errorf("updates %v: the call denied at the deadline is not failed", seq)
+	}
+}

@@ -128,7 +128,7 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, text string) (any
 	}
 	s.mu.Unlock()
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
-		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant}
+		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
 	if m.ask {
 		params.Permissions = protocol.PermissionsAsk
 	}
@@ -226,6 +226,10 @@ type call struct {
 	title    string
 	reported bool
 	final    bool // completed or failed was sent
+	// decided, while the client is asked about the call, is closed when
+	// the call has its result first (the host's deadline denied it): the
+	// question is withdrawn then, not at the end of the turn.
+	decided chan struct{}
 }
 
 func (t *turn) call(id string) *call {
@@ -268,6 +272,10 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 	case protocol.EvToolResult:
 		c := t.call(ev.ToolCallID)
+		if c.decided != nil {
+			close(c.decided)
+			c.decided = nil
+		}
 		if c.final {
 			return
 		}
@@ -325,6 +333,8 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	title, kind, locs := describe(q.Tool, q.Input)
 	t.mu.Lock()
 	c := t.call(id)
+	decided := make(chan struct{})
+	c.decided = decided
 	if !c.reported {
 		c.reported, c.title = true, title
 		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input,
@@ -356,6 +366,9 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	case <-t.ended:
 		giveUp() // the client is told to drop its question
 		return
+	case <-decided:
+		giveUp()
+		return
 	}
 	a := hostclient.Answer{Decision: decision}
 	if decision == protocol.DecisionDeny {
@@ -367,6 +380,9 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	// allowed call the host had denied first gets its failed result from
 	// the backend.
 	t.mu.Lock()
+	if c.decided == decided {
+		c.decided = nil
+	}
 	if !c.final {
 		if decision == protocol.DecisionDeny {
 			c.final = true
