@@ -102,8 +102,8 @@ func (a *agent) read(in io.Reader, lines chan<- input, done chan<- error) {
 			a.opts.Warn(fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", tl.Line, tl.Size, tl.Max))
 			// A request is answered all the same, when its id comes
 			// before the cut.
-			if id, method, ok := idOf(hs.take(tl.Line)); ok && method != "" {
-				lines <- input{id: id, tooLong: tl}
+			if id, method, ok := idOf(hs.take(tl.Line)); ok && method != "" && !a.pass(lines, input{id: id, tooLong: tl}) {
+				return
 			}
 			continue
 		case err == io.EOF:
@@ -116,7 +116,19 @@ func (a *agent) read(in io.Reader, lines chan<- input, done chan<- error) {
 		if len(line) == 0 {
 			continue
 		}
-		lines <- input{line: append([]byte(nil), line...)}
+		if !a.pass(lines, input{line: append([]byte(nil), line...)}) {
+			return
+		}
+	}
+}
+
+// pass hands in to the serving loop; false once the face has stopped.
+func (a *agent) pass(lines chan<- input, in input) bool {
+	select {
+	case lines <- in:
+		return true
+	case <-a.ctx.Done():
+		return false
 	}
 }
 

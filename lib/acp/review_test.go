@@ -1,10 +1,14 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/host"
+	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -358,5 +362,31 @@ func TestDeadlineWithdrawsPermissionRequest(t *testing.T) {
 	_, rest := updates(t, c.until(p))
 	if seq = append(seq, rest...); !contains(seq, "tool_call_update:failed") {
 		t.Errorf("updates %v: the call denied at the deadline is not failed", seq)
+	}
+}
+
+// Serve stopped by its context leaves no goroutine reading its input
+// behind, once the input has something more to read or ends.
+func TestServeLeavesNoReader(t *testing.T) {
+	inR, inW := io.Pipe()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: time.Second,
+			InterruptGrace: time.Second, Factory: func(string, json.RawMessage) (host.Backend, error) { return echo.New(nil) }}}, inR, io.Discard)
+	}()
+	stop()
+	<-served
+	// The reader, blocked reading, gets a line and then the end of input.
+	go func() {
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+		inW.Close()
+	}()
+	gone := await.Until(10*time.Second, func() bool {
+		buf := make([]byte, 1<<20)
+		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "acp.(*agent).read(")
+	})
+	if !gone {
+		t.Error("the goroutine reading the input is still there after Serve returned")
 	}
 }
