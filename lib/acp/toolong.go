@@ -43,14 +43,14 @@ func (h *heads) Read(p []byte) (int, error) {
 			h.head = append(h.head, part[:min(len(part), headLen-len(h.head))]...)
 		}
 		h.size += len(part)
-		if h.size > h.max {
-			h.saved[h.line] = h.head
+		if h.size > h.max && len(h.saved[h.line]) < len(h.head) {
+			h.saved[h.line] = bytes.Clone(h.head)
 		}
 		if i < 0 {
 			break
 		}
 		b = b[i+1:]
-		h.line, h.size, h.head = h.line+1, 0, nil
+		h.line, h.size, h.head = h.line+1, 0, h.head[:0] // the buffer is reused: a line within the cap costs nothing
 	}
 	return n, err
 }
