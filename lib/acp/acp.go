@@ -64,6 +64,40 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	if err != nil {
 		return err
 	}
+	served := make(chan error, 1)
+	go func() { served <- a.serve(ctx, in) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// A signal: the loop cancels every turn and returns once they are
+	// answered, within the interrupt grace — unless a write to the client
+	// blocks, because it reads nothing; then the answers are given up, and
+	// every backend process is ended all the same.
+	grace := opts.Host.InterruptGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	t := time.NewTimer(2*grace + time.Second)
+	defer t.Stop()
+	select {
+	case err := <-served:
+		return err
+	case <-t.C:
+		a.opts.Warn("the client reads nothing of what is written to it; ending without the answers of the turns cancelled")
+		a.w.fail(errors.New("the client reads nothing"))
+		a.cancelAll()
+		a.shut()
+		return nil
+	}
+}
+
+// serve is Serve's loop: it reads and serves lines until the end of in,
+// ctx or the client gone, and ends the turns.
+func (a *agent) serve(ctx context.Context, in io.Reader) error {
+	opts := a.opts
+	var err error
 	lines := make(chan input)
 	readErr := make(chan error, 1)
 	go a.read(in, lines, readErr)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -389,4 +390,45 @@ func TestServeLeavesNoReader(t *testing.T) {
 	if !gone {
 		t.Error("the goroutine reading the input is still there after Serve returned")
 	}
+}
+
+// A signal ends Serve, and every backend process, even when the client
+// reads nothing and a write to it blocks for good.
+func TestSignalWithClientNotReading(t *testing.T) {
+	inR, inW := io.Pipe()
+	outW := &stuckWriter{writing: make(chan struct{}), release: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: time.Hour,
+			InterruptGrace: 100 * time.Millisecond, Factory: func(string, json.RawMessage) (host.Backend, error) { return echo.New(nil) }},
+			Warn: func(msg string) { t.Logf("warn: %s", msg) }}, inR, outW)
+	}()
+	// Answered on the reading loop: its write blocks.
+	go func() {
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`+"\n")
+	}()
+	<-outW.writing
+	stop()
+	select {
+	case <-served:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after the signal, the client reading nothing")
+	}
+	inW.Close()
+	close(outW.release)
+}
+
+// stuckWriter is a client that reads nothing: a write blocks until
+// release, and says it has begun on writing.
+type stuckWriter struct {
+	once             sync.Once
+	writing, release chan struct{}
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.release
+	return 0, io.ErrClosedPipe
 }
