@@ -75,11 +75,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	// answered, within the interrupt grace — unless a write to the client
 	// blocks, because it reads nothing; then the answers are given up, and
 	// every backend process is ended all the same.
-	grace := opts.Host.InterruptGrace
-	if grace <= 0 {
-		grace = 5 * time.Second
-	}
-	t := time.NewTimer(2*grace + time.Second)
+	t := time.NewTimer(a.stuckAfter())
 	defer t.Stop()
 	select {
 	case err := <-served:

@@ -432,3 +432,28 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 	<-w.release
 	return 0, io.ErrClosedPipe
 }
+
+// The end of input ends Serve after the drain, even when the client reads
+// nothing and a write to it blocks for good.
+func TestEndOfInputWithClientNotReading(t *testing.T) {
+	inR, inW := io.Pipe()
+	outW := &stuckWriter{writing: make(chan struct{}), release: make(chan struct{})}
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(context.Background(), Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20,
+			DrainTimeout: 100 * time.Millisecond, InterruptGrace: 100 * time.Millisecond,
+			Factory: func(string, json.RawMessage) (host.Backend, error) { return echo.New(nil) }},
+			Warn: func(msg string) { t.Logf("warn: %s", msg) }}, inR, outW)
+	}()
+	go func() {
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`+"\n")
+		inW.Close()
+	}()
+	<-outW.writing
+	select {
+	case <-served:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after the end of input, the client reading nothing")
+	}
+	close(outW.release)
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -481,7 +482,7 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 	case <-t.C:
 		a.opts.Warn(fmt.Sprintf("turns still in flight after the %v drain timeout; cancelling them", timeout))
 		a.cancelAll()
-		<-done
+		a.waitCancelled(done)
 	case <-ctx.Done():
 		a.cancelAll()
 		<-done
@@ -490,6 +491,31 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 		<-done
 	}
 	a.shut()
+}
+
+// waitCancelled waits for the turns cancelled to be answered, within the
+// interrupt grace; if a write to the client blocks them longer (it reads
+// nothing), their answers are given up.
+func (a *agent) waitCancelled(done <-chan struct{}) {
+	t := time.NewTimer(a.stuckAfter())
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		a.opts.Warn("the client reads nothing of what is written to it; ending without the answers of the turns cancelled")
+		a.w.fail(errors.New("the client reads nothing"))
+	}
+}
+
+// stuckAfter is how long cancelled turns may take to be answered before
+// the client is taken as reading nothing: twice the interrupt grace, and
+// a second.
+func (a *agent) stuckAfter() time.Duration {
+	grace := a.opts.Host.InterruptGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	return 2*grace + time.Second
 }
 
 // abort is a signal or the client gone: every turn is cancelled now.
