@@ -223,3 +223,30 @@ func TestACPTenSessionsLeaveOneProcess(t *testing.T) {
 	}
 	c.End()
 }
+
+// A permission request the editor is still asking when its session closes
+// is withdrawn: the SDK aborts its handler ($/cancel_request), so the
+// editor can take its question down, and the prompt is answered cancelled.
+func TestACPCloseWithdrawsPermissionRequest(t *testing.T) {
+	c := startACP(t, "--backend", "echo")
+	s := c.NewSession(t.TempDir())
+	c.Permission("hold")
+	tag := c.Send("session/prompt", acpclient.Prompt(s, "!tool=Bash\ntouch held.txt"))
+	c.Until(func(ev acpclient.Event) bool { return ev.Event == "permission" })
+	closed := c.Send("session/close", map[string]any{"sessionId": s})
+	evs := c.Until(func(ev acpclient.Event) bool { return ev.Tag == closed })
+	var withdrawn, answered bool
+	for _, ev := range evs {
+		withdrawn = withdrawn || ev.Event == "withdrawn"
+		if ev.Tag == tag {
+			answered = true
+			if r := acpclient.StopReason(ev); r != "cancelled" {
+				t.Errorf("the prompt: %s", r)
+			}
+		}
+	}
+	if !withdrawn || !answered {
+		t.Errorf("before session/close was answered: permission withdrawn %v, prompt answered %v; %v", withdrawn, answered, acpclient.Kinds(evs))
+	}
+	c.Release()
+}

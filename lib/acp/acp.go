@@ -43,6 +43,9 @@ type Options struct {
 	// Config is the backend's configuration, as hello.config gives it in
 	// protocol v1.
 	Config json.RawMessage
+	// PermissionTimeout is how long a permission request waits for the
+	// client's answer before it is a rejection; 0 is the host's default.
+	PermissionTimeout time.Duration
 	// StateDir is where sessions are kept for session/load and
 	// session/list (one small file each: the CLI's session id, cwd, title);
 	// "" keeps none.
@@ -61,15 +64,46 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	lines := make(chan []byte)
+	served := make(chan error, 1)
+	go func() { served <- a.serve(ctx, in) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// A signal: the loop cancels every turn and returns once they are
+	// answered, within the interrupt grace — unless a write to the client
+	// blocks, because it reads nothing; then the answers are given up, and
+	// every backend process is ended all the same.
+	t := time.NewTimer(a.stuckAfter())
+	defer t.Stop()
+	select {
+	case err := <-served:
+		return err
+	case <-t.C:
+		a.opts.Warn("the client reads nothing of what is written to it; ending without the answers of the turns cancelled")
+		a.w.fail(errors.New("the client reads nothing"))
+		a.cancelAll()
+		a.shut()
+		return nil
+	}
+}
+
+// serve is Serve's loop: it reads and serves lines until the end of in,
+// ctx or the client gone, and ends the turns.
+func (a *agent) serve(ctx context.Context, in io.Reader) error {
+	opts := a.opts
+	var err error
+	lines := make(chan input)
 	readErr := make(chan error, 1)
 	go a.read(in, lines, readErr)
 	for {
 		select {
-		case line := <-lines:
-			a.handle(line)
+		case in := <-lines:
+			a.handleInput(in)
 			continue
 		case err = <-readErr:
+			a.w.inputEnded()
 			a.drain(ctx, opts.Host.DrainTimeout)
 		case <-ctx.Done():
 			a.abort()
@@ -83,14 +117,24 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 
 // read hands each line of in to the serving loop; it ends with the error
 // that ended reading (nil at the end of input).
-func (a *agent) read(in io.Reader, lines chan<- []byte, done chan<- error) {
-	r := ndjson.NewReader(in, a.opts.Host.MaxLine)
+func (a *agent) read(in io.Reader, lines chan<- input, done chan<- error) {
+	max := a.opts.Host.MaxLine
+	if max <= 0 {
+		max = ndjson.DefaultMaxLine
+	}
+	hs := newHeads(in, max)
+	r := ndjson.NewReader(hs, max)
 	for {
 		line, err := r.Next()
 		var tl *ndjson.TooLongError
 		switch {
 		case errors.As(err, &tl):
 			a.opts.Warn(fmt.Sprintf("line %d is %d bytes, over the %d-byte cap; skipped", tl.Line, tl.Size, tl.Max))
+			// A request is answered all the same, when its id comes
+			// before the cut.
+			if id, method, ok := idOf(hs.take(tl.Line)); ok && method != "" && !a.pass(lines, input{id: id, tooLong: tl}) {
+				return
+			}
 			continue
 		case err == io.EOF:
 			done <- nil
@@ -102,8 +146,37 @@ func (a *agent) read(in io.Reader, lines chan<- []byte, done chan<- error) {
 		if len(line) == 0 {
 			continue
 		}
-		lines <- append([]byte(nil), line...)
+		if !a.pass(lines, input{line: append([]byte(nil), line...)}) {
+			return
+		}
 	}
+}
+
+// pass hands in to the serving loop; false once the face has stopped.
+func (a *agent) pass(lines chan<- input, in input) bool {
+	select {
+	case lines <- in:
+		return true
+	case <-a.ctx.Done():
+		return false
+	}
+}
+
+// input is a line read, or a request over the line cap to be answered.
+type input struct {
+	line    []byte
+	id      json.RawMessage
+	tooLong *ndjson.TooLongError
+}
+
+// handleInput serves a line, or answers a request too long to be read.
+func (a *agent) handleInput(in input) {
+	if in.tooLong == nil {
+		a.handle(in.line)
+		return
+	}
+	a.w.reply(in.id, nil, &rpcError{Code: codeInvalidRequest, Message: fmt.Sprintf(
+		"invalid request: the line is %d bytes, over agent-host's %d-byte cap (--max-line); not read", in.tooLong.Size, in.tooLong.Max)})
 }
 
 // agent is one connection's state.
@@ -122,6 +195,9 @@ type agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// prompts are the session/prompt requests in flight, by id, for
+	// $/cancel_request.
+	prompts  map[string]promptRef
 	models   []protocol.ModelInfo
 	modelsOK bool
 	work     sync.WaitGroup // requests being served
@@ -156,7 +232,7 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
-		sessions: map[string]*session{}}
+		sessions: map[string]*session{}, prompts: map[string]promptRef{}}
 	if opts.StateDir != "" {
 		a.store = store{dir: filepath.Join(opts.StateDir, c.name)}
 	}
@@ -200,12 +276,14 @@ func (a *agent) handle(line []byte) {
 		a.w.response(m)
 		return
 	case kind == lineInvalid:
-		if m.Method == nil && m.hasID() {
+		if m.Method == nil && (m.ID != nil || m.Result != nil || m.Error != nil) {
+			// Shaped as a response: never answered, lest two peers
+			// answer each other's answers without end.
 			a.opts.Warn(fmt.Sprintf("dropped a response to no request: %.80s", line))
 			return
 		}
-		var id json.RawMessage
-		if m.hasID() {
+		var id json.RawMessage // null, unless the id is one JSON-RPC allows
+		if m.hasID() && validID(m.ID) {
 			id = m.ID
 		}
 		a.w.reply(id, nil, &rpcError{Code: codeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 request, notification or response"})
@@ -221,6 +299,13 @@ func (a *agent) handle(line []byte) {
 		return
 	case "initialize":
 		result, err := a.initialize(params) // answered before anything read after it
+		a.w.reply(id, result, err)
+		return
+	case "session/set_mode", "session/set_config_option":
+		// Taken in input order, so that a prompt read after the change
+		// runs with it and one read before runs without it (quick: the
+		// session's state is known, its model catalog asked already).
+		result, err := a.methods()[method](params)
 		a.w.reply(id, result, err)
 		return
 	}
@@ -262,6 +347,22 @@ func (a *agent) notification(method string, params json.RawMessage) {
 		}
 		if s := a.session(p.SessionID); s != nil {
 			a.cancel(s)
+		}
+	case "$/cancel_request":
+		// A prompt in flight is cancelled as by session/cancel, and
+		// answered cancelled; any other request is answered anyway.
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+			a.opts.Warn("dropped a $/cancel_request without a requestId")
+			return
+		}
+		a.mu.Lock()
+		ref, ok := a.prompts[string(p.RequestID)]
+		a.mu.Unlock()
+		if ok {
+			a.cancelOne(ref.s, ref.seq)
 		}
 	default:
 		// Notifications get no answer, not even an error.

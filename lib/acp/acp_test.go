@@ -97,10 +97,13 @@ func start(t *testing.T, d *defs, echoConfig string) *client {
 }
 
 func startWith(t *testing.T, d *defs, factory host.Factory, stateDir string) *client {
+	return startOpts(t, d, Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: 5 * time.Second,
+		InterruptGrace: time.Second, Factory: factory}, Warn: func(msg string) { t.Logf("warn: %s", msg) }, StateDir: stateDir})
+}
+
+func startOpts(t *testing.T, d *defs, opts Options) *client {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	opts := Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: 5 * time.Second,
-		InterruptGrace: time.Second, Factory: factory}, Warn: func(msg string) { t.Logf("warn: %s", msg) }, StateDir: stateDir}
 	c := &client{t: t, defs: d, in: inW, method: map[string]string{}, msgs: make(chan map[string]json.RawMessage, 1000),
 		served: make(chan error, 1)}
 	go func() { c.served <- Serve(context.Background(), opts, inR, outW); outW.Close() }()
@@ -152,6 +155,8 @@ func (c *client) checkLine(m map[string]json.RawMessage, line []byte) {
 		def, v = "SessionNotification", m["params"]
 	case string(m["method"]) == `"session/request_permission"`:
 		def, v = "RequestPermissionRequest", m["params"]
+	case string(m["method"]) == `"$/cancel_request"`:
+		def, v = "CancelRequestNotification", m["params"]
 	case m["method"] != nil:
 		c.t.Errorf("the agent sent a method it should not: %s", line)
 		return

@@ -46,8 +46,8 @@ type incoming struct {
 	Error   *rpcError       `json:"error"`
 }
 
-// hasID reports whether the message carries an id (null counts as none:
-// JSON-RPC forbids it on requests).
+// hasID reports whether the message carries an id a response can be
+// matched by (null counts as none).
 func (m *incoming) hasID() bool {
 	return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
 }
@@ -75,7 +75,9 @@ func classify(line []byte) (*incoming, int, error) {
 		return &m, lineInvalid, nil
 	}
 	switch {
-	case m.Method != nil && m.hasID():
+	case m.Method != nil && m.ID != nil:
+		// id null too: JSON-RPC discourages it, but it is a request, and
+		// the official SDK answers it.
 		return &m, lineRequest, nil
 	case m.Method != nil:
 		return &m, lineNotification, nil
@@ -103,6 +105,7 @@ type wire struct {
 	next    int64
 	pending map[string]chan *incoming
 	broken  error // the first failed write: the client is gone
+	eof     bool  // the input has ended: no response can come any more
 	gone    chan struct{}
 }
 
@@ -166,6 +169,19 @@ func (c *wire) fail(err error) {
 	}
 }
 
+// inputEnded records the end of input: every request waiting for the
+// client's answer, and any made from now on, gets none at once, rather
+// than waiting for an answer that cannot come.
+func (c *wire) inputEnded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.eof = true
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
 // reply answers request id with result, or with err when it is not nil.
 func (c *wire) reply(id json.RawMessage, result any, err error) {
 	if id == nil {
@@ -190,30 +206,42 @@ func (c *wire) notify(method string, params any) {
 }
 
 // request sends a request to the client and returns the channel its
-// response comes on (closed, with nothing, when the client is gone), and
-// a function to stop waiting.
+// response comes on (closed, with nothing, when the client is gone or the
+// input has ended), and a function to give it up: the client is told with
+// $/cancel_request, so that it stops asking its user what no one waits for.
 func (c *wire) request(method string, params any) (<-chan *incoming, func()) {
 	c.mu.Lock()
 	c.next++
 	id := c.next
 	key := strconv.FormatInt(id, 10)
 	ch := make(chan *incoming, 1)
-	if c.broken != nil {
+	if c.broken != nil || c.eof {
 		close(ch)
 		c.mu.Unlock()
 		return ch, func() {}
 	}
 	c.pending[key] = ch
 	c.mu.Unlock()
-	forget := func() {
+	forget := func() bool {
 		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, waiting := c.pending[key]
 		delete(c.pending, key)
-		c.mu.Unlock()
+		return waiting
 	}
 	if err := c.send(outRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		forget()
 	}
-	return ch, forget
+	giveUp := func() {
+		if forget() {
+			c.notify("$/cancel_request", cancelRequest{RequestID: id})
+		}
+	}
+	return ch, giveUp
+}
+
+type cancelRequest struct {
+	RequestID int64 `json:"requestId"`
 }
 
 // response hands a client's response to the request waiting for it; one

@@ -54,7 +54,7 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if cwd == "" {
 		cwd = rec.Cwd
 	}
-	s := &session{id: rec.SessionID, cwd: cwd, created: time.Now(), mode: a.defaultMode(), turn: make(chan struct{}, 1), title: rec.Title}
+	s := &session{id: rec.SessionID, cwd: cwd, created: time.Now(), mode: a.defaultMode(), title: rec.Title}
 	s.updated = s.created
 	if m, ok := a.modeByID(rec.Mode); ok {
 		s.mode = m

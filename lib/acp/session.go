@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -23,16 +24,21 @@ type session struct {
 
 	mu        sync.Mutex
 	mode      mode
-	model     string // "" for the backend's default
-	effort    string // "" for the backend's default
-	seq       int64  // prompts read
-	cancelled int64  // prompts read up to the last cancel are cancelled
+	model     string         // "" for the backend's default
+	effort    string         // "" for the backend's default
+	seq       int64          // prompts read
+	cancelled int64          // prompts read up to the last cancel are cancelled
+	dropped   map[int64]bool // and these, cancelled one by one ($/cancel_request)
 	run       *hostclient.Run
+	runSeq    int64 // the prompt whose turn run is
 	closed    bool
-	turn      chan struct{} // held by the prompt whose turn runs
-	prompts   sync.WaitGroup
-	updated   time.Time
-	title     string // the first prompt's first line
+	// last is closed when the turn of the last prompt read has ended:
+	// each prompt waits for the one read before it, so turns run in
+	// input order.
+	last    chan struct{}
+	prompts sync.WaitGroup
+	updated time.Time
+	title   string // the first prompt's first line
 }
 
 // mode is a session mode: a level, and whether tool calls outside its
@@ -178,7 +184,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
 	}
-	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode(), turn: make(chan struct{}, 1)}
+	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode()}
 	s.updated = s.created
 	if len(p.MCPServers) > 0 {
 		if err := a.setServers(s, p.MCPServers); err != nil {
@@ -383,9 +389,46 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 // cancelled without running.
 func (a *agent) cancel(s *session) {
 	s.mu.Lock()
-	s.cancelled = s.seq
-	r := s.run
+	seq := s.seq
 	s.mu.Unlock()
+	a.cancelUpTo(s, seq)
+}
+
+// cancelUpTo cancels the session's prompts up to the seq-th read: the
+// turn running is interrupted, and those waiting end cancelled without
+// running.
+func (a *agent) cancelUpTo(s *session, seq int64) {
+	s.mu.Lock()
+	s.cancelled = max(s.cancelled, seq)
+	r := s.run
+	if s.runSeq > seq {
+		r = nil
+	}
+	s.mu.Unlock()
+	a.interrupt(s, r)
+}
+
+// cancelOne cancels the seq-th prompt read alone ($/cancel_request): its
+// turn is interrupted if it runs, or it ends cancelled without running.
+func (a *agent) cancelOne(s *session, seq int64) {
+	s.mu.Lock()
+	if s.dropped == nil {
+		s.dropped = map[int64]bool{}
+	}
+	s.dropped[seq] = true
+	r := s.run
+	if s.runSeq != seq {
+		r = nil
+	}
+	s.mu.Unlock()
+	a.interrupt(s, r)
+}
+
+// isCancelled: whether the seq-th prompt read is cancelled; s.mu is held.
+func (s *session) isCancelled(seq int64) bool { return s.cancelled >= seq || s.dropped[seq] }
+
+// interrupt interrupts a run, if any, through the host's ladder.
+func (a *agent) interrupt(s *session, r *hostclient.Run) {
 	if r != nil {
 		go func() {
 			ctx, cancel := a.callCtx()
@@ -439,7 +482,7 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 	case <-t.C:
 		a.opts.Warn(fmt.Sprintf("turns still in flight after the %v drain timeout; cancelling them", timeout))
 		a.cancelAll()
-		<-done
+		a.waitCancelled(done)
 	case <-ctx.Done():
 		a.cancelAll()
 		<-done
@@ -448,6 +491,31 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 		<-done
 	}
 	a.shut()
+}
+
+// waitCancelled waits for the turns cancelled to be answered, within the
+// interrupt grace; if a write to the client blocks them longer (it reads
+// nothing), their answers are given up.
+func (a *agent) waitCancelled(done <-chan struct{}) {
+	t := time.NewTimer(a.stuckAfter())
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		a.opts.Warn("the client reads nothing of what is written to it; ending without the answers of the turns cancelled")
+		a.w.fail(errors.New("the client reads nothing"))
+	}
+}
+
+// stuckAfter is how long cancelled turns may take to be answered before
+// the client is taken as reading nothing: twice the interrupt grace, and
+// a second.
+func (a *agent) stuckAfter() time.Duration {
+	grace := a.opts.Host.InterruptGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	return 2*grace + time.Second
 }
 
 // abort is a signal or the client gone: every turn is cancelled now.

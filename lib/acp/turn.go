@@ -38,15 +38,44 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 	}
 	s.seq++
 	seq := s.seq
+	// The turn runs with the mode, model and effort as they are when its
+	// prompt is read: a change read later is for the prompts after it.
+	set := settings{mode: s.mode, model: s.model, effort: s.effort}
 	s.prompts.Add(1)
+	before, mine := s.last, make(chan struct{})
+	s.last = mine
 	s.mu.Unlock()
+	key := string(id)
+	a.mu.Lock()
+	a.prompts[key] = promptRef{s, seq}
+	a.mu.Unlock()
 	a.work.Add(1)
 	go func() {
 		defer a.work.Done()
 		defer s.prompts.Done()
-		res, err := a.runPrompt(s, seq, text)
+		defer close(mine)
+		if before != nil {
+			<-before
+		}
+		res, err := a.runPrompt(s, seq, set, text)
+		a.mu.Lock()
+		delete(a.prompts, key)
+		a.mu.Unlock()
 		a.w.reply(id, res, err)
 	}()
+}
+
+// settings are what a turn runs with, as the session had them when its
+// prompt was read.
+type settings struct {
+	mode          mode
+	model, effort string
+}
+
+// promptRef is a prompt in flight: its session, and which of its prompts.
+type promptRef struct {
+	s   *session
+	seq int64
 }
 
 // promptText is the prompt as the backend takes it: text, with embedded
@@ -83,24 +112,23 @@ func (a *agent) promptText(blocks []contentBlock) (string, error) {
 	return text, nil
 }
 
-// runPrompt runs one turn, after the session's turn before it: its
-// updates, then its stop reason.
-func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
-	s.turn <- struct{}{}
-	defer func() { <-s.turn }()
+// runPrompt runs one turn, once the session's turn before it has ended:
+// its updates, then its stop reason.
+func (a *agent) runPrompt(s *session, seq int64, set settings, text string) (any, error) {
 	s.mu.Lock()
-	if s.cancelled >= seq {
+	if s.isCancelled(seq) {
+		delete(s.dropped, seq)
 		s.mu.Unlock()
 		return promptResult{StopReason: stopCancelled}, nil
 	}
-	m, model, effort := s.mode, s.model, s.effort
+	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
 	if s.title == "" {
 		s.title = titleOf(text)
 	}
 	s.mu.Unlock()
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
-		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant}
+		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
 	if m.ask {
 		params.Permissions = protocol.PermissionsAsk
 	}
@@ -110,11 +138,11 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 		return nil, hostError(err)
 	}
 	s.mu.Lock()
-	s.run = r
-	cancelled := s.cancelled >= seq
+	s.run, s.runSeq = r, seq
+	cancelled := s.isCancelled(seq)
 	s.mu.Unlock()
 	if cancelled {
-		a.cancel(s)
+		a.interrupt(s, r)
 	}
 	t := &turn{a: a, s: s, run: r, ask: m.ask, calls: map[string]*call{}, ended: make(chan struct{})}
 	var asks sync.WaitGroup
@@ -134,7 +162,8 @@ func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
 	asks.Wait()
 	s.mu.Lock()
 	s.run = nil
-	cancelled = s.cancelled >= seq
+	cancelled = s.isCancelled(seq)
+	delete(s.dropped, seq)
 	s.mu.Unlock()
 	if cancelled || (done != nil && done.StopReason == protocol.StopInterrupted) {
 		a.afterTurn(s, nil)
@@ -197,6 +226,10 @@ type call struct {
 	title    string
 	reported bool
 	final    bool // completed or failed was sent
+	// decided, while the client is asked about the call, is closed when
+	// the call has its result first (the host's deadline denied it): the
+	// question is withdrawn then, not at the end of the turn.
+	decided chan struct{}
 }
 
 func (t *turn) call(id string) *call {
@@ -239,6 +272,10 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 	case protocol.EvToolResult:
 		c := t.call(ev.ToolCallID)
+		if c.decided != nil {
+			close(c.decided)
+			c.decided = nil
+		}
 		if c.final {
 			return
 		}
@@ -296,6 +333,8 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	title, kind, locs := describe(q.Tool, q.Input)
 	t.mu.Lock()
 	c := t.call(id)
+	decided := make(chan struct{})
+	c.decided = decided
 	if !c.reported {
 		c.reported, c.title = true, title
 		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input,
@@ -314,16 +353,21 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			params.Options = append(params.Options, permissionOption{OptionID: optReject, Name: "Reject", Kind: "reject_once"})
 		}
 	}
-	answer, forget := t.a.w.request("session/request_permission", params)
+	answer, giveUp := t.a.w.request("session/request_permission", params)
 	var decision string
 	select {
 	case m, ok := <-answer:
-		if !ok {
-			return // the client is gone; the host resolves the request
+		// No answer (the client is gone, or the input ended): rejected,
+		// so that the turn goes on rather than waiting for the deadline.
+		decision = protocol.DecisionDeny
+		if ok {
+			decision = decisionOf(m)
 		}
-		decision = decisionOf(m)
 	case <-t.ended:
-		forget()
+		giveUp() // the client is told to drop its question
+		return
+	case <-decided:
+		giveUp()
 		return
 	}
 	a := hostclient.Answer{Decision: decision}
@@ -336,6 +380,9 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	// allowed call the host had denied first gets its failed result from
 	// the backend.
 	t.mu.Lock()
+	if c.decided == decided {
+		c.decided = nil
+	}
 	if !c.final {
 		if decision == protocol.DecisionDeny {
 			c.final = true

@@ -13,7 +13,8 @@
 //       {"op":"end"}       close the agent's standard input, report its exit
 //       {"op":"eof"}       close the agent's standard input, and go on
 //   out {"event":"pid","pid":N}, {"event":"update","update":U,"t":MS},
-//       {"event":"permission","params":P,"t":MS}, {"event":"exit","code":C,"signal":S}
+//       {"event":"permission","params":P,"t":MS}, {"event":"withdrawn","params":P,"t":MS}
+//       (the agent cancelled that permission request), {"event":"exit","code":C,"signal":S}
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
@@ -38,8 +39,10 @@ const conn = acp
   .onNotification("session/update", ({ params }) => {
     say({ event: "update", update: params.update, sessionId: params.sessionId, t: Date.now() - t0 });
   })
-  .onRequest("session/request_permission", ({ params }) => {
+  .onRequest("session/request_permission", ({ params, signal }) => {
     say({ event: "permission", params, t: Date.now() - t0 });
+    // The agent withdrew it ($/cancel_request): the SDK aborts the handler.
+    signal?.addEventListener("abort", () => say({ event: "withdrawn", params, t: Date.now() - t0 }));
     const pick = (kind) => params.options.find((o) => o.kind === kind)?.optionId;
     switch (answer) {
       case "hold":
