@@ -420,7 +420,11 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 // most a minute, with full jitter over its upper half; a wait the API
 // asked for, up to five minutes, when it is longer.
 func backoff(base time.Duration, n int, asked time.Duration) time.Duration {
-	d := min(base<<(n-1), time.Minute)
+	d := base
+	for i := 1; i < n && d < time.Minute; i++ { // no shift past 63 bits
+		d *= 2
+	}
+	d = min(d, time.Minute)
 	d = d/2 + rand.N(d/2+1)
 	return max(d, min(asked, 5*time.Minute))
 }

@@ -94,6 +94,13 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("retry %d: %v, want within [%v, %v]", n, d, hi/2, hi)
 		}
 	}
+	// --retry 100 against an API that stays down: the doubling stops at
+	// the minute, it does not overflow into a negative wait (rand.N panics).
+	for _, n := range []int{34, 64, 100} {
+		if d := backoff(2*time.Second, n, 0); d < 30*time.Second || d > time.Minute {
+			t.Errorf("retry %d: %v, want within [30s, 1m]", n, d)
+		}
+	}
 	if d := backoff(time.Millisecond, 1, 3*time.Second); d != 3*time.Second {
 		t.Errorf("Retry-After 3s: waited %v", d)
 	}
