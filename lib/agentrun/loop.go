@@ -2,6 +2,7 @@ package agentrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -153,7 +154,11 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer w.cleanup()
 	if req.Preflight {
-		if err := preflight(ctx, req, w); err != nil {
+		if err := preflight(ctx, req, w); errors.Is(err, errStopped) {
+			res := &Result{Agent: req.Grant.Harness, Level: req.Grant.Level, Usage: &Usage{}, Reason: "nothing was sent to the model", secrets: w.secrets}
+			(&loop{req: req}).stop(res, "during the preflight")
+			return res, nil
+		} else if err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package agentrun
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,5 +222,38 @@ func TestSummaryRenders(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
 		}
+	}
+}
+
+// A signal while --preflight runs the agent's --version ends the run
+// promptly as stopped by it (128+N, not a preflight failure, exit 2), and
+// takes what --version started with it.
+func TestPreflightSignal(t *testing.T) {
+	dir := t.TempDir()
+	marker, pidFile := filepath.Join(dir, "started"), filepath.Join(dir, "sleep.pid")
+	prog, _ := fakeClaude(t, "sleep 60 & echo $! > "+pidFile+"; touch "+marker+"; wait", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Preflight = true
+	req.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k")
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res == nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || took > 10*time.Second {
+		t.Fatalf("a signal during the preflight: %v %+v after %v", err, res, took)
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	// Killed, it is init's to reap: gone within a deadline.
+	if pid > 0 && !await.Until(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("--version's child %d outlived the run", pid)
 	}
 }
