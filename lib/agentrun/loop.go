@@ -227,6 +227,10 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	n := &next{g: l.req.Grant, prompt: l.req.Prompt, kind: "first"}
 	var prev *Result
 	for n != nil {
+		if prev != nil && ctx.Err() != nil { // a signal came as the last one ended
+			l.stop(prev, "before the next attempt")
+			return prev, nil
+		}
 		c, stop := l.caps()
 		if stop != "" && prev != nil {
 			return l.spent(ctx, prev, stop), nil
@@ -299,6 +303,10 @@ func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
 // again with its output.
 func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 	req := l.req
+	if ctx.Err() != nil { // a signal came as the agent answered
+		l.stop(res, "before the check")
+		return nil
+	}
 	l.answers++
 	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env)
 	l.attempts[len(l.attempts)-1].Check = check
@@ -387,6 +395,10 @@ func ResumeOptions(o grant.Options, session string, used int, spent *float64, wr
 // and makes its answer the run's, partial (res, changed).
 func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result {
 	req := l.req
+	if ctx.Err() != nil { // a signal came while the limit stopped the agent
+		l.stop(res, "before the wrap-up")
+		return res
+	}
 	g := l.resumed(session, true)
 	c := caps{noTools: true, turns: 1}
 	c.costBefore, c.tokensBefore = l.tally.before(session)

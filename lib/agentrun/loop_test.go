@@ -257,3 +257,30 @@ func TestPreflightSignal(t *testing.T) {
 		t.Errorf("--version's child %d outlived the run", pid)
 	}
 }
+
+// A signal that comes while a stalled agent is being stopped ends the
+// run there: no wrap-up is started after it, and the run is the signal's
+// (128+N), not the stall's.
+func TestSignalBeforeWrapUp(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "termed")
+	// Stalled, it takes SIGTERM for a note and goes on until SIGKILL.
+	prog, log := fakeClaude(t, initLine+"; trap 'touch "+marker+"' TERM; while :; do sleep 30 & wait; done", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.IdleTimeout, req.WrapUp = 100*time.Millisecond, true
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	res, err := Run(ctx, req)
+	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 {
+		t.Errorf("a signal while the stall was stopped: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(log); len(res.Attempts) > 1 || strings.Contains(string(b), "--resume") {
+		t.Logf("attempts: %+v", res.Attempts)
+		t.Errorf("a wrap-up was started after the signal:\n%s", b)
+	}
+}
