@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // minSecret is the shortest value redacted for being in a variable the
@@ -94,8 +95,10 @@ type pair struct{ from, to string }
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
 	s.pairs = append(s.pairs, pair{value, mark})
-	if q := jsonEscaped(value); q != value {
-		s.pairs = append(s.pairs, pair{q, mark})
+	for _, q := range jsonEscaped(value) {
+		if q != value && !slices.Contains(s.pairs, pair{q, mark}) {
+			s.pairs = append(s.pairs, pair{q, mark})
+		}
 	}
 	s.r = nil
 }
@@ -114,10 +117,13 @@ func (s *secrets) replacer() *strings.Replacer {
 	return s.r
 }
 
-// jsonEscaped is v as Go's encoder writes it inside a JSON string.
-func jsonEscaped(v string) string {
+// jsonEscaped is v as it is written inside a JSON string: by Go's
+// encoder (its HTML escapes: \u0026), and without them, as --events'
+// lines are written (protocol.Marshal) and the agents write theirs.
+func jsonEscaped(v string) [2]string {
 	b, _ := json.Marshal(v)
-	return string(b[1 : len(b)-1])
+	p, _ := protocol.Marshal(v)
+	return [2]string{string(b[1 : len(b)-1]), string(p[1 : len(p)-1])}
 }
 
 func (s *secrets) apply(text string) string {

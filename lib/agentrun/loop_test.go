@@ -2,6 +2,7 @@ package agentrun
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -282,5 +283,23 @@ func TestSignalBeforeWrapUp(t *testing.T) {
 	if b, _ := os.ReadFile(log); len(res.Attempts) > 1 || strings.Contains(string(b), "--resume") {
 		t.Logf("attempts: %+v", res.Attempts)
 		t.Errorf("a wrap-up was started after the signal:\n%s", b)
+	}
+}
+
+// A secret is redacted from an event line however the line escapes it:
+// --events is written without HTML escaping, so a value with both a quote
+// and an ampersand is neither as it is nor as json.Marshal writes it.
+func TestSecretsInEventLines(t *testing.T) {
+	const value = `p&ss"word<1>`
+	job := []string{"PATH=/usr/bin", "DB_PASSWORD=" + value}
+	g, _ := grant.For(grant.Options{Level: 2, Harness: grant.Claude})
+	_, s := agentEnv(Request{Grant: g, Clean: &CleanEnv{}}, job)
+	for _, v := range []any{value, map[string]string{"output": "x " + value + " y"}} {
+		for _, enc := range []func(any) ([]byte, error){json.Marshal, protocol.Marshal} {
+			b, _ := enc(v)
+			if got := s.apply(string(b)); strings.Contains(got, "ss") || !strings.Contains(got, "[redacted:DB_PASSWORD]") {
+				t.Errorf("%s: redacted %s", b, got)
+			}
+		}
 	}
 }
