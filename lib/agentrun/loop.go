@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/agenthome"
@@ -308,7 +309,7 @@ func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 		return nil
 	}
 	l.answers++
-	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env)
+	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env, l.signal)
 	l.attempts[len(l.attempts)-1].Check = check
 	switch {
 	case check.OK:
@@ -463,13 +464,19 @@ func (l *loop) sleep(ctx context.Context, d time.Duration, res *Result) bool {
 // stop makes res a run stopped by the signal that cancelled the run's
 // context between attempts.
 func (l *loop) stop(res *Result, when string) {
-	sig := "SIGTERM"
-	if l.req.StopSignal != nil {
-		sig = unix.SignalName(l.req.StopSignal())
-	}
+	sig := unix.SignalName(l.signal())
 	n, _ := signalNumber(sig)
 	res.StoppedBy, res.Exit, res.OK = sig, 128+n, false
 	res.Reason = "stopped by " + sig + " " + when + "; " + orDefault(res.Reason, res.Agent+" had answered")
+}
+
+// signal is the signal that cancelled the run's context: the one to
+// forward.
+func (l *loop) signal() syscall.Signal {
+	if l.req.StopSignal != nil {
+		return l.req.StopSignal()
+	}
+	return syscall.SIGTERM
 }
 
 func plural(n int, word string) string {

@@ -172,6 +172,10 @@ func TestUntilCheck(t *testing.T) {
 	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
 		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
+	// The check gets the signal runagent got, as the agent would.
+	if c := res.Attempts[0].Check; c == nil || c.Signal != "SIGINT" {
+		t.Errorf("the check: %+v", c)
+	}
 }
 
 // A response is a turn; claude's synthetic message for an API error is

@@ -29,9 +29,9 @@ type Check struct {
 
 // runCheck runs command with sh -c in dir, the working copy (at level 1
 // too: what the agent's MCP tools did lands there, if anywhere), with the
-// job's environment, its output captured; a signal to runagent ends it
-// too.
-func runCheck(ctx context.Context, command, dir string, env []string) *Check {
+// job's environment, its output captured; the signal that cancels ctx
+// (sig's) is forwarded to its group, as it is to the agent's.
+func runCheck(ctx context.Context, command, dir string, env []string, sig func() syscall.Signal) *Check {
 	c := &Check{Command: command}
 	start := time.Now()
 	cmd := exec.Command("/bin/sh", "-c", command)
@@ -53,7 +53,7 @@ func runCheck(ctx context.Context, command, dir string, env []string) *Check {
 	select {
 	case <-child.Exited():
 	case <-ctx.Done():
-		_ = child.Signal(syscall.SIGTERM)
+		_ = child.Signal(sig())
 	}
 	exit := child.End()
 	_ = child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
