@@ -307,3 +307,31 @@ func TestSecretsInEventLines(t *testing.T) {
 		}
 	}
 }
+
+// A signal during --retry's backoff ends the run at once, as stopped by
+// it, with no further start of the agent.
+func TestSignalDuringBackoff(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	prog, log := fakeClaude(t, initLine+"; echo $$ > "+pidFile+"; kill -KILL $$", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Retry, req.RetryBase = 3, time.Hour
+	req.StopSignal = func() syscall.Signal { return syscall.SIGTERM }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Once the killed agent is reaped, the run is on to its backoff.
+		pid, err := await.PID(pidFile, 30*time.Second)
+		if err == nil && await.Until(30*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 || took > 20*time.Second ||
+		!strings.Contains(res.Reason, "while waiting to retry") || len(res.Attempts) > 1 {
+		t.Fatalf("a signal during the backoff: %v %+v after %v", err, res, took)
+	}
+	if b, _ := os.ReadFile(log); strings.Count(string(b), "\n") != 1 {
+		t.Errorf("starts:\n%s", b)
+	}
+}
