@@ -127,10 +127,27 @@ func jsonEscaped(v string) [2]string {
 }
 
 func (s *secrets) apply(text string) string {
-	if s == nil || len(s.pairs) == 0 {
+	if s.none() {
 		return text
 	}
 	return s.replacer().Replace(text)
+}
+
+func (s *secrets) none() bool { return s == nil || len(s.pairs) == 0 }
+
+// started is the length of the longest end of text that is the start of
+// a secret, not the whole of it: what may yet become one.
+func (s *secrets) started(text string) int {
+	longest := 0
+	for _, p := range s.pairs {
+		for n := min(len(p.from)-1, len(text)); n > longest; n-- {
+			if strings.HasSuffix(text, p.from[:n]) {
+				longest = n
+				break
+			}
+		}
+	}
+	return longest
 }
 
 // writer is w with the secrets redacted from each write (the event log

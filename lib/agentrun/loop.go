@@ -170,7 +170,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
-	events := newEventLog(w.secrets.writer(req.Events), w.runID)
+	events := newEventLog(w.secrets.writer(req.Events), w.runID, w.secrets)
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
 	start := time.Now()
 	l := &loop{req: req, w: w, events: events}

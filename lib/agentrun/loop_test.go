@@ -335,3 +335,36 @@ func TestSignalDuringBackoff(t *testing.T) {
 		t.Errorf("starts:\n%s", b)
 	}
 }
+
+// A secret the model streams across text deltas (claude's partial
+// messages, with --events) is redacted though no one delta holds it: the
+// deltas, joined, hold the mark and no piece of the value.
+func TestSecretsAcrossDeltas(t *testing.T) {
+	const value = "ghp_abcdef123456"
+	delta := func(text string) string {
+		return `echo '{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + text + `"}}}'`
+	}
+	result := `echo '{"type":"result","subtype":"success","is_error":false,"result":"token ` + value + ` end","session_id":"s-1"}'`
+	prog, _ := fakeClaude(t, strings.Join([]string{initLine, delta("token ghp_ab"), delta("cdef12"), delta("3456 end"), result}, "; "), answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Env = append(os.Environ(), "GH_TOKEN="+value)
+	req.Clean = &CleanEnv{}
+	var events strings.Builder
+	req.Events = &events
+	res, err := Run(context.Background(), req)
+	if err != nil || !res.OK || res.Text != "token [redacted:GH_TOKEN] end" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var joined strings.Builder
+	for _, line := range strings.Split(events.String(), "\n") {
+		var m struct {
+			Event protocol.AgentEvent `json:"event"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Event.Type == protocol.EvTextDelta {
+			joined.WriteString(m.Event.Text)
+		}
+	}
+	if got := joined.String(); got != "token [redacted:GH_TOKEN] end" {
+		t.Errorf("the deltas joined: %q\n%s", got, events.String())
+	}
+}
