@@ -133,6 +133,28 @@ func (s *secrets) apply(text string) string {
 	return s.replacer().Replace(text)
 }
 
+// minCut is the shortest end of a secret that tail takes for one.
+const minCut = 4
+
+// tail is text that lost its beginning (the end of an output kept in a
+// bounded buffer) redacted: a secret cut there, its first bytes gone, is
+// a secret still when minCut or more of it is left.
+func (s *secrets) tail(text string) string {
+	if s.none() {
+		return text
+	}
+	cut, mark := 0, ""
+	for _, p := range s.pairs {
+		for n := len(p.from) - 1; n >= minCut && n > cut; n-- {
+			if strings.HasPrefix(text, p.from[len(p.from)-n:]) {
+				cut, mark = n, p.to
+				break
+			}
+		}
+	}
+	return mark + s.apply(text[cut:])
+}
+
 func (s *secrets) none() bool { return s == nil || len(s.pairs) == 0 }
 
 // started is the length of the longest end of text that is the start of

@@ -310,6 +310,7 @@ func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 	}
 	l.answers++
 	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env, l.signal)
+	check.Tail = l.w.secrets.tail(check.Tail) // its beginning may be gone
 	l.attempts[len(l.attempts)-1].Check = check
 	switch {
 	case check.OK:

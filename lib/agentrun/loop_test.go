@@ -368,3 +368,32 @@ func TestSecretsAcrossDeltas(t *testing.T) {
 		t.Errorf("the deltas joined: %q\n%s", got, events.String())
 	}
 }
+
+// A cut never leaves part of a secret: the answer cut at --max-output in
+// the middle of one, the check's output kept from its end (its first
+// bytes gone) starting in the middle of one.
+func TestSecretsAtCuts(t *testing.T) {
+	const value = "ghp_abcdef123456"
+	result := `echo '{"type":"result","subtype":"success","is_error":false,"result":"token ` + value + ` end","session_id":"s-1"}'`
+	prog, _ := fakeClaude(t, initLine+"; "+result, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Env = append(os.Environ(), "GH_TOKEN="+value)
+	req.Clean = &CleanEnv{}
+	req.MaxOutput = len("token ghp_abc")
+	res, err := Run(context.Background(), req)
+	if err != nil || !res.OK || strings.Contains(res.Text, "ghp_abc") || !res.Truncated {
+		t.Errorf("the answer cut in the secret: %v %+v", err, res)
+	}
+
+	req.MaxOutput = 0
+	// 16 bytes of token and 3990 more: the last 4000 start at its 7th,
+	// "cdef123456".
+	req.Until, req.Attempts = `printf %s "$GH_TOKEN"; head -c 3990 /dev/zero | tr '\0' x; exit 1`, 1
+	res, err = Run(context.Background(), req)
+	if err != nil || len(res.Attempts) != 1 || res.Attempts[0].Check == nil {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if tail := res.Attempts[0].Check.Tail; strings.Contains(tail, "def123456") || !strings.HasPrefix(tail, "[redacted:GH_TOKEN]xxx") {
+		t.Errorf("the check's tail starts %q", tail[:min(len(tail), 40)])
+	}
+}
