@@ -27,9 +27,6 @@ const (
 	UntilPrompt = "The check `%s` did not pass (%s). The end of its output:\n\n%s\n\nFix what it reports, then answer again."
 )
 
-// WrapUpBudgetUSD is claude's budget for a wrap-up turn.
-const WrapUpBudgetUSD = 0.5
-
 // DefaultAttempts is how many answers --until gets by default.
 const DefaultAttempts = 3
 
@@ -372,7 +369,7 @@ func (l *loop) resumed(session string, wrapUp bool) *grant.Grant {
 // resuming session, with what is left of the turns (used so far) and of
 // claude's budget (spent so far, when known); wrapUp takes every tool
 // away and gives it one turn (two with a schema, whose answer is a tool
-// call claude may be asked again for) and its own budget.
+// call claude may be asked again for) and no budget.
 func ResumeOptions(o grant.Options, session string, used int, spent *float64, wrapUp bool) grant.Options {
 	o.SessionID, o.Resume = "", session
 	if o.MaxTurns > 0 {
@@ -386,9 +383,10 @@ func ResumeOptions(o grant.Options, session string, used int, spent *float64, wr
 		if o.Schema != "" {
 			o.MaxTurns = 2
 		}
-		if o.Harness == grant.Claude {
-			o.MaxBudgetUSD = WrapUpBudgetUSD
-		}
+		// No budget: claude checks one only after a turn, and a turn
+		// over it ends without the answer it paid for. One turn without
+		// tools is what bounds its cost.
+		o.MaxBudgetUSD = 0
 	}
 	return o
 }

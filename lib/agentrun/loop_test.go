@@ -397,3 +397,25 @@ func TestSecretsAtCuts(t *testing.T) {
 		t.Errorf("the check's tail starts %q", tail[:min(len(tail), 40)])
 	}
 }
+
+// The wrap-up's one turn keeps its answer whatever it costs. The pinned
+// claude checks --max-budget-usd only after a turn, and a turn over it
+// ends as error_max_budget_usd without the answer it paid for (measured:
+// a resumed one-turn answer with --max-budget-usd 0.0001): a budget there
+// would only throw the report away. The fake does what claude did.
+func TestWrapUpKeepsItsAnswer(t *testing.T) {
+	msg := func(id string) string {
+		return `echo '{"type":"assistant","message":{"id":"` + id + `","model":"m","content":[{"type":"text","text":"working"}]}}'`
+	}
+	overBudget := `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"terminal_reason":"budget_exhausted","errors":["Reached maximum budget"],"session_id":"s-1","total_cost_usd":0.9}'; exit 1`
+	report := `echo '{"type":"result","subtype":"success","is_error":false,"result":"done: a; left: b","session_id":"s-1","total_cost_usd":0.9}'`
+	prog, log := fakeClaude(t, initLine+"; "+msg("m1")+"; "+msg("m2")+"; sleep 30",
+		`case "$*" in *--max-budget-usd*) `+overBudget+` ;; *) `+report+` ;; esac`)
+	req := claudeRequest(t, prog, grant.Options{MaxTurns: 1})
+	req.MaxTurns, req.WrapUp = 1, true
+	res, err := Run(context.Background(), req)
+	if err != nil || res.Exit != ExitLimit || !res.Partial || res.Text != "done: a; left: b" {
+		b, _ := os.ReadFile(log)
+		t.Fatalf("%v %+v\n%s", err, res, b)
+	}
+}
