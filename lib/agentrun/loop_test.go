@@ -419,3 +419,14 @@ func TestWrapUpKeepsItsAnswer(t *testing.T) {
 		t.Fatalf("%v %+v\n%s", err, res, b)
 	}
 }
+
+// A command with backticks stays one code span in the summary: its fence
+// is longer than any run of backticks inside.
+func TestSummaryBackticks(t *testing.T) {
+	zero := 0
+	res := &Result{Agent: "claude", Level: 2, OK: true, Usage: &Usage{}}
+	res.work.Commands = []CommandRun{{Command: "echo `date` | tr a b", Exit: &zero}}
+	if got, want := Summary(res), "| `` echo `date` \\| tr a b `` | 0 |"; !strings.Contains(got, want) {
+		t.Errorf("no %q in\n%s", want, got)
+	}
+}
