@@ -225,8 +225,13 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	n := &next{g: l.req.Grant, prompt: l.req.Prompt, kind: "first"}
 	var prev *Result
 	for n != nil {
-		if prev != nil && ctx.Err() != nil { // a signal came as the last one ended
-			l.stop(prev, "before the next attempt")
+		if ctx.Err() != nil { // a signal came before, or as the last one ended
+			when := "before the next attempt"
+			if prev == nil {
+				when = "before the agent started"
+				prev = &Result{Agent: n.g.Harness, Level: n.g.Level, Usage: &Usage{}, Reason: "nothing was sent to the model", tr: &grant.Transcript{Harness: n.g.Harness}}
+			}
+			l.stop(prev, when)
 			return prev, nil
 		}
 		c, stop := l.caps()

@@ -430,3 +430,19 @@ func TestSummaryBackticks(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, got)
 	}
 }
+
+// A signal that came before the agent started (while the workspace was
+// made) starts no agent at all.
+func TestSignalBeforeStart(t *testing.T) {
+	prog, log := fakeClaude(t, initLine+"; "+answerLine, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, req)
+	if err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 {
+		t.Errorf("%v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(log); len(b) > 0 {
+		t.Errorf("the agent was started:\n%s", b)
+	}
+}
