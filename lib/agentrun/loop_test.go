@@ -172,8 +172,10 @@ func TestUntilCheck(t *testing.T) {
 	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
 		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
-	// The check gets the signal runagent got, as the agent would.
-	if c := res.Attempts[0].Check; c == nil || c.Signal != "SIGINT" {
+	// The check gets the signal runagent got, as the agent would, and
+	// SIGKILL after a grace when it goes on (dash keeps a SIGINT that
+	// comes between two commands for later).
+	if c := res.Attempts[0].Check; c == nil || c.Signal != "SIGINT" && c.Signal != "SIGKILL" {
 		t.Errorf("the check: %+v", c)
 	}
 }
@@ -444,5 +446,27 @@ func TestSignalBeforeStart(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(log); len(b) > 0 {
 		t.Errorf("the agent was started:\n%s", b)
+	}
+}
+
+// A check that ignores the signal runagent forwards still ends, SIGKILLed
+// after its grace, and the run with it.
+func TestUntilCheckIgnoresSignal(t *testing.T) {
+	prog, _ := fakeClaude(t, initLine+"; "+answerLine, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	marker := filepath.Join(t.TempDir(), "started")
+	req.Until = "trap '' INT; touch " + marker + "; sleep 60"
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res.Exit != 130 || took > 30*time.Second || res.Attempts[0].Check.Signal != "SIGKILL" {
+		t.Fatalf("%v %+v after %v", err, res, took)
 	}
 }
