@@ -249,6 +249,11 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	if err != nil {
 		return req, nil, cli.Usagef("--events: %v", errors.Unwrap(err))
 	}
+	// A file that was there keeps its mode: made private, as a new one
+	// is (a pipe or a device is left as it is).
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		_ = f.Chmod(0o600)
+	}
 	req.Events = f
 	return req, func() { f.Close() }, nil
 }
