@@ -62,7 +62,7 @@ type runCmd struct {
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, partial, attempts, services}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
@@ -248,6 +248,11 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	f, err := os.OpenFile(c.Events, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return req, nil, cli.Usagef("--events: %v", errors.Unwrap(err))
+	}
+	// A file that was there keeps its mode: made private, as a new one
+	// is (a pipe or a device is left as it is).
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		_ = f.Chmod(0o600)
 	}
 	req.Events = f
 	return req, func() { f.Close() }, nil

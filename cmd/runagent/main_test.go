@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"io"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
 )
 
@@ -61,5 +64,19 @@ func TestDirectParse(t *testing.T) {
 	kong := [][]string{{"grants", "--json"}, {"--version"}, {"-l", "1", "--help"}, {"-l", "x"}, {"--bogus"}, {"-l", "1", "--", "hi"}}
 	for _, d := range cli.DirectDiffs(app(), env, kong, false) {
 		t.Error(d)
+	}
+}
+
+// TestJSONHelp holds --json's help to the result: it names every field
+// --json can print.
+func TestJSONHelp(t *testing.T) {
+	f, _ := reflect.TypeOf(runCmd{}).FieldByName("JSON")
+	help := f.Tag.Get("help")
+	rt := reflect.TypeOf(agentrun.Result{})
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && !strings.Contains(help, name) {
+			t.Errorf("--json's help does not name %q: %s", name, help)
+		}
 	}
 }

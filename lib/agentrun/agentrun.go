@@ -394,7 +394,11 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 
 // outcome decides the answer, or the reason there is none, from how the
 // agent exited and what it said.
-func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript, maxOutput int, tailErr, tailOut *proc.Tail) {
+//
+// What is cut is redacted before the cut (s), so that a cut never leaves
+// part of a secret: the answer at maxOutput, the ends of stdout and
+// stderr (which have lost their beginnings) at 500 characters.
+func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript, maxOutput int, tailErr, tailOut *proc.Tail, s *secrets) {
 	switch {
 	case exit.OK():
 		text, reason := tr.Answer()
@@ -402,6 +406,7 @@ func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript,
 			res.Reason, res.Exit = reason, 1
 			return
 		}
+		text = s.apply(text)
 		if n := len([]rune(text)); n > maxOutput {
 			text = string([]rune(text)[:maxOutput]) + fmt.Sprintf("\n[cut off at %d characters]", maxOutput)
 			res.Truncated = true
@@ -413,10 +418,10 @@ func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript,
 	default:
 		why := tr.Failure()
 		if why == "" {
-			why = lastChars(tailErr.String(), 500)
+			why = lastChars(s.tail(tailErr.String()), 500)
 		}
 		if why == "" {
-			why = lastChars(tailOut.String(), 500)
+			why = lastChars(s.tail(tailOut.String()), 500)
 		}
 		res.Reason = harness + " " + exit.String()
 		if why != "" {

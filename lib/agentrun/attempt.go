@@ -33,7 +33,7 @@ func once(ctx context.Context, req Request, w *workspace, g *grant.Grant, prompt
 	usage := st.result()
 	usage.DurationMs = res.DurationMs
 	res.Usage = &usage
-	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.child.Stderr, tailOut)
+	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.child.Stderr, tailOut, w.secrets)
 	res.stopped(req, tr)
 	if res.OK && req.Schema != nil {
 		res.conform(req.Schema, tr)

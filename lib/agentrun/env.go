@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/protocol"
 )
 
 // minSecret is the shortest value redacted for being in a variable the
@@ -94,8 +95,10 @@ type pair struct{ from, to string }
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
 	s.pairs = append(s.pairs, pair{value, mark})
-	if q := jsonEscaped(value); q != value {
-		s.pairs = append(s.pairs, pair{q, mark})
+	for _, q := range jsonEscaped(value) {
+		if q != value && !slices.Contains(s.pairs, pair{q, mark}) {
+			s.pairs = append(s.pairs, pair{q, mark})
+		}
 	}
 	s.r = nil
 }
@@ -114,17 +117,59 @@ func (s *secrets) replacer() *strings.Replacer {
 	return s.r
 }
 
-// jsonEscaped is v as Go's encoder writes it inside a JSON string.
-func jsonEscaped(v string) string {
+// jsonEscaped is v as it is written inside a JSON string: by Go's
+// encoder (its HTML escapes: \u0026), and without them, as --events'
+// lines are written (protocol.Marshal) and the agents write theirs.
+func jsonEscaped(v string) [2]string {
 	b, _ := json.Marshal(v)
-	return string(b[1 : len(b)-1])
+	p, _ := protocol.Marshal(v)
+	return [2]string{string(b[1 : len(b)-1]), string(p[1 : len(p)-1])}
 }
 
 func (s *secrets) apply(text string) string {
-	if s == nil || len(s.pairs) == 0 {
+	if s.none() {
 		return text
 	}
 	return s.replacer().Replace(text)
+}
+
+// minCut is the shortest end of a secret that tail takes for one.
+const minCut = 4
+
+// tail is text that lost its beginning (the end of an output kept in a
+// bounded buffer) redacted: a secret cut there, its first bytes gone, is
+// a secret still when minCut or more of it is left.
+func (s *secrets) tail(text string) string {
+	if s.none() {
+		return text
+	}
+	cut, mark := 0, ""
+	for _, p := range s.pairs {
+		for n := len(p.from) - 1; n >= minCut && n > cut; n-- {
+			if strings.HasPrefix(text, p.from[len(p.from)-n:]) {
+				cut, mark = n, p.to
+				break
+			}
+		}
+	}
+	return mark + s.apply(text[cut:])
+}
+
+func (s *secrets) none() bool { return s == nil || len(s.pairs) == 0 }
+
+// started is the length of the longest end of text that is the start of
+// a secret, not the whole of it: what may yet become one.
+func (s *secrets) started(text string) int {
+	longest := 0
+	for _, p := range s.pairs {
+		for n := min(len(p.from)-1, len(text)); n > longest; n-- {
+			if strings.HasSuffix(text, p.from[:n]) {
+				longest = n
+				break
+			}
+		}
+	}
+	return longest
 }
 
 // writer is w with the secrets redacted from each write (the event log

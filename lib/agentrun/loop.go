@@ -2,9 +2,11 @@ package agentrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/agenthome"
@@ -24,9 +26,6 @@ const (
 	// UntilPrompt resumes a session whose answer the check did not pass.
 	UntilPrompt = "The check `%s` did not pass (%s). The end of its output:\n\n%s\n\nFix what it reports, then answer again."
 )
-
-// WrapUpBudgetUSD is claude's budget for a wrap-up turn.
-const WrapUpBudgetUSD = 0.5
 
 // DefaultAttempts is how many answers --until gets by default.
 const DefaultAttempts = 3
@@ -153,7 +152,11 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer w.cleanup()
 	if req.Preflight {
-		if err := preflight(ctx, req, w); err != nil {
+		if err := preflight(ctx, req, w); errors.Is(err, errStopped) {
+			res := &Result{Agent: req.Grant.Harness, Level: req.Grant.Level, Usage: &Usage{}, Reason: "nothing was sent to the model", secrets: w.secrets}
+			(&loop{req: req}).stop(res, "during the preflight")
+			return res, nil
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -164,7 +167,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
-	events := newEventLog(w.secrets.writer(req.Events), w.runID)
+	events := newEventLog(w.secrets.writer(req.Events), w.runID, w.secrets)
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
 	start := time.Now()
 	l := &loop{req: req, w: w, events: events}
@@ -222,6 +225,15 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	n := &next{g: l.req.Grant, prompt: l.req.Prompt, kind: "first"}
 	var prev *Result
 	for n != nil {
+		if ctx.Err() != nil { // a signal came before, or as the last one ended
+			when := "before the next attempt"
+			if prev == nil {
+				when = "before the agent started"
+				prev = &Result{Agent: n.g.Harness, Level: n.g.Level, Usage: &Usage{}, Reason: "nothing was sent to the model", tr: &grant.Transcript{Harness: n.g.Harness}}
+			}
+			l.stop(prev, when)
+			return prev, nil
+		}
 		c, stop := l.caps()
 		if stop != "" && prev != nil {
 			return l.spent(ctx, prev, stop), nil
@@ -294,8 +306,13 @@ func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
 // again with its output.
 func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 	req := l.req
+	if ctx.Err() != nil { // a signal came as the agent answered
+		l.stop(res, "before the check")
+		return nil
+	}
 	l.answers++
-	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env)
+	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env, l.signal)
+	check.Tail = l.w.secrets.tail(check.Tail) // its beginning may be gone
 	l.attempts[len(l.attempts)-1].Check = check
 	switch {
 	case check.OK:
@@ -357,7 +374,7 @@ func (l *loop) resumed(session string, wrapUp bool) *grant.Grant {
 // resuming session, with what is left of the turns (used so far) and of
 // claude's budget (spent so far, when known); wrapUp takes every tool
 // away and gives it one turn (two with a schema, whose answer is a tool
-// call claude may be asked again for) and its own budget.
+// call claude may be asked again for) and no budget.
 func ResumeOptions(o grant.Options, session string, used int, spent *float64, wrapUp bool) grant.Options {
 	o.SessionID, o.Resume = "", session
 	if o.MaxTurns > 0 {
@@ -371,9 +388,10 @@ func ResumeOptions(o grant.Options, session string, used int, spent *float64, wr
 		if o.Schema != "" {
 			o.MaxTurns = 2
 		}
-		if o.Harness == grant.Claude {
-			o.MaxBudgetUSD = WrapUpBudgetUSD
-		}
+		// No budget: claude checks one only after a turn, and a turn
+		// over it ends without the answer it paid for. One turn without
+		// tools is what bounds its cost.
+		o.MaxBudgetUSD = 0
 	}
 	return o
 }
@@ -382,6 +400,10 @@ func ResumeOptions(o grant.Options, session string, used int, spent *float64, wr
 // and makes its answer the run's, partial (res, changed).
 func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result {
 	req := l.req
+	if ctx.Err() != nil { // a signal came while the limit stopped the agent
+		l.stop(res, "before the wrap-up")
+		return res
+	}
 	g := l.resumed(session, true)
 	c := caps{noTools: true, turns: 1}
 	c.costBefore, c.tokensBefore = l.tally.before(session)
@@ -420,7 +442,11 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 // most a minute, with full jitter over its upper half; a wait the API
 // asked for, up to five minutes, when it is longer.
 func backoff(base time.Duration, n int, asked time.Duration) time.Duration {
-	d := min(base<<(n-1), time.Minute)
+	d := base
+	for i := 1; i < n && d < time.Minute; i++ { // no shift past 63 bits
+		d *= 2
+	}
+	d = min(d, time.Minute)
 	d = d/2 + rand.N(d/2+1)
 	return max(d, min(asked, 5*time.Minute))
 }
@@ -442,13 +468,19 @@ func (l *loop) sleep(ctx context.Context, d time.Duration, res *Result) bool {
 // stop makes res a run stopped by the signal that cancelled the run's
 // context between attempts.
 func (l *loop) stop(res *Result, when string) {
-	sig := "SIGTERM"
-	if l.req.StopSignal != nil {
-		sig = unix.SignalName(l.req.StopSignal())
-	}
+	sig := unix.SignalName(l.signal())
 	n, _ := signalNumber(sig)
 	res.StoppedBy, res.Exit, res.OK = sig, 128+n, false
 	res.Reason = "stopped by " + sig + " " + when + "; " + orDefault(res.Reason, res.Agent+" had answered")
+}
+
+// signal is the signal that cancelled the run's context: the one to
+// forward.
+func (l *loop) signal() syscall.Signal {
+	if l.req.StopSignal != nil {
+		return l.req.StopSignal()
+	}
+	return syscall.SIGTERM
 }
 
 func plural(n int, word string) string {

@@ -2,6 +2,8 @@ package agentrun
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +96,13 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("retry %d: %v, want within [%v, %v]", n, d, hi/2, hi)
 		}
 	}
+	// --retry 100 against an API that stays down: the doubling stops at
+	// the minute, it does not overflow into a negative wait (rand.N panics).
+	for _, n := range []int{34, 64, 100} {
+		if d := backoff(2*time.Second, n, 0); d < 30*time.Second || d > time.Minute {
+			t.Errorf("retry %d: %v, want within [30s, 1m]", n, d)
+		}
+	}
 	if d := backoff(time.Millisecond, 1, 3*time.Second); d != 3*time.Second {
 		t.Errorf("Retry-After 3s: waited %v", d)
 	}
@@ -163,6 +172,12 @@ func TestUntilCheck(t *testing.T) {
 	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
 		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
+	// The check gets the signal runagent got, as the agent would, and
+	// SIGKILL after a grace when it goes on (dash keeps a SIGINT that
+	// comes between two commands for later).
+	if c := res.Attempts[0].Check; c == nil || c.Signal != "SIGINT" && c.Signal != "SIGKILL" {
+		t.Errorf("the check: %+v", c)
+	}
 }
 
 // A response is a turn; claude's synthetic message for an API error is
@@ -214,5 +229,244 @@ func TestSummaryRenders(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
 		}
+	}
+}
+
+// A signal while --preflight runs the agent's --version ends the run
+// promptly as stopped by it (128+N, not a preflight failure, exit 2), and
+// takes what --version started with it.
+func TestPreflightSignal(t *testing.T) {
+	dir := t.TempDir()
+	marker, pidFile := filepath.Join(dir, "started"), filepath.Join(dir, "sleep.pid")
+	prog, _ := fakeClaude(t, "sleep 60 & echo $! > "+pidFile+"; touch "+marker+"; wait", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Preflight = true
+	req.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k")
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res == nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || took > 10*time.Second {
+		t.Fatalf("a signal during the preflight: %v %+v after %v", err, res, took)
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	// Killed, it is init's to reap: gone within a deadline.
+	if pid > 0 && !await.Until(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("--version's child %d outlived the run", pid)
+	}
+}
+
+// A signal that comes while a stalled agent is being stopped ends the
+// run there: no wrap-up is started after it, and the run is the signal's
+// (128+N), not the stall's.
+func TestSignalBeforeWrapUp(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "termed")
+	// Stalled, it takes SIGTERM for a note and goes on until SIGKILL.
+	prog, log := fakeClaude(t, initLine+"; trap 'touch "+marker+"' TERM; while :; do sleep 30 & wait; done", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.IdleTimeout, req.WrapUp = 100*time.Millisecond, true
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	res, err := Run(ctx, req)
+	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 {
+		t.Errorf("a signal while the stall was stopped: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(log); len(res.Attempts) > 1 || strings.Contains(string(b), "--resume") {
+		t.Logf("attempts: %+v", res.Attempts)
+		t.Errorf("a wrap-up was started after the signal:\n%s", b)
+	}
+}
+
+// A secret is redacted from an event line however the line escapes it:
+// --events is written without HTML escaping, so a value with both a quote
+// and an ampersand is neither as it is nor as json.Marshal writes it.
+func TestSecretsInEventLines(t *testing.T) {
+	const value = `p&ss"word<1>`
+	job := []string{"PATH=/usr/bin", "DB_PASSWORD=" + value}
+	g, _ := grant.For(grant.Options{Level: 2, Harness: grant.Claude})
+	_, s := agentEnv(Request{Grant: g, Clean: &CleanEnv{}}, job)
+	for _, v := range []any{value, map[string]string{"output": "x " + value + " y"}} {
+		for _, enc := range []func(any) ([]byte, error){json.Marshal, protocol.Marshal} {
+			b, _ := enc(v)
+			if got := s.apply(string(b)); strings.Contains(got, "ss") || !strings.Contains(got, "[redacted:DB_PASSWORD]") {
+				t.Errorf("%s: redacted %s", b, got)
+			}
+		}
+	}
+}
+
+// A signal during --retry's backoff ends the run at once, as stopped by
+// it, with no further start of the agent.
+func TestSignalDuringBackoff(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	prog, log := fakeClaude(t, initLine+"; echo $$ > "+pidFile+"; kill -KILL $$", answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Retry, req.RetryBase = 3, time.Hour
+	req.StopSignal = func() syscall.Signal { return syscall.SIGTERM }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Once the killed agent is reaped, the run is on to its backoff.
+		pid, err := await.PID(pidFile, 30*time.Second)
+		if err == nil && await.Until(30*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 || took > 20*time.Second ||
+		!strings.Contains(res.Reason, "while waiting to retry") || len(res.Attempts) > 1 {
+		t.Fatalf("a signal during the backoff: %v %+v after %v", err, res, took)
+	}
+	if b, _ := os.ReadFile(log); strings.Count(string(b), "\n") != 1 {
+		t.Errorf("starts:\n%s", b)
+	}
+}
+
+// A secret the model streams across text deltas (claude's partial
+// messages, with --events) is redacted though no one delta holds it: the
+// deltas, joined, hold the mark and no piece of the value.
+func TestSecretsAcrossDeltas(t *testing.T) {
+	const value = "ghp_abcdef123456"
+	delta := func(text string) string {
+		return `echo '{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + text + `"}}}'`
+	}
+	result := `echo '{"type":"result","subtype":"success","is_error":false,"result":"token ` + value + ` end","session_id":"s-1"}'`
+	prog, _ := fakeClaude(t, strings.Join([]string{initLine, delta("token ghp_ab"), delta("cdef12"), delta("3456 end"), result}, "; "), answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Env = append(os.Environ(), "GH_TOKEN="+value)
+	req.Clean = &CleanEnv{}
+	var events strings.Builder
+	req.Events = &events
+	res, err := Run(context.Background(), req)
+	if err != nil || !res.OK || res.Text != "token [redacted:GH_TOKEN] end" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var joined strings.Builder
+	for _, line := range strings.Split(events.String(), "\n") {
+		var m struct {
+			Event protocol.AgentEvent `json:"event"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Event.Type == protocol.EvTextDelta {
+			joined.WriteString(m.Event.Text)
+		}
+	}
+	if got := joined.String(); got != "token [redacted:GH_TOKEN] end" {
+		t.Errorf("the deltas joined: %q\n%s", got, events.String())
+	}
+}
+
+// A cut never leaves part of a secret: the answer cut at --max-output in
+// the middle of one, the check's output kept from its end (its first
+// bytes gone) starting in the middle of one.
+func TestSecretsAtCuts(t *testing.T) {
+	const value = "ghp_abcdef123456"
+	result := `echo '{"type":"result","subtype":"success","is_error":false,"result":"token ` + value + ` end","session_id":"s-1"}'`
+	prog, _ := fakeClaude(t, initLine+"; "+result, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	req.Env = append(os.Environ(), "GH_TOKEN="+value)
+	req.Clean = &CleanEnv{}
+	req.MaxOutput = len("token ghp_abc")
+	res, err := Run(context.Background(), req)
+	if err != nil || !res.OK || strings.Contains(res.Text, "ghp_abc") || !res.Truncated {
+		t.Errorf("the answer cut in the secret: %v %+v", err, res)
+	}
+
+	req.MaxOutput = 0
+	// 16 bytes of token and 3990 more: the last 4000 start at its 7th,
+	// "cdef123456".
+	req.Until, req.Attempts = `printf %s "$GH_TOKEN"; head -c 3990 /dev/zero | tr '\0' x; exit 1`, 1
+	res, err = Run(context.Background(), req)
+	if err != nil || len(res.Attempts) != 1 || res.Attempts[0].Check == nil {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if tail := res.Attempts[0].Check.Tail; strings.Contains(tail, "def123456") || !strings.HasPrefix(tail, "[redacted:GH_TOKEN]xxx") {
+		t.Errorf("the check's tail starts %q", tail[:min(len(tail), 40)])
+	}
+}
+
+// The wrap-up's one turn keeps its answer whatever it costs. The pinned
+// claude checks --max-budget-usd only after a turn, and a turn over it
+// ends as error_max_budget_usd without the answer it paid for (measured:
+// a resumed one-turn answer with --max-budget-usd 0.0001): a budget there
+// would only throw the report away. The fake does what claude did.
+func TestWrapUpKeepsItsAnswer(t *testing.T) {
+	msg := func(id string) string {
+		return `echo '{"type":"assistant","message":{"id":"` + id + `","model":"m","content":[{"type":"text","text":"working"}]}}'`
+	}
+	overBudget := `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"terminal_reason":"budget_exhausted","errors":["Reached maximum budget"],"session_id":"s-1","total_cost_usd":0.9}'; exit 1`
+	report := `echo '{"type":"result","subtype":"success","is_error":false,"result":"done: a; left: b","session_id":"s-1","total_cost_usd":0.9}'`
+	prog, log := fakeClaude(t, initLine+"; "+msg("m1")+"; "+msg("m2")+"; sleep 30",
+		`case "$*" in *--max-budget-usd*) `+overBudget+` ;; *) `+report+` ;; esac`)
+	req := claudeRequest(t, prog, grant.Options{MaxTurns: 1})
+	req.MaxTurns, req.WrapUp = 1, true
+	res, err := Run(context.Background(), req)
+	if err != nil || res.Exit != ExitLimit || !res.Partial || res.Text != "done: a; left: b" {
+		b, _ := os.ReadFile(log)
+		t.Fatalf("%v %+v\n%s", err, res, b)
+	}
+}
+
+// A command with backticks stays one code span in the summary: its fence
+// is longer than any run of backticks inside.
+func TestSummaryBackticks(t *testing.T) {
+	zero := 0
+	res := &Result{Agent: "claude", Level: 2, OK: true, Usage: &Usage{}}
+	res.work.Commands = []CommandRun{{Command: "echo `date` | tr a b", Exit: &zero}}
+	if got, want := Summary(res), "| `` echo `date` \\| tr a b `` | 0 |"; !strings.Contains(got, want) {
+		t.Errorf("no %q in\n%s", want, got)
+	}
+}
+
+// A signal that came before the agent started (while the workspace was
+// made) starts no agent at all.
+func TestSignalBeforeStart(t *testing.T) {
+	prog, log := fakeClaude(t, initLine+"; "+answerLine, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, req)
+	if err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 {
+		t.Errorf("%v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(log); len(b) > 0 {
+		t.Errorf("the agent was started:\n%s", b)
+	}
+}
+
+// A check that ignores the signal runagent forwards still ends, SIGKILLed
+// after its grace, and the run with it.
+func TestUntilCheckIgnoresSignal(t *testing.T) {
+	prog, _ := fakeClaude(t, initLine+"; "+answerLine, answerLine)
+	req := claudeRequest(t, prog, grant.Options{})
+	marker := filepath.Join(t.TempDir(), "started")
+	req.Until = "trap '' INT; touch " + marker + "; sleep 60"
+	req.StopSignal = func() syscall.Signal { return syscall.SIGINT }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if await.Until(30*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+			cancel()
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if took := time.Since(start); err != nil || res.Exit != 130 || took > 30*time.Second || res.Attempts[0].Check.Signal != "SIGKILL" {
+		t.Fatalf("%v %+v after %v", err, res, took)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,20 +37,61 @@ func preflight(ctx context.Context, req Request, w *workspace) error {
 		f.Close()
 		os.Remove(f.Name())
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, g.Argv[0], "--version")
-	cmd.Dir, cmd.Env = w.dir, w.env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		why := proc.ErrnoName(err)
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			why = fmt.Sprintf("%s --version %s: %s", g.Harness, proc.ExitOf(ee.ProcessState.Sys().(syscall.WaitStatus)), lastChars(string(out), 200))
-		}
-		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s", g.Harness, why)}
+	if err := starts(ctx, g, w); err != nil {
+		return err
 	}
 	if g.Harness == grant.Claude && !claudeSignedIn(w.env) {
 		return &PreflightError{"signed in", "claude is not signed in: no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN in its environment, no cloud provider chosen, and no credentials file"}
+	}
+	return nil
+}
+
+// errStopped is a preflight a signal to runagent ended.
+var errStopped = errors.New("stopped during the preflight")
+
+// startsTimeout bounds the agent's --version.
+const startsTimeout = 30 * time.Second
+
+// starts runs the agent's --version in the run's environment, in a group
+// of its own that goes with it, however it ends: by itself, at
+// startsTimeout, or at a signal to runagent (errStopped), which does not
+// wait for what --version left holding its output.
+func starts(ctx context.Context, g *grant.Grant, w *workspace) error {
+	cmd := exec.Command(g.Argv[0], "--version")
+	cmd.Dir, cmd.Env = w.dir, w.env
+	child, err := proc.StartPiped(cmd, proc.Pipes{MergeStderr: true})
+	if err != nil {
+		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s", g.Harness, proc.ErrnoName(err))}
+	}
+	defer child.Stdout.Close()
+	out := proc.NewTail(4096)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		io.Copy(out, child.Stdout)
+	}()
+	t := time.NewTimer(startsTimeout)
+	defer t.Stop()
+	var why string
+	select {
+	case <-child.Exited():
+	case <-ctx.Done():
+		child.Stop(syscall.SIGTERM, time.Second)
+		why = "stopped"
+	case <-t.C:
+		child.Stop(syscall.SIGTERM, time.Second)
+		why = fmt.Sprintf("%s --version did not end within %v", g.Harness, startsTimeout)
+	}
+	exit := child.End()
+	_ = child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
+	<-read
+	switch {
+	case why == "stopped":
+		return errStopped
+	case why != "":
+		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s", g.Harness, why)}
+	case !exit.OK():
+		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s --version %s: %s", g.Harness, g.Harness, exit, lastChars(out.String(), 200))}
 	}
 	return nil
 }

@@ -240,18 +240,26 @@ func (st *stream) result() Usage {
 // eventLog writes a run's progress as agent-host protocol messages: the
 // run's events (run_started first, completed or error last), then
 // run_done. A nil log writes nothing.
+//
+// Each line is redacted as it is written (w does that), but a secret the
+// model streams can be split across text deltas, no one of which holds
+// it: with secrets, the end of the deltas that could be the start of one
+// is held back until the next delta completes it (and it is redacted) or
+// shows it was not one, or another event comes.
 type eventLog struct {
-	mu    sync.Mutex
-	w     io.Writer
-	runID string
-	seq   int
+	mu      sync.Mutex
+	w       io.Writer
+	runID   string
+	seq     int
+	secrets *secrets
+	held    string // the deltas' text not written yet
 }
 
-func newEventLog(w io.Writer, runID string) *eventLog {
+func newEventLog(w io.Writer, runID string, s *secrets) *eventLog {
 	if w == nil {
 		return nil
 	}
-	return &eventLog{w: w, runID: runID}
+	return &eventLog{w: w, runID: runID, secrets: s}
 }
 
 func (l *eventLog) emit(e protocol.AgentEvent) {
@@ -260,6 +268,33 @@ func (l *eventLog) emit(e protocol.AgentEvent) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.secrets.none() {
+		l.event(e)
+		return
+	}
+	if e.Type == protocol.EvTextDelta {
+		text := l.secrets.apply(l.held + e.Text)
+		n := len(text) - l.secrets.started(text)
+		l.held = text[n:]
+		if n > 0 {
+			e.Text = text[:n]
+			l.event(e)
+		}
+		return
+	}
+	l.flush()
+	l.event(e)
+}
+
+// flush writes the deltas' text held back, if any.
+func (l *eventLog) flush() {
+	if l.held != "" {
+		l.event(protocol.AgentEvent{Type: protocol.EvTextDelta, Text: l.held})
+		l.held = ""
+	}
+}
+
+func (l *eventLog) event(e protocol.AgentEvent) {
 	l.seq++
 	l.write(&protocol.Event{RunID: l.runID, Seq: l.seq, Event: e})
 }
@@ -282,6 +317,7 @@ func (l *eventLog) done(res *Result) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flush()
 	l.write(&protocol.RunDone{ID: l.runID, RunID: l.runID, StopReason: stop, Events: l.seq})
 }
 

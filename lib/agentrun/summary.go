@@ -113,11 +113,11 @@ func Summary(res *Result) string {
 	}
 	row("duration", fmt.Sprintf("%.1f s", res.DurationMs/1000))
 	if res.Session != "" {
-		row("session", "`"+res.Session+"`")
+		row("session", code(res.Session))
 	}
 	for _, a := range res.Attempts {
 		if a.Check != nil {
-			row("check", fmt.Sprintf("`%s`: %s", cell(a.Check.Command), a.Check.Status))
+			row("check", fmt.Sprintf("%s: %s", code(a.Check.Command), a.Check.Status))
 		}
 	}
 	if cs := res.work.Commands; len(cs) > 0 {
@@ -127,19 +127,19 @@ func Summary(res *Result) string {
 			if c.Exit != nil {
 				exit = strconv.Itoa(*c.Exit)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s |\n", cell(c.Command), exit)
+			fmt.Fprintf(&b, "| %s | %s |\n", code(c.Command), exit)
 		}
 	}
 	if ds := res.work.Denials; len(ds) > 0 {
 		b.WriteString("\n#### Permission denials\n\n")
 		for _, d := range ds {
-			fmt.Fprintf(&b, "- `%s`\n", cell(d))
+			fmt.Fprintf(&b, "- %s\n", code(d))
 		}
 	}
 	if len(res.Services) > 0 {
 		b.WriteString("\n#### Services\n\n| service | command | status |\n|---|---|---|\n")
 		for _, s := range res.Services {
-			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", cell(s.Name), cell(strings.Join(s.Command, " ")), s.Status)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(s.Name), code(strings.Join(s.Command, " ")), s.Status)
 		}
 	}
 	return b.String()
@@ -189,6 +189,27 @@ func attemptKinds(as []Attempt) string {
 // cell is s fit for a Markdown table's cell: one line, no pipe.
 func cell(s string) string {
 	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+// code is s as a code span in a table's cell: fenced with more backticks
+// than any run of them in s, spaced from them when it starts or ends
+// with one.
+func code(s string) string {
+	s = cell(s)
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
 }
 
 func oneLine(s string) string {

@@ -16,6 +16,10 @@ import (
 // agent when it fails.
 const checkTail = 4000
 
+// checkGrace is how long the check has to end after the signal runagent
+// forwarded to it.
+const checkGrace = 5 * time.Second
+
 // Check is what the run's check command (--until) made of an answer.
 type Check struct {
 	Command    string  `json:"command"`
@@ -29,9 +33,10 @@ type Check struct {
 
 // runCheck runs command with sh -c in dir, the working copy (at level 1
 // too: what the agent's MCP tools did lands there, if anywhere), with the
-// job's environment, its output captured; a signal to runagent ends it
-// too.
-func runCheck(ctx context.Context, command, dir string, env []string) *Check {
+// job's environment, its output captured; the signal that cancels ctx
+// (sig's) is forwarded to its group, as it is to the agent's, and SIGKILL
+// follows after checkGrace.
+func runCheck(ctx context.Context, command, dir string, env []string, sig func() syscall.Signal) *Check {
 	c := &Check{Command: command}
 	start := time.Now()
 	cmd := exec.Command("/bin/sh", "-c", command)
@@ -53,7 +58,10 @@ func runCheck(ctx context.Context, command, dir string, env []string) *Check {
 	select {
 	case <-child.Exited():
 	case <-ctx.Done():
-		_ = child.Signal(syscall.SIGTERM)
+		// A shell can take the signal for later (dash does, for a SIGINT
+		// that comes between two commands) and go on: the check is
+		// runagent's own, so it gets a grace, then SIGKILL.
+		child.Stop(sig(), checkGrace)
 	}
 	exit := child.End()
 	_ = child.Stdout.SetReadDeadline(time.Now().Add(time.Second))

@@ -26,12 +26,18 @@ type Fault struct {
 	// RetryAfter is the wait the API asked for, when the agent passed it
 	// on; zero when it did not.
 	RetryAfter time.Duration
+	// Quota: the status says a usage limit or quota is spent (a 429 that
+	// no backoff brings back).
+	Quota bool
 }
 
 // Transient says whether the fault is worth another attempt: a cut
 // stream, 429, or a server's 5xx (529 overloaded included). An
-// authentication error and every other 4xx are not.
+// authentication error, every other 4xx and a spent quota are not.
 func (f Fault) Transient() bool {
+	if f.Quota {
+		return false
+	}
 	switch f.Kind {
 	case FaultCut:
 		return true
@@ -47,9 +53,20 @@ func (f Fault) String() string {
 	case FaultCut:
 		return "a cut stream"
 	case FaultStatus:
+		if f.Quota {
+			return "HTTP " + strconv.Itoa(f.Status) + " (a usage limit)"
+		}
 		return "HTTP " + strconv.Itoa(f.Status)
 	}
 	return ""
+}
+
+// quota says whether an API's message is about a usage limit or quota
+// spent: Claude's "usage limit reached", OpenAI's "exceeded your current
+// quota".
+func quota(msg string) bool {
+	low := strings.ToLower(msg)
+	return strings.Contains(low, "usage limit") || strings.Contains(low, "quota")
 }
 
 // Fault is the API failure the agent reported, if any. Claude Code says
@@ -67,7 +84,7 @@ func (t *Transcript) Fault() Fault {
 	if !t.isError || t.termination != "api_error" {
 		return Fault{}
 	}
-	f := Fault{Kind: FaultStatus, Status: int(t.apiStatus), RetryAfter: retryAfter(t.result)}
+	f := Fault{Kind: FaultStatus, Status: int(t.apiStatus), RetryAfter: retryAfter(t.result), Quota: quota(t.result)}
 	if f.Status == 0 {
 		f.Kind = FaultCut // "Connection to the API was lost (ECONNRESET)"
 	}
@@ -79,7 +96,7 @@ func (t *Transcript) Fault() Fault {
 // disconnected before completion: …", and its 5xx text "We’re currently
 // experiencing high demand".
 func codexFault(msg string) Fault {
-	f := Fault{RetryAfter: retryAfter(msg)}
+	f := Fault{RetryAfter: retryAfter(msg), Quota: quota(msg)}
 	switch {
 	case msg == "":
 		return Fault{}
@@ -111,7 +128,8 @@ func statusAfter(msg, prefix string) int {
 }
 
 // retryAfter finds a wait the message asks for: "retry after 3",
-// "Retry-After: 3", "try again in 1.5s", "try again in 200ms".
+// "Retry-After: 3", "try again in 1.5s", "try again in 200ms", "try again
+// in 2m30s".
 func retryAfter(msg string) time.Duration {
 	low := strings.ToLower(msg)
 	for _, key := range []string{"retry-after:", "retry after", "try again in"} {
@@ -119,20 +137,51 @@ func retryAfter(msg string) time.Duration {
 		if !ok {
 			continue
 		}
-		rest = strings.TrimLeft(rest, " ")
-		end := 0
-		for end < len(rest) && (rest[end] >= '0' && rest[end] <= '9' || rest[end] == '.') {
-			end++
+		if d := wait(strings.TrimLeft(rest, " ")); d > 0 {
+			return d
 		}
-		n, err := strconv.ParseFloat(rest[:end], 64)
-		if err != nil || n <= 0 {
-			continue
-		}
-		unit := time.Second
-		if strings.HasPrefix(strings.TrimLeft(rest[end:], " "), "ms") {
-			unit = time.Millisecond
-		}
-		return time.Duration(n * float64(unit))
 	}
 	return 0
+}
+
+// wait reads a wait at the start of s: numbers each with its unit (ms, s,
+// m, h, or their words; seconds when none), run together as in "2m30s".
+func wait(s string) time.Duration {
+	var d time.Duration
+	for {
+		end := 0
+		for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == '.') {
+			end++
+		}
+		n, err := strconv.ParseFloat(s[:end], 64)
+		if err != nil || n <= 0 {
+			return d
+		}
+		s = s[end:]
+		u := 0
+		for u < len(s) && s[u] >= 'a' && s[u] <= 'z' {
+			u++
+		}
+		if u == 0 { // "3 seconds"
+			if w := strings.TrimLeft(s, " "); w != s && len(w) > 0 && w[0] >= 'a' && w[0] <= 'z' {
+				s = w
+				for u < len(s) && s[u] >= 'a' && s[u] <= 'z' {
+					u++
+				}
+			}
+		}
+		unit := time.Second
+		switch s[:u] {
+		case "ms", "msec", "millisecond", "milliseconds":
+			unit = time.Millisecond
+		case "m", "min", "mins", "minute", "minutes":
+			unit = time.Minute
+		case "h", "hr", "hour", "hours":
+			unit = time.Hour
+		}
+		d += time.Duration(n * float64(unit))
+		if s = s[u:]; len(s) == 0 || s[0] < '0' || s[0] > '9' {
+			return d
+		}
+	}
 }

@@ -37,6 +37,12 @@ func TestFault(t *testing.T) {
 		{Codex, codexFailed("unexpected status 401 Unauthorized: fake-openai forced HTTP 401, url: http://x"), "HTTP 401", false, 0},
 		{Codex, codexFailed(`{\"error\": {\"message\": \"fake-openai forced HTTP 400\", \"type\": \"invalid_request_error\"}}`), "", false, 0},
 		{Codex, codexFailed("Incomplete response returned, reason: max_output_tokens"), "", false, 0},
+		// A spent quota or plan is a limit: no backoff brings it back.
+		{Claude, claudeResult("429", "Claude AI usage limit reached|1767225600"), "HTTP 429 (a usage limit)", false, 0},
+		{Codex, codexFailed("exceeded retry limit, last status: 429 Too Many Requests: You exceeded your current quota, please check your plan and billing details."), "HTTP 429 (a usage limit)", false, 0},
+		// A wait in minutes is minutes.
+		{Codex, codexFailed("unexpected status 429 Too Many Requests: Rate limit reached. Please try again in 2m30s."), "HTTP 429", true, 150 * time.Second},
+		{Claude, claudeResult("429", "API Error: 429 rate limited, try again in 1m"), "HTTP 429", true, time.Minute},
 	}
 	for _, c := range cases {
 		tr := &Transcript{Harness: c.harness}
