@@ -64,7 +64,9 @@ func TestLoadAll(t *testing.T) {
 	}
 	setup, run := f.Lookup("setup"), f.Lookup("run")
 	if !setup.Oneshot || setup.Command[0] != "npm ci" || run.Port != "auto" || len(run.Needs) != 1 || run.Needs[0].Cond != Succeeded ||
-		!slices.Contains(run.Env, "CONDUCTOR_PORT={port}") || !slices.Contains(run.Env, "CONDUCTOR_WORKSPACE_NAME={worktree}") {
+		!run.PortBase || f.PortBlock != 10 ||
+		!slices.Contains(run.Env, "CONDUCTOR_PORT={port+0}") || !slices.Contains(run.Env, "CONDUCTOR_WORKSPACE_NAME={worktree}") ||
+		!slices.Contains(setup.Env, "CONDUCTOR_PORT={port+0}") {
 		t.Errorf("conductor: %+v %+v", setup, run)
 	}
 	if f.Archive != "rm -rf tmp" || f.Dir != dir {

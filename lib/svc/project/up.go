@@ -163,14 +163,22 @@ func (u *Up) blockPorts() (map[string]string, error) {
 	}
 	u.block = wt.PortBase
 	ports := map[string]string{}
+	next := 0
 	for _, d := range f.Services {
-		if d.Port != svc.PortAuto {
+		if d.PortBase {
+			ports[d.Name] = strconv.Itoa(wt.PortBase)
+			next = 1
+		}
+	}
+	for _, d := range f.Services {
+		if d.Port != svc.PortAuto || d.PortBase {
 			continue
 		}
-		if len(ports) == f.PortBlock {
+		if next == f.PortBlock {
 			return nil, fmt.Errorf("%s: port_block = %d, but more services than that have port = \"auto\"", f.Path, f.PortBlock)
 		}
-		ports[d.Name] = strconv.Itoa(wt.PortBase + len(ports))
+		ports[d.Name] = strconv.Itoa(wt.PortBase + next)
+		next++
 	}
 	return ports, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -240,14 +242,26 @@ func (v *Verbs) archive(dir string) error {
 	if _, err := os.Stat(path); err != nil {
 		return cli.Usagef("--archive: no %s in %s", project.ConductorFile, dir)
 	}
-	f, err := project.Load(path)
+	paths, err := project.FindAll("", dir)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	f, err := project.LoadAll(paths)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if f.Archive == "" {
 		return cli.Usagef("--archive: %s has no scripts.archive", path)
 	}
-	res, err := proc.RunForeground(context.Background(), proc.RunOptions{Argv: []string{f.Archive}, Cwd: dir, Out: v.Out})
+	// The same workspace name and ports the setup and run scripts had:
+	// the worktree's block, which stays while the worktree does.
+	wt, err := svc.ReservePorts(v.Home, f.Dir, f.PortBlock)
+	if err != nil {
+		return err
+	}
+	argv := slices.Concat([]string{"env"}, project.ConductorEnv(f.Dir, wt.Slug, strconv.Itoa(wt.PortBase)),
+		[]string{"SVC_WORKTREE=" + wt.Slug, "SVC_SLOT=" + strconv.Itoa(wt.Slot), "/bin/sh", "-c", f.Archive})
+	res, err := proc.RunForeground(context.Background(), proc.RunOptions{Argv: argv, Cwd: dir, Out: v.Out})
 	if err != nil {
 		return err
 	}
