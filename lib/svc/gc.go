@@ -81,6 +81,19 @@ func gone(s Spec) (why string, owner bool) {
 	return "", false
 }
 
+// IsWorktreeTop reports whether dir (absolute, clean) is the top
+// directory of a git checkout, or of a worktree svc has met: the only
+// directories svc gc may be told are going, since every service under
+// one given is stopped (a parent directory given by mistake would be
+// every worktree's).
+func IsWorktreeTop(home, dir string) bool {
+	if top, _, _, ok := FindGit(dir); ok && top == dir {
+		return true
+	}
+	ws, _ := Worktrees(home)
+	return slices.ContainsFunc(ws, func(w Worktree) bool { return w.Top == dir })
+}
+
 // goingIn is the directory of going the service's worktree or working
 // directory is in, or "".
 func goingIn(s Spec, going []string) string {
