@@ -81,12 +81,15 @@ func gone(s Spec) (why string, owner bool) {
 	return "", false
 }
 
-// IsWorktreeTop reports whether dir (absolute, clean) is the top
-// directory of a git checkout, or of a worktree svc has met: the only
-// directories svc gc may be told are going, since every service under
-// one given is stopped (a parent directory given by mistake would be
-// every worktree's).
-func IsWorktreeTop(home, dir string) bool {
+// MayBeGoing reports whether svc gc may be told dir (absolute, clean) is
+// going: the top directory of a git checkout, or of a worktree svc has
+// met, or a place where nothing is any more; since every service under
+// the one given is stopped, a parent directory given by mistake would be
+// every worktree's.
+func MayBeGoing(home, dir string) bool {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return true // only what is gone already can be under it
+	}
 	if top, _, _, ok := FindGit(dir); ok && top == dir {
 		return true
 	}

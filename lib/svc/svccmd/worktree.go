@@ -240,7 +240,7 @@ func (v *Verbs) goingDirs(a GCArgs) ([]string, error) {
 		}
 	}
 	for _, d := range out {
-		if !svc.IsWorktreeTop(v.Home, d) {
+		if !svc.MayBeGoing(v.Home, d) {
 			return nil, cli.Usagef("%s is not a git worktree's top directory: gc is given only a worktree about to be removed, and stops every service under it", d)
 		}
 	}
