@@ -71,9 +71,9 @@ func gone(s Spec) (why string, owner bool) {
 	switch {
 	case s.Worktree != nil && s.Worktree.Worktree().Gone():
 		return "its worktree " + s.Worktree.Top + " is gone", false
-	case s.Cwd != "" && !isDir(s.Cwd):
+	case s.Cwd != "" && dirGone(s.Cwd):
 		return "its directory " + s.Cwd + " is gone", false
-	case s.Project != nil && !isDir(s.Project.Dir):
+	case s.Project != nil && dirGone(s.Project.Dir):
 		return "its project's directory " + s.Project.Dir + " is gone", false
 	case s.UntilExit > 0 && !pidExists(s.UntilExit):
 		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
