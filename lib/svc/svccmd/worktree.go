@@ -200,6 +200,10 @@ func (v *Verbs) GC(a GCArgs) error {
 	if err != nil {
 		return err
 	}
+	if v.JSON && len(res.Worktrees)+len(res.Projects)+len(res.Scopes) > 0 {
+		// What was given back besides the services, last.
+		cli.PrintJSON(v.Out, map[string][]string{"worktrees": res.Worktrees, "projects": res.Projects, "scopes": res.Scopes})
+	}
 	if !v.JSON {
 		for _, w := range res.Worktrees {
 			fmt.Fprintf(v.Out, "forgot worktree %s: its slot and ports are free\n", w)
