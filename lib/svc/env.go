@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -83,6 +84,7 @@ func Env(home string, wt *Worktree, rows []*Listing) []EnvVar {
 		if err != nil || !l.Status.Live() {
 			continue
 		}
+		port = reachedOn(l, port)
 		key := envKey(l.Name)
 		out = append(out, EnvVar{"PORT_" + key, strconv.Itoa(port)})
 		if u := ProxyURL(proxy, l); u != "" {
@@ -92,6 +94,16 @@ func Env(home string, wt *Worktree, rows []*Listing) []EnvVar {
 		}
 	}
 	return out
+}
+
+// reachedOn is the port a program reaches a service on: the one it was
+// given, unless it was found listening elsewhere only (a dev server that
+// reads no $PORT), where it listens.
+func reachedOn(l *Listing, given int) int {
+	if l.Port > 0 && !l.PortPreoccupied && !slices.Contains(l.Ports, given) {
+		return l.Port
+	}
+	return given
 }
 
 // envKey is a service's name as part of a variable's name.

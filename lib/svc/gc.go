@@ -71,14 +71,30 @@ func gone(s Spec) (why string, owner bool) {
 	switch {
 	case s.Worktree != nil && s.Worktree.Worktree().Gone():
 		return "its worktree " + s.Worktree.Top + " is gone", false
-	case s.Cwd != "" && !isDir(s.Cwd):
+	case s.Cwd != "" && dirGone(s.Cwd):
 		return "its directory " + s.Cwd + " is gone", false
-	case s.Project != nil && !isDir(s.Project.Dir):
+	case s.Project != nil && dirGone(s.Project.Dir):
 		return "its project's directory " + s.Project.Dir + " is gone", false
 	case s.UntilExit > 0 && !pidExists(s.UntilExit):
 		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
 	}
 	return "", false
+}
+
+// MayBeGoing reports whether svc gc may be told dir (absolute, clean) is
+// going: the top directory of a git checkout, or of a worktree svc has
+// met, or a place where nothing is any more; since every service under
+// the one given is stopped, a parent directory given by mistake would be
+// every worktree's.
+func MayBeGoing(home, dir string) bool {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return true // only what is gone already can be under it
+	}
+	if top, _, _, ok := FindGit(dir); ok && top == dir {
+		return true
+	}
+	ws, _ := Worktrees(home)
+	return slices.ContainsFunc(ws, func(w Worktree) bool { return w.Top == dir })
 }
 
 // goingIn is the directory of going the service's worktree or working

@@ -56,3 +56,40 @@ func TestGC(t *testing.T) {
 		t.Errorf("going: %+v", res.Services)
 	}
 }
+
+// A place that cannot be read now (here a symbolic link that loops,
+// ELOOP, as root reads through any permission) is not taken for gone:
+// gc stops what is gone, so only a certain absence counts.
+func TestGoneOnlyWhenCertain(t *testing.T) {
+	_, dirs := fakeRepo(t, "feat")
+	wt := dirs[0]
+	top, repo, _, ok := FindGit(wt)
+	if !ok {
+		t.Fatal("no worktree")
+	}
+	w := Worktree{Top: top, Repo: repo}
+	if w.Gone() {
+		t.Fatal("a live worktree is gone")
+	}
+	g := filepath.Join(wt, ".git")
+	must(t, os.Rename(g, g+".real"))
+	must(t, os.Symlink(g, g)) // .git -> .git: ELOOP
+	if w.Gone() {
+		t.Error("a worktree whose .git cannot be read now is gone")
+	}
+	loop := filepath.Join(wt, "loop")
+	must(t, os.Symlink(loop, loop))
+	if why, _ := gone(Spec{Cwd: filepath.Join(loop, "x")}); why != "" {
+		t.Errorf("a directory that cannot be read now: %s", why)
+	}
+	must(t, os.Remove(g))
+	if !w.Gone() {
+		t.Error("a worktree whose .git was removed is not gone")
+	}
+	if why, _ := gone(Spec{Cwd: filepath.Join(wt, "nothing")}); why == "" {
+		t.Error("a directory that does not exist is not gone")
+	}
+	if why, _ := gone(Spec{Cwd: g + ".real"}); why == "" {
+		t.Error("a file where the directory was is not gone")
+	}
+}

@@ -94,15 +94,42 @@ func readGitFile(path string) (string, error) {
 // Gone reports whether the worktree no longer exists: its directory, or
 // its .git, is gone (git worktree remove, or rm -rf), or git has pruned
 // it from the repository.
+// What cannot be read now (a permission, an I/O error) is not gone: gc
+// stops what it finds gone, so only a certain absence counts.
 func (w Worktree) Gone() bool {
-	if _, err := os.Stat(w.Top); err != nil {
+	if dirGone(w.Top) {
 		return true
 	}
 	if w.Repo == "" {
 		return false
 	}
+	g := filepath.Join(w.Top, ".git")
+	st, err := os.Stat(g)
+	if err != nil {
+		return missing(err)
+	}
+	if !st.IsDir() {
+		if _, err := os.ReadFile(g); err != nil {
+			return missing(err)
+		}
+	}
 	top, repo, _, ok := FindGit(w.Top)
 	return !ok || top != w.Top || repo != w.Repo
+}
+
+// dirGone reports whether dir is certainly not a directory any more: it
+// does not exist, or is something else now.
+func dirGone(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return missing(err)
+	}
+	return !st.IsDir()
+}
+
+// missing reports whether err says a path does not exist.
+func missing(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
 }
 
 // worktreeFile is the registry's file.

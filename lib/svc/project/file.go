@@ -52,8 +52,11 @@ type Def struct {
 	Env     []string // K=V, in key order
 	EnvFile []string // absolute
 	Port    string   // "", "auto" or a number
-	Oneshot bool
-	Needs   []Need
+	// PortBase: an "auto" port that is the first of the worktree's
+	// port_block (conductor.json's run, whose $CONDUCTOR_PORT is).
+	PortBase bool
+	Oneshot  bool
+	Needs    []Need
 	// Serves: the file says the service listens (a port or a ready_* key
 	// in svc.toml, web in a Procfile), so svc up waits for it to be ready.
 	Serves bool

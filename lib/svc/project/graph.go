@@ -58,6 +58,20 @@ func (f *File) checkCond(d *Def, n *Need, dep *Def) error {
 	return nil
 }
 
+// blockRefs are the K of every {port+K} the file's services name.
+func (f *File) blockRefs() map[int]bool {
+	out := map[int]bool{}
+	for _, d := range f.Services {
+		for _, s := range slices.Concat(d.Command, d.Env, []string{d.ReadyURL, d.ReadyCmd}) {
+			for _, m := range blockRef.FindAllStringSubmatch(s, -1) {
+				k, _ := strconv.Atoi(m[1])
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
 func (f *File) checkPortRefs(d *Def) error {
 	for _, kv := range []struct {
 		key    string

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +26,9 @@ const (
 const (
 	conductorSetup = "setup"
 	conductorRun   = "run"
+	// conductorPorts is the block of ports Conductor gives a workspace,
+	// $CONDUCTOR_PORT the first.
+	conductorPorts = 10
 )
 
 // launchFile is .claude/launch.json as decoded.
@@ -138,11 +140,12 @@ type conductorFile struct {
 }
 
 // parseConductor reads conductor.json: setup a one-shot, run a service
-// with a port (in $PORT and $CONDUCTOR_PORT) that needs setup to have
-// succeeded, archive what svc down --archive runs once they are stopped.
-// Each script runs through /bin/sh -c in the project's directory, with
-// CONDUCTOR_WORKSPACE_NAME (the worktree's slug) and
-// CONDUCTOR_WORKSPACE_PATH.
+// that needs setup to have succeeded, archive what svc down --archive
+// runs once they are stopped. As in Conductor, the worktree has a block
+// of ten ports (port_block = 10), the first in $CONDUCTOR_PORT for every
+// script and run's own port ($PORT). Each script runs through /bin/sh -c
+// in the project's directory, with CONDUCTOR_WORKSPACE_NAME (the
+// worktree's slug) and CONDUCTOR_WORKSPACE_PATH.
 func (f *File) parseConductor(b []byte) error {
 	var cf conductorFile
 	if err := json.Unmarshal(jsonc(b), &cf); err != nil {
@@ -152,14 +155,15 @@ func (f *File) parseConductor(b []byte) error {
 	if s.Setup == "" && s.Run == "" {
 		return fmt.Errorf("%s has no scripts.setup or scripts.run", f.Path)
 	}
-	env := []string{"CONDUCTOR_WORKSPACE_NAME={worktree}", "CONDUCTOR_WORKSPACE_PATH=" + f.Dir}
+	f.PortBlock = conductorPorts
+	env := ConductorEnv(f.Dir, "{worktree}", "{port+0}")
 	if s.Setup != "" {
 		f.Services = append(f.Services, &Def{Name: conductorSetup, Line: 1, Command: []string{s.Setup}, Cwd: f.Dir,
 			Env: env, Oneshot: true, From: f.Path})
 	}
 	if s.Run != "" {
-		d := &Def{Name: conductorRun, Line: 2, Command: []string{s.Run}, Cwd: f.Dir, Port: svc.PortAuto,
-			Env: slices.Concat(env, []string{"CONDUCTOR_PORT={port}"}), From: f.Path}
+		d := &Def{Name: conductorRun, Line: 2, Command: []string{s.Run}, Cwd: f.Dir, Port: svc.PortAuto, PortBase: true,
+			Env: env, From: f.Path}
 		if s.Setup != "" {
 			d.Needs = []Need{{Name: conductorSetup, Cond: Succeeded, Line: 1}}
 		}
@@ -167,6 +171,12 @@ func (f *File) parseConductor(b []byte) error {
 	}
 	f.Archive = s.Archive
 	return nil
+}
+
+// ConductorEnv is what Conductor gives each of its scripts: the
+// workspace's name and directory, and the first of its ports.
+func ConductorEnv(dir, name, port string) []string {
+	return []string{"CONDUCTOR_PORT=" + port, "CONDUCTOR_WORKSPACE_NAME=" + name, "CONDUCTOR_WORKSPACE_PATH=" + dir}
 }
 
 // jsonc is JSON with comments (// and /* */) and trailing commas made

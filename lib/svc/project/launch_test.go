@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,7 +65,9 @@ func TestLoadAll(t *testing.T) {
 	}
 	setup, run := f.Lookup("setup"), f.Lookup("run")
 	if !setup.Oneshot || setup.Command[0] != "npm ci" || run.Port != "auto" || len(run.Needs) != 1 || run.Needs[0].Cond != Succeeded ||
-		!slices.Contains(run.Env, "CONDUCTOR_PORT={port}") || !slices.Contains(run.Env, "CONDUCTOR_WORKSPACE_NAME={worktree}") {
+		!run.PortBase || f.PortBlock != 10 ||
+		!slices.Contains(run.Env, "CONDUCTOR_PORT={port+0}") || !slices.Contains(run.Env, "CONDUCTOR_WORKSPACE_NAME={worktree}") ||
+		!slices.Contains(setup.Env, "CONDUCTOR_PORT={port+0}") {
 		t.Errorf("conductor: %+v %+v", setup, run)
 	}
 	if f.Archive != "rm -rf tmp" || f.Dir != dir {
@@ -101,5 +104,45 @@ func TestJSONC(t *testing.T) {
 	want := "{\"a\": \"// not a comment\",  \"b\": [1, 2], \n\"c\": \"\\\"/*\\\"\"}"
 	if got := string(jsonc([]byte(in))); got != want {
 		t.Errorf("jsonc:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The ports of a block a file names itself ({port+K}) are not given to a
+// port = "auto" service too, and conductor.json's run has the first.
+func TestBlockPortsSkipNamed(t *testing.T) {
+	dir := t.TempDir()
+	toml := "port_block = 10\n[services.redis]\ncommand = \"r {port+0} {port+2}\"\n[services.api]\ncommand = \"a\"\nport = \"auto\"\n[services.web]\ncommand = \"w\"\nport = \"auto\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "svc.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := func() map[string]string {
+		t.Helper()
+		paths, err := FindAll("", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := LoadAll(paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &Up{Home: filepath.Join(dir, "home"), File: f}
+		p, err := u.blockPorts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, port := range p {
+			n, _ := strconv.Atoi(port)
+			p[name] = strconv.Itoa(n - u.block)
+		}
+		return p
+	}
+	if got := ports(); got["api"] != "1" || got["web"] != "3" {
+		t.Errorf("svc.toml alone: %v, want api at +1 and web at +3", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conductor.json"), []byte(`{"scripts": {"run": "x"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ports(); got["run"] != "0" || got["api"] != "1" || got["web"] != "3" {
+		t.Errorf("with conductor.json: %v, want run at +0, api +1, web +3", got)
 	}
 }

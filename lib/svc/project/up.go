@@ -163,14 +163,27 @@ func (u *Up) blockPorts() (map[string]string, error) {
 	}
 	u.block = wt.PortBase
 	ports := map[string]string{}
+	// The ports the file names itself ({port+K}) are not given again.
+	taken := f.blockRefs()
 	for _, d := range f.Services {
-		if d.Port != svc.PortAuto {
+		if d.PortBase {
+			ports[d.Name] = strconv.Itoa(wt.PortBase)
+			taken[0] = true
+		}
+	}
+	next := 0
+	for _, d := range f.Services {
+		if d.Port != svc.PortAuto || d.PortBase {
 			continue
 		}
-		if len(ports) == f.PortBlock {
-			return nil, fmt.Errorf("%s: port_block = %d, but more services than that have port = \"auto\"", f.Path, f.PortBlock)
+		for next < f.PortBlock && taken[next] {
+			next++
 		}
-		ports[d.Name] = strconv.Itoa(wt.PortBase + len(ports))
+		if next == f.PortBlock {
+			return nil, fmt.Errorf("%s: port_block = %d, but more services than that have port = \"auto\" besides the {port+K} it names", f.Path, f.PortBlock)
+		}
+		ports[d.Name] = strconv.Itoa(wt.PortBase + next)
+		taken[next] = true
 	}
 	return ports, nil
 }

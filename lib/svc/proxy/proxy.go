@@ -142,12 +142,12 @@ func (p *Proxy) refresh() {
 	p.mu.Unlock()
 	routes := map[string]*route{}
 	for _, l := range rows {
-		if l.Name == svc.ProxyName || !l.IsHTTP() || !l.Status.Live() && l.Status != svc.Exited && l.Status != svc.Failed {
+		if l.Name == svc.ProxyName || !l.IsHTTP() {
 			continue
 		}
 		host := svc.ProxyHost(l.Name, l.Spec.Worktree)
-		if _, dup := routes[host]; dup {
-			continue // the first by name has it
+		if o, dup := routes[host]; dup && (o.status.Live() || !l.Status.Live()) {
+			continue // the first by name has it, a live one before one that is not
 		}
 		rt := &route{host: host, service: l.Name, status: l.Status}
 		if l.Status == svc.Ready {

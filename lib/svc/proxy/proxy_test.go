@@ -51,6 +51,9 @@ func TestProxy(t *testing.T) {
 	service(t, home, "feat/web", svc.Ready, backend.URL+"/", &svc.WorktreeTag{Slug: "feat", Slot: 1})
 	service(t, home, "shop/web", svc.Ready, backend.URL+"/", &svc.WorktreeTag{Slug: "shop", Main: true})
 	service(t, home, "feat/api", svc.Starting, "", &svc.WorktreeTag{Slug: "feat", Slot: 1})
+	service(t, home, "feat/old", svc.Stopped, "", &svc.WorktreeTag{Slug: "feat", Slot: 1})
+	service(t, home, "shop/docs", svc.Stopped, "", &svc.WorktreeTag{Slug: "shop", Main: true})
+	service(t, home, "docs", svc.Ready, backend.URL+"/", nil)
 	front := httptest.NewServer(New(home))
 	defer front.Close()
 	get := func(host string) (int, string) {
@@ -73,7 +76,15 @@ func TestProxy(t *testing.T) {
 	if code, body := get("api.feat.localhost"); code != 503 || !strings.Contains(body, "feat/api is starting, not ready") {
 		t.Errorf("not ready: %d %q", code, body)
 	}
-	if code, body := get("nope.feat.localhost"); code != 404 || !strings.Contains(body, "web.feat.localhost, web.localhost") {
+	// One that was stopped is known, and said to be so, not unknown; a
+	// live one of the same proxy name has the name before it.
+	if code, body := get("old.feat.localhost"); code != 503 || !strings.Contains(body, "feat/old is stopped, not ready") {
+		t.Errorf("stopped: %d %q", code, body)
+	}
+	if code, _ := get("docs.localhost"); code != 200 {
+		t.Errorf("a live docs before the stopped shop/docs: %d", code)
+	}
+	if code, body := get("nope.feat.localhost"); code != 404 || !strings.Contains(body, "docs.localhost, old.feat.localhost, web.feat.localhost, web.localhost") {
 		t.Errorf("unknown: %d %q", code, body)
 	}
 	if code, body := get("localhost"); code != 200 || !strings.Contains(body, "It knows:") {

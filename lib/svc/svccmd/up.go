@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -219,6 +221,12 @@ func (v *Verbs) Down(a DownArgs) error {
 	if err != nil {
 		return err
 	}
+	var archive *project.File
+	if a.Archive { // before anything stops: a usage error does nothing
+		if archive, err = archiveFile(dir); err != nil {
+			return err
+		}
+	}
 	switch {
 	case proj == "" && len(a.Names) > 0:
 		return cli.Usagef("svc up never ran in %s", dir)
@@ -227,27 +235,45 @@ func (v *Verbs) Down(a DownArgs) error {
 	default:
 		err = v.down(proj, a.Names, a.Grace)
 	}
-	if err != nil || !a.Archive {
+	if err != nil || archive == nil {
 		return err
 	}
-	return v.archive(dir)
+	return v.archive(archive, dir)
+}
+
+// archiveFile is the project in dir, whose conductor.json has an archive
+// script.
+func archiveFile(dir string) (*project.File, error) {
+	path := filepath.Join(dir, project.ConductorFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, cli.Usagef("--archive: no %s in %s", project.ConductorFile, dir)
+	}
+	paths, err := project.FindAll("", dir)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	f, err := project.LoadAll(paths)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if f.Archive == "" {
+		return nil, cli.Usagef("--archive: %s has no scripts.archive", path)
+	}
+	return f, nil
 }
 
 // archive runs conductor.json's archive script in dir, in the
 // foreground: 1 when it fails.
-func (v *Verbs) archive(dir string) error {
-	path := filepath.Join(dir, project.ConductorFile)
-	if _, err := os.Stat(path); err != nil {
-		return cli.Usagef("--archive: no %s in %s", project.ConductorFile, dir)
-	}
-	f, err := project.Load(path)
+func (v *Verbs) archive(f *project.File, dir string) error {
+	// The same workspace name and ports the setup and run scripts had:
+	// the worktree's block, which stays while the worktree does.
+	wt, err := svc.ReservePorts(v.Home, f.Dir, f.PortBlock)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err
 	}
-	if f.Archive == "" {
-		return cli.Usagef("--archive: %s has no scripts.archive", path)
-	}
-	res, err := proc.RunForeground(context.Background(), proc.RunOptions{Argv: []string{f.Archive}, Cwd: dir, Out: v.Out})
+	argv := slices.Concat([]string{"env"}, project.ConductorEnv(f.Dir, wt.Slug, strconv.Itoa(wt.PortBase)),
+		[]string{"SVC_WORKTREE=" + wt.Slug, "SVC_SLOT=" + strconv.Itoa(wt.Slot), "/bin/sh", "-c", f.Archive})
+	res, err := proc.RunForeground(context.Background(), proc.RunOptions{Argv: argv, Cwd: dir, Out: v.Out})
 	if err != nil {
 		return err
 	}

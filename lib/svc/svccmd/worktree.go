@@ -154,7 +154,7 @@ type GCArgs struct {
 // GC stops and removes the services whose worktree, directory or owner
 // is gone: 0, or 1 when one could not be stopped whole.
 func (v *Verbs) GC(a GCArgs) error {
-	going, err := goingDirs(a)
+	going, err := v.goingDirs(a)
 	if err != nil {
 		return err
 	}
@@ -200,6 +200,10 @@ func (v *Verbs) GC(a GCArgs) error {
 	if err != nil {
 		return err
 	}
+	if v.JSON && len(res.Worktrees)+len(res.Projects)+len(res.Scopes) > 0 {
+		// What was given back besides the services, last.
+		cli.PrintJSON(v.Out, map[string][]string{"worktrees": res.Worktrees, "projects": res.Projects, "scopes": res.Scopes})
+	}
 	if !v.JSON {
 		for _, w := range res.Worktrees {
 			fmt.Fprintf(v.Out, "forgot worktree %s: its slot and ports are free\n", w)
@@ -220,7 +224,8 @@ func (v *Verbs) GC(a GCArgs) error {
 // goingDirs are the worktrees svc gc is told are going: the arguments,
 // and with --hook the worktree_path of a Claude Code hook's input (a
 // WorktreeRemove hook's; SessionEnd's has none).
-func goingDirs(a GCArgs) ([]string, error) {
+// Each must be a worktree's top directory.
+func (v *Verbs) goingDirs(a GCArgs) ([]string, error) {
 	var out []string
 	for _, d := range a.Going {
 		abs, err := filepath.Abs(d)
@@ -229,23 +234,40 @@ func goingDirs(a GCArgs) ([]string, error) {
 		}
 		out = append(out, abs)
 	}
-	if !a.Hook {
-		return out, nil
+	if a.Hook {
+		p, err := hookPath(a.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		if p != "" {
+			out = append(out, p)
+		}
 	}
+	for _, d := range out {
+		if !svc.MayBeGoing(v.Home, d) {
+			return nil, cli.Usagef("%s is not a git worktree's top directory: gc is given only a worktree about to be removed, and stops every service under it", d)
+		}
+	}
+	return out, nil
+}
+
+// hookPath is the worktree_path of a Claude Code hook's input on r, ""
+// for none.
+func hookPath(r io.Reader) (string, error) {
 	var in struct {
 		WorktreePath string `json:"worktree_path"`
 	}
-	b, err := io.ReadAll(io.LimitReader(a.Stdin, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if len(strings.TrimSpace(string(b))) > 0 {
 		if err := json.Unmarshal(b, &in); err != nil {
-			return nil, cli.Usagef("--hook: the input is not a hook's JSON: %v", err)
+			return "", cli.Usagef("--hook: the input is not a hook's JSON: %v", err)
 		}
 	}
-	if in.WorktreePath != "" {
-		out = append(out, filepath.Clean(in.WorktreePath))
+	if in.WorktreePath == "" {
+		return "", nil
 	}
-	return out, nil
+	return filepath.Abs(in.WorktreePath)
 }
