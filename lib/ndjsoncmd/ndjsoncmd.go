@@ -31,6 +31,7 @@ func App(load LoadSchema) cli.App {
 		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
 		Grammar:     &grammar{},
 		Options:     []kong.Option{kong.Bind(load)},
+		Operands:    true,
 	}
 }
 
@@ -42,6 +43,7 @@ func CheckApp(name string, load LoadSchema) cli.App {
 		Description: "Check newline-delimited JSON, each line against a JSON Schema too (ndjson check, with the validator linked).",
 		Grammar:     &checkGrammar{},
 		Options:     []kong.Option{kong.Bind(load)},
+		Operands:    true,
 	}
 }
 
@@ -69,17 +71,22 @@ type grammar struct {
 	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
 }
 
-// input holds the flags of every verb that reads a stream.
+// input holds the flags of every verb that reads a stream, and its files:
+// the operands after "--" (see files.go).
 type input struct {
 	MaxLine cli.Size `help:"Skip lines longer than this (KiB, MiB, GiB suffixes)." default:"64MiB" placeholder:"SIZE"`
 	Strict  bool     `help:"Exit 1 if any line was malformed or over the cap."`
+
+	inputFiles
 }
 
-func (in input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
+func (in *input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
 	if in.MaxLine < 1 || in.MaxLine > 1<<40 {
 		return nil, cli.Usagef("--max-line must be between 1 byte and 1TiB")
 	}
-	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
+	st := &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}
+	in.open(st, env)
+	return st, nil
 }
 
 type getCmd struct {

@@ -36,6 +36,21 @@ type Stream struct {
 	MaxLine int       // line cap in bytes; 0 means ndjson.DefaultMaxLine
 	Strict  bool      // a skipped line makes the verb fail (exit 1)
 	Workers int       // 0 means one per core
+	// Locate, when set, names the file and its line that a line of In
+	// is (In being several files: lib/operands); reports then say
+	// FILE:LINE.
+	Locate func(line int64) (file string, fileLine int64)
+}
+
+// at says where line of the stream is: "line N", or "FILE:N" when the
+// stream is files.
+func (st *Stream) at(line int64) string {
+	if st.Locate != nil {
+		if f, n := st.Locate(line); f != "" {
+			return fmt.Sprintf("%s:%d", f, n)
+		}
+	}
+	return fmt.Sprintf("line %d", line)
 }
 
 // skips counts the lines a verb could not use.
@@ -62,11 +77,11 @@ func (s *skips) report(st *Stream) error {
 	}
 	var msgs []string
 	if s.malformed > 0 {
-		msgs = append(msgs, fmt.Sprintf("skipped %d malformed %s (first at line %d)", s.malformed, plural(s.malformed, "line"), s.firstMalformed))
+		msgs = append(msgs, fmt.Sprintf("skipped %d malformed %s (first at %s)", s.malformed, plural(s.malformed, "line"), st.at(s.firstMalformed)))
 	}
 	if s.long > 0 {
-		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at line %d, %d bytes)",
-			s.long, plural(s.long, "line"), capText(st.maxLine()), s.firstLong, s.firstLongSize))
+		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at %s, %d bytes)",
+			s.long, plural(s.long, "line"), capText(st.maxLine()), st.at(s.firstLong), s.firstLongSize))
 	}
 	if st.Strict {
 		for i, m := range msgs {
