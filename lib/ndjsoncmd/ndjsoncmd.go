@@ -8,8 +8,10 @@ package ndjsoncmd
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/linetime"
 	"github.com/agentry/agentry/lib/ndjsontool"
 	"github.com/agentry/agentry/lib/predicate"
 	"github.com/alecthomas/kong"
@@ -183,6 +185,8 @@ type statsCmd struct {
 	Quantiles bool     `help:"Add p50 and p95, within 1% of the value (bounded memory)."`
 	JSON      bool     `name:"json" help:"One JSON object per group and path."`
 	Paths     []string `arg:"" name:"path" help:"gjson paths of the numbers, such as usage.outputTokens."`
+	Every     string   `help:"A row per bucket of this length of the line's --time, and group: 1h, 15m, 1d, 1w (days from midnight, weeks from Monday, in --tz)." placeholder:"DURATION"`
+	timeFlags
 }
 
 func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -190,13 +194,26 @@ func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Stats(ctx, st, ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON})
+	o := ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON}
+	if o.Zone, err = c.window(st, time.Now()); err != nil {
+		return err
+	}
+	if c.Every != "" {
+		if o.Every, err = linetime.ParseDuration(c.Every); err != nil || o.Every < time.Second {
+			return cli.Usagef("--every must be a duration of a second or more, such as 1h or 1d")
+		}
+		if c.Time == "" {
+			return cli.Usagef("--every needs --time PATH, where each line's time is")
+		}
+	}
+	return ndjsontool.Stats(ctx, st, o)
 }
 
 type whereCmd struct {
 	input
 	Any   bool     `help:"Keep lines that match any predicate, not every one."`
-	Exprs []string `arg:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+	Exprs []string `arg:"" optional:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+	timeFlags
 }
 
 func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -207,6 +224,12 @@ func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
 	st, err := c.stream(env)
 	if err != nil {
 		return err
+	}
+	if _, err := c.window(st, time.Now()); err != nil {
+		return err
+	}
+	if len(c.Exprs) == 0 && st.Time == nil {
+		return cli.Usagef("where needs a predicate, or --time with --since or --until")
 	}
 	return ndjsontool.Where(ctx, st, set)
 }

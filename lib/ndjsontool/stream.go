@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unsafe"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -40,6 +41,9 @@ type Stream struct {
 	// is (In being several files: lib/operands); reports then say
 	// FILE:LINE.
 	Locate func(line int64) (file string, fileLine int64)
+	// Time, when set, reads each line's time and passes on only the lines
+	// in its window (timewindow.go).
+	Time *TimeWindow
 }
 
 // at says where line of the stream is: "line N", or "FILE:N" when the
@@ -60,6 +64,8 @@ type skips struct {
 	long           int64
 	firstLong      int64
 	firstLongSize  int64
+	badTime        int64 // lines whose time (Stream.Time) could not be read
+	firstBadTime   int64
 }
 
 func (s *skips) addLong(line, size int64) {
@@ -72,7 +78,7 @@ func (s *skips) addLong(line, size int64) {
 // report prints the end-of-stream summary of skipped lines and, under
 // --strict, turns any into a failure.
 func (s *skips) report(st *Stream) error {
-	if s.malformed == 0 && s.long == 0 {
+	if s.malformed == 0 && s.long == 0 && s.badTime == 0 {
 		return nil
 	}
 	var msgs []string
@@ -82,6 +88,10 @@ func (s *skips) report(st *Stream) error {
 	if s.long > 0 {
 		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at %s, %d bytes)",
 			s.long, plural(s.long, "line"), capText(st.maxLine()), st.at(s.firstLong), s.firstLongSize))
+	}
+	if s.badTime > 0 {
+		msgs = append(msgs, fmt.Sprintf("skipped %d %s whose time at %s could not be read (first at %s)",
+			s.badTime, plural(s.badTime, "line"), st.Time.Path, st.at(s.firstBadTime)))
 	}
 	if st.Strict {
 		for i, m := range msgs {
@@ -134,6 +144,8 @@ type lineView struct {
 	// asked to gather them and the line is one (object).
 	members []ndjson.Member
 	object  bool
+	// time is the line's time, when the stream has a time window.
+	time time.Time
 }
 
 // finding is what the check of each line should find on its way: the
@@ -206,6 +218,8 @@ type chunkResult[A any] struct {
 	malformed int64
 	firstBad  int64 // index within the chunk, from 1
 	skipped   *ndjson.Skipped
+	badTime   int64 // valid lines whose time could not be read
+	firstTime int64 // the first's index within the chunk, from 1
 }
 
 // eachChunk is the loop of every verb that goes line by line: it reads the
@@ -245,7 +259,22 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 				r.malformed++
 				continue
 			}
-			r.valid++
+			if tw := st.Time; tw != nil {
+				lv.marks = ck.Marks()
+				t, ok := tw.read(l, lv)
+				if !ok {
+					if r.badTime == 0 {
+						r.firstTime = r.lines
+					}
+					r.badTime++
+					continue
+				}
+				if !tw.holds(t) {
+					continue
+				}
+				lv.time = t
+			}
+			r.valid++ // and in the window
 			if line != nil {
 				lv.marks = ck.Marks()
 				r.acc = line(r.acc, l, lv)
@@ -260,6 +289,12 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 				sk.firstMalformed = at + r.firstBad
 			}
 			sk.malformed += r.malformed
+		}
+		if r.badTime > 0 {
+			if sk.badTime == 0 {
+				sk.firstBadTime = at + r.firstTime
+			}
+			sk.badTime += r.badTime
 		}
 		at += r.lines
 		if r.skipped != nil {
