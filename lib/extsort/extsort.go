@@ -3,8 +3,11 @@
 // (records with equal keys come out in the order they were added in).
 // What it holds stays within a budget; past it, the records held are
 // sorted and written as a run to a temporary file, and the runs are merged
-// as the records are read back. The files are unlinked as soon as they
-// are made, so they go however the program ends.
+// as the records are read back. The merge keeps to the budget too: each
+// run is read through a buffer of a share of it, as many runs at once as
+// the budget has room for, and when there are more, merging goes in
+// passes, each merging that many runs into one. The files are unlinked as
+// soon as they are made, so they go however the program ends.
 //
 // A caller that orders by something other than bytes encodes its keys so
 // that their bytes order as it wants (big-endian numbers, terminated
@@ -90,7 +93,7 @@ func (s *Sorter) Add(key, value []byte) error {
 		return nil
 	}
 	// The arena takes 3/4 of the budget, the index of what it holds at
-	// most 1/8, the rest is for reading; the arena is made once, at its
+	// most 1/8; the arena is made once, at its
 	// full size (untouched capacity costs no memory: pages come as they
 	// are written), and never grows: when a record would not fit, what is
 	// held is spilled.
@@ -137,35 +140,22 @@ func (s *Sorter) keepTop(r record) {
 	}
 }
 
-// spill sorts what is held and writes it as a run to a temporary file
-// that is unlinked at once: it goes however the program ends.
+// spill sorts what is held and writes it as a run.
 func (s *Sorter) spill() error {
 	s.sortHeld()
-	f, err := os.CreateTemp(s.o.TempDir, s.o.Prefix+"*")
+	f, w, err := s.newRun(1 << 20)
 	if err != nil {
 		return err
 	}
-	os.Remove(f.Name())
-	w := bufio.NewWriterSize(f, 1<<20)
-	var hdr [2 * binary.MaxVarintLen64]byte
 	for _, h := range s.held {
-		n := binary.PutUvarint(hdr[:], uint64(h.keyLen))
-		n += binary.PutUvarint(hdr[n:], uint64(h.valueLen))
-		w.Write(hdr[:n])
-		if _, err := w.Write(s.arena[h.at : h.at+h.keyLen+h.valueLen]); err != nil {
+		if err := writeRecord(w, s.arena[h.at:h.at+h.keyLen], s.arena[h.at+h.keyLen:h.at+h.keyLen+h.valueLen]); err != nil {
 			f.Close()
 			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
+	if err := s.endRun(f, w); err != nil {
 		return err
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return err
-	}
-	s.runs = append(s.runs, f)
 	s.held, s.arena = s.held[:0], s.arena[:0]
 	if int64(cap(s.arena)) > s.o.Memory {
 		s.arena = nil // made for one record over the budget: back to the budget's
@@ -173,10 +163,66 @@ func (s *Sorter) spill() error {
 	return nil
 }
 
+// newRun makes a run's file, unlinked at once so that it goes however the
+// program ends, and a writer to it with a buffer of size bytes.
+func (s *Sorter) newRun(size int) (*os.File, *bufio.Writer, error) {
+	f, err := os.CreateTemp(s.o.TempDir, s.o.Prefix+"*")
+	if err != nil {
+		return nil, nil, err
+	}
+	os.Remove(f.Name())
+	return f, bufio.NewWriterSize(f, size), nil
+}
+
+// endRun flushes a run written with w and adds it to the runs, to be read
+// from its start.
+func (s *Sorter) endRun(f *os.File, w *bufio.Writer) error {
+	err := w.Flush()
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.runs = append(s.runs, f)
+	return nil
+}
+
+// writeRecord writes a record as a run holds it: the key's length and the
+// value's, as uvarints, then the key and the value.
+func writeRecord(w *bufio.Writer, key, value []byte) error {
+	var hdr [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(key)))
+	n += binary.PutUvarint(hdr[n:], uint64(len(value)))
+	w.Write(hdr[:n])
+	w.Write(key)
+	_, err := w.Write(value)
+	return err
+}
+
+// mergeBuffer is the size of the buffer each run is read through, and
+// the merged run written through: a 64th of the budget, between 16KiB and
+// 1MiB.
+func (s *Sorter) mergeBuffer() int {
+	return int(min(max(s.o.Memory/64, 16<<10), 1<<20))
+}
+
+// fanIn is how many runs are merged at once: as many as there are buffers
+// of size in the budget, less the one a pass writes through; at least 2.
+func (s *Sorter) fanIn(size int) int {
+	return max(int(s.o.Memory/int64(size))-1, 2)
+}
+
 // Each calls fn with the value of every record, in order: what is held
 // merged with the runs. value is valid only until fn returns. Each is
-// called once, after the last Add; an error is fn's, or one of reading a
-// run.
+// called once, after the last Add; an error is fn's, or one of reading or
+// writing a run.
+//
+// When there are runs, what is held is spilled too, and its memory let
+// go, so that the merge has the whole budget: a buffer for each run it
+// reads (see mergeBuffer). Past fanIn runs, the first fanIn are merged
+// into one run, again, until there are few enough to merge into fn.
 func (s *Sorter) Each(fn func(value []byte) error) error {
 	if s.o.Top > 0 {
 		rs := []record(s.top)
@@ -188,13 +234,51 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 		}
 		return nil
 	}
-	s.sortHeld()
-	srcs := []source{&heldSource{s: s}}
-	for _, f := range s.runs {
-		srcs = append(srcs, &runSource{r: bufio.NewReaderSize(f, 256<<10)})
+	if len(s.runs) == 0 {
+		s.sortHeld()
+		for _, h := range s.held {
+			if err := fn(s.value(h)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
+	if len(s.held) > 0 {
+		if err := s.spill(); err != nil {
+			return err
+		}
+	}
+	s.held, s.arena = nil, nil
+	size := s.mergeBuffer()
+	fan := s.fanIn(size)
+	for len(s.runs) > fan {
+		group := s.runs[:fan]
+		f, w, err := s.newRun(size)
+		if err != nil {
+			return err
+		}
+		err = mergeRuns(group, size, func(r record) error { return writeRecord(w, r.key, r.value) })
+		for _, g := range group {
+			g.Close()
+		}
+		s.runs = s.runs[fan:]
+		if err != nil {
+			f.Close()
+			return err
+		}
+		if err := s.endRun(f, w); err != nil {
+			return err
+		}
+	}
+	return mergeRuns(s.runs, size, func(r record) error { return fn(r.value) })
+}
+
+// mergeRuns calls fn with every record of the runs, in order, each run
+// read through a buffer of size bytes from where it is.
+func mergeRuns(runs []*os.File, size int, fn func(record) error) error {
 	m := &merge{}
-	for _, src := range srcs {
+	for _, f := range runs {
+		src := &runSource{r: bufio.NewReaderSize(f, size)}
 		if r, ok, err := src.next(); err != nil {
 			return err
 		} else if ok {
@@ -204,7 +288,7 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 	heap.Init(m)
 	for len(m.items) > 0 {
 		it := &m.items[0]
-		if err := fn(it.r.value); err != nil {
+		if err := fn(it.r); err != nil {
 			return err
 		}
 		r, ok, err := it.src.next()
@@ -230,26 +314,12 @@ func (s *Sorter) Close() {
 	s.runs = nil
 }
 
-// source gives records in order.
-type source interface {
-	next() (record, bool, error)
+// runSource reads a run's records in order; each record is valid until
+// the next is read (its bytes are reused).
+type runSource struct {
+	r   *bufio.Reader
+	buf []byte
 }
-
-type heldSource struct {
-	s *Sorter
-	i int
-}
-
-func (h *heldSource) next() (record, bool, error) {
-	if h.i == len(h.s.held) {
-		return record{}, false, nil
-	}
-	r := h.s.held[h.i]
-	h.i++
-	return record{key: h.s.key(r), value: h.s.value(r)}, true, nil
-}
-
-type runSource struct{ r *bufio.Reader }
 
 func (s *runSource) next() (record, bool, error) {
 	kl, err := binary.ReadUvarint(s.r)
@@ -263,7 +333,11 @@ func (s *runSource) next() (record, bool, error) {
 	if err != nil {
 		return record{}, false, err
 	}
-	b := make([]byte, kl+vl)
+	n := int(kl + vl)
+	if cap(s.buf) < n {
+		s.buf = make([]byte, n)
+	}
+	b := s.buf[:n]
 	if _, err := io.ReadFull(s.r, b); err != nil {
 		return record{}, false, err
 	}
@@ -272,7 +346,7 @@ func (s *runSource) next() (record, bool, error) {
 
 type mergeItem struct {
 	r   record
-	src source
+	src *runSource
 }
 
 // merge is a min-heap of the sources' next records.

@@ -36,8 +36,9 @@ func run(t *testing.T, o Options, rs []rec) []string {
 	return got
 }
 
-// In memory or spilled to many runs, the order is the keys' bytes, equal
-// keys in the order added; the runs' files are gone.
+// In memory or spilled to many runs, merged in one pass or in several,
+// the order is the keys' bytes, equal keys in the order added; the runs'
+// files are gone.
 func TestOrderStableAcrossRuns(t *testing.T) {
 	rs := records(50000)
 	want := slices.Clone(rs)
@@ -47,15 +48,15 @@ func TestOrderStableAcrossRuns(t *testing.T) {
 		wantValues = append(wantValues, r.value)
 	}
 	dir := t.TempDir()
-	for _, mem := range []int64{256 << 20, 1 << 20, 64 << 10} {
+	for _, mem := range []int64{256 << 20, 1 << 20, 64 << 10, 32 << 10} {
 		s := New(Options{Memory: mem, TempDir: dir})
 		for _, r := range rs {
 			if err := s.Add([]byte(r.key), []byte(r.value)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if mem < 1<<20 && len(s.runs) < 2 {
-			t.Errorf("memory %d: %d runs, want several", mem, len(s.runs))
+		if mem < 1<<20 && len(s.runs) <= s.fanIn(s.mergeBuffer()) {
+			t.Errorf("memory %d: %d runs, want more than one pass merges (%d)", mem, len(s.runs), s.fanIn(s.mergeBuffer()))
 		}
 		var got []string
 		if err := s.Each(func(v []byte) error { got = append(got, string(v)); return nil }); err != nil {
@@ -89,5 +90,17 @@ func TestRecordOverBudget(t *testing.T) {
 	got := run(t, Options{Memory: 1 << 20, TempDir: t.TempDir()}, []rec{{"b", "small"}, {"a", big}, {"c", "last"}})
 	if len(got) != 3 || got[0] != big || got[1] != "small" || got[2] != "last" {
 		t.Errorf("got %d records, first %d bytes", len(got), len(got[0]))
+	}
+}
+
+// The merge holds to the budget: a buffer per run read at once, and the
+// one written, fit in it.
+func TestMergeWithinBudget(t *testing.T) {
+	for _, mem := range []int64{32 << 10, 1 << 20, 64 << 20, 256 << 20, 4 << 30} {
+		s := New(Options{Memory: mem})
+		size, fan := s.mergeBuffer(), s.fanIn(s.mergeBuffer())
+		if int64(size*(fan+1)) > max(mem, int64(3*size)) || fan < 2 {
+			t.Errorf("memory %d: %d runs at once through %d-byte buffers", mem, fan, size)
+		}
 	}
 }
