@@ -71,6 +71,8 @@ type grammar struct {
 	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
 	Fmt   fmtCmd   `cmd:"" help:"Pretty-print (or compact) every line."`
 	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
+
+	Schema schemaCmd `cmd:"" help:"A census of every path of every line: types and counts, missing, ranges, examples; or a JSON Schema of it."`
 }
 
 // input holds the flags of every verb that reads a stream, and its files:
