@@ -73,6 +73,8 @@ type grammar struct {
 	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
 
 	Schema schemaCmd `cmd:"" help:"A census of every path of every line: types and counts, missing, ranges, examples; or a JSON Schema of it."`
+	Set    setCmd    `cmd:"" help:"Set PATH=STRING or PATH:=JSON in every line, the rest of it byte for byte."`
+	Del    delCmd    `cmd:"" help:"Delete the value at each PATH from every line, the rest of it byte for byte."`
 }
 
 // input holds the flags of every verb that reads a stream, and its files:
