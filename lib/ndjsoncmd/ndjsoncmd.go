@@ -75,6 +75,7 @@ type grammar struct {
 	Schema schemaCmd `cmd:"" help:"A census of every path of every line: types and counts, missing, ranges, examples; or a JSON Schema of it."`
 	Set    setCmd    `cmd:"" help:"Set PATH=STRING or PATH:=JSON in every line, the rest of it byte for byte."`
 	Del    delCmd    `cmd:"" help:"Delete the value at each PATH from every line, the rest of it byte for byte."`
+	Join   joinCmd   `cmd:"" help:"Join each line with FILE's lines of the same value at -k PATH, their members merged in."`
 }
 
 // input holds the flags of every verb that reads a stream, and its files:
