@@ -76,6 +76,7 @@ type grammar struct {
 	Set    setCmd    `cmd:"" help:"Set PATH=STRING or PATH:=JSON in every line, the rest of it byte for byte."`
 	Del    delCmd    `cmd:"" help:"Delete the value at each PATH from every line, the rest of it byte for byte."`
 	Join   joinCmd   `cmd:"" help:"Join each line with FILE's lines of the same value at -k PATH, their members merged in."`
+	Split  splitCmd  `cmd:"" help:"Write each line to DIR/VALUE.ndjson, VALUE being its value at -k PATH."`
 }
 
 // input holds the flags of every verb that reads a stream, and its files:
