@@ -23,7 +23,7 @@ var ordered = [][]string{
 	{"5e-324"},
 	{"0.1"},
 	{"0.12"},
-	{"1", "1.0", "1E0", "1e0", "10e-1", "0.001e3", "1.000"},
+	{"1", "1.0", "1E0", "1e0", "10e-1", "0.001e3", "1.000", "1.0000000000000000000000", "100000000000000000000e-20"},
 	{"1.0000000000000000000001"},
 	{"1.5"},
 	{"2"},
@@ -60,6 +60,9 @@ func TestNumberOrder(t *testing.T) {
 			}
 			if got := Equal([]byte(a.raw), []byte(b.raw)); got != (want == 0) {
 				t.Errorf("Equal(%s, %s) = %v", a.raw, b.raw, got)
+			}
+			if got := bytes.Equal(AppendEqualKey(nil, []byte(a.raw)), AppendEqualKey(nil, []byte(b.raw))); got != (want == 0) {
+				t.Errorf("equal keys of %s and %s: %v", a.raw, b.raw, got)
 			}
 		}
 	}

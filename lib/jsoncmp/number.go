@@ -126,11 +126,22 @@ func AppendNumberKey(out, raw []byte) []byte {
 // Double returns raw's value as a double for arithmetic (see Float), and
 // whether the double stands for it exactly enough to compare: it equals
 // and orders against any other such double as the decimals do. That is
-// so for at most 15 significant digits in the range of normal doubles;
-// past that (9007199254740993, 1.0000000000000000000001, 1e400), compare
-// the texts with CompareNumbers.
+// so for at most 15 significant digits (trailing zeros aside) in the range
+// of normal doubles; past that (9007199254740993, 1.0000000000000000000001,
+// 1e400), compare the texts with CompareNumbers. Being exact is a property
+// of the value, not of how it is written: 1 and 1.0000000000000000000 both
+// are.
 func Double(raw []byte) (float64, bool) {
-	n, lead := 0, true
+	f, err := strconv.ParseFloat(unsafeString(raw), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, Exact(raw, f)
+}
+
+// Exact is Double's second answer for raw, given f, raw's double.
+func Exact(raw []byte, f float64) bool {
+	n, last, lead := 0, 0, true // digits from the first not zero, to the last not zero
 	for _, c := range raw {
 		if c == 'e' || c == 'E' {
 			break
@@ -140,15 +151,28 @@ func Double(raw []byte) (float64, bool) {
 		}
 		lead = false
 		n++
+		if c != '0' {
+			last = n
+		}
 	}
-	f, err := strconv.ParseFloat(unsafeString(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false
+	n = last
+	return n <= 15 && (f == 0) == (n == 0) && (f == 0 || math.Abs(f) >= 1e-300 && math.Abs(f) <= 1e300)
+}
+
+// AppendEqualKey appends a key of raw, a valid JSON text, that is equal
+// exactly when the values are, as AppendKey's, but does not order: for a
+// number a double holds exactly (see Double), the double's bits, which
+// are quicker to make.
+func AppendEqualKey(out, raw []byte) []byte {
+	if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		if f, ok := Double(raw); ok {
+			if f == 0 {
+				f = 0 // -0 is 0
+			}
+			return binary.LittleEndian.AppendUint64(append(out, tagDouble), math.Float64bits(f))
+		}
 	}
-	if n > 15 || (f == 0) != (n == 0) || f != 0 && (math.Abs(f) < 1e-300 || math.Abs(f) > 1e300) {
-		return f, false
-	}
-	return f, true
+	return AppendKey(out, raw)
 }
 
 // CompareNumbers compares two valid JSON numbers by their exact values:

@@ -20,6 +20,7 @@ const (
 	tagArray  = 0x06
 	tagObject = 0x07
 	tagMember = 0x01 // before each member of an object
+	tagDouble = 0x08 // AppendEqualKey's exact doubles
 )
 
 // AppendKey appends the key of raw, a valid JSON text: keys are equal

@@ -65,3 +65,67 @@ func TestIndex(t *testing.T) {
 		t.Errorf("Index({}) = %v, %v, object %v; want an empty object", p, ms, obj)
 	}
 }
+
+// FuzzFindAll: what one walk finds for several paths is, path by path,
+// what Lookup finds (the last member of each name), and its check is
+// Check's.
+func FuzzFindAll(f *testing.F) {
+	f.Add(`{"a":{"b":[1,{"c":2}],"c":"x\"y"},"b":3,"a":{"c":4}}`, "a.c", "a", "b")
+	f.Add(`{"a":{},"c":{"b":1}}`, "a.b", "c.b", "c")
+	f.Add(`{"a":{"b":{"c":1},"b":{"c":2}},"\u0061":{"b":{"d":3}}}`, "a.b.c", "a.b.d", "a.b")
+	f.Add(`{"x":{"y":{"z":1}},"x":{"y":2},"y":{"z":3}}`, "x.y.z", "y.z", "x.y")
+	f.Add(`{"type":"event","event":{"type":"text","text":"hi"},"type":"dup"}`, "type", "event.text", "event.type")
+	f.Fuzz(func(t *testing.T, line, p1, p2, p3 string) {
+		var fps [][]string
+		for _, p := range []string{p1, p2, p3} {
+			if fp := plainPath(p); fp != nil {
+				fps = append(fps, fp)
+			}
+		}
+		var ck Checker
+		where := make([]Where, len(fps))
+		p := ck.FindAll([]byte(line), fps, where)
+		if want := Check([]byte(line)); p != want {
+			t.Fatalf("FindAll(%q) checks %v, Check says %v", line, p, want)
+		}
+		if p != Valid {
+			return
+		}
+		for k, fp := range fps {
+			w := where[k]
+			if w.State == Unknown {
+				continue
+			}
+			raw, ok := Lookup([]byte(line), nil, fp)
+			got := ""
+			if w.State == Present {
+				got = line[w.Start:w.End]
+			}
+			if (w.State == Present) != ok || got != string(raw) {
+				t.Fatalf("FindAll(%q) path %q = %+v %q; Lookup says %v %q", line, strings.Join(fp, "."), w, got, ok, raw)
+			}
+			if _, w1 := ck.Find([]byte(line), fp); w1 != w && w1.State != Unknown {
+				t.Fatalf("FindAll(%q) path %q = %+v; Find alone says %+v", line, strings.Join(fp, "."), w, w1)
+			}
+		}
+	})
+}
+
+func TestFindAllAllocs(t *testing.T) {
+	line := []byte(`{"type":"event","runId":"r","event":{"type":"text","text":"hi"},"type":"dup"}`)
+	paths := [][]string{{"type"}, {"runId"}, {"event", "text"}}
+	where := make([]Where, 3)
+	var ck Checker
+	ck.FindAll(line, paths, where)
+	if n := testing.AllocsPerRun(100, func() { ck.FindAll(line, paths, where) }); n != 0 {
+		t.Errorf("FindAll allocates %v times a line", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { ck.Find(line, paths[2]) }); n != 0 {
+		t.Errorf("Find allocates %v times a line", n)
+	}
+	for k, want := range []string{`"dup"`, `"r"`, `"hi"`} {
+		if w := where[k]; w.State != Present || string(line[w.Start:w.End]) != want {
+			t.Errorf("path %v: %+v, want %s", paths[k], w, want)
+		}
+	}
+}

@@ -72,6 +72,7 @@ type Checker struct {
 	marks   Marks // kept for the next line
 	last    Marks // the last line's
 	members []Member
+	paths   []pathFind
 }
 
 // heapMarked is the longest line that is marked: past it, a bitmap would
@@ -81,28 +82,6 @@ const heapMarked = 1 << 20
 
 // Check is Check, for one line.
 func (c *Checker) Check(line []byte) Problem { return c.check(line, nil) }
-
-// Find is Check that also looks, as the walk passes, for the value at
-// keys, a path of object member names: the last member of each name, as
-// Lookup finds it (a later member of a name overrides an earlier one, and
-// all that was found under it), escaped keys compared by their text.
-// Where is Unknown when the walk cannot tell — the line is not an object,
-// the path steps into an array — and the caller should look the value up
-// with Lookup; and means nothing unless the line is Valid.
-func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
-	f := finder{keys: keys}
-	if i := skipSpace(line, 0); len(keys) == 0 || i >= len(line) || line[i] != '{' {
-		f.state = Unknown
-	}
-	p := c.check(line, &f)
-	switch {
-	case f.pending:
-		f.state = Unknown // the value never ended: not valid
-	case f.state == searching:
-		f.state = Absent
-	}
-	return p, Where{State: f.state, Start: f.start, End: f.end}
-}
 
 func (c *Checker) check(line []byte, f *finder) Problem {
 	if len(line) > heapMarked {
@@ -115,127 +94,6 @@ func (c *Checker) check(line []byte, f *finder) Problem {
 	}
 	c.last = mark(line, c.marks[:w])
 	return walk(line, c.last, f)
-}
-
-// FindState is what Find found.
-type FindState uint8
-
-const (
-	searching FindState = iota // within the walk only: nothing found yet
-	Present                    // the value is line[Start:End]
-	Absent                     // the line has no such value
-	Unknown                    // look it up another way
-)
-
-// Where is the answer of Find.
-type Where struct {
-	State      FindState
-	Start, End int
-}
-
-// finder follows one path through a walk. The object at depth matched+1
-// is the one searched for keys[matched]: it is the value of the last
-// member named keys[matched-1] so far in the object searched before it.
-// state is the answer so far; a member that names the key searched
-// overrides it. While pending, a value of the path has begun, at depth.
-// When indexing, it instead gathers every member of the top-level object,
-// each one pending from its key to the end of its value.
-type finder struct {
-	keys       []string
-	matched    int
-	depth      int
-	state      FindState
-	pending    bool
-	start, end int
-	indexing   bool
-	members    []Member
-}
-
-// member is told of each member of the object searched: its key with the
-// quotes, b[keyStart-1:keyEnd+1], whether the key has an escape, and where
-// its value starts.
-func (f *finder) member(b []byte, keyStart, keyEnd int, escaped bool, i, depth int) {
-	if f.indexing {
-		f.members = append(f.members, Member{KeyStart: keyStart, KeyEnd: keyEnd, Escaped: escaped, Start: i})
-		f.pending, f.depth = true, depth
-		return
-	}
-	if i >= len(b) || !keyIs(b[keyStart-1:keyEnd+1], escaped, f.keys[f.matched]) {
-		return
-	}
-	// This member overrides whatever an earlier one of its name led to.
-	if f.matched+1 == len(f.keys) {
-		f.state, f.pending, f.start, f.depth = searching, true, i, depth
-		return
-	}
-	switch b[i] {
-	case '{':
-		f.state = searching
-		if j := skipSpace(b, i+1); j < len(b) && b[j] == '}' {
-			f.state = Absent // an empty object: the walk does not go in
-		} else {
-			f.matched++
-		}
-	case '[':
-		f.state = Unknown
-	default:
-		f.state = Absent // the path goes on through a scalar
-	}
-}
-
-// ended is told where the pending value ends.
-func (f *finder) ended(i int) {
-	f.pending = false
-	if f.indexing {
-		f.members[len(f.members)-1].End = i
-		return
-	}
-	f.end, f.state = i, Present
-}
-
-// closed is told that the object searched ends: the search goes on in the
-// one around it, where a later member may override what was found.
-func (f *finder) closed() {
-	if f.matched > 0 {
-		f.matched--
-	}
-}
-
-// Member is one member of an object: its key's text, between the quotes,
-// is line[KeyStart:KeyEnd] (escaped as written when Escaped), and its value
-// line[Start:End].
-type Member struct {
-	KeyStart, KeyEnd int
-	Escaped          bool
-	Start, End       int
-}
-
-// Index is Check that also gathers, as the walk passes, the members of the
-// line's object, in order: object is false when the line is not one. A
-// name may come more than once; the last member of a name is the one that
-// counts (see LastMember). The members mean nothing unless the line is
-// Valid, and are the Checker's own, valid until its next check.
-func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) {
-	f := finder{indexing: true, members: c.members[:0]}
-	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
-		f.state = Unknown
-	}
-	p = c.check(line, &f)
-	c.members = f.members
-	return p, f.members, f.state != Unknown
-}
-
-// LastMember returns the member of members, from Index on line, that a
-// lookup of name takes: the last one of that name, escaped keys compared
-// by their text.
-func LastMember(line []byte, members []Member, name string) (Member, bool) {
-	for k := len(members) - 1; k >= 0; k-- {
-		m := members[k]
-		if keyIs(line[m.KeyStart-1:m.KeyEnd+1], m.Escaped, name) {
-			return m, true
-		}
-	}
-	return Member{}, false
 }
 
 // Marks is the bitmap of stops of the line last checked, valid until the
@@ -326,7 +184,7 @@ func walk(line []byte, stops Marks, f *finder) Problem {
 	if i == n {
 		return Blank
 	}
-	if f != nil && f.state == Unknown {
+	if f != nil && f.search == 0 {
 		f = nil // not an object, or no path: nothing to watch for
 	}
 
@@ -425,10 +283,8 @@ key:
 			}
 			i = skipSpace(b, i+1)
 		}
-		if f != nil && len(stack) == f.matched+1 {
-			if f.member(b, keyStart, keyEnd, escaped, i, len(stack)); f.state == Unknown {
-				f = nil // nothing more to watch for
-			}
+		if f != nil && f.search>>len(stack)&1 != 0 && (escaped || f.lens>>min(keyEnd-keyStart, 63)&1 != 0) {
+			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
 		}
 	}
 	goto value
@@ -468,8 +324,8 @@ str:
 	}
 
 after:
-	if f != nil && f.pending && len(stack) == f.depth {
-		f.ended(i) // and on: a later member of the name may override it
+	if f != nil && f.pend>>len(stack)&1 != 0 {
+		f.ended(i, len(stack)) // and on: a later member of the name may override it
 	}
 	if uint(i) >= uint(n) || b[i] <= ' ' {
 		if i = skipSpace(b, i); uint(i) >= uint(n) {
@@ -494,8 +350,8 @@ after:
 		}
 		goto value
 	} else if c == top+2 {
-		if f != nil && len(stack) == f.matched+1 {
-			f.closed()
+		if f != nil && f.search>>len(stack)&1 != 0 {
+			f.closed(len(stack))
 		}
 		stack = stack[:len(stack)-1]
 		i++

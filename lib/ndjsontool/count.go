@@ -24,7 +24,9 @@ type CountOptions struct {
 type tally struct {
 	lines   int64
 	strs    map[string]*int64 // string values, by their text
-	others  map[string]*int64 // numbers, true, false, null, objects, arrays: by jsoncmp key (1.10 and 1.1 are one)
+	nums    map[float64]int64 // numbers a double holds exactly (jsoncmp.Double), by value: 1.10 and 1.1 are one
+	numRaw  map[float64]string
+	others  map[string]*int64 // other numbers, true, false, null, objects, arrays: by jsoncmp key
 	shown   map[string]string // the JSON text of the first value of each key in others, compact
 	missing int64
 	scratch []byte
@@ -32,7 +34,8 @@ type tally struct {
 }
 
 func newTally() *tally {
-	return &tally{strs: map[string]*int64{}, others: map[string]*int64{}, shown: map[string]string{}}
+	return &tally{strs: map[string]*int64{}, nums: map[float64]int64{}, numRaw: map[float64]string{},
+		others: map[string]*int64{}, shown: map[string]string{}}
 }
 
 // Count counts valid lines, or valid lines by the value at a path. Every
@@ -72,6 +75,18 @@ func (t *tally) add(v value) {
 			text = t.scratch
 		}
 		t.run.add(t.strs, text)
+	case isNumber(v):
+		if num, exact := jsoncmp.Double(v.raw); exact {
+			if num == 0 {
+				num = 0 // -0 is 0
+			}
+			if _, ok := t.numRaw[num]; !ok {
+				t.numRaw[num] = string(v.raw)
+			}
+			t.nums[num]++
+			return
+		}
+		fallthrough
 	default:
 		t.scratch = jsoncmp.AppendKey(t.scratch[:0], v.raw)
 		if n := bump(t.others, str(t.scratch)); *n == 1 {
@@ -139,6 +154,12 @@ func (t *tally) merge(o *tally) {
 	for k, n := range o.strs {
 		add(t.strs, k, *n)
 	}
+	for k, n := range o.nums {
+		if _, ok := t.numRaw[k]; !ok {
+			t.numRaw[k] = o.numRaw[k]
+		}
+		t.nums[k] += n
+	}
 	for k, n := range o.others {
 		if _, ok := t.others[k]; !ok {
 			t.shown[k] = o.shown[k]
@@ -159,6 +180,9 @@ func (t *tally) groups() []group {
 	for k, n := range t.strs {
 		b, _ := json.Marshal(k)
 		gs = append(gs, group{json: string(b), text: k, count: *n})
+	}
+	for k, n := range t.nums {
+		gs = append(gs, group{json: t.numRaw[k], text: t.numRaw[k], count: n})
 	}
 	for k, n := range t.others {
 		gs = append(gs, group{json: t.shown[k], text: t.shown[k], count: *n})

@@ -22,73 +22,81 @@ func dedupe(line []byte) ([]byte, bool) {
 
 // hasDuplicate reports whether an object anywhere in line has a key twice.
 func hasDuplicate(line []byte) bool {
-	var keys [][]byte
-	found := false
-	walkObjects(line, func(names [][]byte) {
-		if found || len(names) < 2 {
-			return
-		}
-		keys = append(keys[:0], names...)
-		for i := range keys {
-			for j := i + 1; j < len(keys); j++ {
-				if bytes.Equal(keys[i], keys[j]) {
-					found = true
-					return
-				}
-			}
-		}
-	})
-	return found
+	w := dupFinder{line: line}
+	w.stack = w.buf[:0]
+	w.visit(0)
+	return w.found
 }
 
-// walkObjects calls fn with the key names (unescaped) of every object in
-// line.
-func walkObjects(line []byte, fn func(names [][]byte)) {
-	var visit func(i int) int
-	visit = func(i int) int {
-		i = skipWS(line, i)
-		if i >= len(line) {
-			return i
-		}
-		switch line[i] {
-		case '{':
-			var names [][]byte
-			i = skipWS(line, i+1)
-			for i < len(line) && line[i] == '"' {
-				end := strEnd(line, i)
-				names = append(names, keyText(line[i:end]))
-				i = skipWS(line, end)
-				i = visit(i + 1) // past the colon
-				i = skipWS(line, i)
-				if i >= len(line) || line[i] != ',' {
-					break
+// dupFinder walks a valid JSON text for an object with a key twice.
+type dupFinder struct {
+	line  []byte
+	stack [][]byte // the names of the objects being walked, outermost first
+	buf   [16][]byte
+	found bool
+}
+
+// visit walks the value at line[i] and returns the index after it.
+func (w *dupFinder) visit(i int) int {
+	line := w.line
+	i = skipWS(line, i)
+	if i >= len(line) || w.found {
+		return len(line)
+	}
+	switch line[i] {
+	case '{':
+		base := len(w.stack)
+		i = skipWS(line, i+1)
+		for i < len(line) && line[i] == '"' {
+			end := strEnd(line, i)
+			name := keyText(line[i:end])
+			for _, n := range w.stack[base:] {
+				if bytes.Equal(n, name) {
+					w.found = true
+					return len(line)
 				}
-				i = skipWS(line, i+1)
 			}
-			fn(names)
-			return i + 1
-		case '[':
+			w.stack = append(w.stack, name)
+			i = skipWS(line, end)
+			i = w.visit(i + 1) // past the colon
+			i = skipWS(line, i)
+			if i >= len(line) || line[i] != ',' {
+				break
+			}
 			i = skipWS(line, i+1)
-			if i < len(line) && line[i] == ']' {
-				return i + 1
-			}
-			for i < len(line) {
-				i = skipWS(line, visit(i))
-				if i >= len(line) || line[i] != ',' {
-					break
-				}
-				i++
-			}
-			return i + 1
-		case '"':
-			return strEnd(line, i)
 		}
-		for i < len(line) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(line[i])) {
+		w.stack = w.stack[:base]
+		return i + 1
+	case '[':
+		i = skipWS(line, i+1)
+		if i < len(line) && line[i] == ']' {
+			return i + 1
+		}
+		for i < len(line) {
+			i = skipWS(line, w.visit(i))
+			if i >= len(line) || line[i] != ',' {
+				break
+			}
 			i++
 		}
-		return i
+		return i + 1
+	case '"':
+		return strEnd(line, i)
 	}
-	visit(0)
+	return scalarEnd(line, i)
+}
+
+// scalarEnd returns the index after the number, true, false or null at
+// line[i].
+func scalarEnd(line []byte, i int) int {
+	for i < len(line) {
+		switch line[i] {
+		case ',', ']', '}', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
 }
 
 // appendDeduped appends the value at line[i], its objects deduplicated, and
@@ -154,10 +162,7 @@ func appendDeduped(out, line []byte, i int) ([]byte, int) {
 		end := strEnd(line, i)
 		return append(out, line[i:end]...), end
 	}
-	j := i
-	for j < len(line) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(line[j])) {
-		j++
-	}
+	j := scalarEnd(line, i)
 	return append(out, line[i:j]...), j
 }
 
@@ -169,15 +174,23 @@ func keyText(raw []byte) []byte {
 	return ndjson.AppendUnescaped(nil, raw, false)
 }
 
-// strEnd returns the index after the string that starts at b[i].
+// strEnd returns the index after the string that starts at b[i]: after
+// the first quote with an even run of backslashes before it.
 func strEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i++
+	for i++; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
 		}
+		i += j
+		slashes := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return i + 1
+		}
+		i++
 	}
 	return len(b)
 }

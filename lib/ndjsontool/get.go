@@ -39,7 +39,7 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	}
 	multi := len(o.Paths) > 1
 	ps := newPaths(o.Paths)
-	find := finding{members: true} // several: the check gathers the members they start from
+	find := finding{paths: ps.fps} // several: the check finds them all on its one walk
 	if !multi {
 		find = finding{path: ps.fps[0]} // one: the check finds it on its way
 	}

@@ -104,10 +104,18 @@ func newPaths(ps []string) *paths {
 }
 
 // getAll sets vals[i] to the value of path i in line, a valid JSON text.
+// When the check found the paths on its way (finding.paths), those are
+// the values.
 // When the check gathered the members of the line's object, fast paths
 // start from them, so that several fields cost about what one does and a
 // line that lacks them all is not walked again at all.
 func (p *paths) getAll(line []byte, lv lineView, vals []value) {
+	if lv.wheres != nil {
+		for k, path := range p.paths {
+			vals[k] = lv.foundAt(k, line, path, p.fps[k])
+		}
+		return
+	}
 	if !lv.object || p.fast == 0 {
 		for k, path := range p.paths {
 			vals[k] = get(line, lv.marks, path, p.fps[k])

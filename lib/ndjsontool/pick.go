@@ -74,7 +74,7 @@ func Pick(ctx context.Context, st *Stream, o PickOptions) error {
 		return err
 	}
 	ps := newPaths(fieldPaths(fields))
-	sk, err := st.eachLine(ctx, finding{members: true}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLine(ctx, finding{paths: ps.fps}, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
 		ps.getAll(line, lv, vals)

@@ -61,17 +61,12 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.Memory + 16<<20))
 	// Workers validate each line and frame it with its sort key; the
 	// ordered stage adds them, in input order, to the sorter.
-	sk, err := st.eachLineThen(ctx, finding{path: fps[0]}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{paths: fps}, func(out, line []byte, lv lineView) []byte {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
 		keyAt := len(out)
 		for i, k := range o.Keys {
-			var v value
-			if i == 0 {
-				v = lv.found(line, k, fps[0]) // the check looked for it
-			} else {
-				v = get(line, lv.marks, k, fps[i])
-			}
+			v := lv.foundAt(i, line, k, fps[i]) // the check found them all on its way
 			out = appendSortKey(out, v, o.Reverse)
 		}
 		out = frame(out, start, keyAt)

@@ -58,17 +58,17 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	// field a tag: 0 for no number; 1 and a double; 2, a double and the
 	// number's text, for a number a double does not hold exactly enough
 	// to compare (min and max are then decided, and shown, by the text).
-	sk, err := st.eachLineThen(ctx, finding{path: byFP}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{paths: append([]fastPath{byFP}, fps...)}, func(out, line []byte, lv lineView) []byte {
 		var v value
 		if o.By != "" {
-			v = lv.found(line, o.By, byFP)
+			v = lv.foundAt(0, line, o.By, byFP)
 		}
 		if o.Every > 0 {
 			out = binary.LittleEndian.AppendUint64(out, uint64(linetime.Bucket(lv.time, o.Every, o.Zone).Unix()))
 		}
 		out = appendGroup(out, v)
 		for i, f := range o.Fields {
-			v := get(line, lv.marks, f, fps[i])
+			v := lv.foundAt(i+1, line, f, fps[i]) // the check found them all on its way
 			if !isNumber(v) {
 				out = append(out, 0)
 				continue
@@ -111,7 +111,7 @@ func appendGroup(out []byte, v value) []byte {
 	if v.isString() {
 		out = ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
 	} else {
-		out = jsoncmp.AppendKey(out, v.raw)
+		out = jsoncmp.AppendEqualKey(out, v.raw)
 		shown = v.raw
 		if shown[0] == '{' || shown[0] == '[' {
 			shown = compact(shown)

@@ -144,6 +144,9 @@ type lineView struct {
 	// asked to gather them and the line is one (object).
 	members []ndjson.Member
 	object  bool
+	// wheres are where the check found each of the paths it was asked to
+	// find (finding.paths), in one walk of the line.
+	wheres []ndjson.Where
 	// time is the line's time, when the stream has a time window.
 	time time.Time
 }
@@ -154,6 +157,7 @@ type lineView struct {
 type finding struct {
 	path    fastPath
 	members bool
+	paths   []fastPath // several paths, each found on the one walk (nil: looked up after)
 }
 
 // found is get for the path the check was asked to find: its answer, when
@@ -164,6 +168,19 @@ func (lv lineView) found(line []byte, path string, fp fastPath) value {
 		return value{line[lv.where.Start:lv.where.End], true}
 	case ndjson.Absent:
 		return value{}
+	}
+	return get(line, lv.marks, path, fp)
+}
+
+// foundAt is found for path k of finding.paths.
+func (lv lineView) foundAt(k int, line []byte, path string, fp fastPath) value {
+	if k < len(lv.wheres) {
+		switch w := lv.wheres[k]; w.State {
+		case ndjson.Present:
+			return value{line[w.Start:w.End], true}
+		case ndjson.Absent:
+			return value{}
+		}
 	}
 	return get(line, lv.marks, path, fp)
 }
@@ -235,6 +252,14 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkResult[A] {
 		r := chunkResult[A]{acc: start()}
 		var ck ndjson.Checker
+		var wheres []ndjson.Where
+		var paths [][]string
+		if len(find.paths) > 0 {
+			wheres = make([]ndjson.Where, len(find.paths))
+			for _, fp := range find.paths {
+				paths = append(paths, fp)
+			}
+		}
 		for rest := ch.Data; len(rest) > 0; {
 			var l []byte
 			l, rest = ndjson.Cut(rest)
@@ -245,6 +270,8 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 			var lv lineView
 			var p ndjson.Problem
 			switch {
+			case paths != nil:
+				p, lv.wheres = ck.FindAll(l, paths, wheres), wheres
 			case find.members:
 				p, lv.members, lv.object = ck.Index(l)
 			case find.path != nil:

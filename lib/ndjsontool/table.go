@@ -42,7 +42,7 @@ func table(ctx context.Context, st *Stream, o TableOptions, sep byte, cell func(
 		}
 	}
 	ps := newPaths(fieldPaths(fields))
-	sk, err := st.eachLine(ctx, finding{members: true}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLine(ctx, finding{paths: ps.fps}, func(out, line []byte, lv lineView) []byte {
 		var buf [8]value
 		vals := ps.vals(&buf)
 		ps.getAll(line, lv, vals)

@@ -60,12 +60,16 @@ func appendKey(out []byte, v value) []byte {
 	case v.isString():
 		return ndjson.AppendUnescaped(append(out, 's'), v.raw, false)
 	}
-	return jsoncmp.AppendKey(out, v.raw)
+	return jsoncmp.AppendEqualKey(out, v.raw)
 }
 
 // frame rewrites the placeholder length at start for the key written from
 // keyAt on.
 func frame(out []byte, start, keyAt int) []byte {
+	if n := len(out) - keyAt; n < 0x80 && keyAt == start+1 {
+		out[start] = byte(n) // its uvarint: one byte, as the placeholder's
+		return out
+	}
 	key := append([]byte(nil), out[keyAt:]...)
 	out = binary.AppendUvarint(out[:start], uint64(len(key)))
 	return append(out, key...)

@@ -18,18 +18,10 @@ func Where(ctx context.Context, st *Stream, set *predicate.Set) error {
 	for i, p := range set.Preds {
 		fps[i] = parseFastPath(p.Path)
 	}
-	var find finding
-	if len(fps) > 0 {
-		find.path = fps[0]
-	}
+	find := finding{paths: fps} // the check finds every path on its one walk
 	sk, err := st.eachLine(ctx, find, func(out, line []byte, lv lineView) []byte {
 		if set.MatchBy(func(i int, path string) ([]byte, bool) {
-			var v value
-			if i == 0 {
-				v = lv.found(line, path, fps[0]) // the check looked for it
-			} else {
-				v = get(line, lv.marks, path, fps[i])
-			}
+			v := lv.foundAt(i, line, path, fps[i])
 			return v.raw, v.ok
 		}) {
 			out = append(out, line...)

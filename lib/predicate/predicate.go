@@ -82,10 +82,12 @@ type Pred struct {
 
 // literal is a parsed VALUE.
 type literal struct {
-	typ gjson.Type
-	str string // for strings: the decoded text
-	raw string // the JSON text
-	key []byte // for objects and arrays: their jsoncmp key
+	typ   gjson.Type
+	str   string  // for strings: the decoded text
+	raw   string  // the JSON text
+	key   []byte  // for objects and arrays: their jsoncmp key
+	num   float64 // for numbers: the double, when it stands for the number exactly (jsoncmp.Double)
+	exact bool
 }
 
 // Parse reads one predicate.
@@ -208,6 +210,8 @@ func parseLiteral(v string) literal {
 	switch r.Type {
 	case gjson.String:
 		l.str = r.Str
+	case gjson.Number:
+		l.num, l.exact = jsoncmp.Double(bytesOf(l.raw))
 	case gjson.JSON:
 		l.key = jsoncmp.AppendKey(nil, []byte(l.raw))
 	}
@@ -306,7 +310,7 @@ func (p *Pred) equal(r gjson.Result) bool {
 		}
 		return r.Str == p.lit.str
 	case gjson.Number:
-		return jsoncmp.CompareNumbers(bytesOf(r.Raw), bytesOf(p.lit.raw)) == 0
+		return p.compareNumber(r) == 0
 	case gjson.JSON:
 		return bytes.Equal(jsoncmp.AppendKey(nil, bytesOf(r.Raw)), p.lit.key)
 	}
@@ -318,11 +322,26 @@ func (p *Pred) equal(r gjson.Result) bool {
 func (p *Pred) compare(r gjson.Result) (int, bool) {
 	switch {
 	case r.Type == gjson.Number && p.lit.typ == gjson.Number:
-		return jsoncmp.CompareNumbers(bytesOf(r.Raw), bytesOf(p.lit.raw)), true
+		return p.compareNumber(r), true
 	case r.Type == gjson.String && p.lit.typ == gjson.String:
 		return strings.Compare(r.Str, p.lit.str), true
 	}
 	return 0, false
+}
+
+// compareNumber compares the number r with the literal, exactly: by their
+// doubles when both stand for their numbers exactly, else by their texts.
+func (p *Pred) compareNumber(r gjson.Result) int {
+	if p.lit.exact && jsoncmp.Exact(bytesOf(r.Raw), r.Num) {
+		switch {
+		case r.Num < p.lit.num:
+			return -1
+		case r.Num > p.lit.num:
+			return 1
+		}
+		return 0
+	}
+	return jsoncmp.CompareNumbers(bytesOf(r.Raw), bytesOf(p.lit.raw))
 }
 
 // bytesOf views s as bytes, without copying; they must not be written.
