@@ -70,6 +70,7 @@ type census struct {
 	paths   int
 	dropped int64 // values at paths past MaxPaths
 	scratch []byte
+	keyBuf  []byte
 }
 
 // Census prints a census of every path of every valid line: the types seen
@@ -223,8 +224,9 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 			n.long, n.longN = append(n.long[:0], raw...), k
 		}
 	}
-	if t != tObject && t != tArray {
-		n.note(raw)
+	if t != tObject && t != tArray && !n.over {
+		c.keyBuf = jsoncmp.AppendKey(c.keyBuf[:0], raw)
+		n.note(raw, c.keyBuf)
 	}
 	return i
 }
@@ -238,13 +240,10 @@ func stringLen(raw []byte, scratch *[]byte) int {
 	return utf8.RuneCount(*scratch)
 }
 
-// note counts a scalar among the distinct values and the examples.
-func (n *censusNode) note(raw []byte) {
-	if n.over {
-		return
-	}
-	key := jsoncmp.AppendKey(nil, raw)
-	if _, ok := n.distinct[string(key)]; ok {
+// note counts a scalar, whose jsoncmp key is key, among the distinct
+// values and the examples.
+func (n *censusNode) note(raw, key []byte) {
+	if _, ok := n.distinct[str(key)]; ok {
 		return
 	}
 	if len(n.distinct) >= MaxDistinct {
