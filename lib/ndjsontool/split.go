@@ -12,9 +12,9 @@ import (
 	"os"
 	"strconv"
 
+	"compress/gzip"
 	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
-	"github.com/klauspost/compress/gzip"
 )
 
 // SplitOptions are split's.

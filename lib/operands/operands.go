@@ -22,7 +22,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/klauspost/compress/gzip"
+	"compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 

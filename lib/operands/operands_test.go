@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
+	"compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
