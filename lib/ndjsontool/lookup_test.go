@@ -111,3 +111,27 @@ func TestDedupe(t *testing.T) {
 		t.Errorf("no key is given twice there")
 	}
 }
+
+// FuzzPlainPathIsGjson: a path parseFastPath takes as plain keys finds
+// what gjson finds on the line with its duplicate keys dropped, so that
+// the fast lookup and gjson's paths agree (the last of a key given twice).
+func FuzzPlainPathIsGjson(f *testing.F) {
+	f.Add(`{"a":1,"a":{"b c":[true,{"é":2}]},"x.y":3,"#":4}`, "a.b c.1.é")
+	f.Add(`{"a":1,"a":2}`, "a")
+	f.Add(`{"x.y":3}`, `x\.y`)
+	f.Add(`{"#":4,"a,b":5}`, `\#`)
+	f.Add(`{"a,b":5,"my key":6}`, "a,b")
+	f.Fuzz(func(t *testing.T, line, path string) {
+		fp := parseFastPath(path)
+		if fp == nil || len(views(line)) == 0 {
+			return
+		}
+		want := get([]byte(line), nil, path, nil) // gjson on the deduplicated line
+		for _, lv := range views(line) {
+			got := get([]byte(line), lv.marks, path, fp)
+			if got.ok != want.ok || string(got.raw) != string(want.raw) {
+				t.Fatalf("%s on %s: fast %q %v, gjson %q %v", path, line, got.raw, got.ok, want.raw, want.ok)
+			}
+		}
+	})
+}
