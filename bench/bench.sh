@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# make bench: ndjson against jq, with grep -F as the floor, on two corpora
+# make bench: ndjson against jq, with grep -F as the floor, on three corpora
 # shaped unlike each other, in one run; then svc against nohup, pm2 and
 # supervisord, and agent-host's ping throughput, latency and memory. Prints
 # medians, throughput, ratios, peak RSS, and whether each target is met.
 # Not a test: the numbers are for people.
 #
 #   BENCH_DIR   where the corpus is kept between runs (default /tmp/agentry-bench)
-#   BENCH_LINES lines in each corpus (default 1000000, about 270 MB)
+#   BENCH_LINES lines in each corpus (default 1000000, about 270 MB; the
+#               deep corpus, whose lines are five times longer, gets a fifth)
 #   RUNS        runs per measurement for ndjson and grep (default 7; jq gets 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,10 +79,12 @@ command -v mlr >/dev/null || install_pkg mlr miller || true # stats is measured 
 # corpus_for PROFILE: makes (once, kept in BENCH_DIR) the corpus of
 # that profile, and sets $corpus, $bytes and $nonascii.
 corpus_for() {
-  corpus="$BENCH_DIR/corpus-$1-$BENCH_LINES.ndjson"
+  lines=$BENCH_LINES
+  [ "$1" = deep ] && lines=$((BENCH_LINES / 5))
+  corpus="$BENCH_DIR/corpus-$1-$lines.ndjson"
   if [ ! -s "$corpus" ] || [ bench/corpus/main.go -nt "$corpus" ]; then
     echo "bench: generating $corpus" >&2
-    go run ./bench/corpus -lines "$BENCH_LINES" -profile "$1" > "$corpus.tmp" && mv "$corpus.tmp" "$corpus"
+    go run ./bench/corpus -lines "$lines" -profile "$1" > "$corpus.tmp" && mv "$corpus.tmp" "$corpus"
   fi
   bytes=$(stat -c %s "$corpus")
   nonascii=$(LC_ALL=C tr -d '\000-\177' < "$corpus" | wc -c)
@@ -122,9 +125,11 @@ row() {
 }
 
 # ndjson_rows PROFILE: every ndjson row on that profile's corpus. The
-# targets hold on both: agent (agent-host traffic, long texts, 7% non-ASCII)
-# and dense (many keys, short strings, 15% non-ASCII, \uXXXX escapes with
-# surrogate pairs and U+2028 on every line).
+# targets hold on all three: agent (agent-host traffic, long texts, 7%
+# non-ASCII), dense (many keys, short strings, 15% non-ASCII, \uXXXX
+# escapes with surrogate pairs and U+2028 on every line) and deep (agent
+# transcripts: 1.2 KB lines, content arrays, tool output full of escapes,
+# objects nested 10 to 40 deep, arrays of 128 numbers).
 ndjson_rows() {
   corpus_for "$1"
   # ndjson checks UTF-8 and scans strings with AVX2 where the CPU has it.
@@ -132,7 +137,7 @@ ndjson_rows() {
   grep -qw avx2 /proc/cpuinfo 2>/dev/null && vec="AVX2 validation"
   has_avx512 && vec="AVX-512 validation"
   printf 'corpus %s: %s lines, %.1f MB, %.1f%% non-ASCII bytes; %d cores, %s; %s\n' \
-    "$1" "$BENCH_LINES" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
+    "$1" "$lines" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "100 * $nonascii / $bytes" | bc -l)" "$(nproc)" "$vec" "$(jq --version)"
   printf 'medians of %d runs (jq: %d); ndjson alternates with grep -F and with jq, and x grep and x jq are medians of the pairs'"'"' ratios\n\n' "$RUNS" "$JQ_RUNS"
   printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
@@ -141,40 +146,43 @@ ndjson_rows() {
   row "count type" "$ND count type" \
     "jq -n -r 'reduce inputs as \$l ({}; .[\$l.type|tostring] += 1) | to_entries[] | \"\\(.value)\\t\\(.key)\"'" \
     "grep -cF '\"type\":\"run_done\"'" 20 1.5
-  local path=event.text
-  [ "$1" = dense ] && path=e.h # a short string with an escape in every line
-  row "get -r $path" "$ND get -r $path" "jq -r .$path" "" 15 ""
+  # path is a string on most lines; jqpath is the same path as jq writes it.
+  local path=event.text jqpath=.event.text
+  [ "$1" = dense ] && path=e.h jqpath=.e.h # a short string with an escape in every line
+  [ "$1" = deep ] && path=message.content.0.text jqpath='.message.content[0].text' # through an array
+  row "get -r $path" "$ND get -r $path" "jq -r '$jqpath'" "" 20 ""
   row "check" "$ND check" "jq empty" "" 20 ""
-  row "pick (3 fields)" "$ND pick --null type runId text=event.text" "jq -c '{type, runId, text: .event.text}'" "" 20 ""
-  row "csv (3 fields)" "$ND csv --no-header type runId event.text" "jq -r '[.type, .runId, .event.text] | @csv'" "" 20 ""
+  row "pick (3 fields)" "$ND pick --null type runId text=$path" "jq -c '{type, runId, text: $jqpath}'" "" 20 ""
+  row "csv (3 fields)" "$ND csv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @csv'" "" 20 ""
+  row "tsv (3 fields)" "$ND tsv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @tsv'" "" 20 ""
   row "uniq --by runId" "$ND uniq --by runId" \
     "jq -c -n 'foreach inputs as \$l ({}; (\$l.runId|tojson) as \$k | if .seen[\$k] then .out = null else .seen[\$k] = true | .out = \$l end; .out // empty)'" "" 20 ""
   local num=usage.outputTokens
   [ "$1" = dense ] && num=k
+  [ "$1" = deep ] && num=message.usage.output_tokens
   row "stats $num --by type" "$ND stats --json $num --by type" \
     "jq -c -n 'reduce inputs as \$l ({}; (\$l.type|tostring) as \$g | \$l.$num as \$v | if (\$v|type) == \"number\" then .[\$g].count += 1 | .[\$g].sum += \$v | .[\$g].min = ([.[\$g].min // \$v, \$v] | min) | .[\$g].max = ([.[\$g].max // \$v, \$v] | max) else .[\$g].skipped += 1 end)'" "" 20 ""
   if command -v mlr >/dev/null; then
     read -r mt _ nt _ < <(measure "$JQ_RUNS" "mlr --ijsonl --ojsonl flatten then stats1 -a count,sum,min,max,mean -f $num -g type" "$ND stats --json $num --by type")
     verdict=met
-    if (($(echo "$nt >= $mt" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
-    printf '%-22s %-7s %9.3f\n%-22s %-7s %9.3f\n%-22s target: faster than Miller stats1: %s (%.1fx)\n\n' \
+    if (($(echo "$nt * 1.5 > $mt" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+    printf '%-22s %-7s %9.3f\n%-22s %-7s %9.3f\n%-22s target: >= 1.5x faster than Miller stats1: %s (%.1fx)\n\n' \
       "stats vs Miller" ndjson "$nt" "" mlr "$mt" "" "$verdict" "$(echo "$mt / $nt" | bc -l)"
   fi
 
   # sort holds the whole input (or spills it): against jq -s, which must,
   # one run each (jq -s takes tens of seconds and gigabytes); then under
   # --memory 64MiB, which must spill and stay small.
-  local sk=usage.outputTokens
-  [ "$1" = dense ] && sk=k
+  local sk=$num
   read -r snd srss < <(measure 3 "$ND sort -k $sk")
   read -r sjq sjqrss < <(measure 1 "jq -s -c 'sort_by(.$sk)[]'")
   read -r ssp ssprss < <(measure 3 "TMPDIR=$BENCH_DIR $ND sort -k $sk --memory 64MiB")
   verdict=met
-  if (($(echo "$sjq / $snd < 3" | bc -l))) || ((srss > 300 * 1024)) || ((ssprss > 120 * 1024)); then verdict=MISSED; fails=$((fails + 1)); fi
+  if (($(echo "$sjq / $snd < 10" | bc -l))) || ((srss > 300 * 1024)) || ((ssprss > 120 * 1024)); then verdict=MISSED; fails=$((fails + 1)); fi
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "sort -k $sk" ndjson "$snd" "$(echo "$bytes / $snd / 1000000" | bc -l)" "$(echo "$sjq / $snd" | bc -l)" - "$(echo "$srss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" "jq -s" "$sjq" "$(echo "$bytes / $sjq / 1000000" | bc -l)" 1.0 - "$(echo "$sjqrss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "  --memory 64MiB" ndjson "$ssp" "$(echo "$bytes / $ssp / 1000000" | bc -l)" "$(echo "$sjq / $ssp" | bc -l)" - "$(echo "$ssprss / 1024" | bc -l)"
-  printf '%-22s target: >= 3x jq -s, <= 300 MB RSS; --memory 64MiB <= 120 MB RSS: %s\n\n' "" "$verdict"
+  printf '%-22s target: >= 10x jq -s, <= 300 MB RSS; --memory 64MiB <= 120 MB RSS: %s\n\n' "" "$verdict"
 
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
@@ -238,6 +246,7 @@ startup_rows() {
 startup_rows
 ndjson_rows agent
 ndjson_rows dense
+ndjson_rows deep
 
 echo
 # svc against nohup, pm2 (npm), supervisord and foreman (Debian), installed here
@@ -257,8 +266,8 @@ echo
 # test-peers has installed them.
 peers=${PEERS_DIR:-$HOME/.cache/agentry-peers}
 if [ -x "$peers/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer' ./tests/peers/ |
-    grep "agent-host over\|runagent over\|runagent.s own cost\|codex turn\|codex interrupt" | tee "$BENCH_DIR/peers.txt"
+  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer|TestBenchACP' ./tests/peers/ |
+    grep "agent-host over\|runagent over\|runagent.s own cost\|codex turn\|codex interrupt\|^ACP " | tee "$BENCH_DIR/peers.txt"
   fails=$((fails + $(grep -c MISSED "$BENCH_DIR/peers.txt" || true)))
 else
   echo "agent-host over a claude turn, runagent over a run: not measured (make test-peers installs the CLIs into $peers)"

@@ -35,7 +35,7 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 	rec := filepath.Join(dir, "rec")
 	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile,
 		"--tools-url", "http://127.0.0.1:9/mcp")
-	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_RECORD="+rec,
+	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_RECORD="+rec, "RUNAGENT_ENV_ALLOW=FAKE_*",
 		"XDG_STATE_HOME="+filepath.Join(dir, "state"))
 	cmd.Stdin = strings.NewReader("TOP-SECRET-PROMPT")
 	var stderr bytes.Buffer

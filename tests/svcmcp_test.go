@@ -215,6 +215,17 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 	if status["status"] != "ready" || status["rows"].(float64) < 2 {
 		t.Errorf("status: %v", status)
 	}
+	// who: web's port is web's, named within the scope; a port nothing
+	// listens on is nobody's.
+	port := status["port"].(float64)
+	who := s.must("who", map[string]any{"port": port})
+	if who["service"] != "web" || who["listening"] != true || !strings.Contains(who["summary"].(string), "of service web") {
+		t.Errorf("who %v: %v", port, who)
+	}
+	if who := s.must("who", map[string]any{"port": 1}); who["listening"] != false || who["service"] != nil {
+		t.Errorf("who 1: %v", who)
+	}
+	s.mustFail("who", map[string]any{"port": 70000}, `70000 is not a port`)
 	// The list has web ready, and the command that could not run as it
 	// ended (its log is there to read).
 	live := 0

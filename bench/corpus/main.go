@@ -1,10 +1,15 @@
 // Command corpus writes a deterministic NDJSON corpus of agent-host v1
 // traffic for make bench: mixed message types, long unicode text with
 // escaped quotes, nested usage objects. Usage: corpus [-lines N]
-// [-profile agent|dense] > file. The dense profile is shaped unlike the
-// first, so that no code is tuned to one shape of data: more keys per
+// [-profile agent|dense|deep] > file. The dense profile is shaped unlike
+// the first, so that no code is tuned to one shape of data: more keys per
 // object, short strings, about 15% non-ASCII bytes, and two or three
-// \uXXXX escapes a line (surrogate pairs and \u2028 among them).
+// \uXXXX escapes a line (surrogate pairs and \u2028 among them). The deep
+// profile is unlike both: agent transcripts as the CLIs stream them, long
+// lines (about 1.4 KB, some over 10 KB) of messages whose content is an
+// array of parts, tool output dense with escapes and unicode, objects
+// nested 10 to 40 deep, and wide arrays of numbers; make bench gives it a
+// fifth of the lines, for about as many bytes.
 package main
 
 import (
@@ -50,13 +55,17 @@ func text(r *rand.Rand, n int) string {
 
 func main() {
 	lines := flag.Int("lines", 1000000, "number of lines")
-	profile := flag.String("profile", "agent", "agent: agent-host traffic; dense: short strings, many keys, more non-ASCII and escapes")
+	profile := flag.String("profile", "agent", "agent: agent-host traffic; dense: short strings, many keys, more non-ASCII and escapes; deep: long transcript lines, deep nesting, wide arrays")
 	flag.Parse()
 	r := rand.New(rand.NewPCG(1, 2))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer w.Flush()
-	if *profile == "dense" {
+	switch *profile {
+	case "dense":
 		dense(w, r, *lines)
+		return
+	case "deep":
+		deep(w, r, *lines)
 		return
 	}
 	run, seq := 1, 0
@@ -120,5 +129,91 @@ func dense(w *bufio.Writer, r *rand.Rand, lines int) {
 			typ, i, short(r), short(r), escapes[r.IntN(len(escapes))], r.IntN(1000), short(r),
 			short(r), r.IntN(2) == 0, escapes[r.IntN(len(escapes))], short(r), r.IntN(100), short(r),
 			short(r), r.IntN(1000), r.IntN(100), short(r), short(r), escapes[r.IntN(len(escapes))], short(r))
+	}
+}
+
+// output is what a tool prints, as a JSON string's text: lines of code and
+// listings, escaped newlines and tabs, quotes, backslashes, unicode.
+func output(r *rand.Rand, n int) string {
+	b := make([]byte, 0, n+64)
+	for len(b) < n {
+		switch r.IntN(6) {
+		case 0:
+			b = append(b, `\n`...)
+		case 1:
+			b = append(b, `\t`...)
+		case 2:
+			b = fmt.Appendf(b, `src/pkg%d/file_%d.go:%d:%d: `, r.IntN(20), r.IntN(100), r.IntN(900), r.IntN(80))
+		case 3:
+			b = append(b, unicode[r.IntN(len(unicode))]...)
+		default:
+			b = append(b, ascii[r.IntN(len(ascii))]...)
+			b = append(b, ' ')
+		}
+	}
+	return string(b)
+}
+
+// nest writes an object nested depth deep, each level with a key or two
+// beside the next.
+func nest(b []byte, r *rand.Rand, depth int) []byte {
+	if depth == 0 {
+		return fmt.Appendf(b, `{"leaf":%d,"ok":%t}`, r.IntN(1000), r.IntN(2) == 0)
+	}
+	b = fmt.Appendf(b, `{"kind":"level%d","n":%d,"child":`, depth, r.IntN(100))
+	if r.IntN(3) == 0 {
+		b = append(b, '[')
+		b = nest(b, r, depth-1)
+		b = append(b, ",null]"...)
+	} else {
+		b = nest(b, r, depth-1)
+	}
+	return append(b, '}')
+}
+
+// deep writes agent transcripts: assistant and user messages whose content
+// is an array of parts, stream deltas, deeply nested tool inputs, wide
+// arrays of numbers, and a run_done line ending each run.
+func deep(w *bufio.Writer, r *rand.Rand, lines int) {
+	run := 1
+	var b []byte
+	for i := 0; i < lines; i++ {
+		runID := "run-" + strconv.Itoa(run)
+		usage := fmt.Sprintf(`"usage":{"input_tokens":%d,"output_tokens":%d,"cache_read_input_tokens":%d}`, r.IntN(200000), r.IntN(8000), r.IntN(100000))
+		b = b[:0]
+		switch k := r.IntN(100); {
+		case k < 35:
+			b = fmt.Appendf(b, `{"type":"assistant","runId":%q,"seq":%d,"message":{"id":"msg_%016x","role":"assistant","model":"model-x","content":[{"type":"text","text":"%s"}`, runID, i, r.Uint64(), text(r, 200+r.IntN(1200)))
+			if r.IntN(2) == 0 {
+				b = fmt.Appendf(b, `,{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{"command":"rg -n \"%s\" src/","description":"%s"}}`, r.IntN(1e9), ascii[r.IntN(len(ascii))], text(r, 60))
+			}
+			b = fmt.Appendf(b, `],"stop_reason":null,%s}}`, usage)
+		case k < 60:
+			n := 300 + r.IntN(1500)
+			if r.IntN(20) == 0 {
+				n = 8000 + r.IntN(8000) // a long listing
+			}
+			b = fmt.Appendf(b, `{"type":"user","runId":%q,"seq":%d,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"%s","is_error":%t}]}}`, runID, i, r.IntN(1e9), output(r, n), r.IntN(10) == 0)
+		case k < 75:
+			b = fmt.Appendf(b, `{"type":"stream_event","runId":%q,"seq":%d,"event":{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":"%s"}}}`, runID, i, r.IntN(4), text(r, 10+r.IntN(60)))
+		case k < 85:
+			b = fmt.Appendf(b, `{"type":"embedding","runId":%q,"seq":%d,"dims":128,"vector":[`, runID, i)
+			for d := 0; d < 128; d++ {
+				if d > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendFloat(b, r.NormFloat64(), 'g', 8, 64)
+			}
+			b = append(b, "]}"...)
+		case k < 97:
+			b = fmt.Appendf(b, `{"type":"tool_input","runId":%q,"seq":%d,"message":{"content":[{"type":"tool_use","name":"Edit","input":`, runID, i)
+			b = nest(b, r, 10+r.IntN(30))
+			b = fmt.Appendf(b, `}],%s}}`, usage)
+		default:
+			b = fmt.Appendf(b, `{"type":"run_done","runId":%q,"seq":%d,"message":{"content":[{"type":"text","text":"%s"}],%s},"duration_ms":%d,"cost_usd":%.6f}`, runID, i, text(r, 80), usage, r.IntN(600000), r.Float64())
+			run++
+		}
+		b = append(b, '\n')
+		w.Write(b)
 	}
 }

@@ -36,16 +36,27 @@ func main() {
 	svcBin := flag.String("svc", "bin/svc", "the svc binary")
 	ndjsonBin := flag.String("ndjson", "bin/ndjson", "the ndjson binary")
 	runs := flag.Int("runs", 9, "runs per measurement")
-	only := flag.String("only", "", "run only this measurement (up)")
+	only := flag.String("only", "", "run only this measurement (up, worktrees, proxy)")
 	flag.Parse()
 	self, _ := os.Executable()
+	// Absolute: svc up runs in the project's directory.
+	if abs, err := filepath.Abs(*svcBin); err == nil {
+		*svcBin = abs
+	}
 	b := &bench{svc: *svcBin, ndjson: *ndjsonBin, self: self, runs: *runs}
 	b.home, _ = os.MkdirTemp("", "svcbench-")
 	defer os.RemoveAll(b.home)
 	// Only the bench's own home: never a service of the user's.
 	defer b.cmd(b.svc, "stop", "--all").Run()
-	if *only == "up" {
+	switch *only {
+	case "up":
 		b.up()
+		return
+	case "worktrees":
+		b.worktrees()
+		return
+	case "proxy":
+		b.proxy()
 		return
 	}
 	b.run()
@@ -53,7 +64,7 @@ func main() {
 
 // serve listens, prints where and when, serves until SIGTERM.
 func serve() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT")) // $PORT when svc gives one, else any
 	if err != nil {
 		os.Exit(1)
 	}
@@ -125,6 +136,8 @@ func (b *bench) run() {
 	b.supervisord()
 	b.many()
 	b.up()
+	b.worktrees()
+	b.proxy()
 	b.throughput()
 	if b.fails > 0 {
 		fmt.Printf("svcbench: %d target(s) missed\n", b.fails)

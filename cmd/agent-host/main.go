@@ -6,11 +6,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/acp"
 	"github.com/agentry/agentry/lib/backend/claude"
 	"github.com/agentry/agentry/lib/backend/codex"
 	"github.com/agentry/agentry/lib/backend/echo"
@@ -36,6 +41,8 @@ func app() cli.App {
 type grammar struct {
 	cli.Globals
 
+	ACP               bool          `name:"acp" help:"Speak the Agent Client Protocol (v1) as an agent on stdin and stdout instead, for editors; see agent-host-acp(7)."`
+	Config            string        `help:"With --acp: the backend's configuration, as hello.config gives it in protocol v1 (a JSON object), such as '{\"claude\":{\"models\":[...]}}'." placeholder:"JSON"`
 	Backend           string        `help:"Backend to host: echo, exec, claude or codex (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
@@ -43,6 +50,18 @@ type grammar struct {
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
+}
+
+// acpStateDir is where the ACP face keeps its sessions for session/load:
+// $XDG_STATE_HOME/agent-host/acp, else ~/.local/state/agent-host/acp.
+func acpStateDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "agent-host", "acp")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "agent-host", "acp")
+	}
+	return ""
 }
 
 // memoryLimit is the heap's soft limit for a line cap: twice the cap, less
@@ -89,9 +108,34 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	// holding one costs (the reader's growth, GC headroom) within twice
 	// the cap, however long the line (DESIGN.md).
 	debug.SetMemoryLimit(memoryLimit(int64(g.MaxLine)))
-	return host.Serve(ctx, host.Options{
+	opts := host.Options{
 		Backend: g.Backend, Factory: factory, Version: cli.Version(),
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
 		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
-	}, env.Stdin, env.Stdout)
+	}
+	if g.Config != "" && !g.ACP {
+		return cli.Usagef("--config is for --acp; a daemon gives the configuration in hello")
+	}
+	if g.ACP {
+		var config json.RawMessage
+		if g.Config != "" {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(g.Config), &obj); err != nil {
+				return cli.Usagef("--config is not a JSON object: %v", err)
+			}
+			config = json.RawMessage(g.Config)
+		}
+		// An editor that dies takes the read end of stdout with it: the
+		// write fails (EPIPE, not SIGPIPE's death) and the face ends every
+		// session's processes before it exits.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		voice := cli.Voice{Prog: "agent-host", W: env.Stderr}
+		err := acp.Serve(ctx, acp.Options{Host: opts, Config: config, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv)},
+			env.Stdin, env.Stdout)
+		if errors.Is(err, acp.ErrBackend) {
+			return cli.Usagef("%v", err) // a configuration error: nothing was started
+		}
+		return err
+	}
+	return host.Serve(ctx, opts, env.Stdin, env.Stdout)
 }

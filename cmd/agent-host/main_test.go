@@ -15,6 +15,7 @@ func TestGrammar(t *testing.T) {
 		{},
 		{"--backend", "echo", "--max-line", "1MiB", "--max-concurrent-runs", "8", "--drain-timeout", "1s", "--interrupt-grace", "100ms", "--log-level", "debug"},
 		{"--backend", "exec", "--", "runagent", "-l", "2"},
+		{"--acp", "--backend", "echo"},
 	} {
 		p, err := cli.NewParser(app(), env)
 		if err != nil {

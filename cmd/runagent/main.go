@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -61,15 +62,27 @@ type runCmd struct {
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, services}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, limit, stalled, partial, attempts, services}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
 	Services           bool          `help:"Levels 2 and 3: give the agent svc's tools to start servers without blocking; they are stopped when the run ends."`
 	KeepServices       bool          `help:"With --services: leave the agent's services running after the run, and list them."`
 	Schema             string        `help:"A JSON Schema the answer must conform to: the answer is then one line of JSON, checked here (exit 1 when it does not conform)." placeholder:"FILE" type:"path"`
-	MaxTurns           int           `help:"Stop the agent after N turns (claude) or N tool calls (codex); exit 3 with what it had said." placeholder:"N"`
-	MaxBudgetUSD       float64       `name:"max-budget-usd" help:"Stop claude once the run has cost this many US dollars; exit 3 (codex reports no cost)." placeholder:"USD"`
+	MaxTurns           int           `help:"Stop the agent after N turns (claude: model responses; codex: tool calls), counted by runagent over the whole run; exit 3 with what it had said." placeholder:"N"`
+	MaxToolCalls       int           `help:"Stop the agent as its N-th tool call completes, over the whole run; exit 3." placeholder:"N"`
+	MaxBudgetUSD       float64       `name:"max-budget-usd" help:"Stop once the run has cost this many US dollars, over every attempt; exit 3 (codex needs --price)." placeholder:"USD"`
+	Price              string        `help:"Codex's price in US dollars per million tokens: input, output and cached input (default: the input's), for its cost and --max-budget-usd." placeholder:"IN,OUT[,CACHED]"`
+	Retry              int           `help:"Resume the session up to N times after a transient failure: the API's 429 or 5xx, a cut stream, a signal nobody sent (default 0)." placeholder:"N"`
+	RetryStalls        bool          `help:"With --retry: a stall (--idle-timeout) is a transient failure too."`
+	WrapUp             bool          `help:"At a limit (turns, tool calls, budget, stall), resume the session once without tools for a report of what is done, what remains and where; print it as the answer (exit 3, partial in --json)."`
+	Until              string        `help:"After each answer run CMD (sh -c, in the working copy); exit 0 when it succeeds, else resume the session with the end of its output, up to --attempts answers. Implies --preflight at levels 2 and 3." placeholder:"CMD"`
+	Attempts           int           `help:"With --until: at most N answers (default 3)." placeholder:"N"`
+	Preflight          bool          `help:"Before the first model call, prove the run can work: a writable working copy (levels 2 and 3), an agent that starts, a credential; exit 2 otherwise."`
+	CleanEnv           bool          `help:"Give the agent only PATH, HOME, LANG, LC_*, TERM, TMPDIR, proxy and certificate variables, and its own (the default at level 1)."`
+	EnvAllow           string        `env:"RUNAGENT_ENV_ALLOW" help:"A clean environment (--clean-env) that also passes these variables: names or globs, comma-separated." placeholder:"LIST"`
+	Redact             string        `help:"Replace the values of these variables (comma-separated names) with [redacted:NAME] in the answer, --events, --json and --summary, though the agent gets them." placeholder:"NAMES"`
+	Summary            string        `help:"Append a Markdown summary of the run to FILE (for $GITHUB_STEP_SUMMARY or a comment): outcome, attempts, turns, tokens, cost, duration, commands run, denials, services." placeholder:"FILE"`
 	IdleTimeout        time.Duration `help:"Stop the agent when it has written nothing for this long: a stall (exit 124). Off by default." placeholder:"DUR"`
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
@@ -86,15 +99,10 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if c.PrintArgs && c.JSON {
-		cli.PrintJSON(env.Stdout, g)
-		return nil
-	}
 	if c.PrintArgs {
-		g.Describe(env.Stdout)
-		return nil
+		return c.printArgs(env, g, opts)
 	}
-	req, closeEvents, err := c.request(env, g, schema)
+	req, closeEvents, err := c.request(env, g, opts, schema)
 	if err != nil {
 		return err
 	}
@@ -118,8 +126,15 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
 	}
+	var pe *agentrun.PreflightError
+	if errors.As(err, &pe) {
+		return cli.Usagef("%v; nothing was sent to the model", pe)
+	}
 	if err != nil {
 		return err
+	}
+	if c.Summary != "" {
+		writeSummary(env, c.Summary, agentrun.Summary(res))
 	}
 	if !c.JSON {
 		reportServices(env, res.Services)
@@ -140,6 +155,12 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		return o, nil, cli.Usagef("--keep-services goes with --services")
 	case c.IdleTimeout < 0:
 		return o, nil, cli.Usagef("--idle-timeout cannot be negative")
+	case c.Retry < 0 || c.Attempts < 0 || c.MaxToolCalls < 0:
+		return o, nil, cli.Usagef("--retry, --attempts and --max-tool-calls cannot be negative")
+	case c.RetryStalls && c.Retry == 0:
+		return o, nil, cli.Usagef("--retry-stalls goes with --retry N")
+	case c.Attempts > 0 && c.Until == "":
+		return o, nil, cli.Usagef("--attempts goes with --until")
 	}
 	harness, err := grant.ParseHarness(c.Agent)
 	if err != nil {
@@ -151,7 +172,10 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	}
 	o = grant.Options{Level: c.Level, Harness: harness, ToolsURL: c.ToolsURL, Model: c.Model,
 		SessionID: session, Resume: c.Resume, Program: env.Getenv("RUNAGENT_" + strings.ToUpper(harness) + "_BIN"),
-		MaxBudgetUSD: c.MaxBudgetUSD, Effort: c.Effort, PartialMessages: c.IdleTimeout > 0 || c.Events != ""}
+		MaxBudgetUSD: c.MaxBudgetUSD, Effort: c.Effort, PartialMessages: c.IdleTimeout > 0 || c.Events != "", Priced: c.Price != ""}
+	if c.Price != "" && harness == grant.Claude {
+		return o, nil, cli.Usagef("--price is for codex: claude reports its own cost")
+	}
 	if harness == grant.Claude {
 		o.MaxTurns = c.MaxTurns // codex's are counted here
 	}
@@ -184,16 +208,26 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 
 // request is the run's request: the prompt read, the working copy checked,
 // the event log opened (closed by the func returned).
-func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) (agentrun.Request, func(), error) {
-	req := agentrun.Request{Grant: g, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agenthome.CodexSource{Config: c.CodexConfig, Keep: true},
-		Schema: schema, IdleTimeout: c.IdleTimeout}
-	if g.Harness == grant.Codex {
-		req.MaxTurns = c.MaxTurns
+func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schema *agentrun.Schema) (agentrun.Request, func(), error) {
+	req := agentrun.Request{Grant: g, Options: opts, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agenthome.CodexSource{Config: c.CodexConfig, Keep: true},
+		Schema: schema, IdleTimeout: c.IdleTimeout, MaxTurns: c.MaxTurns, MaxToolCalls: c.MaxToolCalls, MaxBudgetUSD: c.MaxBudgetUSD,
+		Retry: c.Retry, RetryStalls: c.RetryStalls, WrapUp: c.WrapUp, Until: c.Until, Attempts: c.Attempts,
+		Preflight: c.Preflight || c.Until != "" && g.Level >= 2, Redact: splitList(c.Redact)}
+	if c.CleanEnv || c.EnvAllow != "" || g.Level == 1 {
+		req.Clean = &agentrun.CleanEnv{Allow: splitList(c.EnvAllow)}
+	}
+	var err error
+	if req.Price, err = parsePrice(c.Price); err != nil {
+		return req, nil, err
+	}
+	if base := env.Getenv("RUNAGENT_RETRY_BASE"); base != "" {
+		if req.RetryBase, err = time.ParseDuration(base); err != nil || req.RetryBase <= 0 {
+			return req, nil, cli.Usagef("RUNAGENT_RETRY_BASE=%s is not a duration such as 2s", base)
+		}
 	}
 	if c.Services {
 		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
 	}
-	var err error
 	if req.Prompt, err = c.prompt(env); err != nil {
 		return req, nil, err
 	}
@@ -224,7 +258,7 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, schema *agentrun.Schema) 
 func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, res)
-	} else if res.OK || res.Limit != "" && res.Text != "" {
+	} else if res.OK || (res.Limit != "" || res.Partial) && res.Text != "" {
 		text := res.Text
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -234,7 +268,7 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	switch {
 	case res.OK:
 		return nil
-	case res.StoppedBy != "" || res.Limit != "":
+	case res.StoppedBy != "" || res.Limit != "" || res.Partial:
 		env.Voice().Notef("%s", res.Reason)
 	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))
@@ -308,4 +342,109 @@ func (c *grantsCmd) Run(env *cli.Env) error {
 		cli.PrintJSON(env.Stdout, r)
 	}
 	return nil
+}
+
+// printArgs shows the run without starting it: the grant, then what a
+// later attempt would run (its session shown as SESSION), and the
+// environment when it is clean.
+func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) error {
+	var out struct {
+		*grant.Grant
+		ResumeArgv []string `json:"resumeArgv,omitempty"`
+		WrapUpArgv []string `json:"wrapUpArgv,omitempty"`
+		Env        []string `json:"env,omitempty"`
+	}
+	out.Grant = g
+	if c.Retry > 0 || c.Until != "" {
+		r, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, false))
+		out.ResumeArgv = r.Argv
+	}
+	if c.WrapUp {
+		w, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, true))
+		out.WrapUpArgv = w.Argv
+	}
+	if c.CleanEnv || c.EnvAllow != "" || g.Level == 1 {
+		out.Env = grant.EnvAllowed(g.Harness, splitList(c.EnvAllow))
+	}
+	if c.JSON {
+		cli.PrintJSON(env.Stdout, out)
+		return nil
+	}
+	g.Describe(env.Stdout)
+	if out.ResumeArgv != nil {
+		fmt.Fprintf(env.Stdout, "# a later attempt (--retry, --until) resumes the session:\n#   %s\n", shellLine(out.ResumeArgv))
+	}
+	if out.WrapUpArgv != nil {
+		fmt.Fprintf(env.Stdout, "# the wrap-up at a limit (--wrap-up):\n#   %s\n", shellLine(out.WrapUpArgv))
+	}
+	if out.Env != nil {
+		fmt.Fprintf(env.Stdout, "# environment: only %s; the values of the rest are redacted from what the run says\n", strings.Join(out.Env, " "))
+	}
+	return nil
+}
+
+func shellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = grant.ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// writeSummary appends the summary to file, as $GITHUB_STEP_SUMMARY is
+// written to; a failure is a warning, the run's outcome stands.
+func writeSummary(env *cli.Env, file, text string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err == nil {
+		if st, serr := f.Stat(); serr == nil && st.Size() > 0 {
+			text = "\n" + text // a heading needs a line of its own
+		}
+		_, err = io.WriteString(f, text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		env.Voice().Warnf("--summary: %v", err)
+	}
+}
+
+// splitList is a comma-separated list, without empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parsePrice reads --price IN,OUT[,CACHED].
+func parsePrice(s string) (*agentrun.Price, error) {
+	if s == "" {
+		return nil, nil
+	}
+	f := strings.Split(s, ",")
+	var n []float64
+	for _, x := range f {
+		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil || v < 0 {
+			n = nil
+			break
+		}
+		n = append(n, v)
+	}
+	if len(n) < 2 || len(n) > 3 {
+		return nil, cli.Usagef("--price %s: give IN,OUT or IN,OUT,CACHED, in US dollars per million tokens", s)
+	}
+	p := &agentrun.Price{In: n[0], Out: n[1], Cached: n[0]}
+	if len(n) == 3 {
+		p.Cached = n[2]
+	}
+	return p, nil
 }

@@ -50,6 +50,8 @@ func TestDirectParse(t *testing.T) {
 		[]string{"-l", "1"},
 		[]string{"run", "--agent", "codex", "-l", "2", "--json", "--schema", "s.json", "--max-turns", "5", "--max-budget-usd", "0.5",
 			"--idle-timeout", "2m", "--events", "-", "--append-system-prompt", "/etc/sys.md", "--effort", "high", "--services", "--keep-services"},
+		[]string{"-l", "2", "--retry", "2", "--retry-stalls", "--wrap-up", "--until", "make test", "--attempts", "4", "--preflight", "--clean-env",
+			"--env-allow", "GO*,CI", "--redact", "A,B", "--summary", "s.md", "--price", "1,2,0.1", "--max-tool-calls", "9", "fix"},
 		[]string{"run", "-l", "3", "--", "-v", "fix", "it"},
 		[]string{"--level=2", "--max-output=10", "say", "hi"},
 	)

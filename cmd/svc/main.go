@@ -35,7 +35,7 @@ func app() cli.App {
 		Options: []kong.Option{kong.Vars{
 			"readyTimeout": svc.DefaultReadyTimeout.String(), "settle": svc.DefaultSettle.String(),
 			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
-			"logKeep": fmt.Sprint(svc.DefaultLogKeep),
+			"logKeep": fmt.Sprint(svc.DefaultLogKeep), "proxyPort": fmt.Sprint(svc.DefaultProxyPort),
 		}},
 	}
 }
@@ -55,6 +55,78 @@ type grammar struct {
 	Up      upCmd      `cmd:"" help:"Start a project's services from svc.toml or a Procfile, in dependency order."`
 	Down    downCmd    `cmd:"" help:"Stop a project's services, dependents first."`
 	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve svc to an agent as MCP tools, over stdio or streamable HTTP on loopback."`
+	Env     envCmd     `cmd:"" help:"Print the ports, URLs, worktree and slot of this project's services as KEY=VALUE lines, or run a command with them."`
+	Who     whoCmd     `cmd:"" help:"Say which process holds a port, and which service, worktree and scope it belongs to."`
+	Gc      gcCmd      `cmd:"" name:"gc" help:"Stop and remove the services whose worktree, directory or owner is gone."`
+	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.WORKTREE.localhost:PORT/ (a service itself)."`
+}
+
+type proxyCmd struct {
+	Port  string `help:"The proxy's port on loopback: a number, or auto." default:"${proxyPort}" placeholder:"N|auto"`
+	JSON  bool   `name:"json" help:"Print the proxy as one JSON object."`
+	Serve bool   `hidden:"" help:"Serve on loopback at $PORT, in the foreground: what the svc-proxy service runs."`
+}
+
+func (c *proxyCmd) Run(ctx context.Context, env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	if c.Serve {
+		return v.ServeProxy(ctx)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return v.Proxy(ctx, svccmd.ProxyArgs{Port: c.Port, Self: self})
+}
+
+type envCmd struct {
+	All     bool     `help:"Every service of this worktree, not only the project svc up started in this directory."`
+	JSON    bool     `name:"json" help:"Print one JSON object of the variables."`
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"command" help:"Run this command with the variables in its environment, after --."`
+}
+
+func (c *envCmd) Run(env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	cmd := c.Command
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	return v.Env(svccmd.EnvArgs{All: c.All, Command: cmd})
+}
+
+type whoCmd struct {
+	JSON bool `name:"json" help:"Print the answer as one JSON object."`
+	Port int  `arg:"" help:"The port."`
+}
+
+func (c *whoCmd) Run(env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	return v.Who(c.Port)
+}
+
+type gcCmd struct {
+	DryRun bool          `help:"Print what would be stopped and removed, and do nothing."`
+	Hook   bool          `help:"Read a Claude Code hook's JSON input on stdin: a WorktreeRemove hook's worktree_path is collected as though gone."`
+	Going  []string      `arg:"" optional:"" name:"worktree" help:"Worktrees about to be removed: their services are collected as though they were gone." type:"path"`
+	Grace  time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: each service's own)." placeholder:"DUR"`
+	JSON   bool          `name:"json" help:"One JSON object per service collected."`
+}
+
+func (c *gcCmd) Run(env *cli.Env) error {
+	v, err := verbs(env, c.JSON)
+	if err != nil {
+		return err
+	}
+	return v.GC(svccmd.GCArgs{DryRun: c.DryRun, Grace: c.Grace, Going: c.Going, Hook: c.Hook, Stdin: env.Stdin})
 }
 
 type mcpCmd struct {
@@ -112,10 +184,11 @@ func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
 }
 
 type downCmd struct {
-	File  string        `short:"f" help:"The project file, whose directory is the project (default: this directory)." placeholder:"FILE" type:"path"`
-	Grace time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: each service's own)." placeholder:"DUR"`
-	JSON  bool          `name:"json" help:"Print each stop report as JSON."`
-	Names []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
+	File    string        `short:"f" help:"The project file, whose directory is the project (default: this directory)." placeholder:"FILE" type:"path"`
+	Grace   time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: each service's own)." placeholder:"DUR"`
+	Archive bool          `help:"Then run conductor.json's archive script in the project's directory."`
+	JSON    bool          `name:"json" help:"Print each stop report as JSON."`
+	Names   []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
 }
 
 func (c *downCmd) Run(env *cli.Env) error {
@@ -123,7 +196,7 @@ func (c *downCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace})
+	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace, Archive: c.Archive})
 }
 
 // verbs is svc's command line (lib/svc/svccmd) in this environment.

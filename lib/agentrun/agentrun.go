@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +26,6 @@ import (
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
-	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"golang.org/x/sys/unix"
 )
@@ -34,14 +35,25 @@ const scratchPrefix = "runagent-scratch"
 
 // Request is one run.
 type Request struct {
-	Grant   *grant.Grant
+	Grant *grant.Grant
+	// Options are what Grant was made from: a later attempt of the run (a
+	// retry, a wrap-up, another try for Until) is a grant made from them
+	// that resumes the session.
+	Options grant.Options
 	Prompt  string
 	WorkDir string // the working copy, for levels 2 and 3
 	PidFile string // written the moment the agent starts
 	// MaxOutput caps the answer in characters (default 1,000,000).
 	MaxOutput int
-	// Env is the agent's environment (default: this process's).
+	// Env is the job's environment (default: this process's); the agent
+	// gets it whole, or what Clean passes of it.
 	Env []string
+	// Clean, when set, passes the agent only grant.EnvAllowed of Env, and
+	// the values of what it drops are redacted from what the run says.
+	Clean *CleanEnv
+	// Redact names variables whose values are redacted from what the run
+	// says (the answer, the events, the result) though they are passed.
+	Redact []string
 	// Codex says where the user's codex configuration lives.
 	Codex agenthome.CodexSource
 	// StopSignal names the signal that cancelled ctx, to forward it; nil
@@ -50,12 +62,40 @@ type Request struct {
 	// Schema, when set, is what the answer must conform to; the answer is
 	// then its compact JSON.
 	Schema *Schema
-	// MaxTurns stops codex at its N-th tool call (claude enforces its own
-	// --max-turns, from the grant).
+	// MaxTurns caps the model's turns over the whole run, counted here
+	// from the stream (claude: its responses, a turn beyond the cap
+	// stopped as it starts; codex: its tool calls, stopped as the cap-th
+	// completes). The grant passes claude's own flag too.
 	MaxTurns int
+	// MaxToolCalls stops the agent as its cap-th tool call completes.
+	MaxToolCalls int
+	// MaxBudgetUSD is kept over the whole run: claude is given what is
+	// left at each attempt; codex, with a Price, is checked as each
+	// attempt ends (it reports tokens only then).
+	MaxBudgetUSD float64
+	// Price computes codex's cost from its tokens.
+	Price *Price
 	// IdleTimeout, when set, stops an agent that has written nothing for
 	// this long: a stall, not a slow answer.
 	IdleTimeout time.Duration
+	// Retry is how many times a transient failure (an API's 429 or 5xx, a
+	// cut stream, a signal nobody sent) is resumed; RetryStalls counts a
+	// stall as one. RetryBase is the first backoff (default 2 s).
+	Retry       int
+	RetryStalls bool
+	RetryBase   time.Duration
+	// WrapUp: at a limit, resume the session once, without tools, for a
+	// report of what is done and what remains.
+	WrapUp bool
+	// Until is a shell command run in the working copy after each answer;
+	// the run ends when it succeeds, else the session is resumed with its
+	// output, up to Attempts answers in all (default 3).
+	Until    string
+	Attempts int
+	// Preflight proves before the first model call that the run can do
+	// its work: a writable working copy at level 2 and 3, an agent that
+	// starts, a credential.
+	Preflight bool
 	// Events, when set, receives the run's progress as agent-host protocol
 	// messages, one a line.
 	Events io.Writer
@@ -66,6 +106,10 @@ type Request struct {
 	// and its end reported in Result.Services.
 	Services *ServicesOptions
 }
+
+// CleanEnv is a clean environment: the agent's needs and Allow (names or
+// globs).
+type CleanEnv struct{ Allow []string }
 
 // ExitLimit is runagent's status when the agent was stopped at a limit it
 // was given (--max-turns, --max-budget-usd): not a failure, not an answer.
@@ -98,15 +142,28 @@ type Result struct {
 	// Services are the services the agent started (--services): how each
 	// ended, or where it runs on when kept.
 	Services []ServiceEnd `json:"services,omitempty"`
-	// Usage is what the run cost, as far as the agent said.
+	// Usage is what the run cost, as far as the agent said, over every
+	// attempt.
 	Usage *Usage `json:"usage,omitempty"`
 	// Limit names the limit that stopped the run (--max-turns,
-	// --max-budget-usd); Text then holds what the agent had said.
+	// --max-tool-calls, --max-budget-usd); Text then holds what the agent
+	// had said, or its wrap-up.
 	Limit string `json:"limit,omitempty"`
 	// Stalled: --idle-timeout stopped the run.
 	Stalled bool `json:"stalled,omitempty"`
+	// Partial: Text is the agent's wrap-up at a limit, not an answer.
+	Partial bool `json:"partial,omitempty"`
+	// Attempts are the run's starts of the agent, when there was more
+	// than one or a check ran: why each ended, what it cost.
+	Attempts []Attempt `json:"attempts,omitempty"`
 	// Exit is the status runagent exits with: 0, 1, or 128+N.
 	Exit int `json:"-"`
+
+	tr      *grant.Transcript // the attempt's
+	work    work              // what the agent did, for Summary
+	secrets *secrets          // what is redacted from what the run says
+	fault   string            // the attempt's transient failure, or ""
+	retry   time.Duration     // the wait its API asked for
 }
 
 // Run runs the agent to its end, with its services when it has them.
@@ -122,63 +179,24 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	req.Grant = s.bind(req.Grant)
+	if req.Options.ServicesURL != "" {
+		req.Options.ServicesURL = s.URL // a later attempt's grant
+	}
 	res, err := run(ctx, req)
 	ends := s.finish() // however the run ended
 	if res != nil {
+		for i := range ends {
+			for j, l := range ends[i].Tail {
+				ends[i].Tail[j] = res.secrets.apply(l)
+			}
+			ends[i].Command = slices.Clone(ends[i].Command)
+			for j, a := range ends[i].Command {
+				ends[i].Command[j] = res.secrets.apply(a)
+			}
+		}
 		res.Services = ends
 	}
 	return res, err
-}
-
-// run runs the agent to its end.
-func run(ctx context.Context, req Request) (*Result, error) {
-	g := req.Grant
-	if req.MaxOutput <= 0 {
-		req.MaxOutput = 1_000_000
-	}
-	w, err := prepare(req)
-	if err != nil {
-		return nil, err
-	}
-	defer w.cleanup()
-	a, err := startAgent(req, w)
-	if err != nil {
-		return nil, err
-	}
-	// While the agent runs, not before: what runs killed outright left.
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
-	}()
-	defer func() { <-swept }()
-	defer a.child.Stdout.Close()
-	res := &Result{Agent: g.Harness, Level: g.Level, PID: a.child.PID()}
-	tr := &grant.Transcript{Harness: g.Harness}
-	tailOut := proc.NewTail(4096)
-	events := newEventLog(req.Events, a.child.PID())
-	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
-	st := newStream(g.Harness, tr, events, req.MaxTurns)
-	read := st.read(a.child.Stdout, tailOut)
-	res.wait(ctx, req, a, st)
-	// What the agent left in its group goes with it.
-	exit := a.child.End()
-	_ = a.child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
-	<-read
-	res.DurationMs = proc.Ms(time.Since(a.start))
-	res.Session = tr.Session
-	res.ExitCode, res.Signal = exit.Code, exit.SignalName()
-	usage := st.result()
-	usage.DurationMs = res.DurationMs
-	res.Usage = &usage
-	res.outcome(g.Harness, exit, tr, req.MaxOutput, a.child.Stderr, tailOut)
-	res.stopped(req, tr)
-	if res.OK && req.Schema != nil {
-		res.conform(req.Schema, tr)
-	}
-	res.Reason = w.redact.apply(res.Reason)
-	events.done(res)
-	return res, nil
 }
 
 // wait waits for the agent to end: by itself, by a signal to runagent
@@ -222,7 +240,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 			<-a.child.Exited() // no clock: the agent ends when it ends
 			return
 		case <-st.limit:
-			res.Limit = "--max-turns"
+			res.Limit = st.limitName
 			a.child.Stop(syscall.SIGTERM, 5*time.Second)
 			return
 		case <-idle:
@@ -255,8 +273,13 @@ func (res *Result) stopped(req Request, tr *grant.Transcript) {
 }
 
 func limitDesc(limit string, req Request) string {
-	if limit == "--max-turns" && req.MaxTurns > 0 {
+	switch {
+	case limit == "--max-turns" && req.MaxTurns > 0:
 		return fmt.Sprintf("--max-turns %d", req.MaxTurns)
+	case limit == "--max-tool-calls" && req.MaxToolCalls > 0:
+		return fmt.Sprintf("--max-tool-calls %d", req.MaxToolCalls)
+	case limit == "no tools":
+		return "a tool call in a turn without tools"
 	}
 	return limit
 }
@@ -285,6 +308,8 @@ type workspace struct {
 	dir     string
 	env     []string
 	redact  *redactor
+	secrets *secrets // values redacted from what the run says
+	runID   string   // the run's id in --events
 	cleanup func()
 }
 
@@ -292,7 +317,7 @@ type workspace struct {
 // a CODEX_HOME holding the grant's configuration for codex.
 func prepare(req Request) (*workspace, error) {
 	g := req.Grant
-	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}}
+	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}, runID: "runagent-" + strconv.Itoa(os.Getpid())}
 	var made []string
 	w.cleanup = func() {
 		for _, d := range made {
@@ -302,6 +327,8 @@ func prepare(req Request) (*workspace, error) {
 	if w.env == nil {
 		w.env = os.Environ()
 	}
+	job := w.env
+	w.env, w.secrets = agentEnv(req, job)
 	if home, err := os.UserHomeDir(); err == nil {
 		w.redact.add(home, "~")
 	}
@@ -317,7 +344,7 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(w.dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex {
-		home, err := agenthome.PrepareCodex(g, req.Codex, w.env)
+		home, err := agenthome.PrepareCodex(g, req.Codex, job)
 		if err != nil {
 			w.cleanup()
 			return nil, &StartError{Reason: err.Error()}
@@ -345,13 +372,12 @@ func (a *agent) tree() []int {
 
 // startAgent starts the grant's argv in the workspace with the prompt on
 // its stdin (never on its argv), and writes the pid file.
-func startAgent(req Request, w *workspace) (*agent, error) {
-	g := req.Grant
+func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agent, error) {
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir, cmd.Env = w.dir, w.env
 	a := &agent{start: time.Now()}
 	var err error
-	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(req.Prompt)})
+	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(prompt)})
 	if err != nil {
 		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}

@@ -2,7 +2,6 @@ package agentrun
 
 import (
 	"io"
-	"strconv"
 	"sync"
 
 	"github.com/agentry/agentry/lib/agentstream"
@@ -24,31 +23,89 @@ type Usage struct {
 	Turns            *int     `json:"turns,omitempty"`
 	ToolCalls        int      `json:"toolCalls"`
 	DurationMs       float64  `json:"durationMs"`
+
+	done  int // tool calls completed
+	turns int // runagent's count: claude's responses, codex's completed tool calls
 }
+
+// addUp adds an attempt's figures to a run's: a figure is present when
+// any attempt reported it.
+func (u *Usage) addUp(a Usage) {
+	addInt := func(to **int64, v *int64) {
+		if v != nil {
+			if *to == nil {
+				*to = new(int64)
+			}
+			**to += *v
+		}
+	}
+	addInt(&u.InputTokens, a.InputTokens)
+	addInt(&u.OutputTokens, a.OutputTokens)
+	addInt(&u.CacheReadTokens, a.CacheReadTokens)
+	addInt(&u.CacheWriteTokens, a.CacheWriteTokens)
+	if a.CostUSD != nil {
+		if u.CostUSD == nil {
+			u.CostUSD = new(float64)
+		}
+		*u.CostUSD += *a.CostUSD
+	}
+	u.ToolCalls += a.ToolCalls
+}
+
+// Price is what a million tokens cost, in US dollars: input, output, and
+// cached input (input tokens read from the cache, which the input count
+// includes).
+type Price struct{ In, Out, Cached float64 }
+
+// Cost is what the tokens cost at p.
+func (p *Price) Cost(in, out, cached int64) float64 {
+	return (float64(in-cached)*p.In + float64(cached)*p.Cached + float64(out)*p.Out) / 1e6
+}
+
+// caps are an attempt's limits, each 0 when there is none.
+type caps struct {
+	// turns: claude is stopped as a response beyond it starts (it keeps
+	// --max-turns itself, and this is the check that it did), codex as
+	// its turns-th tool call completes.
+	turns int
+	// toolCalls: stopped as the toolCalls-th tool call completes.
+	toolCalls int
+	// noTools: stopped at its first tool call (a wrap-up turn).
+	noTools bool
+	// What the resumed session had reported before the attempt (claude's
+	// running cost, codex's running tokens), taken from its usage events
+	// so that each is the attempt's own.
+	costBefore   float64
+	tokensBefore [3]int64
+}
+
+// structuredTool is the tool claude answers a --json-schema through: an
+// answer, not a tool call the caps count.
+const structuredTool = "StructuredOutput"
 
 // stream reads the agent's stdout: the transcript that decides the
 // outcome, the usage, the tool calls, and the events for --events; and it
 // says when something came (for --idle-timeout) and when codex has made
 // its --max-turns-th tool call.
 type stream struct {
-	harness  string
-	tr       *grant.Transcript
-	events   *eventLog
-	maxTurns int // codex: stop at this many tool calls (0: no limit)
+	harness string
+	tr      *grant.Transcript
+	events  *eventLog
+	caps    caps
 
-	mu    sync.Mutex
-	usage Usage
+	mu         sync.Mutex
+	usage      Usage
+	work       work            // the commands it ran, what was denied
+	message    string          // claude: the id of the response being read
+	structured map[string]bool // claude: the ids of StructuredOutput calls
 
-	activity chan struct{} // a line came (buffered: a nudge, not a count)
-	limit    chan struct{} // closed when codex reached maxTurns
-	limitHit bool
+	activity  chan struct{} // a line came (buffered: a nudge, not a count)
+	limit     chan struct{} // closed when a cap is reached
+	limitName string        // which: "--max-turns", "--max-tool-calls", "no tools"
 }
 
-func newStream(harness string, tr *grant.Transcript, events *eventLog, maxTurns int) *stream {
-	if harness != grant.Codex {
-		maxTurns = 0 // claude keeps its own
-	}
-	return &stream{harness: harness, tr: tr, events: events, maxTurns: maxTurns,
+func newStream(harness string, tr *grant.Transcript, events *eventLog, c caps) *stream {
+	return &stream{harness: harness, tr: tr, events: events, caps: c, structured: map[string]bool{},
 		activity: make(chan struct{}, 1), limit: make(chan struct{})}
 }
 
@@ -80,21 +137,72 @@ func (st *stream) line(line []byte) {
 		evs = agentstream.Claude(s)
 	}
 	st.mu.Lock()
-	for _, e := range evs {
-		if e.Type == protocol.EvToolCall {
-			st.usage.ToolCalls++
-		}
-	}
+	hit := st.count(s, evs)
+	st.work.take(st.harness, s, evs)
 	st.takeUsage(s)
-	hit := st.maxTurns > 0 && st.usage.ToolCalls >= st.maxTurns && !st.limitHit
-	st.limitHit = st.limitHit || hit
 	st.mu.Unlock()
 	for _, e := range evs {
 		st.events.emit(e)
 	}
-	if hit {
+	if hit != "" && st.limitName == "" {
+		st.limitName = hit
 		close(st.limit)
 	}
+}
+
+// count counts the line's turns and tool calls, and names the cap it
+// reaches, if any.
+func (st *stream) count(s string, evs []protocol.AgentEvent) (hit string) {
+	u, c := &st.usage, st.caps
+	if id := claudeMessage(st.harness, s); id != "" && id != st.message {
+		st.message = id
+		u.turns++
+		if c.turns > 0 && u.turns > c.turns {
+			hit = "--max-turns" // claude did not keep its own
+		}
+	}
+	for _, e := range evs {
+		switch {
+		case e.Type == protocol.EvToolCall && e.Name == structuredTool && st.harness == grant.Claude:
+			st.structured[e.ToolCallID] = true
+		case e.Type == protocol.EvToolCall:
+			u.ToolCalls++
+			if c.noTools {
+				hit = "no tools"
+			}
+		case e.Type == protocol.EvToolResult && !st.structured[e.ToolCallID]:
+			u.done++
+			if st.harness == grant.Codex {
+				u.turns = u.done
+				if c.turns > 0 && u.done >= c.turns {
+					hit = "--max-turns"
+				}
+			}
+			if c.toolCalls > 0 && u.done >= c.toolCalls {
+				hit = "--max-tool-calls"
+			}
+		}
+	}
+	return hit
+}
+
+// claudeMessage is the id of the response a claude line is part of.
+func claudeMessage(harness, s string) string {
+	if harness != grant.Claude {
+		return ""
+	}
+	switch gjson.Get(s, "type").Str {
+	case "assistant":
+		if gjson.Get(s, "message.model").Str == "<synthetic>" {
+			return "" // claude's own words for an API error: no response
+		}
+		return gjson.Get(s, "message.id").Str
+	case "stream_event":
+		if gjson.Get(s, "event.type").Str == "message_start" {
+			return gjson.Get(s, "event.message.id").Str
+		}
+	}
+	return ""
 }
 
 // takeUsage reads the figures of a claude result or a codex turn.
@@ -108,18 +216,18 @@ func (st *stream) takeUsage(s string) {
 		if c := gjson.Get(s, "total_cost_usd"); c.Exists() {
 			u.CostUSD = &cu.CostUSD
 		}
-		if n := gjson.Get(s, "num_turns"); n.Exists() {
-			turns := int(n.Int())
-			u.Turns = &turns
-		}
-		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: cu})
+		// Not num_turns, which counts one more than claude's requests.
+		own := *cu
+		own.CostUSD = max(cu.CostUSD-st.caps.costBefore, 0)
+		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &own})
 	case st.harness == grant.Codex && typ == "turn.completed":
 		// codex's counts are the thread's so far (a resumed thread
 		// includes its earlier turns); it reports no cache writes, no
 		// cost and no turn count.
 		in, out, cached := gjson.Get(s, "usage.input_tokens").Int(), gjson.Get(s, "usage.output_tokens").Int(), gjson.Get(s, "usage.cached_input_tokens").Int()
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens = &in, &out, &cached
-		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &protocol.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cached}})
+		b := st.caps.tokensBefore
+		st.events.emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &protocol.Usage{InputTokens: max(in-b[0], 0), OutputTokens: max(out-b[1], 0), CacheReadTokens: max(cached-b[2], 0)}})
 	}
 }
 
@@ -139,11 +247,11 @@ type eventLog struct {
 	seq   int
 }
 
-func newEventLog(w io.Writer, pid int) *eventLog {
+func newEventLog(w io.Writer, runID string) *eventLog {
 	if w == nil {
 		return nil
 	}
-	return &eventLog{w: w, runID: "runagent-" + strconv.Itoa(pid)}
+	return &eventLog{w: w, runID: runID}
 }
 
 func (l *eventLog) emit(e protocol.AgentEvent) {

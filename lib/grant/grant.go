@@ -92,6 +92,14 @@ type Options struct {
 	// tool call the level does not allow: claude is offered every code
 	// tool, with only the level's own allowed, and asks on its stdio.
 	Ask bool
+	// NoTools takes every tool away whatever the level (a wrap-up turn):
+	// claude gets no built-in tool and no MCP server (the schema's
+	// StructuredOutput stays); codex, which cannot be run without its
+	// shell, the read-only sandbox.
+	NoTools bool
+	// Priced: the caller computes codex's cost from its tokens, so a
+	// budget can be kept for codex too.
+	Priced bool
 }
 
 // Efforts are the reasoning efforts each harness takes.
@@ -160,8 +168,11 @@ func For(o Options) (*Grant, error) {
 	if o.ServicesURL != "" && o.Level == 1 {
 		return nil, fmt.Errorf("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
 	}
+	if o.NoTools {
+		o.ToolsURL, o.MCPServers, o.ServicesURL, o.Ask = "", nil, "", false
+	}
 	g := &Grant{Harness: h, Level: o.Level, Scratch: o.Level == 1, BuiltinTools: []string{}, MCPServers: []string{}}
-	if o.Level >= 2 {
+	if o.Level >= 2 && !o.NoTools {
 		g.BuiltinTools = CodeTools()
 	}
 	if o.Ask {
@@ -219,8 +230,8 @@ func checkLimits(o Options, h string) error {
 		return fmt.Errorf("--max-turns cannot be negative")
 	case o.MaxBudgetUSD < 0:
 		return fmt.Errorf("--max-budget-usd cannot be negative")
-	case o.MaxBudgetUSD > 0 && h == Codex:
-		return fmt.Errorf("--max-budget-usd is for claude: codex reports no cost, so no budget can be kept")
+	case o.MaxBudgetUSD > 0 && h == Codex && !o.Priced:
+		return fmt.Errorf("--max-budget-usd needs --price for codex: codex reports no cost, so no budget can be kept without one")
 	case o.Effort != "" && !slices.Contains(Efforts[h], o.Effort):
 		return fmt.Errorf("--effort %q: %s takes %s", o.Effort, h, strings.Join(Efforts[h], ", "))
 	case (o.Schema == "") != (o.SchemaFile == ""):
@@ -269,7 +280,7 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	if len(allowed) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(allowed, ","))
 	}
-	if o.Level >= 2 && !o.Ask {
+	if o.Level >= 2 && !o.Ask && !o.NoTools {
 		// (Asking, the default mode: acceptEdits would also let shell
 		// commands that write files in the working copy run unasked.)
 		argv = append(argv, "--permission-mode", "acceptEdits")
@@ -306,7 +317,7 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 func codexArgv(prog string, o Options) []string {
 	argv := []string{prog, "exec"}
 	// Exec-level options go before "resume": codex rejects -s after it.
-	if o.Level == 1 {
+	if o.Level == 1 || o.NoTools {
 		argv = append(argv, "-s", "read-only")
 	} else {
 		argv = append(argv, "-s", "workspace-write", "-c", "sandbox_workspace_write.network_access=true")

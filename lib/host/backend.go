@@ -139,3 +139,28 @@ func (e Env) StderrOr() io.Writer {
 	}
 	return e.Stderr
 }
+
+// SessionLoader is a backend that can take up a session of its CLI that it
+// did not start in this process, from the CLI's own records, and say what
+// was said in it. The ACP face's session/load and session/resume use it;
+// protocol v1 has no request for it.
+type SessionLoader interface {
+	// LoadSession makes chat chatID continue the CLI's session sessionID
+	// (the session id session_info reports), working in workspace: its
+	// next turn resumes that session. It returns the session's history,
+	// in order.
+	LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]Said, error)
+}
+
+// Said is one thing said in a session: a user's message (User), or one of
+// the agent's events (Event: text, thinking, tool_call, tool_result).
+type Said struct {
+	User  string
+	Event protocol.AgentEvent
+}
+
+// Efforter is a backend that honours a turn's params.reasoningEffort;
+// Efforts are the values it takes.
+type Efforter interface {
+	Efforts() []string
+}

@@ -26,6 +26,9 @@ type Ask struct {
 	Tool        string
 	Input       json.RawMessage
 	Description string
+	// ToolCallID is the id of the tool_call event of this call, when the
+	// backend knows it.
+	ToolCallID string
 	// Choices are the decisions the backend can carry out, of allow,
 	// allow_session and deny.
 	Choices []string
@@ -72,7 +75,7 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 		input = json.RawMessage("{}")
 	}
 	r.h.send(&protocol.PermissionRequest{RunID: r.id, RequestID: reqID, Tool: q.Tool, Input: input,
-		Description: q.Description, Choices: q.Choices, TimeoutMs: timeout.Milliseconds()})
+		Description: q.Description, ToolCallID: q.ToolCallID, Choices: q.Choices, TimeoutMs: timeout.Milliseconds()})
 	r.mu.Unlock()
 
 	t := time.NewTimer(timeout)

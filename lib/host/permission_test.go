@@ -189,3 +189,21 @@ func TestPermissionsOptIn(t *testing.T) {
 	askRun(h2, "r1", "Bash", 0)
 	wantCode(t, rec2.reply(t, "t-r1"), protocol.CodeUnsupported)
 }
+
+// An answer_permission that does not say which request it answers is a bad
+// request (agent-host-protocol(7): a known type with missing fields), not
+// an answer to an unknown request.
+func TestAnswerWithoutIDsIsBadRequest(t *testing.T) {
+	h, rec := newAsker(t, asker{})
+	for i, line := range []string{
+		`{"type":"answer_permission","id":"a0","requestId":"p1","decision":"allow"}`,
+		`{"type":"answer_permission","id":"a1","runId":"r1","decision":"allow"}`,
+	} {
+		h.Deliver(protocol.Parse([]byte(line)))
+		id := "a" + string(rune('0'+i))
+		e := rec.waitFor(t, func(m protocol.Msg) bool { e, ok := m.(*protocol.Error); return ok && e.ID == id }).(*protocol.Error)
+		if e.Error.Code != protocol.CodeBadRequest {
+			t.Errorf("%s: got %s, want %s", line, e.Error.Code, protocol.CodeBadRequest)
+		}
+	}
+}

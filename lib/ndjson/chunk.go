@@ -18,8 +18,11 @@
 //
 // A line's JSON is scanned here too, and only here: Check tells whether a
 // line is valid JSON in valid UTF-8, and a Checker finds values on the way
-// (Find, Index); Lookup finds a value in a line already checked, from the
-// check's bitmap of stops, and AppendUnescaped gives a string's text.
+// (Find, FindAll, Index); Lookup finds a value in a line already checked,
+// from the check's bitmap of stops, and AppendUnescaped gives a string's
+// text. Where an object has a name more than once, the last member of
+// that name is the one every lookup takes, as jq, Python's json,
+// JavaScript and Miller do.
 package ndjson
 
 import (

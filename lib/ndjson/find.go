@@ -4,9 +4,10 @@ package ndjson
 // keys, a path of object member names: the last member of each name, as
 // Lookup finds it (a later member of a name overrides an earlier one, and
 // all that was found under it), escaped keys compared by their text.
-// Where is Unknown when the walk cannot tell — the line is not an object,
-// the path steps into an array — and the caller should look the value up
-// with Lookup; and means nothing unless the line is Valid.
+// A key of decimal digits indexes an array, as in Lookup. Where is Unknown
+// when the walk cannot tell — the line is not an object, the path is
+// longer than maxFindDepth — and the caller should look the value up with
+// Lookup; and means nothing unless the line is Valid.
 func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
 	var w [1]Where
 	p := c.FindAll(line, [][]string{keys}, w[:])
@@ -76,11 +77,12 @@ type Where struct {
 // end of its value. Bit d of search is set when some path searches the
 // object at depth d for a key (or, indexing, for d = 1); bit d of pend
 // when a value found began at depth d and has not yet ended. The walk
-// tests those bits, and a key's length against lens, and calls in only
-// when they say it may matter.
+// tests those bits, and a key's length and first byte against lens and
+// firsts, and calls in only when they say it may matter.
 type finder struct {
 	search, pend uint64
-	lens         uint64 // bit l set when a key searched is l bytes long (63: 63 or more)
+	lens         uint64    // bit l set when a key searched is l bytes long (63: 63 or more)
+	firsts       [4]uint64 // bit c set when a key searched begins with the byte c
 	paths        []pathFind
 	indexing     bool
 	members      []Member
@@ -98,15 +100,38 @@ type pathFind struct {
 	state      FindState
 	pending    bool
 	start, end int
+	// arrays has bit m set when the container searched for keys[m] is an
+	// array: its elements are counted, elem of them so far, for the one at
+	// index want (-1 once the search has come back up to it, past the one).
+	arrays     uint64
+	elem, want int
+}
+
+// wants tells whether a key without escapes, b[keyStart:keyEnd], may be
+// one searched, by its length and its first byte.
+func (f *finder) wants(b []byte, keyStart, keyEnd int) bool {
+	n := keyEnd - keyStart
+	if f.lens>>min(n, 63)&1 == 0 {
+		return false
+	}
+	if n == 0 {
+		return true
+	}
+	c := b[keyStart]
+	return f.firsts[c>>6]>>(c&63)&1 != 0
 }
 
 // searchAgain sets the search bits from the paths.
 func (f *finder) searchAgain() {
-	f.search, f.lens = 0, 0
+	f.search, f.lens, f.firsts = 0, 0, [4]uint64{}
 	for k := range f.paths {
 		if pf := &f.paths[k]; pf.state != Unknown {
 			f.search |= 1 << (pf.matched + 1)
-			f.lens |= 1 << min(len(pf.keys[pf.matched]), 63)
+			key := pf.keys[pf.matched]
+			f.lens |= 1 << min(len(key), 63)
+			if len(key) > 0 {
+				f.firsts[key[0]>>6] |= 1 << (key[0] & 63)
+			}
 		}
 	}
 }
@@ -134,29 +159,76 @@ func (f *finder) member(b []byte, keyStart, keyEnd int, escaped bool, i, depth i
 			continue
 		}
 		// This member overrides whatever an earlier one of its name led to.
-		if pf.matched+1 == len(pf.keys) {
-			pf.state, pf.pending, pf.start, pf.depth = searching, true, i, depth
-			f.pend |= 1 << depth
+		changed = f.matchedValue(pf, b, i, depth) || changed
+	}
+	if changed {
+		f.searchAgain()
+	}
+}
+
+// element is told of each element of an array at a depth searched, that
+// starts at b[i].
+func (f *finder) element(b []byte, i, depth int) {
+	changed := false
+	for k := range f.paths {
+		pf := &f.paths[k]
+		if pf.state == Unknown || pf.matched+1 != depth || pf.arrays>>pf.matched&1 == 0 {
 			continue
 		}
-		changed = true
-		switch b[i] {
-		case '{':
-			pf.state = searching
-			if j := skipSpace(b, i+1); j < len(b) && b[j] == '}' {
-				pf.state = Absent // an empty object: the walk does not go in
-			} else {
-				pf.matched++
-			}
-		case '[':
-			pf.state = Unknown
-		default:
-			pf.state = Absent // the path goes on through a scalar
+		pf.elem++
+		if pf.elem-1 == pf.want {
+			changed = f.matchedValue(pf, b, i, depth) || changed
 		}
 	}
 	if changed {
 		f.searchAgain()
 	}
+}
+
+// matchedValue is told of the value at b[i], at depth, that the key pf
+// searches names: the path's value, pending until it ends, or the
+// container the path goes on in. It tells whether the search moved.
+func (f *finder) matchedValue(pf *pathFind, b []byte, i, depth int) bool {
+	if pf.matched+1 == len(pf.keys) {
+		pf.state, pf.pending, pf.start, pf.depth = searching, true, i, depth
+		f.pend |= 1 << depth
+		return false
+	}
+	pf.state = searching
+	switch c := b[i]; c {
+	case '{', '[':
+		if j := skipSpace(b, i+1); j < len(b) && b[j] == c+2 {
+			pf.state = Absent // empty: the walk does not go in
+			break
+		}
+		pf.matched++
+		pf.arrays &^= 1 << pf.matched
+		if c == '[' {
+			want, ok := index(pf.keys[pf.matched])
+			if !ok {
+				pf.matched--
+				pf.state = Absent // a name, in an array
+				break
+			}
+			pf.arrays |= 1 << pf.matched
+			pf.elem, pf.want = 0, want
+		}
+	default:
+		pf.state = Absent // the path goes on through a scalar
+	}
+	return true
+}
+
+// index is the array index a key names, as Lookup reads it.
+func index(k string) (int, bool) {
+	n := 0
+	for j := 0; j < len(k); j++ {
+		if k[j] < '0' || k[j] > '9' || n > 1<<30 {
+			return 0, false
+		}
+		n = n*10 + int(k[j]-'0')
+	}
+	return n, true
 }
 
 // ended is told where the values pending at depth end.
@@ -173,13 +245,15 @@ func (f *finder) ended(i, depth int) {
 	}
 }
 
-// closed is told that an object at a depth searched ends: a path that
+// closed is told that an object or array at a depth searched ends: a path that
 // searched it goes on in the one around it, where a later member may
 // override what was found.
 func (f *finder) closed(depth int) {
 	for k := range f.paths {
 		if pf := &f.paths[k]; pf.state != Unknown && pf.matched+1 == depth && pf.matched > 0 {
-			pf.matched--
+			if pf.matched--; pf.arrays>>pf.matched&1 != 0 {
+				pf.want = -1 // its element is passed: no other is the one
+			}
 		}
 	}
 	f.searchAgain()
@@ -203,6 +277,7 @@ func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) 
 	f := finder{indexing: true, members: c.members[:0]}
 	if object = isObject(line); object {
 		f.search, f.lens = 1<<1, ^uint64(0)
+		f.firsts = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	p = c.check(line, &f)
 	c.members = f.members

@@ -24,7 +24,12 @@ func TestFind(t *testing.T) {
 		{"e.a.b", Absent, ``},
 		{"ex", Present, `true`},
 		{"missing", Absent, ``},
-		{"event.n.1", Unknown, ``},
+		{"event.n.1", Present, `{"x":2}`}, // a key of digits indexes an array
+		{"event.n.0", Present, `1`},
+		{"event.n.2", Absent, ``},
+		{"event.n.1.x", Present, `2`},
+		{"event.n.x", Absent, ``},
+		{"event.o.0", Absent, ``},
 	} {
 		var ck Checker
 		p, w := ck.Find([]byte(line), strings.Split(c.path, "."))
@@ -75,6 +80,9 @@ func FuzzFindAll(f *testing.F) {
 	f.Add(`{"a":{"b":{"c":1},"b":{"c":2}},"\u0061":{"b":{"d":3}}}`, "a.b.c", "a.b.d", "a.b")
 	f.Add(`{"x":{"y":{"z":1}},"x":{"y":2},"y":{"z":3}}`, "x.y.z", "y.z", "x.y")
 	f.Add(`{"type":"event","event":{"type":"text","text":"hi"},"type":"dup"}`, "type", "event.text", "event.type")
+	f.Add(`{"m":{"c":[{"t":"a"},[1,[2,3]],{"t":"b"}]},"m":{"c":[[],{"t":"c"}]}}`, "m.c.1.t", "m.c.0", "m.c.1.1.0")
+	f.Add(`{"a":[[1,2],[3,[4,{"b":5}]]],"a":[0,[9,[8,{"b":7,"b":6}]]]}`, "a.1.1.1.b", "a.1.1", "a.01")
+	f.Add(`{"a":[1,2],"b":{"0":3},"c":[]}`, "a.1", "b.0", "c.0")
 	f.Fuzz(func(t *testing.T, line, p1, p2, p3 string) {
 		var fps [][]string
 		for _, p := range []string{p1, p2, p3} {

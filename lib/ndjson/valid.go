@@ -184,8 +184,12 @@ func walk(line []byte, stops Marks, f *finder) Problem {
 	if i == n {
 		return Blank
 	}
-	if f != nil && f.search == 0 {
-		f = nil // not an object, or no path: nothing to watch for
+	// The finder's bits, kept here where the tests of every key and value
+	// can reach them without a load, and read again after each call that
+	// may change them: none when there is no finder.
+	var search, pend uint64
+	if f != nil {
+		search, pend = f.search, f.pend
 	}
 
 value:
@@ -207,6 +211,10 @@ value:
 		}
 		stack = append(stack, c)
 		if c == '[' {
+			if search>>len(stack)&1 != 0 {
+				f.element(b, i, len(stack))
+				search, pend = f.search, f.pend
+			}
 			goto value
 		}
 		goto key
@@ -283,8 +291,9 @@ key:
 			}
 			i = skipSpace(b, i+1)
 		}
-		if f != nil && f.search>>len(stack)&1 != 0 && (escaped || f.lens>>min(keyEnd-keyStart, 63)&1 != 0) {
+		if search>>len(stack)&1 != 0 && (escaped || f.wants(b, keyStart, keyEnd)) {
 			f.member(b, keyStart, keyEnd, escaped, i, len(stack))
+			search, pend = f.search, f.pend
 		}
 	}
 	goto value
@@ -324,8 +333,9 @@ str:
 	}
 
 after:
-	if f != nil && f.pend>>len(stack)&1 != 0 {
+	if pend>>len(stack)&1 != 0 {
 		f.ended(i, len(stack)) // and on: a later member of the name may override it
+		pend = f.pend
 	}
 	if uint(i) >= uint(n) || b[i] <= ' ' {
 		if i = skipSpace(b, i); uint(i) >= uint(n) {
@@ -348,10 +358,15 @@ after:
 		if top == '{' {
 			goto key
 		}
+		if search>>len(stack)&1 != 0 {
+			f.element(b, i, len(stack))
+			search, pend = f.search, f.pend
+		}
 		goto value
 	} else if c == top+2 {
-		if f != nil && f.search>>len(stack)&1 != 0 {
+		if search>>len(stack)&1 != 0 {
 			f.closed(len(stack))
+			search = f.search
 		}
 		stack = stack[:len(stack)-1]
 		i++

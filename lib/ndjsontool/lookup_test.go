@@ -14,9 +14,10 @@ func FuzzGetAll(f *testing.F) {
 	f.Add(line, "event.n.1.x", "event.type", "event.#")
 	f.Add(line, "missing", "seq.x", "type")
 	f.Add(`[{"a":1}]`, "0.a", "a", "0")
+	f.Add(`{"m":{"c":[{"t":"a"},{"t":"b"}]},"m":{"c":[1,{"t":"c"}]},"type":"x","type":"y"}`, "m.c.1.t", "type", "m.c.0")
 	f.Fuzz(func(t *testing.T, line, p1, p2, p3 string) {
 		ps := newPaths([]string{p1, p2, p3})
-		for _, lv := range views(line) {
+		for _, lv := range append(views(line), foundView(line, ps)...) {
 			vals := make([]value, 3)
 			ps.getAll([]byte(line), lv, vals)
 			for k, p := range ps.paths {
@@ -27,6 +28,21 @@ func FuzzGetAll(f *testing.F) {
 			}
 		}
 	})
+}
+
+// foundView returns what eachLine hands a verb whose check found its paths
+// on its way (finding.paths); none for a line that is not valid.
+func foundView(line string, ps *paths) []lineView {
+	var ck ndjson.Checker
+	fps := make([][]string, len(ps.fps))
+	for i, fp := range ps.fps {
+		fps[i] = fp
+	}
+	wheres := make([]ndjson.Where, len(fps))
+	if ck.FindAll([]byte(line), fps, wheres) != ndjson.Valid {
+		return nil
+	}
+	return []lineView{{marks: ck.Marks(), wheres: wheres}}
 }
 
 // views returns what eachLine could hand a verb for a valid line: no

@@ -101,6 +101,13 @@ func required(m Msg) string {
 		if m.Protocol == 0 {
 			return "missing protocol"
 		}
+	case *AnswerPermission:
+		switch {
+		case m.RunID == "":
+			return "missing runId"
+		case m.RequestID == "":
+			return "missing requestId"
+		}
 	}
 	return ""
 }

@@ -130,7 +130,11 @@ func TestParseBadLines(t *testing.T) {
 		}
 	}
 	for _, line := range []string{`{"type":"ping"}`, `{"type":"ping","id":5}`, `{"type":"run_turn","id":"t","runId":"r","params":{}}`,
-		`{"type":"run_turn","id":"t","params":{"chatId":"c"}}`, `{"type":"hello","id":"h"}`, `{"type":"interrupt","id":"i"}`} {
+		`{"type":"run_turn","id":"t","params":{"chatId":"c"}}`, `{"type":"hello","id":"h"}`, `{"type":"interrupt","id":"i"}`,
+		// answer_permission names the request it answers: without either
+		// id it is a bad request, not an answer to an unknown one.
+		`{"type":"answer_permission","id":"a","requestId":"p1","decision":"allow"}`,
+		`{"type":"answer_permission","id":"a","runId":"r","decision":"allow"}`} {
 		if b, ok := Parse([]byte(line)).(*BadMessage); !ok || b.Err == "" {
 			t.Errorf("Parse(%s) = %#v, want a BadMessage", line, Parse([]byte(line)))
 		}

@@ -287,6 +287,9 @@ type PermissionRequest struct {
 	Input json.RawMessage `json:"input"`
 	// Description is the backend's own words for the call, when it has any.
 	Description string `json:"description,omitempty"`
+	// ToolCallID is the tool_call event's id for the same call, when the
+	// backend knows it.
+	ToolCallID string `json:"toolCallId,omitempty"`
 	// Choices are the decisions the backend can carry out.
 	Choices   []string `json:"choices"`
 	TimeoutMs int64    `json:"timeoutMs"`

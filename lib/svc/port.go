@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -26,29 +27,33 @@ const PortAuto = "auto"
 // pickPort resolves StartOptions.Port for the service d: a number is checked free,
 // "auto" picks one — the same for the same name and directory while it
 // stays free. Ports given to live services count as taken even before
-// they listen. The choice is made under home's port lock, which the
-// caller holds until the monitor has recorded the port (release), so two
-// starts at once never get the same port.
+// they listen. Each port has a lock of its own (a byte of home's port
+// lock file), which the caller holds until the monitor has recorded the
+// port (release): two starts at once never get the same port, and starts
+// that pick different ports do not wait for each other.
 func pickPort(d Dir, given, cwd string) (port int, release func(), err error) {
 	if given == "" {
 		return 0, func() {}, nil
 	}
-	unlock, err := lockPorts(d.Home)
+	f, err := os.OpenFile(filepath.Join(d.Home, ".ports.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer func() {
 		if err != nil {
-			unlock()
+			f.Close()
 		}
 	}()
-	taken := portsGiven(d)
 	if given != PortAuto {
 		port, err = strconv.Atoi(given)
 		if err != nil || port < 1 || port > 65535 {
 			return 0, nil, &FieldError{Field: "port", Value: given, Err: ErrBadPort}
 		}
-		if other, ok := taken[port]; ok {
+		if _, err = lockPort(f, port, true); err != nil {
+			return 0, nil, err
+		}
+		// Under the port's lock, what live services were given is final.
+		if other, ok := portsGiven(d)[port]; ok {
 			return 0, nil, &PortError{Field: "port", Port: port, Service: other}
 		}
 		if holder := ready.PortHolder(port); holder != "" || !free(port) {
@@ -57,33 +62,62 @@ func pickPort(d Dir, given, cwd string) (port int, release func(), err error) {
 			}
 			return 0, nil, &PortError{Field: "port", Port: port, Holder: holder}
 		}
-		return port, unlock, nil
+		return port, closeOnce(f), nil
 	}
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s\x00%s", d.Name, cwd)
 	span := autoPortHigh - autoPortLow
 	first := int(h.Sum32() % uint32(span))
+	taken := portsGiven(d)
 	for i := range span {
 		p := autoPortLow + (first+i)%span
-		if _, ok := taken[p]; !ok && free(p) {
-			return p, unlock, nil
+		if _, ok := taken[p]; ok || !free(p) {
+			continue
 		}
+		locked, err := lockPort(f, p, false)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !locked {
+			continue // another start is giving it out
+		}
+		// Given out and recorded since taken was read?
+		if _, ok := portsGiven(d)[p]; ok {
+			unlockPort(f, p)
+			taken = portsGiven(d)
+			continue
+		}
+		return p, closeOnce(f), nil
 	}
 	return 0, nil, fmt.Errorf("no free port between %d and %d", autoPortLow, autoPortHigh)
 }
 
-// lockPorts takes home's port lock, waiting for it.
-func lockPorts(home string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(home, ".ports.lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
+// lockPort takes port's lock: the byte at offset port of the port lock
+// file, an open file description lock, so held per start, whichever
+// thread asks. wait: until it is free; else locked is false when another
+// holds it.
+func lockPort(f *os.File, port int, wait bool) (locked bool, err error) {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: int64(port), Len: 1}
+	cmd := unix.F_OFD_SETLK
+	if wait {
+		cmd = unix.F_OFD_SETLKW
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
+	err = unix.FcntlFlock(f.Fd(), cmd, &lk)
+	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+		return false, nil
 	}
+	return err == nil, err
+}
+
+func unlockPort(f *os.File, port int) {
+	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: int64(port), Len: 1}
+	unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
+}
+
+// closeOnce closes the lock file (and so lets go of its lock) once.
+func closeOnce(f *os.File) func() {
 	var once sync.Once
-	return func() { once.Do(func() { f.Close() }) }, nil
+	return func() { once.Do(func() { f.Close() }) }
 }
 
 // portsGiven maps the given port of every other live service to its name.

@@ -48,6 +48,9 @@ type Spec struct {
 	// Project ties the service to the project file svc up started it
 	// from; nil for a service started by svc start.
 	Project *ProjectTag `json:"project,omitempty"`
+	// Worktree is the git worktree Cwd belongs to, with the slot and slug
+	// svc gave it; nil outside git.
+	Worktree *WorktreeTag `json:"worktree,omitempty"`
 }
 
 // ProjectTag is what svc up records of a project's service, so that a

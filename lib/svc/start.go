@@ -108,6 +108,18 @@ const maxNameTries = 64
 // service whole, and nothing of its own behind.
 func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	spec := o.Spec.WithDefaults()
+	if spec.Worktree == nil && spec.Cwd != "" {
+		wt, err := WorktreeOf(o.Home, spec.Cwd)
+		if err != nil {
+			return nil, err
+		}
+		if wt != nil {
+			spec.Worktree = wt.Tag()
+		}
+	}
+	if spec.Worktree != nil {
+		spec = spec.withWorktree(spec.Worktree)
+	}
 	port, release, err := pickPort(d, o.Port, spec.Cwd)
 	if err != nil {
 		return nil, err

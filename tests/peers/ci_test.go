@@ -168,7 +168,7 @@ func TestMaxBudget(t *testing.T) {
 		t.Fatalf("exit %d: %+v\nstderr %s", r.code, res, r.stderr)
 	}
 	r = runagent(t, os.Environ(), t.TempDir(), "--agent", "codex", "-l", "2", "--max-budget-usd", "1", "hi")
-	if r.code != 2 || !strings.Contains(r.stderr, "codex reports no cost") {
+	if r.code != 2 || !strings.Contains(r.stderr, "--max-budget-usd needs --price for codex") {
 		t.Errorf("codex budget: exit %d, stderr %s", r.code, r.stderr)
 	}
 }

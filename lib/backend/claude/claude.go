@@ -175,6 +175,7 @@ type chat struct {
 	mu        sync.Mutex // one turn at a time, and process changes
 	cli       *cli
 	asks      bool // cli was started to ask (--permission-prompt-tool stdio)
+	cliLevel  int  // the level whose grant cli was started with
 	session   string
 	turns     int
 	context   int
@@ -238,7 +239,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
-	c.asks = asks
+	c.asks, c.cliLevel = asks, level
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -300,9 +301,14 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if c.cli != nil && !c.cli.alive() {
 		c.cli = nil // it exited between turns: --resume below
 	}
-	if c.cli != nil && c.asks != (t.Ask != nil) {
-		// Asking is a flag of the process: this turn wants the other
-		// mode, so the CLI starts again, resuming the session.
+	level := c.level
+	if t.Params.Level > 0 {
+		level = t.Params.Level
+	}
+	if c.cli != nil && (c.asks != (t.Ask != nil) || c.cliLevel != level) {
+		// Asking and the level's grant are flags of the process: this
+		// turn wants others, so the CLI starts again, resuming the
+		// session.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
@@ -426,8 +432,8 @@ func (x *translator) control(s string) {
 // canUseTool is a can_use_tool request as the daemon is asked it.
 func canUseTool(req gjson.Result) host.Ask {
 	q := host.Ask{Tool: req.Get("tool_name").Str, Input: json.RawMessage(req.Get("input").Raw),
-		Description: req.Get("description").Str,
-		Choices:     []string{protocol.DecisionAllow, protocol.DecisionDeny}}
+		Description: req.Get("description").Str, ToolCallID: req.Get("tool_use_id").Str,
+		Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}}
 	if p := req.Get("blocked_path").Str; p != "" {
 		q.Description = strings.TrimSpace(q.Description + " (writes " + p + ")")
 	}

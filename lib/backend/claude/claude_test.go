@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,5 +119,42 @@ func TestPermissionResult(t *testing.T) {
 	}
 	if q := canUseTool(gjson.Parse(`{"tool_name":"Write","input":{},"blocked_path":"/w/x"}`)); q.Description != "(writes /w/x)" || len(q.Choices) != 2 {
 		t.Errorf("no suggestions: %+v", q)
+	}
+}
+
+// A session record read back: the user's words without the CLI's own
+// reminders, meta lines and interrupt notes; the agent's text, thinking,
+// tool calls and results in order; side chains left out.
+func TestReadHistory(t *testing.T) {
+	rec := `{"type":"summary","summary":"x"}
+{"type":"user","message":{"role":"user","content":"<system-reminder>\nbe nice\n</system-reminder>\n\nSAY hello"},"sessionId":"s"}
+{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"hmm"}]}}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"a.go","is_error":false}]}}
+{"type":"user","isMeta":true,"message":{"content":"Caveat: the messages below"}}
+{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"side"}]}}
+{"type":"assistant","message":{"content":[{"type":"text","text":"hello"}]}}
+{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}
+not json
+`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	said, err := readHistory(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range said {
+		if s.User != "" {
+			got = append(got, "user:"+s.User)
+		} else {
+			got = append(got, s.Event.Type+":"+s.Event.Text+s.Event.Name+s.Event.Output)
+		}
+	}
+	want := "user:SAY hello|thinking:hmm|tool_call:Bash|tool_result:a.go|text:hello"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("history\n got %s\nwant %s", g, want)
 	}
 }

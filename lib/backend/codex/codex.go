@@ -32,6 +32,7 @@ import (
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
 // Config is hello.config's "codex" object.
@@ -153,6 +154,12 @@ const scratchPrefix = "agent-host-codex"
 // thread, or resumes it; a thread that cannot be resumed is replaced by a
 // new one, with a warning.
 func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructions, workspace string, logf func(level, msg string)) error {
+	return b.openThread(ctx, c, level, model, instructions, workspace, logf, nil)
+}
+
+// openThread is open; with turns set, the chat's thread must be resumed,
+// and *turns is given the thread as codex reports it, its turns included.
+func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, instructions, workspace string, logf func(level, msg string), turns *gjson.Result) error {
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program, Model: model})
 	if err != nil {
 		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
@@ -208,12 +215,15 @@ func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructi
 	thread := c.thread
 	b.mu.Unlock()
 	if thread != "" {
-		_, err := srv.call(ctx, "thread/resume", threadResumeParams{ThreadID: thread, ExcludeTurns: true, Cwd: p.Cwd,
+		res, err := srv.call(ctx, "thread/resume", threadResumeParams{ThreadID: thread, ExcludeTurns: turns == nil, Cwd: p.Cwd,
 			ApprovalPolicy: p.ApprovalPolicy, Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})
 		if err == nil {
+			if turns != nil {
+				*turns = res.Get("thread")
+			}
 			return nil
 		}
-		if !srv.alive() {
+		if !srv.alive() || turns != nil {
 			return fail(err)
 		}
 		logf("warn", fmt.Sprintf("codex could not resume thread %s (%v); this turn starts a new thread", thread, err))

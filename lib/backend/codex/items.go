@@ -135,7 +135,7 @@ func (x *translator) request(m rpcMsg) {
 		return
 	}
 	q := host.Ask{Tool: tool, Input: approvalInput(m.Params, x.inputs[m.Params.Get("itemId").Str]), Description: m.Params.Get("reason").Str,
-		Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}}
+		ToolCallID: m.Params.Get("itemId").Str, Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}}
 	ask, srv, logf := x.t.Ask, x.srv, x.t.Log
 	go func() {
 		a := ask(q)

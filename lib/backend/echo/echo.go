@@ -12,6 +12,10 @@
 //	!panic          panic inside the backend (the host survives it)
 //	!exit=N         end the whole agent-host process with status N
 //	!hang           ignore interrupts: stop only when the host gives up
+//	!tool=NAME      first report a call of tool NAME with input {"command":
+//	                the rest of the prompt}, and its result; in a run that
+//	                asks (params.permissions "ask") the call is put to the
+//	                daemon first, and a denied call's result is an error
 //
 // The same keys in hello.config's "echo" object apply to every turn:
 // {"backend":"echo","echo":{"slow":"5ms"}}.
@@ -48,6 +52,7 @@ type directives struct {
 	Panic bool
 	Exit  int
 	Hang  bool
+	Tool  string
 }
 
 // New makes an echo backend from hello.config (which may be empty).
@@ -90,6 +95,11 @@ func (d *directives) set(k, v string) error {
 		}
 	case "hang":
 		d.Hang = true
+	case "tool":
+		d.Tool = v
+		if v == "" {
+			err = fmt.Errorf("a tool needs a name")
+		}
 	default:
 		return fmt.Errorf("echo: unknown directive %q", k)
 	}
@@ -115,7 +125,11 @@ func (b *Backend) parse(prompt string) (directives, string, error) {
 	return d, rest, nil
 }
 
-func (b *Backend) Name() string    { return "echo" }
+func (b *Backend) Name() string { return "echo" }
+
+// AsksPermissions: a !tool call is put to the daemon in a run that asks.
+func (b *Backend) AsksPermissions() bool { return true }
+
 func (b *Backend) Version() string { return "echo 1" }
 
 // RunTurn echoes the prompt.
@@ -156,6 +170,11 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	case d.Exit != 0:
 		os.Exit(d.Exit)
 	}
+	if d.Tool != "" {
+		if err := b.tool(t, d.Tool, text); err != nil {
+			return err
+		}
+	}
 	words := splitWords(text)
 	for i, w := range words {
 		if i > 0 {
@@ -177,6 +196,27 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: usage})
 	b.turn(t.Params.ChatID, len(words))
 	t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text, Usage: usage, SessionID: b.sessionID(t.Params.ChatID)})
+	return nil
+}
+
+// tool reports one call of tool name with the prompt as its command,
+// asking first when the run asks.
+func (b *Backend) tool(t *host.Turn, name, text string) error {
+	id := "echo-" + t.RunID + "-tool"
+	input, _ := protocol.Marshal(map[string]string{"command": text})
+	t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input})
+	if t.Ask != nil {
+		a := t.Ask(host.Ask{Tool: name, Input: input, ToolCallID: id,
+			Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}})
+		if !a.Allowed() {
+			t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: "denied: " + a.By, IsError: true})
+			if a.By == protocol.ResolvedByInterrupt || a.By == protocol.ResolvedByShutdown {
+				return host.ErrInterrupted
+			}
+			return nil
+		}
+	}
+	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: "ran: " + text})
 	return nil
 }
 

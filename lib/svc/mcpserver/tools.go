@@ -95,6 +95,10 @@ type StartOut struct {
 	Tail     []string `json:"tail,omitempty" jsonschema:"the last lines of its output, when it ended"`
 	Rows     int64    `json:"rows" jsonschema:"how many output rows it has: output with cursor=rows reads only what comes next"`
 	Summary  string   `json:"summary"`
+	// ProxyURL is its stable URL through svc proxy, when the proxy runs.
+	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.WORKTREE.localhost), when the proxy runs"`
+	Worktree string `json:"worktree,omitempty" jsonschema:"the slug of the git worktree it runs in"`
+	Slot     *int   `json:"slot,omitempty" jsonschema:"its worktree's slot: unique among the live worktrees of the repository"`
 }
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, StartOut, error) {
@@ -133,7 +137,16 @@ func (s *Server) startOut(r *svc.StartResult) StartOut {
 	r.Name = s.short(r.Name)
 	out := StartOut{Name: r.Name, Status: string(r.Status), PID: r.PID, URL: r.URL, Port: r.Port, Ports: r.Ports, ExitCode: r.ExitCode,
 		Signal: r.Signal, Error: r.Error, Tail: r.Tail, Summary: startSummary(r)}
-	out.Rows, _ = logfile.LastRow(svc.Dir{Home: s.Home, Name: s.full(r.Name)}.Path())
+	d := svc.Dir{Home: s.Home, Name: s.full(r.Name)}
+	out.Rows, _ = logfile.LastRow(d.Path())
+	if l, err := svc.Look(d); err == nil {
+		if l.Status == svc.Ready {
+			out.ProxyURL = svc.ProxyURL(svc.ProxyPort(s.Home), l)
+		}
+		if wt := l.Spec.Worktree; wt != nil {
+			out.Worktree, out.Slot = wt.Slug, &wt.Slot
+		}
+	}
 	return out
 }
 
@@ -319,6 +332,12 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
 		out.Port = l.Spec.Port
 	}
 	out.Rows, _ = logfile.LastRow(d.Path())
+	if l.Status == svc.Ready {
+		out.ProxyURL = svc.ProxyURL(svc.ProxyPort(s.Home), l)
+	}
+	if wt := l.Spec.Worktree; wt != nil {
+		out.Worktree, out.Slot = wt.Slug, &wt.Slot
+	}
 	l.Name = out.Name
 	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
@@ -355,4 +374,63 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// WhoIn is the who tool's input.
+type WhoIn struct {
+	Port int `json:"port" jsonschema:"the TCP port"`
+}
+
+// WhoOut is who holds a port.
+type WhoOut struct {
+	Port      int    `json:"port"`
+	Listening bool   `json:"listening" jsonschema:"something listens on the port"`
+	PID       int    `json:"pid,omitempty"`
+	Comm      string `json:"comm,omitempty"`
+	Service   string `json:"service,omitempty" jsonschema:"the service whose process tree holds it; empty when it belongs to no service"`
+	Worktree  string `json:"worktree,omitempty"`
+	Slot      *int   `json:"slot,omitempty"`
+	Scope     string `json:"scope,omitempty"`
+	Summary   string `json:"summary"`
+}
+
+func (s *Server) who(_ context.Context, _ *mcp.CallToolRequest, in WhoIn) (*mcp.CallToolResult, WhoOut, error) {
+	if in.Port < 1 || in.Port > 65535 {
+		return nil, WhoOut{}, fmt.Errorf("%d is not a port", in.Port)
+	}
+	u := svc.Who(s.Home, in.Port)
+	outside := false
+	if s.Scope != "" && u.Service != "" {
+		// Outside the scope, a service is nobody's business here but that
+		// it is one.
+		if !strings.HasPrefix(u.Service, s.Scope+"/") {
+			outside = true
+			*u = svc.PortUse{Port: u.Port, Listening: u.Listening, PID: u.PID, Comm: u.Comm}
+		} else {
+			u.Service, u.Scope = s.short(u.Service), ""
+		}
+	}
+	out := WhoOut{Port: u.Port, Listening: u.Listening, PID: u.PID, Comm: u.Comm, Service: u.Service, Scope: u.Scope}
+	if u.Worktree != nil {
+		out.Worktree, out.Slot = u.Worktree.Slug, &u.Worktree.Slot
+	}
+	switch {
+	case u.Service != "" && !u.Given:
+		out.Summary = fmt.Sprintf("port %d is held by pid %d (%s) of service %s", u.Port, u.PID, u.Comm, u.Service)
+		if u.Worktree != nil {
+			out.Summary += fmt.Sprintf(" in worktree %s (slot %d)", u.Worktree.Slug, u.Worktree.Slot)
+		}
+		out.Summary += ": stop it with stop, if it is yours to stop"
+	case outside && u.PID != 0:
+		out.Summary = fmt.Sprintf("port %d is held by pid %d (%s) of a service outside this scope: it is not yours to stop; pick another port (start with port auto)", u.Port, u.PID, u.Comm)
+	case u.Given:
+		out.Summary = fmt.Sprintf("nothing listens on port %d yet; it is given to %s, which is starting", u.Port, u.Service)
+	case u.PID != 0:
+		out.Summary = fmt.Sprintf("port %d is held by pid %d (%s), which is no service: it is not yours to kill; pick another port (start with port auto)", u.Port, u.PID, u.Comm)
+	case u.Listening:
+		out.Summary = fmt.Sprintf("port %d is held by a process this user cannot see: pick another port (start with port auto)", u.Port)
+	default:
+		out.Summary = fmt.Sprintf("nothing listens on port %d", u.Port)
+	}
+	return nil, out, nil
 }

@@ -35,6 +35,12 @@ type File struct {
 	Path     string // as found or given
 	Dir      string // the project's directory: the file's, absolute
 	Services []*Def // in the order of the file
+	// Sources are the files read besides Path (LoadAll), in order.
+	Sources []string
+	// PortBlock is port_block: the ports reserved for the worktree.
+	PortBlock int
+	// Archive is conductor.json's archive script, for svc down --archive.
+	Archive string
 }
 
 // Def is one service as the file defines it.
@@ -64,6 +70,11 @@ type Def struct {
 	PTY                            bool
 	StopSignal                     string // "": the default
 	NoFollow                       bool   // follow = false
+
+	// From is the file that defines it when that is not the project's
+	// own format (.claude/launch.json, conductor.json): "" for svc.toml
+	// and a Procfile.
+	From string
 
 	lines map[string]int // the line of each of its keys, by name
 }
@@ -112,6 +123,15 @@ func Find(given, dir string) (string, error) {
 // svc.toml's format, anything else a Procfile. Every error names the file
 // and the line.
 func Load(path string) (*File, error) {
+	f, err := readFile(path)
+	if err != nil {
+		return f, err
+	}
+	return f, f.check()
+}
+
+// readFile reads a project file of any kind, unchecked across services.
+func readFile(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -125,13 +145,18 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	f := &File{Path: path, Dir: filepath.Dir(abs)}
-	if strings.HasSuffix(path, ".toml") {
+	switch kindOf(path) {
+	case "toml":
 		err = f.parseTOML(b)
-	} else {
+	case "launch":
+		if filepath.Base(f.Dir) == ".claude" {
+			f.Dir = filepath.Dir(f.Dir)
+		}
+		err = f.parseLaunch(b)
+	case "conductor":
+		err = f.parseConductor(b)
+	default:
 		err = f.parseProcfile(b)
-	}
-	if err == nil {
-		err = f.check()
 	}
 	return f, err
 }
@@ -197,7 +222,8 @@ func (f *File) parseProcfile(b []byte) error {
 
 // tomlFile is svc.toml as decoded: [services.NAME] tables.
 type tomlFile struct {
-	Services map[string]tomlService `toml:"services"`
+	PortBlock int                    `toml:"port_block"`
+	Services  map[string]tomlService `toml:"services"`
 }
 
 type tomlService struct {
@@ -234,6 +260,10 @@ func (f *File) parseTOML(b []byte) error {
 		return f.tomlError(err, true)
 	}
 	lines := keyLines(b)
+	if t.PortBlock < 0 || t.PortBlock > 1000 {
+		return f.errorf(lines["port_block"], "port_block is a number of ports from 1 to 1000, not %d", t.PortBlock)
+	}
+	f.PortBlock = t.PortBlock
 	if len(t.Services) == 0 {
 		return fmt.Errorf("%s defines no service ([services.NAME] tables)", f.Path)
 	}

@@ -4,12 +4,17 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // portRef is {port:NAME} in a command or an environment value: the port
 // of the service NAME, which the service must depend on.
 var portRef = regexp.MustCompile(`\{port:([^{}]*)\}`)
+
+// blockRef is {port+K}: the K-th port of the worktree's block
+// (port_block), from 0.
+var blockRef = regexp.MustCompile(`\{port\+([0-9]+)\}`)
 
 // check is what holds across services: every dependency exists, its
 // condition fits what it names, {port:NAME} names a dependency, and there
@@ -60,6 +65,14 @@ func (f *File) checkPortRefs(d *Def) error {
 	}{{"command", d.Command}, {"env", d.Env}, {"ready_url", []string{d.ReadyURL}}, {"ready_cmd", []string{d.ReadyCmd}}} {
 		key := kv.key
 		for _, s := range kv.values {
+			for _, m := range blockRef.FindAllStringSubmatch(s, -1) {
+				if k, _ := strconv.Atoi(m[1]); k >= f.PortBlock {
+					if f.PortBlock == 0 {
+						return f.errorf(d.at(key), "%s uses %s but the file reserves no ports (port_block = N)", d.Name, m[0])
+					}
+					return f.errorf(d.at(key), "%s uses %s but port_block is %d: {port+0} to {port+%d}", d.Name, m[0], f.PortBlock, f.PortBlock-1)
+				}
+			}
 			for _, m := range portRef.FindAllStringSubmatch(s, -1) {
 				if !slices.ContainsFunc(d.Needs, func(n Need) bool { return n.Name == m[1] }) {
 					return f.errorf(d.at(key), "%s uses %s but does not depend on %s", d.Name, m[0], m[1])

@@ -69,6 +69,8 @@ type Up struct {
 	Note func(string)
 
 	mu sync.Mutex
+	// block is the first port of the worktree's port_block, 0 for none.
+	block int
 }
 
 // node is one service in the walk.
@@ -83,6 +85,9 @@ type node struct {
 	// awaited: svc up waits for it to be ready, up to its ready timeout,
 	// not only WorkerSettle.
 	awaited bool
+	// port is the port it is given: the file's, or with port_block, a
+	// port of the block for "auto".
+	port string
 }
 
 // Plan is one line of --dry-run: what svc up would do with a service.
@@ -92,6 +97,8 @@ type Plan struct {
 	Action    string   `json:"action"`
 	Reason    string   `json:"reason,omitempty"`
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// From is the file that defines it, when not svc.toml or a Procfile.
+	From string `json:"from,omitempty"`
 }
 
 // CheckError is what Run and Plan find wrong before anything starts: in
@@ -108,10 +115,17 @@ func (u *Up) prepare(names []string) ([]*node, error) {
 	if err != nil {
 		return nil, &CheckError{err}
 	}
+	ports, err := u.blockPorts()
+	if err != nil {
+		return nil, &CheckError{err}
+	}
 	nodes := make([]*node, len(defs))
 	for i, d := range defs {
 		n := &node{def: d, dir: svc.Dir{Home: u.Home, Name: u.Project + "/" + d.Name},
-			started: make(chan struct{}), settled: make(chan struct{})}
+			started: make(chan struct{}), settled: make(chan struct{}), port: d.Port}
+		if p, ok := ports[d.Name]; ok {
+			n.port = p
+		}
 		for i, ef := range d.EnvFile {
 			kvs, err := dotenv.Read(ef)
 			if err != nil {
@@ -133,6 +147,32 @@ func (u *Up) prepare(names []string) ([]*node, error) {
 		n.awaited = awaited(n.def, defsOf(nodes))
 	}
 	return nodes, nil
+}
+
+// blockPorts reserves the worktree's port_block and gives its ports to
+// the services whose port is "auto", in the order of the file (of every
+// service, so that a subset gets the same ones).
+func (u *Up) blockPorts() (map[string]string, error) {
+	f := u.File
+	if f.PortBlock == 0 {
+		return nil, nil
+	}
+	wt, err := svc.ReservePorts(u.Home, f.Dir, f.PortBlock)
+	if err != nil {
+		return nil, err
+	}
+	u.block = wt.PortBase
+	ports := map[string]string{}
+	for _, d := range f.Services {
+		if d.Port != svc.PortAuto {
+			continue
+		}
+		if len(ports) == f.PortBlock {
+			return nil, fmt.Errorf("%s: port_block = %d, but more services than that have port = \"auto\"", f.Path, f.PortBlock)
+		}
+		ports[d.Name] = strconv.Itoa(wt.PortBase + len(ports))
+	}
+	return ports, nil
 }
 
 // awaited tells whether svc up waits for a service to be ready: the file
@@ -163,7 +203,7 @@ func (u *Up) Plan(names []string) ([]Plan, error) {
 	for lvl, defs := range Levels(defsOf(nodes), NeedNames) {
 		for _, d := range defs {
 			n := nodeOf(nodes, d.Name)
-			p := Plan{Name: n.dir.Name, Level: lvl, Action: ActStarted, DependsOn: NeedNames(d)}
+			p := Plan{Name: n.dir.Name, Level: lvl, Action: ActStarted, DependsOn: NeedNames(d), From: d.From}
 			if l, err := svc.Look(n.dir); err == nil {
 				spec, err := u.spec(n, nodes, true)
 				if err == nil {
@@ -493,7 +533,7 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		settle = WorkerSettle
 	}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: u.Home, Scope: u.Project, Name: n.def.Name, Spec: spec,
-		Port: n.def.Port, Settle: settle,
+		Port: n.port, Settle: settle,
 		OnStarted: func(int) { once.Do(func() { close(n.started) }) }})
 	if err != nil {
 		if res == nil || ctx.Err() == nil {
@@ -581,6 +621,10 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		ports[need.Name] = strconv.Itoa(p)
 	}
 	sub := func(s string) string {
+		s = blockRef.ReplaceAllStringFunc(s, func(m string) string {
+			k, _ := strconv.Atoi(blockRef.FindStringSubmatch(m)[1])
+			return strconv.Itoa(u.block + k)
+		})
 		return portRef.ReplaceAllStringFunc(s, func(m string) string { return ports[portRef.FindStringSubmatch(m)[1]] })
 	}
 	subAll := func(ss []string) []string {
@@ -598,7 +642,7 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
 	}
 	spec.Project = &svc.ProjectTag{Dir: u.File.Dir, DependsOn: NeedNames(d), Oneshot: d.Oneshot,
-		Digest: digest(spec, d.Port, d.Oneshot)}
+		Digest: digest(spec, n.port, d.Oneshot)}
 	return spec, nil
 }
 

@@ -246,3 +246,19 @@ func PortHolder(port int) string {
 	}
 	return "a process svc cannot see"
 }
+
+// Holders are the processes listening on port that svc can see (a
+// socket a parent and its forked workers share is each one's); listening
+// is false when nothing listens there at all.
+func Holders(port int) (ps []proc.Info, listening bool) {
+	inodes := sockdiag.ListeningInodes(port)
+	if len(inodes) == 0 {
+		return nil, false
+	}
+	for _, p := range proc.All() {
+		if holds(p.PID, inodes) {
+			ps = append(ps, p)
+		}
+	}
+	return ps, true
+}

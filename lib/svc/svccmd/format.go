@@ -42,18 +42,31 @@ type listJSON struct {
 	PortHolder      string   `json:"portHolder,omitempty"`
 	LogNote         string   `json:"logNote,omitempty"`
 	Command         []string `json:"command"`
+	// ProxyURL is its URL through svc proxy, when the proxy runs.
+	ProxyURL string           `json:"proxyUrl,omitempty"`
+	Worktree *svc.WorktreeTag `json:"worktree,omitempty"`
 }
 
-// ListJSON is the --json shape of a listing.
-func ListJSON(l *svc.Listing) any {
-	return listJSON{Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
+// ListJSON is the --json shape of a listing; proxy is the port of svc
+// proxy (0: it does not run).
+func ListJSON(l *svc.Listing, proxy int) any {
+	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
 		Warning: l.Warning}
 }
 
-// FormatList is svc ls for people.
-func FormatList(ls []*svc.Listing, now time.Time) string {
+// proxyURL is a ready service's URL through the proxy, or "".
+func proxyURL(proxy int, l *svc.Listing) string {
+	if l.Status != svc.Ready {
+		return ""
+	}
+	return svc.ProxyURL(proxy, l)
+}
+
+// FormatList is svc ls for people; a service the proxy (on port proxy,
+// 0: none) reaches is shown at its URL there.
+func FormatList(ls []*svc.Listing, now time.Time, proxy int) string {
 	if len(ls) == 0 {
 		return "no services\n"
 	}
@@ -69,14 +82,28 @@ func FormatList(ls []*svc.Listing, now time.Time) string {
 		if l.Status.Live() && !l.Supervised {
 			status += " (unsupervised)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, svctext.Outcome(l), cmdline.DisplayLine(l.Spec.Command))
+		where := svctext.Outcome(l)
+		if u := proxyURL(proxy, l); u != "" {
+			where = u
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, where, cmdline.DisplayLine(l.Spec.Command))
 	}
 	w.Flush()
 	return b.String()
 }
 
-// FormatStatus is one service for people.
-func FormatStatus(l *svc.Listing, now time.Time) string { return svctext.Status(l, now) }
+// FormatStatus is one service for people, with its worktree and its URL
+// through the proxy (on port proxy, 0: none).
+func FormatStatus(l *svc.Listing, now time.Time, proxy int) string {
+	text := svctext.Status(l, now)
+	if wt := l.Spec.Worktree; wt != nil {
+		text += fmt.Sprintf("worktree: %s (slot %d, %s)\n", wt.Slug, wt.Slot, wt.Top)
+	}
+	if u := proxyURL(proxy, l); u != "" {
+		text += "proxy: " + u + "\n"
+	}
+	return text
+}
 
 // FormatStop says what a stop did, for people.
 func FormatStop(r *svc.StopReport) string {

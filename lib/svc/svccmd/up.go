@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/cmdline"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/project"
 )
@@ -30,11 +32,11 @@ func (v *Verbs) load(given string) (*project.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	path, err := project.Find(given, cwd)
+	paths, err := project.FindAll(given, cwd)
 	if err != nil {
 		return nil, "", cli.WithHint(cli.Usagef("%v", err), "write a svc.toml or a Procfile there, or give one with -f FILE")
 	}
-	f, err := project.Load(path)
+	f, err := project.LoadAll(paths)
 	if err != nil {
 		return nil, "", cli.Usagef("%v", err)
 	}
@@ -154,6 +156,7 @@ func (v *Verbs) printPlan(u *project.Up, names []string) error {
 		}
 		return nil
 	}
+	v.printUnderstood(u.File)
 	w := tabwriter.NewWriter(v.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "STEP\tSERVICE\tACTION\tAFTER")
 	for _, p := range plan {
@@ -201,6 +204,8 @@ type DownArgs struct {
 	File  string
 	Names []string
 	Grace time.Duration
+	// Archive: then run conductor.json's archive script.
+	Archive bool
 }
 
 // Down stops the project's services, dependents first: 1 when any could
@@ -214,14 +219,42 @@ func (v *Verbs) Down(a DownArgs) error {
 	if err != nil {
 		return err
 	}
-	if proj == "" {
-		if len(a.Names) > 0 {
-			return cli.Usagef("svc up never ran in %s", dir)
-		}
+	switch {
+	case proj == "" && len(a.Names) > 0:
+		return cli.Usagef("svc up never ran in %s", dir)
+	case proj == "":
 		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
-		return nil
+	default:
+		err = v.down(proj, a.Names, a.Grace)
 	}
-	return v.down(proj, a.Names, a.Grace)
+	if err != nil || !a.Archive {
+		return err
+	}
+	return v.archive(dir)
+}
+
+// archive runs conductor.json's archive script in dir, in the
+// foreground: 1 when it fails.
+func (v *Verbs) archive(dir string) error {
+	path := filepath.Join(dir, project.ConductorFile)
+	if _, err := os.Stat(path); err != nil {
+		return cli.Usagef("--archive: no %s in %s", project.ConductorFile, dir)
+	}
+	f, err := project.Load(path)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if f.Archive == "" {
+		return cli.Usagef("--archive: %s has no scripts.archive", path)
+	}
+	res, err := proc.RunForeground(context.Background(), proc.RunOptions{Argv: []string{f.Archive}, Cwd: dir, Out: v.Out})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return cli.Failf("the archive script failed (exit status %d)", res.ExitCode)
+	}
+	return nil
 }
 
 // projectDir is the project's directory: the given file's, else this one.
@@ -258,4 +291,65 @@ func (v *Verbs) down(proj string, names []string, grace time.Duration) error {
 		fmt.Fprintf(v.Out, "nothing to stop: no service of %s is running\n", proj)
 	}
 	return nil
+}
+
+// printUnderstood says what svc up made of the files that are not its
+// own format (.claude/launch.json, conductor.json): one line a service.
+func (v *Verbs) printUnderstood(f *project.File) {
+	if len(f.Sources) > 0 {
+		// Several files make the project: which services are the first's.
+		var own []string
+		for _, d := range f.Services {
+			if d.From == "" {
+				own = append(own, d.Name)
+			}
+		}
+		if len(own) > 0 {
+			fmt.Fprintf(v.Out, "%s: %s\n", relTo(f.Dir, f.Path), strings.Join(own, ", "))
+		}
+	}
+	for _, d := range f.Services {
+		if d.From == "" {
+			continue
+		}
+		parts := []string{cmdline.ShellLine(d.Command)}
+		switch {
+		case d.Port == svc.PortAuto:
+			parts = append(parts, "port auto")
+		case d.Port != "":
+			parts = append(parts, "port "+d.Port)
+		}
+		if d.ReadyURL != "" {
+			parts = append(parts, "ready at "+d.ReadyURL)
+		}
+		if d.Oneshot {
+			parts = append(parts, "a one-shot")
+		}
+		if len(d.Needs) > 0 {
+			parts = append(parts, "after "+strings.Join(project.NeedNames(d), ", "))
+		}
+		if len(d.Env) > 0 {
+			keys := make([]string, len(d.Env))
+			for i, kv := range d.Env {
+				keys[i], _, _ = strings.Cut(kv, "=")
+			}
+			parts = append(parts, "env "+strings.Join(keys, " "))
+		}
+		fmt.Fprintf(v.Out, "%s: %s: %s\n", relTo(f.Dir, d.From), d.Name, strings.Join(parts, "; "))
+	}
+	if f.Archive != "" {
+		fmt.Fprintf(v.Out, "%s: archive: %s; run by svc down --archive\n", project.ConductorFile, f.Archive)
+	}
+}
+
+// relTo is path as from dir, when it is below it.
+func relTo(dir, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }

@@ -1,0 +1,137 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/host"
+)
+
+type loadParams struct {
+	SessionID  string      `json:"sessionId"`
+	Cwd        string      `json:"cwd"`
+	MCPServers []mcpServer `json:"mcpServers"`
+}
+
+type loadResult struct {
+	Modes         *modeState     `json:"modes,omitempty"`
+	ConfigOptions []configOption `json:"configOptions,omitempty"`
+}
+
+// loadSession takes up a session an earlier connection (or agent-host)
+// had, and replays its history as session/update notifications before it
+// answers.
+func (a *agent) loadSession(params json.RawMessage) (any, error) { return a.takeUp(params, true) }
+
+// resumeSession takes up a session without replaying its history.
+func (a *agent) resumeSession(params json.RawMessage) (any, error) { return a.takeUp(params, false) }
+
+func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
+	var p loadParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	loader, ok := a.backend.(host.SessionLoader)
+	if !ok {
+		return nil, errorf(codeMethodNotFound, "the %s backend cannot load a session", a.caps.name)
+	}
+	if a.session(p.SessionID) != nil {
+		return nil, errorf(codeInvalidParams, "invalid params: session %s is open on this connection", p.SessionID)
+	}
+	rec, err := a.store.load(p.SessionID)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID, Data: map[string]string{"sessionId": p.SessionID}}
+	case err != nil:
+		return nil, errorf(codeInternal, "reading session %s: %v", p.SessionID, err)
+	case rec.Backend != a.caps.name:
+		return nil, errorf(codeInvalidParams, "invalid params: session %s was a %s session, and this agent-host runs %s", p.SessionID, rec.Backend, a.caps.name)
+	}
+	cwd := p.Cwd
+	if cwd == "" {
+		cwd = rec.Cwd
+	}
+	s := &session{id: rec.SessionID, cwd: cwd, created: time.Now(), mode: a.defaultMode(), turn: make(chan struct{}, 1), title: rec.Title}
+	s.updated = s.created
+	if m, ok := a.modeByID(rec.Mode); ok {
+		s.mode = m
+	}
+	if len(p.MCPServers) > 0 {
+		if err := a.setServers(s, p.MCPServers); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	said, err := loader.LoadSession(ctx, s.id, rec.CLISession, cwd)
+	if err != nil {
+		return nil, hostError(err)
+	}
+	a.mu.Lock()
+	if a.sessions[s.id] != nil {
+		a.mu.Unlock()
+		return nil, errorf(codeInvalidParams, "invalid params: session %s is open on this connection", s.id)
+	}
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	if replay {
+		a.replay(s, said)
+	}
+	ms, opts := a.state(s)
+	return loadResult{Modes: ms, ConfigOptions: opts}, nil
+}
+
+// replay sends a session's history as the updates its turns sent: the
+// user's messages, the agent's, its thoughts, and each tool call with its
+// title and the status it ended with (one that never ended, as in a
+// cancelled turn, is failed).
+func (a *agent) replay(s *session, said []host.Said) {
+	t := &turn{a: a, s: s, calls: map[string]*call{}}
+	for _, x := range said {
+		if x.User != "" {
+			// A user's message starts a turn: what the last one left
+			// unfinished ended with it.
+			t.unfinished()
+			t = &turn{a: a, s: s, calls: map[string]*call{}}
+			a.update(s, contentChunk{SessionUpdate: "user_message_chunk", Content: text(x.User)})
+			continue
+		}
+		t.event(x.Event)
+	}
+	t.unfinished()
+}
+
+// unfinished reports the turn's calls that never ended as failed, in the
+// order they were made.
+func (t *turn) unfinished() {
+	for _, id := range t.order {
+		if c := t.calls[id]; c.reported && !c.final {
+			c.final = true
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed,
+				RawOutput: "The turn ended before the call did."})
+		}
+	}
+}
+
+// remember keeps what a later agent-host needs to load the session.
+func (a *agent) remember(s *session, cliSession string) {
+	s.mu.Lock()
+	r := record{SessionID: s.id, Cwd: s.cwd, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
+		UpdatedAt: s.updated.UTC().Format(time.RFC3339), Mode: s.mode.id()}
+	s.mu.Unlock()
+	if err := a.store.save(r); err != nil {
+		a.opts.Warn("keeping session " + s.id + " for session/load: " + err.Error())
+	}
+}
+
+// titleOf is a session's title: its first prompt's first line, cut short.
+func titleOf(prompt string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	return line
+}

@@ -1,0 +1,95 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentry/agentry/lib/backend/echo"
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// loader is the echo backend that can also take up a session, with a
+// history of its own.
+type loader struct {
+	*echo.Backend
+	mu     sync.Mutex
+	loaded []string // chat=session
+}
+
+func (l *loader) LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]host.Said, error) {
+	l.mu.Lock()
+	l.loaded = append(l.loaded, chatID+"="+sessionID)
+	l.mu.Unlock()
+	return []host.Said{
+		{User: "EARLIER QUESTION"},
+		{Event: protocol.AgentEvent{Type: protocol.EvThinking, Text: "hmm"}},
+		{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}},
+		{Event: protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: "t1", Output: "a.go"}},
+		{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: "t2", Name: "Bash", Input: json.RawMessage(`{"command":"rm a.go"}`)}},
+		{Event: protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: "t2", Output: "rejected", IsError: true}},
+		{Event: protocol.AgentEvent{Type: protocol.EvText, Text: "EARLIER ANSWER"}},
+		{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: "t3", Name: "Read", Input: json.RawMessage(`{"file_path":"/a/b.go"}`)}},
+	}, nil
+}
+
+// A session kept by one agent-host is listed and loaded by the next: its
+// history replayed with its calls' titles and statuses, its chat given the
+// CLI's session, and its turns going on.
+func TestLoadAfterRestart(t *testing.T) {
+	d, state := loadDefs(t), t.TempDir()
+	l := &loader{}
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		b, _ := echo.New(nil)
+		l.Backend = b
+		return l, nil
+	}
+	c := startWith(t, d, factory, state)
+	r := c.call("initialize", map[string]any{"protocolVersion": 1})
+	if !strings.Contains(string(r["result"]), `"loadSession":true`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	s := c.newSession()
+	c.until(c.send("session/prompt", prompt(s, "first words\nmore")))
+	c.in.Close()
+	<-c.served
+	c.served <- nil
+
+	c = startWith(t, d, factory, state)
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	r = c.call("session/list", map[string]any{})
+	if !strings.Contains(string(r["result"]), `"sessionId":"`+s+`"`) || !strings.Contains(string(r["result"]), `"title":"first words"`) {
+		t.Errorf("session/list: %s", r["result"])
+	}
+	ms := c.until(c.send("session/load", map[string]any{"sessionId": s, "cwd": t.TempDir(), "mcpServers": []any{}}))
+	if e := ms[len(ms)-1]["error"]; e != nil {
+		t.Fatalf("session/load: %s", e)
+	}
+	ups, seq := updates(t, ms)
+	want := "user_message_chunk agent_thought_chunk tool_call:in_progress tool_call_update:completed tool_call:in_progress tool_call_update:failed agent_message_chunk tool_call:in_progress tool_call_update:failed"
+	if got := strings.Join(seq, " "); got != want {
+		t.Errorf("replay:\n got %s\nwant %s", got, want)
+	}
+	if ups[2].Title != "ls" || ups[2].Kind != "execute" || ups[7].Title != "Read /a/b.go" {
+		t.Errorf("titles: %+v %+v", ups[2], ups[7])
+	}
+	if got := l.loaded; len(got) != 1 || got[0] != s+"=echo-"+s {
+		t.Errorf("LoadSession calls %v", got)
+	}
+	ms = c.until(c.send("session/prompt", prompt(s, "and on")))
+	ups, _ = updates(t, ms)
+	if chunks(ups) != "and on" {
+		t.Errorf("after the load: %q", chunks(ups))
+	}
+	r = c.call("session/load", map[string]any{"sessionId": "no-such", "cwd": "/", "mcpServers": []any{}})
+	if !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("loading a session never kept: %s", r["error"])
+	}
+	r = c.call("session/resume", map[string]any{"sessionId": s, "cwd": "/"})
+	if r["error"] == nil {
+		t.Errorf("resuming a session open on this connection: %s", r["result"])
+	}
+}

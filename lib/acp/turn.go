@@ -1,0 +1,378 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/hostclient"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// prompt admits a session/prompt in input order (so a cancel read after
+// it cancels it), and runs its turn on a goroutine of its own.
+func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
+	var p promptParams
+	if err := decode(params, &p); err != nil {
+		a.w.reply(id, nil, err)
+		return
+	}
+	s, err := a.open(p.SessionID)
+	if err != nil {
+		a.w.reply(id, nil, err)
+		return
+	}
+	text, err := a.promptText(p.Prompt)
+	if err != nil {
+		a.w.reply(id, nil, err)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		a.w.reply(id, nil, &rpcError{Code: codeNotFound, Message: "no session " + s.id})
+		return
+	}
+	s.seq++
+	seq := s.seq
+	s.prompts.Add(1)
+	s.mu.Unlock()
+	a.work.Add(1)
+	go func() {
+		defer a.work.Done()
+		defer s.prompts.Done()
+		res, err := a.runPrompt(s, seq, text)
+		a.w.reply(id, res, err)
+	}()
+}
+
+// promptText is the prompt as the backend takes it: text, with embedded
+// resources as context and resource links as references. agent-host's
+// backends take text only.
+func (a *agent) promptText(blocks []contentBlock) (string, error) {
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "resource_link":
+			name := b.Name
+			if b.Title != "" {
+				name = b.Title
+			}
+			parts = append(parts, fmt.Sprintf("[@%s](%s)", name, b.URI))
+		case "resource":
+			r := b.Resource
+			if r == nil || r.Text == nil {
+				return "", errorf(codeInvalidParams, "invalid params: the %s backend takes text resources only, not a blob", a.caps.name)
+			}
+			parts = append(parts, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text))
+		case "image", "audio":
+			return "", errorf(codeInvalidParams, "invalid params: the %s backend takes no %s content (promptCapabilities.%s is false)", a.caps.name, b.Type, b.Type)
+		default:
+			return "", errorf(codeInvalidParams, "invalid params: unknown content block type %q", b.Type)
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if strings.TrimSpace(text) == "" {
+		return "", errorf(codeInvalidParams, "invalid params: the prompt is empty")
+	}
+	return text, nil
+}
+
+// runPrompt runs one turn, after the session's turn before it: its
+// updates, then its stop reason.
+func (a *agent) runPrompt(s *session, seq int64, text string) (any, error) {
+	s.turn <- struct{}{}
+	defer func() { <-s.turn }()
+	s.mu.Lock()
+	if s.cancelled >= seq {
+		s.mu.Unlock()
+		return promptResult{StopReason: stopCancelled}, nil
+	}
+	m, model, effort := s.mode, s.model, s.effort
+	s.updated = time.Now()
+	if s.title == "" {
+		s.title = titleOf(text)
+	}
+	s.mu.Unlock()
+	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
+		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant}
+	if m.ask {
+		params.Permissions = protocol.PermissionsAsk
+	}
+	runID := s.id + "." + strconv.FormatInt(seq, 10)
+	r, err := a.hc.RunTurn(a.ctx, runID, params)
+	if err != nil {
+		return nil, hostError(err)
+	}
+	s.mu.Lock()
+	s.run = r
+	cancelled := s.cancelled >= seq
+	s.mu.Unlock()
+	if cancelled {
+		a.cancel(s)
+	}
+	t := &turn{a: a, s: s, run: r, ask: m.ask, calls: map[string]*call{}, ended: make(chan struct{})}
+	var asks sync.WaitGroup
+	asks.Add(1)
+	go func() {
+		defer asks.Done()
+		for q := range r.Asks() {
+			asks.Add(1)
+			go func() { defer asks.Done(); t.permission(q) }()
+		}
+	}()
+	for ev := range r.Events() {
+		t.event(ev)
+	}
+	done, werr := r.Wait(a.ctx)
+	close(t.ended)
+	asks.Wait()
+	s.mu.Lock()
+	s.run = nil
+	cancelled = s.cancelled >= seq
+	s.mu.Unlock()
+	if cancelled || (done != nil && done.StopReason == protocol.StopInterrupted) {
+		a.afterTurn(s, nil)
+		return promptResult{StopReason: stopCancelled}, nil
+	}
+	if werr != nil {
+		return nil, hostError(werr)
+	}
+	a.afterTurn(s, done.Usage)
+	if done.StopReason != protocol.StopCompleted {
+		msg := "the turn failed"
+		if t.failure != nil {
+			msg = t.failure.Message
+		}
+		return nil, &rpcError{Code: codeInternal, Message: msg}
+	}
+	return promptResult{StopReason: stopEndTurn}, nil
+}
+
+// afterTurn keeps the session for session/load, and sends its context use
+// when the backend knows its context window.
+func (a *agent) afterTurn(s *session, u *protocol.Usage) {
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	info, err := a.hc.SessionInfo(ctx, s.id)
+	if err != nil || info == nil {
+		return
+	}
+	if info.SessionID != "" && a.caps.loads {
+		a.remember(s, info.SessionID)
+	}
+	if u == nil || info.ContextWindow <= 0 {
+		return
+	}
+	up := usageUpdate{SessionUpdate: "usage_update", Used: int64(info.ContextTokens), Size: int64(info.ContextWindow)}
+	if u != nil && u.CostUSD > 0 {
+		up.Cost = &cost{Amount: u.CostUSD, Currency: "USD"}
+	}
+	a.update(s, up)
+}
+
+// turn is one prompt's turn: what has been reported of it.
+type turn struct {
+	a   *agent
+	s   *session
+	run *hostclient.Run
+	ask bool
+
+	mu       sync.Mutex
+	streamed bool // text deltas since the last whole text block
+	said     bool // any answer text was sent
+	calls    map[string]*call
+	order    []string // the calls' ids, as they were made
+	failure  *protocol.ErrorInfo
+	ended    chan struct{} // closed once the run has ended
+}
+
+// call is a tool call as the client has been told of it.
+type call struct {
+	title    string
+	reported bool
+	final    bool // completed or failed was sent
+}
+
+func (t *turn) call(id string) *call {
+	c := t.calls[id]
+	if c == nil {
+		c = &call{}
+		t.calls[id] = c
+		t.order = append(t.order, id)
+	}
+	return c
+}
+
+func (t *turn) update(u any) { t.a.update(t.s, u) }
+
+// event turns one agent event into session updates.
+func (t *turn) event(ev protocol.AgentEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ev.Type {
+	case protocol.EvTextDelta:
+		if ev.Text != "" {
+			t.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: text(ev.Text)})
+			t.streamed, t.said = true, true
+		}
+	case protocol.EvText:
+		// A whole block whose deltas were streamed is not sent again.
+		if !t.streamed && ev.Text != "" {
+			t.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: text(ev.Text)})
+			t.said = true
+		}
+		t.streamed = false
+	case protocol.EvThinking:
+		if ev.Text != "" {
+			t.update(contentChunk{SessionUpdate: "agent_thought_chunk", Content: text(ev.Text)})
+		}
+	case protocol.EvToolCall:
+		t.toolCall(ev.ToolCallID, ev.Name, ev.Input)
+		if p, ok := planOf(ev.Name, ev.Input); ok {
+			t.update(p)
+		}
+	case protocol.EvToolResult:
+		c := t.call(ev.ToolCallID)
+		if c.final {
+			return
+		}
+		c.final = true
+		status := statusCompleted
+		if ev.IsError {
+			status = statusFailed
+		}
+		u := toolCall{SessionUpdate: "tool_call_update", ToolCallID: ev.ToolCallID, Status: status, RawOutput: ev.Output}
+		if ev.Output != "" {
+			u.Content = []any{toolContent{Type: "content", Content: text(ev.Output)}}
+		}
+		t.update(u)
+	case protocol.EvCompleted:
+		if !t.said && ev.Text != "" {
+			t.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: text(ev.Text)})
+			t.said = true
+		}
+	case protocol.EvError:
+		t.failure = ev.Error
+	}
+}
+
+// toolCall reports a call, or, when a permission request reported it
+// first, what the agent's own event adds; t.mu is held.
+func (t *turn) toolCall(id, name string, input json.RawMessage) {
+	c := t.call(id)
+	title, kind, locs := describe(name, input)
+	if c.reported {
+		if title != c.title { // the agent's input says more than the request's
+			c.title = title
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Title: title, Kind: kind, Locations: locs, RawInput: input})
+		}
+		return
+	}
+	c.reported, c.title = true, title
+	status := statusInProgress
+	if t.ask {
+		status = statusPending // it may yet be put to the client
+	}
+	t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: status, Locations: locs, RawInput: input,
+		Content: diffsOf(name, input)})
+}
+
+// permission puts one permission request to the client, after the call it
+// is about has been reported, and answers the host with the client's
+// choice. A request the host resolved first (an interrupt, the deadline,
+// the run's end) is answered by the host; the client's late answer then
+// changes nothing.
+func (t *turn) permission(q *protocol.PermissionRequest) {
+	id := q.ToolCallID
+	if id == "" {
+		id = "permission-" + q.RequestID
+	}
+	title, kind, locs := describe(q.Tool, q.Input)
+	t.mu.Lock()
+	c := t.call(id)
+	if !c.reported {
+		c.reported, c.title = true, title
+		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input,
+			Content: diffsOf(q.Tool, q.Input)})
+	}
+	t.mu.Unlock()
+	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
+		RawInput: q.Input, Content: diffsOf(q.Tool, q.Input)}}
+	for _, ch := range q.Choices {
+		switch ch {
+		case protocol.DecisionAllow:
+			params.Options = append(params.Options, permissionOption{OptionID: optAllow, Name: "Allow", Kind: "allow_once"})
+		case protocol.DecisionAllowSession:
+			params.Options = append(params.Options, permissionOption{OptionID: optAllowSession, Name: "Allow for this session", Kind: "allow_always"})
+		case protocol.DecisionDeny:
+			params.Options = append(params.Options, permissionOption{OptionID: optReject, Name: "Reject", Kind: "reject_once"})
+		}
+	}
+	answer, forget := t.a.w.request("session/request_permission", params)
+	var decision string
+	select {
+	case m, ok := <-answer:
+		if !ok {
+			return // the client is gone; the host resolves the request
+		}
+		decision = decisionOf(m)
+	case <-t.ended:
+		forget()
+		return
+	}
+	a := hostclient.Answer{Decision: decision}
+	if decision == protocol.DecisionDeny {
+		a.Message = "The user rejected this tool call."
+	}
+	// The client hears of its choice before the backend acts on it, so
+	// in_progress never follows the call's result. A denial is failed
+	// however the request ends (the host only ever denies by itself); an
+	// allowed call the host had denied first gets its failed result from
+	// the backend.
+	t.mu.Lock()
+	if !c.final {
+		if decision == protocol.DecisionDeny {
+			c.final = true
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed, RawOutput: a.Message,
+				Content: []any{toolContent{Type: "content", Content: text(a.Message)}}})
+		} else {
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusInProgress})
+		}
+	}
+	t.mu.Unlock()
+	ctx, cancel := t.a.callCtx()
+	defer cancel()
+	_ = t.a.hc.AnswerPermission(ctx, t.run.ID, q.RequestID, a) // an error: resolved already, the host's word stands
+}
+
+// The permission options this face offers.
+const (
+	optAllow        = "allow"
+	optAllowSession = "allow_session"
+	optReject       = "reject"
+)
+
+// decisionOf is the host's decision for the client's answer: a cancelled
+// outcome, an error or anything unknown is a denial.
+func decisionOf(m *incoming) string {
+	if m.Error != nil || m.Result == nil {
+		return protocol.DecisionDeny
+	}
+	var r permissionResult
+	if json.Unmarshal(m.Result, &r) != nil || r.Outcome.Outcome != "selected" {
+		return protocol.DecisionDeny
+	}
+	switch r.Outcome.OptionID {
+	case optAllow:
+		return protocol.DecisionAllow
+	case optAllowSession:
+		return protocol.DecisionAllowSession
+	}
+	return protocol.DecisionDeny
+}

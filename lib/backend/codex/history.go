@@ -1,0 +1,90 @@
+package codex
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
+)
+
+// LoadSession makes the chat continue codex's thread id: the chat's
+// app-server is started with the thread resumed, and the history is the
+// thread's turns as codex reports them (its own record of the thread).
+func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]host.Said, error) {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.close(time.Second)
+	b.mu.Lock()
+	c.thread = sessionID
+	b.mu.Unlock()
+	var thread gjson.Result
+	if err := b.openThread(ctx, c, b.cfg.Level, "", "", workspace, func(string, string) {}, &thread); err != nil {
+		b.mu.Lock()
+		c.thread = ""
+		b.mu.Unlock()
+		return nil, host.Failed(protocol.CodeUnknownChat, "codex could not resume thread "+sessionID+": "+err.Error(), false)
+	}
+	return threadHistory(thread), nil
+}
+
+// threadHistory is what was said in a thread: the user's messages, the
+// agent's, its reasoning, and each tool item as its call and result, with
+// the status it ended with.
+func threadHistory(thread gjson.Result) []host.Said {
+	var said []host.Said
+	thread.Get("turns").ForEach(func(_, turn gjson.Result) bool {
+		turnID := turn.Get("id").Str
+		turn.Get("items").ForEach(func(_, item gjson.Result) bool {
+			switch item.Get("type").Str {
+			case "userMessage":
+				var parts []string
+				item.Get("content").ForEach(func(_, c gjson.Result) bool {
+					if c.Get("type").Str == "text" {
+						parts = append(parts, c.Get("text").Str)
+					}
+					return true
+				})
+				if len(parts) > 0 {
+					said = append(said, host.Said{User: strings.Join(parts, "\n")})
+				}
+			case "agentMessage":
+				said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvText, Text: item.Get("text").Str}})
+			case "reasoning":
+				var parts []string
+				for _, key := range []string{"summary", "content"} {
+					item.Get(key).ForEach(func(_, c gjson.Result) bool {
+						parts = append(parts, c.String())
+						return true
+					})
+				}
+				if len(parts) > 0 {
+					said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvThinking, Text: strings.Join(parts, "\n")}})
+				}
+			default:
+				name, input, ok := toolCall(item)
+				if !ok {
+					return true
+				}
+				// An item's id is the model's call id, which need not be
+				// unique in a thread; with its turn's, it is.
+				id := turnID + "/" + item.Get("id").Str
+				said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input}})
+				if st := item.Get("status").Str; st != "inProgress" && st != "" {
+					out, failed := toolOutput(item)
+					said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out, IsError: failed}})
+				}
+			}
+			return true
+		})
+		return true
+	})
+	return said
+}
+
+// Efforts are the reasoning efforts a turn takes (turn/start's effort).
+func (b *Backend) Efforts() []string { return grant.Efforts[grant.Codex] }

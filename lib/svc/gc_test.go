@@ -1,0 +1,58 @@
+package svc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// writeService records a stopped service with the given spec, as a
+// monitor would have left it.
+func writeService(t *testing.T, home, name string, spec Spec) {
+	t.Helper()
+	d := Dir{Home: home, Name: name}
+	must(t, os.MkdirAll(d.Path(), 0o700))
+	must(t, WriteState(d, &State{Name: name, Status: Stopped, Spec: spec}))
+}
+
+func TestGC(t *testing.T) {
+	home := t.TempDir()
+	_, wts := fakeRepo(t, "keep", "gone")
+	keep, _ := WorktreeOf(home, wts[0])
+	gone, _ := WorktreeOf(home, wts[1])
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	writeService(t, home, "keep/web", Spec{Command: []string{"x"}, Cwd: wts[0], Worktree: keep.Tag()})
+	writeService(t, home, "gone/web", Spec{Command: []string{"x"}, Cwd: wts[1], Worktree: gone.Tag()})
+	writeService(t, home, "tmp", Spec{Command: []string{"x"}, Cwd: filepath.Join(home, "nowhere")})
+	writeService(t, home, "plain", Spec{Command: []string{"x"}, Cwd: home})
+	must(t, ClaimScope(home, "agent", "agent"))
+	writeService(t, home, "agent/db", Spec{Command: []string{"x"}, Cwd: home, UntilExit: dead.Process.Pid})
+	must(t, os.RemoveAll(wts[1]))
+
+	g, err := FindGarbage(home)
+	must(t, err)
+	if len(g) != 3 {
+		t.Fatalf("garbage %+v", g)
+	}
+	res, err := GC(home, 0, nil, nil)
+	must(t, err)
+	names, _ := List(home)
+	if len(names) != 2 || names[0] != "keep/web" || names[1] != "plain" {
+		t.Errorf("left: %v", names)
+	}
+	if len(res.Worktrees) != 1 || res.Worktrees[0] != wts[1] || len(res.Scopes) != 1 || res.Scopes[0] != "agent" {
+		t.Errorf("result %+v", res)
+	}
+	ws, _ := Worktrees(home)
+	if len(ws) != 1 || ws[0].Top != wts[0] {
+		t.Errorf("worktrees left: %+v", ws)
+	}
+	// A worktree named as going is collected while it still exists.
+	res, err = GC(home, 0, []string{wts[0]}, nil)
+	must(t, err)
+	if len(res.Services) != 1 || res.Services[0].Name != "keep/web" {
+		t.Errorf("going: %+v", res.Services)
+	}
+}

@@ -1,0 +1,286 @@
+package project
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// The files svc up reads besides svc.toml and a Procfile, which other
+// tools' users already have in their repositories.
+const (
+	// LaunchFile is Claude Code's launch configurations, under the
+	// project's directory.
+	LaunchFile = ".claude/launch.json"
+	// ConductorFile is Conductor's workspace scripts.
+	ConductorFile = "conductor.json"
+)
+
+// The services a conductor.json makes.
+const (
+	conductorSetup = "setup"
+	conductorRun   = "run"
+)
+
+// launchFile is .claude/launch.json as decoded.
+type launchFile struct {
+	Configurations []launchConfig `json:"configurations"`
+}
+
+type launchConfig struct {
+	Name              string            `json:"name"`
+	RuntimeExecutable string            `json:"runtimeExecutable"`
+	RuntimeArgs       []string          `json:"runtimeArgs"`
+	Port              int               `json:"port"`
+	AutoPort          bool              `json:"autoPort"`
+	URL               string            `json:"url"`
+	Env               map[string]string `json:"env"`
+	Cwd               string            `json:"cwd"`
+}
+
+// parseLaunch reads .claude/launch.json: each configuration a service,
+// its runtimeExecutable and runtimeArgs its command (executed directly),
+// autoPort a port svc picks (else port, as given), url where it is ready
+// (the port in it following the port svc picks). Comments and trailing
+// commas, which launch files often have, are allowed.
+func (f *File) parseLaunch(b []byte) error {
+	var lf launchFile
+	if err := json.Unmarshal(jsonc(b), &lf); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if len(lf.Configurations) == 0 {
+		return fmt.Errorf("%s has no configurations", f.Path)
+	}
+	for i, c := range lf.Configurations {
+		where := fmt.Sprintf("%s: configurations[%d]", f.Path, i)
+		name := plainName(c.Name)
+		switch {
+		case name == "":
+			return fmt.Errorf("%s has no name", where)
+		case c.RuntimeExecutable == "":
+			return fmt.Errorf("%s (%s) has no runtimeExecutable", where, c.Name)
+		case f.Lookup(name) != nil:
+			return fmt.Errorf("%s: %s is defined twice", where, name)
+		case c.Port < 0 || c.Port > 65535:
+			return fmt.Errorf("%s (%s): port %d is not a port", where, c.Name, c.Port)
+		}
+		d := &Def{Name: name, Line: i + 1, Command: append([]string{c.RuntimeExecutable}, c.RuntimeArgs...),
+			Cwd: f.Dir, ReadyURL: c.URL, From: f.Path}
+		if c.Cwd != "" {
+			d.Cwd = f.abs(c.Cwd)
+		}
+		for _, k := range sortedKeys(c.Env) {
+			d.Env = append(d.Env, k+"="+c.Env[k])
+		}
+		switch {
+		case c.AutoPort:
+			d.Port = svc.PortAuto
+			if c.Port > 0 {
+				d.ReadyURL = followPort(c.URL, c.Port)
+			}
+		case c.Port > 0:
+			d.Port = strconv.Itoa(c.Port)
+		}
+		d.Serves = d.Port != "" || d.ReadyURL != ""
+		f.Services = append(f.Services, d)
+	}
+	return nil
+}
+
+// followPort is url with {port} for the given port, so that it follows
+// the port svc picks.
+func followPort(u string, port int) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Port() != strconv.Itoa(port) {
+		return u
+	}
+	p.Host = p.Hostname() + ":{port}"
+	return strings.Replace(p.String(), "%7Bport%7D", "{port}", 1)
+}
+
+// plainName makes a service name of a configuration's name: its letters,
+// digits, '.', '_' and '-', other runs of characters as one '-'.
+func plainName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.TrimSpace(s) {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	n := strings.Trim(b.String(), "-.")
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	return n
+}
+
+// conductorFile is conductor.json as decoded.
+type conductorFile struct {
+	Scripts struct {
+		Setup   string `json:"setup"`
+		Run     string `json:"run"`
+		Archive string `json:"archive"`
+	} `json:"scripts"`
+}
+
+// parseConductor reads conductor.json: setup a one-shot, run a service
+// with a port (in $PORT and $CONDUCTOR_PORT) that needs setup to have
+// succeeded, archive what svc down --archive runs once they are stopped.
+// Each script runs through /bin/sh -c in the project's directory, with
+// CONDUCTOR_WORKSPACE_NAME (the worktree's slug) and
+// CONDUCTOR_WORKSPACE_PATH.
+func (f *File) parseConductor(b []byte) error {
+	var cf conductorFile
+	if err := json.Unmarshal(jsonc(b), &cf); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	s := cf.Scripts
+	if s.Setup == "" && s.Run == "" {
+		return fmt.Errorf("%s has no scripts.setup or scripts.run", f.Path)
+	}
+	env := []string{"CONDUCTOR_WORKSPACE_NAME={worktree}", "CONDUCTOR_WORKSPACE_PATH=" + f.Dir}
+	if s.Setup != "" {
+		f.Services = append(f.Services, &Def{Name: conductorSetup, Line: 1, Command: []string{s.Setup}, Cwd: f.Dir,
+			Env: env, Oneshot: true, From: f.Path})
+	}
+	if s.Run != "" {
+		d := &Def{Name: conductorRun, Line: 2, Command: []string{s.Run}, Cwd: f.Dir, Port: svc.PortAuto,
+			Env: slices.Concat(env, []string{"CONDUCTOR_PORT={port}"}), From: f.Path}
+		if s.Setup != "" {
+			d.Needs = []Need{{Name: conductorSetup, Cond: Succeeded, Line: 1}}
+		}
+		f.Services = append(f.Services, d)
+	}
+	f.Archive = s.Archive
+	return nil
+}
+
+// jsonc is JSON with comments (// and /* */) and trailing commas made
+// plain JSON; strings are left as they are.
+func jsonc(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			end := min(j+1, len(b))
+			out = append(out, b[i:end]...)
+			i = end - 1
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+			i--
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := strings.Index(string(b[i+2:]), "*/")
+			if end < 0 {
+				return out
+			}
+			i += end + 3
+		case c == ']' || c == '}':
+			k := len(out) - 1
+			for k >= 0 && (out[k] == ' ' || out[k] == '\t' || out[k] == '\n' || out[k] == '\r') {
+				k--
+			}
+			if k >= 0 && out[k] == ',' {
+				out = append(out[:k], out[k+1:]...)
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FindAll is the files svc up reads in dir: the one given, else svc.toml
+// (or a Procfile when there is none) and .claude/launch.json and
+// conductor.json, those of them that exist.
+func FindAll(given, dir string) ([]string, error) {
+	if given != "" {
+		return []string{given}, nil
+	}
+	var out []string
+	for _, name := range []string{"svc.toml", "Procfile", LaunchFile, ConductorFile} {
+		if name == "Procfile" && len(out) > 0 {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no svc.toml, Procfile, %s or %s in %s", LaunchFile, ConductorFile, dir)
+	}
+	return out, nil
+}
+
+// LoadAll reads each file and makes one project of them, checked: the
+// first file's directory (a launch file's, the one above .claude) is
+// the project's. A name two files define is an error.
+func LoadAll(paths []string) (*File, error) {
+	var all *File
+	for _, p := range paths {
+		f, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = f
+			continue
+		}
+		for _, d := range f.Services {
+			if o := all.Lookup(d.Name); o != nil {
+				return nil, fmt.Errorf("%s defines %s, which %s defines too", f.Path, d.Name, o.source(all))
+			}
+			all.Services = append(all.Services, d)
+		}
+		all.Sources = append(all.Sources, f.Path)
+		if f.Archive != "" {
+			all.Archive = f.Archive
+		}
+		all.PortBlock = max(all.PortBlock, f.PortBlock)
+	}
+	return all, all.check()
+}
+
+// source is the file that defines d.
+func (d *Def) source(f *File) string {
+	if d.From != "" {
+		return d.From
+	}
+	return f.Path
+}
+
+// kindOf is how a project file is read, by its name.
+func kindOf(path string) string {
+	switch {
+	case strings.HasSuffix(path, ".toml"):
+		return "toml"
+	case filepath.Base(path) == "launch.json":
+		return "launch"
+	case filepath.Base(path) == ConductorFile:
+		return "conductor"
+	}
+	return "procfile"
+}

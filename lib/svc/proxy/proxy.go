@@ -1,0 +1,244 @@
+// Package proxy is svc proxy's server: an HTTP reverse proxy on loopback
+// that answers http://NAME.WORKTREE.localhost:PORT (NAME.localhost for a
+// main checkout's services and those outside git) with the service of
+// that name and worktree, WebSocket upgrades included, so that a
+// service's URL stays the same whichever port it was given. Its routes
+// are the state home's services, read again when a name is unknown or
+// not ready, and at most every half second otherwise; a service that is
+// not ready is answered at once with a page that says so, never held.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// Proxy routes requests by their host name to the services under Home.
+type Proxy struct {
+	Home string
+
+	transport *http.Transport
+	mu        sync.Mutex
+	routes    map[string]*route
+	read      time.Time // when routes were read
+	reading   bool      // a background read is under way
+}
+
+// route is one service the proxy answers for.
+type route struct {
+	host    string
+	service string
+	status  svc.Status
+	target  *url.URL // nil when not ready
+	rp      *httputil.ReverseProxy
+}
+
+// The ages of the routes: read again in the background past stale, and
+// at once for an unknown or not-ready name, at most every minRead.
+const (
+	stale   = 500 * time.Millisecond
+	minRead = 100 * time.Millisecond
+)
+
+// New is a proxy for the services under home.
+func New(home string) *Proxy {
+	return &Proxy{Home: home, transport: &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+// Serve answers on ln until ctx is done.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// hostOf is a request's host name, lower case, without the port.
+func hostOf(r *http.Request) string {
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := hostOf(r)
+	if !strings.HasSuffix(host, ".localhost") {
+		p.index(w, host)
+		return
+	}
+	rt := p.lookup(host, false)
+	if rt == nil || rt.target == nil {
+		rt = p.lookup(host, true)
+	}
+	switch {
+	case rt == nil:
+		page(w, http.StatusNotFound, "No service is called "+host, "svc knows no service by that name. "+p.known())
+	case rt.target == nil:
+		w.Header().Set("Retry-After", "1")
+		page(w, http.StatusServiceUnavailable, rt.service+" is not ready",
+			fmt.Sprintf("%s is %s, not ready: svc status %s says more; this page answers at once rather than wait.", rt.service, rt.status, rt.service))
+	default:
+		rt.rp.ServeHTTP(w, r)
+	}
+}
+
+// lookup is the route for host; fresh: read the services first (unless
+// they were read in the last minRead).
+func (p *Proxy) lookup(host string, fresh bool) *route {
+	p.mu.Lock()
+	age := time.Since(p.read)
+	switch {
+	case p.routes == nil || fresh && age > minRead:
+		p.mu.Unlock()
+		p.refresh()
+		p.mu.Lock()
+	case age > stale && !p.reading:
+		p.reading = true
+		go func() {
+			p.refresh()
+			p.mu.Lock()
+			p.reading = false
+			p.mu.Unlock()
+		}()
+	}
+	defer p.mu.Unlock()
+	return p.routes[host]
+}
+
+// refresh reads the services again; a ready one keeps its reverse proxy
+// (and so its idle connections) while its target stays the same.
+func (p *Proxy) refresh() {
+	rows, _ := svc.LookAll(p.Home)
+	p.mu.Lock()
+	old := p.routes
+	p.mu.Unlock()
+	routes := map[string]*route{}
+	for _, l := range rows {
+		if l.Name == svc.ProxyName || !l.IsHTTP() || !l.Status.Live() && l.Status != svc.Exited && l.Status != svc.Failed {
+			continue
+		}
+		host := svc.ProxyHost(l.Name, l.Spec.Worktree)
+		if _, dup := routes[host]; dup {
+			continue // the first by name has it
+		}
+		rt := &route{host: host, service: l.Name, status: l.Status}
+		if l.Status == svc.Ready {
+			rt.target = targetOf(l)
+		}
+		if o := old[host]; o != nil && rt.target != nil && o.target != nil && *o.target == *rt.target {
+			rt.rp = o.rp
+		} else if rt.target != nil {
+			rt.rp = p.reverse(rt)
+		}
+		routes[host] = rt
+	}
+	p.mu.Lock()
+	p.routes, p.read = routes, time.Now()
+	p.mu.Unlock()
+}
+
+// targetOf is where a ready service is reached: its URL's scheme and
+// host, else loopback at its port.
+func targetOf(l *svc.Listing) *url.URL {
+	if u, err := url.Parse(l.URL); err == nil && u.Scheme == "http" && u.Host != "" {
+		return &url.URL{Scheme: "http", Host: u.Host}
+	}
+	port := l.Spec.Port
+	if l.Port > 0 {
+		port = l.Port
+	}
+	if port == 0 {
+		return nil
+	}
+	return &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}
+}
+
+// reverse is the reverse proxy of one route: the request's own Host
+// goes on (dev servers check it), with X-Forwarded-Host and -Proto.
+func (p *Proxy) reverse(rt *route) *httputil.ReverseProxy {
+	target := rt.target
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+		},
+		Transport:     p.transport,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// It may have stopped since the routes were read: read them
+			// again and say what is true now.
+			p.refresh()
+			now := p.lookup(rt.host, false)
+			switch {
+			case now == nil:
+				page(w, http.StatusNotFound, "No service is called "+rt.host, rt.service+" is gone. "+p.known())
+			case now.target == nil:
+				w.Header().Set("Retry-After", "1")
+				page(w, http.StatusServiceUnavailable, rt.service+" is not ready",
+					fmt.Sprintf("%s is %s, not ready: svc status %s says more.", rt.service, now.status, rt.service))
+			default:
+				page(w, http.StatusBadGateway, rt.service+" does not answer",
+					fmt.Sprintf("%s is ready at %s but does not answer (%v): svc status %s says more.", rt.service, target.Host, err, rt.service))
+			}
+		},
+	}
+}
+
+// known lists the names the proxy answers for, as a sentence.
+func (p *Proxy) known() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var hosts []string
+	for h := range p.routes {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	if len(hosts) == 0 {
+		return "No service that answers HTTP runs now."
+	}
+	return "It knows: " + strings.Join(hosts, ", ") + "."
+}
+
+// index answers a request for the proxy itself (localhost, an address):
+// the names it answers for.
+func (p *Proxy) index(w http.ResponseWriter, host string) {
+	p.lookup(host, true)
+	page(w, http.StatusOK, "svc proxy", "Services are reached as http://NAME.WORKTREE.localhost:PORT/ (NAME.localhost in a main checkout). "+p.known())
+}
+
+// page answers with a short HTML page.
+func page(w http.ResponseWriter, code int, title, text string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p>\n", html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}

@@ -1,0 +1,87 @@
+package svccmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/proxy"
+)
+
+// ProxyArgs are svc proxy's flags.
+type ProxyArgs struct {
+	Port string // a number, or auto
+	// Self is this program, which the proxy service runs as "svc proxy --serve".
+	Self string
+}
+
+// Proxy makes sure the proxy runs, as the service svc-proxy: 0 when it
+// is ready, 1 when it could not be started.
+func (v *Verbs) Proxy(ctx context.Context, a ProxyArgs) error {
+	d := svc.Dir{Home: v.Home, Name: svc.ProxyName}
+	if l, err := svc.Look(d); err == nil && l.Status.Live() {
+		return v.proxyRuns(l)
+	}
+	spec := svc.Spec{Command: []string{a.Self, "proxy", "--serve"}, Cwd: v.Home, ReadyURL: "http://127.0.0.1:{port}/"}
+	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: svc.ProxyName, Spec: spec, Port: a.Port})
+	if res == nil {
+		if pe := (*svc.PortError)(nil); errors.As(err, &pe) {
+			return cli.WithHint(cli.Usagef("--port %v", err), "give another with --port N, or --port auto")
+		}
+		return cli.WithCode(word(err), cli.ExitUsage)
+	}
+	if res.Status != svc.Ready {
+		fmt.Fprint(v.Out, FormatStart(res))
+		return cli.Failf("the proxy is %s, not ready (svc tail %s)", res.Status, svc.ProxyName)
+	}
+	l, err := svc.Look(d)
+	if err != nil {
+		return err
+	}
+	return v.proxyRuns(l)
+}
+
+func (v *Verbs) proxyRuns(l *svc.Listing) error {
+	port := l.Spec.Port
+	if v.JSON {
+		cli.PrintJSON(v.Out, map[string]any{"name": l.Name, "status": l.Status, "pid": l.PID, "port": port,
+			"url": "http://localhost:" + strconv.Itoa(port) + "/"})
+		return nil
+	}
+	fmt.Fprintf(v.Out, "svc proxy is %s on port %d (pid %d): a service is at http://NAME.WORKTREE.localhost:%d/ (NAME.localhost in a main checkout); svc ls shows each\n",
+		l.Status, port, l.PID, port)
+	return nil
+}
+
+// ServeProxy is the proxy itself, on loopback at $PORT, until ctx is done.
+func (v *Verbs) ServeProxy(ctx context.Context) error {
+	port := v.Getenv("PORT")
+	if port == "" {
+		return cli.Usagef("--serve is what svc proxy runs as a service: run svc proxy")
+	}
+	p := proxy.New(v.Home)
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return err
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- p.Serve(ctx, ln) }()
+	n := 1
+	// .localhost names may resolve to ::1 first: answer there too, when
+	// the machine has it.
+	if ln6, err := net.Listen("tcp", "[::1]:"+port); err == nil {
+		n++
+		go func() { errs <- p.Serve(ctx, ln6) }()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

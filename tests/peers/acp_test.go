@@ -1,0 +1,293 @@
+package peers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/await"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/tests/acpclient"
+)
+
+// acpPeer is what an ACP test needs of a real CLI behind agent-host --acp.
+type acpPeer struct {
+	backend string
+	env     []string
+	// run is a tool call that runs unasked at level 2; write one that
+	// writes out.txt in the session's directory, and asks at level 2 ask;
+	// long one that sleeps 4817 s and then writes late.txt.
+	run, write, long string
+}
+
+// startACPPeer runs agent-host --acp with the peer's backend under the
+// official SDK's client, in a session of its own directory.
+func startACPPeer(t *testing.T, p acpPeer) (*acpclient.Client, string, string) {
+	t.Helper()
+	c := runACPPeer(t, p)
+	work := t.TempDir()
+	return c, c.NewSession(work), work
+}
+
+func runACPPeer(t *testing.T, p acpPeer) *acpclient.Client {
+	t.Helper()
+	need(t)
+	sdk := acpclient.SDK()
+	if sdk == "" {
+		t.Fatal("no @agentclientprotocol/sdk in $AGENTRY_PEERS/acp (tests/peers/install.sh installs it) or no node")
+	}
+	hostBin := filepath.Join(filepath.Dir(runagentBin), "agent-host")
+	return acpclient.Start(t, sdk, p.env, t.TempDir(), hostBin, "--acp", "--backend", p.backend, "--interrupt-grace", "5s")
+}
+
+func setMode(t *testing.T, c *acpclient.Client, s, mode string) {
+	t.Helper()
+	if _, res := c.Call("session/set_config_option", map[string]any{"sessionId": s, "configId": "mode", "value": mode}); res.Error != nil {
+		t.Fatalf("mode %s: %s", mode, res.Error.Message)
+	}
+}
+
+func gone(pid int) bool {
+	in, err := proc.Stat(pid)
+	return err != nil || in.State == 'Z'
+}
+
+// acpScenario is every test of the issue against one real CLI, on one
+// connection and one session: a text turn, a tool call at level 2, a
+// shell write asked and allowed then rejected at level 2 ask, a cancel
+// mid-turn, level 1 stopping the write, and the end of input leaving no
+// process of the tree.
+func acpScenario(t *testing.T, p acpPeer) {
+	c, s, work := startACPPeer(t, p)
+	out := filepath.Join(work, "out.txt")
+
+	t.Run("text", func(t *testing.T) {
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY ACP-FIRST-ANSWER"))
+		if got := acpclient.Text(evs); got != "ACP-FIRST-ANSWER" || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("said %q, %s; updates %v", got, acpclient.StopReason(res), acpclient.Kinds(evs))
+		}
+	})
+
+	t.Run("tool call", func(t *testing.T) {
+		setMode(t, c, s, "level-2")
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, p.run))
+		var call, done bool
+		for _, ev := range evs {
+			u := ev.Update
+			switch {
+			case u.SessionUpdate == "tool_call" && u.Kind == "execute" && strings.Contains(u.Title, "echo"):
+				call = true
+			case u.SessionUpdate == "tool_call_update" && u.Status == "completed" && call:
+				done = true
+			case ev.Event == "permission":
+				t.Error("asked at level 2")
+			}
+		}
+		if !call || !done || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("tool call %v, completed %v, %s: %v", call, done, acpclient.StopReason(res), acpclient.Kinds(evs))
+		}
+	})
+
+	ask := func(t *testing.T, answer string) []acpclient.Event {
+		t.Helper()
+		os.Remove(out)
+		c.Permission(answer)
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, p.write))
+		kinds := strings.Join(acpclient.Kinds(evs), " ")
+		if acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("%s: the turn ended %s: %s", answer, acpclient.StopReason(res), kinds)
+		}
+		call, asked := strings.Index(kinds, "tool_call"), strings.Index(kinds, "permission")
+		if asked < 0 || call < 0 || call > asked {
+			t.Errorf("%s: the call is not reported before it is asked about: %s", answer, kinds)
+		}
+		return evs
+	}
+	t.Run("ask allow", func(t *testing.T) {
+		setMode(t, c, s, "level-2-ask")
+		ask(t, "allow")
+		if _, err := os.Stat(out); err != nil {
+			t.Errorf("allowed, and out.txt is not there: %v", err)
+		}
+	})
+	t.Run("ask reject", func(t *testing.T) {
+		evs := ask(t, "reject")
+		if _, err := os.Stat(out); err == nil {
+			t.Error("rejected, and out.txt was written")
+		}
+		if !strings.Contains(strings.Join(acpclient.Kinds(evs), " "), "tool_call_update:failed") {
+			t.Errorf("a rejected call is not failed: %v", acpclient.Kinds(evs))
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		tag := c.Send("session/prompt", acpclient.Prompt(s, "SLOW 400"))
+		c.Until(func(ev acpclient.Event) bool { return ev.Update.SessionUpdate == "agent_message_chunk" })
+		began := time.Now()
+		c.Notify("session/cancel", map[string]any{"sessionId": s})
+		evs := c.Wait(tag)
+		took := time.Since(began)
+		if r := acpclient.StopReason(evs[len(evs)-1]); r != "cancelled" || took > 2*time.Second {
+			t.Errorf("cancel: %s after %v", r, took)
+		}
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY AFTER-CANCEL"))
+		if got := acpclient.Text(evs); got != "AFTER-CANCEL" || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("the turn after a cancel said %q, %s", got, acpclient.StopReason(res))
+		}
+	})
+
+	t.Run("cancel a running command", func(t *testing.T) {
+		setMode(t, c, s, "level-2")
+		tag := c.Send("session/prompt", acpclient.Prompt(s, p.long))
+		sleeping := func() bool {
+			return len(procsWhere("cmdline", func(f []string) bool { return strings.Contains(strings.Join(f, " "), "time.sleep(4817)") })) > 0
+		}
+		if !await.Until(30*time.Second, sleeping) {
+			c.Notify("session/cancel", map[string]any{"sessionId": s})
+			evs := c.Wait(tag)
+			for _, ev := range evs {
+				t.Logf("%s %s %s %s", ev.Event, ev.Update.SessionUpdate, ev.Update.Status, ev.Update.RawOutput)
+			}
+			t.Fatalf("the command never started: %v", acpclient.Kinds(evs))
+		}
+		began := time.Now()
+		c.Notify("session/cancel", map[string]any{"sessionId": s})
+		evs := c.Wait(tag)
+		took := time.Since(began)
+		if r := acpclient.StopReason(evs[len(evs)-1]); r != "cancelled" || took > 2*time.Second {
+			t.Errorf("cancel: %s after %v", r, took)
+		}
+		if await.Until(3*time.Second, func() bool { return !sleeping() }) {
+			t.Logf("the command was gone %v after the cancel", time.Since(began))
+		} else {
+			t.Error("the cancelled turn's command is still running 3 s after the cancel")
+		}
+		if _, err := os.Stat(filepath.Join(work, "late.txt")); err == nil {
+			t.Error("the cancelled command went on to write late.txt")
+		}
+	})
+
+	t.Run("level 1 stops writes", func(t *testing.T) {
+		os.Remove(out)
+		setMode(t, c, s, "level-1")
+		c.Permission("allow")
+		evs, _ := c.Call("session/prompt", acpclient.Prompt(s, p.write))
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("out.txt was written at level 1: %v", acpclient.Kinds(evs))
+		}
+		for _, ev := range evs {
+			if ev.Event == "permission" {
+				t.Error("asked at level 1")
+			}
+		}
+	})
+
+	t.Run("end of input leaves nothing", func(t *testing.T) {
+		pids := append([]int{c.PID}, proc.Descendants(c.PID)...)
+		if len(pids) < 2 {
+			t.Fatalf("the tree is %v: no CLI under agent-host between turns", pids)
+		}
+		ex := c.End()
+		if ex.Code == nil || *ex.Code != 0 {
+			t.Errorf("agent-host exited %v %v", ex.Code, ex.Signal)
+		}
+		var left []int
+		for _, pid := range pids {
+			if !await.Until(3*time.Second, func() bool { return gone(pid) }) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%d of the tree's %d processes %v left 3 s after stdin closed: %v", len(left), len(pids), pids, left)
+		}
+	})
+
+	t.Run("load after restart", func(t *testing.T) {
+		c := runACPPeer(t, p)
+		c.Call("initialize", map[string]any{"protocolVersion": 1})
+		_, list := c.Call("session/list", map[string]any{"cwd": work})
+		if !strings.Contains(string(list.Result), s) {
+			t.Errorf("session/list: %s", list.Result)
+		}
+		evs, res := c.Call("session/load", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}})
+		if res.Error != nil {
+			t.Fatalf("session/load: %s", res.Error.Message)
+		}
+		var user, said, ran, rejected bool
+		status := map[string]string{}
+		title := map[string]string{}
+		for _, ev := range evs {
+			u := ev.Update
+			switch u.SessionUpdate {
+			case "user_message_chunk":
+				user = user || strings.Contains(u.Text(), "SAY ACP-FIRST-ANSWER")
+				if strings.Contains(u.Text(), "<system-reminder>") {
+					t.Errorf("the CLI's own reminders replayed as the user's words: %q", u.Text())
+				}
+			case "agent_message_chunk":
+				said = said || strings.Contains(u.Text(), "ACP-FIRST-ANSWER")
+			case "tool_call":
+				title[u.ToolCallID] = u.Title
+				status[u.ToolCallID] = u.Status
+			case "tool_call_update":
+				status[u.ToolCallID] = u.Status
+			}
+		}
+		for id, st := range status {
+			ran = ran || (strings.Contains(title[id], "echo ran-it") && st == "completed")
+			rejected = rejected || (strings.Contains(title[id], "out.txt") && st == "failed")
+		}
+		if !user || !said || !ran || !rejected {
+			t.Errorf("replay: user %v, answer %v, the run call completed %v, a rejected call failed %v: %v %v", user, said, ran, rejected, title, status)
+		}
+		c.Permission("allow")
+		evs, res = c.Call("session/prompt", acpclient.Prompt(s, "RECALL"))
+		// (claude puts its own reminders before the first prompt.)
+		if got := acpclient.Text(evs); !strings.HasPrefix(got, "FIRST PROMPT WAS: ") || !strings.HasSuffix(got, "SAY ACP-FIRST-ANSWER") {
+			t.Errorf("the loaded session's next turn: %q, %s", got, acpclient.StopReason(res))
+		}
+		c.End()
+	})
+}
+
+func TestACPClaude(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	acpScenario(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir()),
+		run:   `CALL Bash {"command":"echo ran-it","description":"say ran-it"}`,
+		write: writeCall,
+		long:  `CALL Bash {"command":"python3 -c 'import time; time.sleep(4817)' && touch late.txt","description":"wait"}`})
+}
+
+func TestACPCodex(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	acpScenario(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin),
+		run:   `CALL exec_command {"cmd":"echo ran-it"}`,
+		write: `CALL exec_command {"cmd":"echo hello > out.txt"}`,
+		long:  `CALL exec_command {"cmd":"python3 -c 'import time; time.sleep(4817)' && touch late.txt"}`})
+}
+
+// The thought_level config option is the next turn's reasoning effort,
+// as codex sends it to the model.
+func TestACPCodexThoughtLevel(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	c, s, _ := startACPPeer(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)})
+	_, res := c.Call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": "low"})
+	if res.Error != nil || !strings.Contains(string(res.Result), `"id":"thought_level"`) {
+		t.Fatalf("set thought_level: %+v %s", res.Error, res.Result)
+	}
+	_, res = c.Call("session/prompt", acpclient.Prompt(s, "SAY thought"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("turn: %s", acpclient.StopReason(res))
+	}
+	last := api.bodies[len(api.bodies)-1]
+	if !strings.Contains(last, `"effort":"low"`) {
+		_, reasoning, _ := strings.Cut(last, `"reasoning"`)
+		t.Errorf("the model was not asked for low effort: %.120s", reasoning)
+	}
+	c.End()
+}
