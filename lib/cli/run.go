@@ -42,6 +42,25 @@ type App struct {
 	// Such a command starts before the signal handlers are known to be in
 	// place, and calls SignalsArmed before it starts a child.
 	Direct bool
+	// Operands, when set, ends the command line at its first "--": the
+	// arguments after it are the command's operands (ndjson's files), which
+	// kong never parses, bound as Operands for Run to take. Without it,
+	// "--" is kong's: the end of flags.
+	Operands bool
+}
+
+// Operands are the arguments after a command line's first "--", for an App
+// with Operands set; nil when there is no "--".
+type Operands []string
+
+// splitOperands cuts args at the first "--".
+func splitOperands(args []string) ([]string, Operands) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i:i], Operands(append([]string{}, args[i+1:]...))
+		}
+	}
+	return args, nil
 }
 
 // Env is the outside world a command sees. Commands take it as a Run
@@ -93,6 +112,11 @@ func Main(app App) int {
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	env.Prog = app.Name
+	if app.Operands {
+		var ops Operands
+		args, ops = splitOperands(args)
+		app.Options = append(app.Options[:len(app.Options):len(app.Options)], kong.Bind(ops))
+	}
 	if cmd, ok := direct(app, args); ok {
 		return finish(ctx, app, env, cmd.Run(ctx, env))
 	}
@@ -150,6 +174,9 @@ func newParser(app App, env *Env) (*kong.Kong, error) {
 		kong.BindTo(context.Background(), (*context.Context)(nil)),
 		kong.Vars{"version": Version()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	}
+	if app.Operands {
+		opts = append(opts, kong.Bind(Operands(nil))) // none, unless Run binds the line's
 	}
 	opts = append(opts, app.Options...)
 	return kong.New(app.Grammar, opts...)

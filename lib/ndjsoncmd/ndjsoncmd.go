@@ -8,8 +8,10 @@ package ndjsoncmd
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/linetime"
 	"github.com/agentry/agentry/lib/ndjsontool"
 	"github.com/agentry/agentry/lib/predicate"
 	"github.com/alecthomas/kong"
@@ -31,6 +33,7 @@ func App(load LoadSchema) cli.App {
 		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
 		Grammar:     &grammar{},
 		Options:     []kong.Option{kong.Bind(load)},
+		Operands:    true,
 	}
 }
 
@@ -42,6 +45,7 @@ func CheckApp(name string, load LoadSchema) cli.App {
 		Description: "Check newline-delimited JSON, each line against a JSON Schema too (ndjson check, with the validator linked).",
 		Grammar:     &checkGrammar{},
 		Options:     []kong.Option{kong.Bind(load)},
+		Operands:    true,
 	}
 }
 
@@ -67,19 +71,30 @@ type grammar struct {
 	Check checkCmd `cmd:"" help:"Validate every line and report each problem with its line number."`
 	Fmt   fmtCmd   `cmd:"" help:"Pretty-print (or compact) every line."`
 	Count countCmd `cmd:"" help:"Count lines, or lines by the value at a PATH."`
+
+	Schema schemaCmd `cmd:"" help:"A census of every path of every line: types and counts, missing, ranges, examples; or a JSON Schema of it."`
+	Set    setCmd    `cmd:"" help:"Set PATH=STRING or PATH:=JSON in every line, the rest of it byte for byte."`
+	Del    delCmd    `cmd:"" help:"Delete the value at each PATH from every line, the rest of it byte for byte."`
+	Join   joinCmd   `cmd:"" help:"Join each line with FILE's lines of the same value at -k PATH, their members merged in."`
+	Split  splitCmd  `cmd:"" help:"Write each line to DIR/VALUE.ndjson, VALUE being its value at -k PATH."`
 }
 
-// input holds the flags of every verb that reads a stream.
+// input holds the flags of every verb that reads a stream, and its files:
+// the operands after "--" (see files.go).
 type input struct {
 	MaxLine cli.Size `help:"Skip lines longer than this (KiB, MiB, GiB suffixes)." default:"64MiB" placeholder:"SIZE"`
 	Strict  bool     `help:"Exit 1 if any line was malformed or over the cap."`
+
+	inputFiles
 }
 
-func (in input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
+func (in *input) stream(env *cli.Env) (*ndjsontool.Stream, error) {
 	if in.MaxLine < 1 || in.MaxLine > 1<<40 {
 		return nil, cli.Usagef("--max-line must be between 1 byte and 1TiB")
 	}
-	return &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}, nil
+	st := &ndjsontool.Stream{In: env.Stdin, Out: env.Stdout, Voice: env.Voice(), MaxLine: int(in.MaxLine), Strict: in.Strict}
+	in.open(st, env)
+	return st, nil
 }
 
 type getCmd struct {
@@ -176,6 +191,8 @@ type statsCmd struct {
 	Quantiles bool     `help:"Add p50 and p95, within 1% of the value (bounded memory)."`
 	JSON      bool     `name:"json" help:"One JSON object per group and path."`
 	Paths     []string `arg:"" name:"path" help:"gjson paths of the numbers, such as usage.outputTokens."`
+	Every     string   `help:"A row per bucket of this length of the line's --time, and group: 1h, 15m, 1d, 1w (days from midnight, weeks from Monday, in --tz)." placeholder:"DURATION"`
+	timeFlags
 }
 
 func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -183,13 +200,26 @@ func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Stats(ctx, st, ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON})
+	o := ndjsontool.StatsOptions{Fields: c.Paths, By: c.By, Quantiles: c.Quantiles, JSON: c.JSON}
+	if o.Zone, err = c.window(st, time.Now()); err != nil {
+		return err
+	}
+	if c.Every != "" {
+		if o.Every, err = linetime.ParseDuration(c.Every); err != nil || o.Every < time.Second {
+			return cli.Usagef("--every must be a duration of a second or more, such as 1h or 1d")
+		}
+		if c.Time == "" {
+			return cli.Usagef("--every needs --time PATH, where each line's time is")
+		}
+	}
+	return ndjsontool.Stats(ctx, st, o)
 }
 
 type whereCmd struct {
 	input
 	Any   bool     `help:"Keep lines that match any predicate, not every one."`
-	Exprs []string `arg:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+	Exprs []string `arg:"" optional:"" name:"predicate" help:"PATH==VALUE, PATH!=VALUE, PATH<VALUE, PATH<=VALUE, PATH>VALUE, PATH>=VALUE, PATH~REGEX, PATH or !PATH."`
+	timeFlags
 }
 
 func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -200,6 +230,12 @@ func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
 	st, err := c.stream(env)
 	if err != nil {
 		return err
+	}
+	if _, err := c.window(st, time.Now()); err != nil {
+		return err
+	}
+	if len(c.Exprs) == 0 && st.Time == nil {
+		return cli.Usagef("where needs a predicate, or --time with --since or --until")
 	}
 	return ndjsontool.Where(ctx, st, set)
 }

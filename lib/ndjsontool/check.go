@@ -97,19 +97,24 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 			lastBad = p.line
 		}
 		out.Reset()
+		file, fileLine := "", p.line
+		if st.Locate != nil {
+			file, fileLine = st.Locate(p.line)
+		}
 		if o.JSON {
 			b, _ := json.Marshal(struct {
 				Type    string `json:"type"`
+				File    string `json:"file,omitempty"`
 				Line    int64  `json:"line"`
 				Problem string `json:"problem"`
 				Detail  string `json:"detail"`
-			}{"problem", p.line, p.kind, p.detail})
+			}{"problem", file, fileLine, p.kind, p.detail})
 			out.Write(b)
 			out.WriteByte('\n')
 			_, err := st.Out.Write(out.Bytes())
 			return err
 		}
-		st.Voice.Notef("line %d: %s", p.line, p.detail)
+		st.Voice.Notef("%s: %s", st.at(p.line), p.detail)
 		return nil
 	}
 	first := true

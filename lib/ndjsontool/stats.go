@@ -1,6 +1,7 @@
 package ndjsontool
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -10,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/jsoncmp"
+	"github.com/agentry/agentry/lib/linetime"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -22,6 +25,11 @@ type StatsOptions struct {
 	By        string   // group by the value at this path; "" for one group
 	Quantiles bool     // p50 and p95, approximate
 	JSON      bool
+	// Every, when not 0, makes a row per bucket of this length of the
+	// line's time (the stream's time window must be set) and group,
+	// buckets aligned in Zone (linetime.Bucket; UTC when nil).
+	Every time.Duration
+	Zone  *time.Location
 }
 
 // Stats prints, per group and field, the count of numbers, how many lines
@@ -38,7 +46,13 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 		fps[i] = parseFastPath(f)
 	}
 	byFP := parseFastPath(o.By)
-	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles}
+	if o.Every > 0 && st.Time == nil {
+		return cli.Usagef("stats --every needs --time PATH")
+	}
+	if o.Zone == nil {
+		o.Zone = time.UTC
+	}
+	agg := &statsTable{fields: o.Fields, groups: map[string]*statsGroup{}, quantiles: o.Quantiles, every: o.Every > 0}
 	// Workers validate and extract; the ordered stage aggregates. Each
 	// line is framed as its group's key and how it is shown, then per
 	// field a tag: 0 for no number; 1 and a double; 2, a double and the
@@ -48,6 +62,9 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 		var v value
 		if o.By != "" {
 			v = lv.foundAt(0, line, o.By, byFP)
+		}
+		if o.Every > 0 {
+			out = binary.LittleEndian.AppendUint64(out, uint64(linetime.Bucket(lv.time, o.Every, o.Zone).Unix()))
 		}
 		out = appendGroup(out, v)
 		for i, f := range o.Fields {
@@ -110,11 +127,13 @@ type statsTable struct {
 	order     []*statsGroup
 	groups    map[string]*statsGroup
 	quantiles bool
+	every     bool // each line's record starts with its bucket
 }
 
 type statsGroup struct {
 	shown  []byte // the group's value as JSON
 	fields []fieldStats
+	bucket int64 // the start of its time bucket, Unix seconds (--every)
 }
 
 type fieldStats struct {
@@ -128,15 +147,26 @@ type fieldStats struct {
 
 // add aggregates one chunk's framed lines.
 func (t *statsTable) add(b []byte) {
+	var buf []byte
 	for len(b) > 0 {
+		var bucket int64
+		var bucketKey []byte
+		if t.every {
+			bucketKey, b = b[:8], b[8:]
+			bucket = int64(binary.LittleEndian.Uint64(bucketKey))
+		}
 		key, rest := unframe(b)
 		shown, rest := unframe(rest)
 		b = rest
+		if t.every {
+			buf = append(append(buf[:0], bucketKey...), key...)
+			key = buf
+		}
 		g := t.groups[string(key)]
 		if g == nil {
-			g = &statsGroup{fields: make([]fieldStats, len(t.fields))}
-			if key[0] == 's' {
-				g.shown, _ = json.Marshal(string(key[1:]))
+			g = &statsGroup{fields: make([]fieldStats, len(t.fields)), bucket: bucket}
+			if k := key[len(bucketKey):]; k[0] == 's' {
+				g.shown, _ = json.Marshal(string(k[1:]))
 			} else {
 				g.shown = append([]byte(nil), shown...)
 			}
@@ -202,6 +232,7 @@ func less[T ~string | ~[]byte, U ~string | ~[]byte](x float64, xt T, y float64, 
 // statsRow is one line of stats --json: numbers as JSON texts, see
 // jsonNumber; min and max nil for none.
 type statsRow struct {
+	Time    string          `json:"time,omitempty"`
 	By      json.RawMessage `json:"by,omitempty"`
 	Field   string          `json:"field"`
 	Count   int64           `json:"count"`
@@ -243,12 +274,17 @@ func (f *fieldStats) cells(number func(float64) string) statsCells {
 }
 
 func (t *statsTable) print(st *Stream, o StatsOptions) error {
+	when := func(g *statsGroup) string { return "" }
+	if t.every {
+		slices.SortStableFunc(t.order, func(a, b *statsGroup) int { return cmp.Compare(a.bucket, b.bucket) })
+		when = func(g *statsGroup) string { return time.Unix(g.bucket, 0).In(o.Zone).Format(time.RFC3339) }
+	}
 	if o.JSON {
 		var b []byte
 		for _, g := range t.order {
 			for i := range g.fields {
 				c := g.fields[i].cells(jsonNumber)
-				r := statsRow{Field: t.fields[i], Count: c.count, Skipped: c.skipped, Sum: raw(c.sum),
+				r := statsRow{Time: when(g), Field: t.fields[i], Count: c.count, Skipped: c.skipped, Sum: raw(c.sum),
 					Min: rawOr(c.min, "null"), Max: rawOr(c.max, "null"), Mean: rawOr(c.mean, "null"), P50: raw(c.p50), P95: raw(c.p95)}
 				if o.By != "" {
 					r.By = g.shown
@@ -268,6 +304,9 @@ func (t *statsTable) print(st *Stream, o StatsOptions) error {
 	if o.By != "" {
 		head = append([]string{strings.ToUpper(o.By)}, head...)
 	}
+	if t.every {
+		head = append([]string{"TIME"}, head...)
+	}
 	if o.Quantiles {
 		head = append(head, "P50", "P95")
 	}
@@ -278,6 +317,9 @@ func (t *statsTable) print(st *Stream, o StatsOptions) error {
 			cells := []string{t.fields[i], strconv.FormatInt(c.count, 10), strconv.FormatInt(c.skipped, 10), c.sum, or(c.min, "-"), or(c.max, "-"), or(c.mean, "-")}
 			if o.By != "" {
 				cells = append([]string{groupText(g.shown)}, cells...)
+			}
+			if t.every {
+				cells = append([]string{when(g)}, cells...)
 			}
 			if o.Quantiles {
 				cells = append(cells, or(c.p50, "-"), or(c.p95, "-"))

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unsafe"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -36,6 +37,24 @@ type Stream struct {
 	MaxLine int       // line cap in bytes; 0 means ndjson.DefaultMaxLine
 	Strict  bool      // a skipped line makes the verb fail (exit 1)
 	Workers int       // 0 means one per core
+	// Locate, when set, names the file and its line that a line of In
+	// is (In being several files: lib/operands); reports then say
+	// FILE:LINE.
+	Locate func(line int64) (file string, fileLine int64)
+	// Time, when set, reads each line's time and passes on only the lines
+	// in its window (timewindow.go).
+	Time *TimeWindow
+}
+
+// at says where line of the stream is: "line N", or "FILE:N" when the
+// stream is files.
+func (st *Stream) at(line int64) string {
+	if st.Locate != nil {
+		if f, n := st.Locate(line); f != "" {
+			return fmt.Sprintf("%s:%d", f, n)
+		}
+	}
+	return fmt.Sprintf("line %d", line)
 }
 
 // skips counts the lines a verb could not use.
@@ -45,6 +64,8 @@ type skips struct {
 	long           int64
 	firstLong      int64
 	firstLongSize  int64
+	badTime        int64 // lines whose time (Stream.Time) could not be read
+	firstBadTime   int64
 }
 
 func (s *skips) addLong(line, size int64) {
@@ -57,16 +78,20 @@ func (s *skips) addLong(line, size int64) {
 // report prints the end-of-stream summary of skipped lines and, under
 // --strict, turns any into a failure.
 func (s *skips) report(st *Stream) error {
-	if s.malformed == 0 && s.long == 0 {
+	if s.malformed == 0 && s.long == 0 && s.badTime == 0 {
 		return nil
 	}
 	var msgs []string
 	if s.malformed > 0 {
-		msgs = append(msgs, fmt.Sprintf("skipped %d malformed %s (first at line %d)", s.malformed, plural(s.malformed, "line"), s.firstMalformed))
+		msgs = append(msgs, fmt.Sprintf("skipped %d malformed %s (first at %s)", s.malformed, plural(s.malformed, "line"), st.at(s.firstMalformed)))
 	}
 	if s.long > 0 {
-		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at line %d, %d bytes)",
-			s.long, plural(s.long, "line"), capText(st.maxLine()), s.firstLong, s.firstLongSize))
+		msgs = append(msgs, fmt.Sprintf("skipped %d %s over the %s line cap (first at %s, %d bytes)",
+			s.long, plural(s.long, "line"), capText(st.maxLine()), st.at(s.firstLong), s.firstLongSize))
+	}
+	if s.badTime > 0 {
+		msgs = append(msgs, fmt.Sprintf("skipped %d %s whose time at %s could not be read (first at %s)",
+			s.badTime, plural(s.badTime, "line"), st.Time.Path, st.at(s.firstBadTime)))
 	}
 	if st.Strict {
 		for i, m := range msgs {
@@ -122,6 +147,8 @@ type lineView struct {
 	// wheres are where the check found each of the paths it was asked to
 	// find (finding.paths), in one walk of the line.
 	wheres []ndjson.Where
+	// time is the line's time, when the stream has a time window.
+	time time.Time
 }
 
 // finding is what the check of each line should find on its way: the
@@ -208,6 +235,8 @@ type chunkResult[A any] struct {
 	malformed int64
 	firstBad  int64 // index within the chunk, from 1
 	skipped   *ndjson.Skipped
+	badTime   int64 // valid lines whose time could not be read
+	firstTime int64 // the first's index within the chunk, from 1
 }
 
 // eachChunk is the loop of every verb that goes line by line: it reads the
@@ -257,7 +286,22 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 				r.malformed++
 				continue
 			}
-			r.valid++
+			if tw := st.Time; tw != nil {
+				lv.marks = ck.Marks()
+				t, ok := tw.read(l, lv)
+				if !ok {
+					if r.badTime == 0 {
+						r.firstTime = r.lines
+					}
+					r.badTime++
+					continue
+				}
+				if !tw.holds(t) {
+					continue
+				}
+				lv.time = t
+			}
+			r.valid++ // and in the window
 			if line != nil {
 				lv.marks = ck.Marks()
 				r.acc = line(r.acc, l, lv)
@@ -272,6 +316,12 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 				sk.firstMalformed = at + r.firstBad
 			}
 			sk.malformed += r.malformed
+		}
+		if r.badTime > 0 {
+			if sk.badTime == 0 {
+				sk.firstBadTime = at + r.firstTime
+			}
+			sk.badTime += r.badTime
 		}
 		at += r.lines
 		if r.skipped != nil {

@@ -1,0 +1,297 @@
+package ndjsontool
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/agentry/agentry/lib/extsort"
+	"github.com/agentry/agentry/lib/jsoncmp"
+)
+
+// JoinOptions are join's.
+type JoinOptions struct {
+	Left, Right string // the key's path in the stream's lines and in File's
+	// File is the other side, read first; FileName names it in reports.
+	File     io.Reader
+	FileName string
+	KeepLeft bool   // write a stream line that matches nothing as it is
+	As       string // nest File's line under this key, instead of merging
+	// Memory bounds File's lines held in the hash; past it, both sides
+	// are sorted by key on disk (lib/extsort) and merged.
+	Memory  int64
+	TempDir string
+}
+
+// joinEntry is one of File's lines: its members are merged into a
+// stream line at output.
+type joinEntry []byte
+
+// Join writes each valid line of the stream with each of File's lines
+// whose value at Right equals the line's at Left (jsoncmp: the one number
+// rule), File's members merged into it — a member of both takes File's
+// value, where the stream line had it, the others added at its end — or,
+// with As, File's whole line set at As. A line of either side without
+// the key, or with null there, matches nothing; a stream line that is not
+// an object matches nothing. File is hashed in memory, and the output
+// is in the stream's order; when File is larger than Memory, both sides
+// are sorted by key on disk and merged, and the output is put back in
+// the stream's order by a third sort.
+func Join(ctx context.Context, st *Stream, o JoinOptions) error {
+	if o.Memory <= 0 {
+		o.Memory = extsort.DefaultMemory
+	}
+	right := &Stream{In: o.File, Out: io.Discard, Voice: st.Voice, MaxLine: st.MaxLine, Strict: st.Strict, Workers: st.Workers,
+		Locate: func(line int64) (string, int64) { return o.FileName, line }}
+	hash := map[string][]joinEntry{}
+	var held int64
+	var spill *extsort.Sorter
+	defer func() {
+		if spill != nil {
+			spill.Close()
+		}
+	}()
+	rfp := parseFastPath(o.Right)
+	var addErr error
+	rsk, err := right.eachLineThen(ctx, finding{path: rfp}, func(out, line []byte, lv lineView) []byte {
+		v := lv.found(line, o.Right, rfp)
+		if !v.ok || v.raw[0] == 'n' || line[skipWS(line, 0)] != '{' && o.As == "" {
+			return out
+		}
+		start := len(out)
+		out = binary.AppendUvarint(out, 0)
+		keyAt := len(out)
+		out = jsoncmp.AppendKey(out, v.raw)
+		out = frame(out, start, keyAt)
+		out = binary.AppendUvarint(out, uint64(len(line)))
+		return append(out, line...)
+	}, func(framed []byte) []byte {
+		for b := framed; len(b) > 0 && addErr == nil; {
+			var key, line []byte
+			key, b = unframe(b)
+			line, b = unframe(b)
+			if spill != nil {
+				addErr = spill.Add(key, keyed(nil, key, line))
+				continue
+			}
+			hash[string(key)] = append(hash[string(key)], joinEntry(append([]byte(nil), line...)))
+			held += int64(len(key)+len(line)) + 64
+			if held > o.Memory {
+				spill = extsort.New(extsort.Options{Memory: o.Memory / 2, TempDir: o.TempDir, Prefix: "ndjson-join-"})
+				for k, es := range hash {
+					for _, e := range es {
+						if addErr == nil {
+							addErr = spill.Add([]byte(k), keyed(nil, []byte(k), e))
+						}
+					}
+				}
+				hash = nil
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = addErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := rsk.report(right); err != nil {
+		return err
+	}
+	if spill != nil {
+		return joinSorted(ctx, st, o, spill)
+	}
+	lfp := parseFastPath(o.Left)
+	sk, err := st.eachLine(ctx, finding{path: lfp}, func(out, line []byte, lv lineView) []byte {
+		v := lv.found(line, o.Left, lfp)
+		var matches []joinEntry
+		if v.ok && v.raw[0] != 'n' && line[skipWS(line, 0)] == '{' {
+			matches = hash[str(jsoncmp.AppendKey(nil, v.raw))]
+		}
+		if len(matches) == 0 {
+			if o.KeepLeft {
+				out = append(append(out, line...), '\n')
+			}
+			return out
+		}
+		for _, m := range matches {
+			out = append(mergeLine(out, line, m, o.As), '\n')
+		}
+		return out
+	})
+	if err != nil {
+		return err
+	}
+	return sk.report(st)
+}
+
+// mergeLine appends line with r merged in (or set at as).
+func mergeLine(out, line, r []byte, as string) []byte {
+	if as != "" {
+		res, ok := edit{path: []string{as}, raw: r}.apply(out, line)
+		if !ok {
+			return append(out, line...)
+		}
+		return res
+	}
+	cur := line
+	var bufs [2][]byte
+	i := 0
+	members(r, skipWS(r, 0), func(m member, key []byte) bool {
+		ed := edit{path: []string{string(keyText(key))}, raw: r[m.valAt:m.valEnd]}
+		if next, ok := ed.apply(bufs[i%2][:0], cur); ok {
+			bufs[i%2] = next
+			cur = next
+			i++
+		}
+		return true
+	})
+	return append(out, cur...)
+}
+
+// keyed is an extsort value that carries its key: the key's length, the
+// key, then the payload (extsort gives back only values).
+func keyed(prefix, key, payload []byte) []byte {
+	v := binary.AppendUvarint(append([]byte(nil), prefix...), uint64(len(key)))
+	return append(append(v, key...), payload...)
+}
+
+func unkeyed(v []byte) (key, payload []byte) {
+	n, w := binary.Uvarint(v)
+	return v[w : w+int(n)], v[w+int(n):]
+}
+
+// joinSorted joins when File did not fit in memory: File's lines are in
+// right, sorted by key; the stream's lines are sorted by key too, each
+// with its number, and the two merged, File's lines of one key held at a
+// time; what the merge makes is sorted back into the stream's order.
+func joinSorted(ctx context.Context, st *Stream, o JoinOptions, right *extsort.Sorter) error {
+	budget := extsort.Options{Memory: max(o.Memory/4, 1<<20), TempDir: o.TempDir, Prefix: "ndjson-join-"}
+	left := extsort.New(budget)
+	defer left.Close()
+	outs := extsort.New(budget)
+	defer outs.Close()
+	lfp := parseFastPath(o.Left)
+	var seq uint64
+	var addErr error
+	sk, err := st.eachLineThen(ctx, finding{path: lfp}, func(out, line []byte, lv lineView) []byte {
+		v := lv.found(line, o.Left, lfp)
+		start := len(out)
+		out = binary.AppendUvarint(out, 0)
+		keyAt := len(out)
+		if v.ok && v.raw[0] != 'n' && line[skipWS(line, 0)] == '{' {
+			out = jsoncmp.AppendKey(out, v.raw)
+		}
+		out = frame(out, start, keyAt)
+		out = binary.AppendUvarint(out, uint64(len(line)))
+		return append(out, line...)
+	}, func(framed []byte) []byte {
+		for b := framed; len(b) > 0 && addErr == nil; {
+			var key, line []byte
+			key, b = unframe(b)
+			line, b = unframe(b)
+			seq++
+			n := binary.BigEndian.AppendUint64(nil, seq)
+			switch {
+			case len(key) > 0:
+				addErr = left.Add(key, keyed(n, key, line))
+			case o.KeepLeft:
+				addErr = outs.Add(n, line)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = addErr
+	}
+	if err != nil {
+		return err
+	}
+	// File's side is read from a goroutine, a record at a time, so the
+	// two sorted sides can be walked together.
+	rch := make(chan []byte, 64)
+	stop := make(chan struct{})
+	rerr := make(chan error, 1)
+	go func() {
+		defer close(rch)
+		rerr <- right.Each(func(v []byte) error {
+			select {
+			case rch <- append([]byte(nil), v...):
+				return nil
+			case <-stop:
+				return errStop
+			}
+		})
+	}()
+	defer func() {
+		close(stop)
+		for range rch {
+		}
+	}()
+	next, more := <-rch
+	var groupKey []byte
+	var group [][]byte
+	var merged []byte
+	err = left.Each(func(v []byte) error {
+		n, rest := v[:8], v[8:]
+		key, line := unkeyed(rest)
+		if groupKey == nil || string(groupKey) != string(key) {
+			group = group[:0]
+			groupKey = append(groupKey[:0], key...)
+			for more {
+				rk, rl := unkeyed(next)
+				c := cmpBytes(rk, key)
+				if c > 0 {
+					break
+				}
+				if c == 0 {
+					group = append(group, rl)
+				}
+				next, more = <-rch
+			}
+		}
+		if len(group) == 0 {
+			if o.KeepLeft {
+				return outs.Add(n, line)
+			}
+			return nil
+		}
+		for _, r := range group {
+			merged = mergeLine(merged[:0], line, r, o.As)
+			if err := outs.Add(n, merged); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(st.Out, 256<<10)
+	err = outs.Each(func(line []byte) error {
+		w.Write(line)
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	close(stop)
+	for range rch {
+	}
+	stop = make(chan struct{}) // the deferred close has one to close
+	if e := <-rerr; e != nil && !errors.Is(e, errStop) {
+		return e
+	}
+	return sk.report(st)
+}
+
+func cmpBytes(a, b []byte) int { return bytes.Compare(a, b) }
+
+var errStop = errors.New("stop")

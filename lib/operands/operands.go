@@ -1,0 +1,238 @@
+// Package operands reads a command's file operands, in order, as one
+// stream of lines, and says which file and line of it a line of the
+// stream is.
+//
+// Each file is decompressed when its first bytes are gzip's (1f 8b) or
+// zstd's (28 b5 2f fd) magic numbers: the name is never looked at. "-" is
+// the standard input (decompressed the same way). A file that does not end
+// in a newline is given one, so its last line never runs into the next
+// file's first (the last file's missing newline is left for the reader of
+// the stream to see), and a UTF-8 byte order mark at the start of any file but
+// the first is dropped (the reader of the stream handles the first's). A
+// file that cannot be opened, or fails part way (a truncated gzip
+// member), is an *Error, handed to OnError as it happens and kept for
+// Errors; the stream goes on with the next file, so one bad file costs
+// only its own lines.
+package operands
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"sort"
+
+	"compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Stdin is the operand that names the standard input.
+const Stdin = "-"
+
+// Open opens a file operand by name; a command passes os.Open's.
+type Open func(name string) (io.ReadCloser, error)
+
+// Error is a file that could not be opened or read to its end.
+type Error struct {
+	Name string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Name + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Format names how a file was stored.
+type Format int
+
+const (
+	Plain Format = iota
+	Gzip
+	Zstd
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	bom       = []byte{0xef, 0xbb, 0xbf}
+)
+
+// Sniff tells a stream's format from its first bytes.
+func Sniff(head []byte) Format {
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		return Gzip
+	case bytes.HasPrefix(head, zstdMagic):
+		return Zstd
+	}
+	return Plain
+}
+
+// Reader is the files, one after another, as one io.Reader.
+type Reader struct {
+	names []string
+	stdin io.Reader
+	open  Open
+	// OnError, when set, is given each file's error as it happens.
+	OnError func(*Error)
+
+	next   int // index of the next file to open
+	cur    io.Reader
+	closer func()
+	name   string
+	first  bool // nothing of the current file read yet
+	last   byte // the current file's last byte so far
+	nl     bool // a newline is owed before the next file
+
+	count  bool    // count lines, to locate them (several files)
+	lines  int64   // lines of the stream so far
+	starts []int64 // lines before each opened file
+	opened []string
+	errs   []*Error
+}
+
+// New reads names in order, "-" being stdin; open opens the others.
+func New(names []string, stdin io.Reader, open Open) *Reader {
+	return &Reader{names: names, stdin: stdin, open: open, count: len(names) > 1}
+}
+
+// Errors are the files that failed, in order.
+func (r *Reader) Errors() []*Error { return r.errs }
+
+// Locate turns a line number of the stream (from 1) into the file and the
+// line of it (from 1) it came from. Valid once the line has been read.
+func (r *Reader) Locate(line int64) (string, int64) {
+	if len(r.opened) == 0 {
+		if len(r.names) > 0 {
+			return r.names[0], line
+		}
+		return "", line
+	}
+	if !r.count {
+		return r.opened[0], line
+	}
+	i := sort.Search(len(r.starts), func(i int) bool { return r.starts[i] >= line }) - 1
+	if i < 0 {
+		i = 0
+	}
+	return r.opened[i], line - r.starts[i]
+}
+
+func (r *Reader) fail(name string, err error) {
+	e := &Error{Name: name, Err: err}
+	r.errs = append(r.errs, e)
+	if r.OnError != nil {
+		r.OnError(e)
+	}
+}
+
+// Read reads the stream.
+func (r *Reader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		if r.nl {
+			r.nl = false
+			r.lines++
+			p[0] = '\n'
+			return 1, nil
+		}
+		if r.cur == nil {
+			if r.next >= len(r.names) {
+				return 0, io.EOF
+			}
+			r.openNext()
+			continue
+		}
+		n, err := r.cur.Read(p)
+		if n > 0 {
+			b := p[:n]
+			if r.first {
+				r.first = false
+				if len(r.opened) > 1 && bytes.HasPrefix(b, bom) {
+					copy(b, b[len(bom):])
+					n -= len(bom)
+					b = b[:n]
+				}
+			}
+			if n > 0 {
+				r.last = b[n-1]
+				if r.count {
+					r.lines += int64(bytes.Count(b, []byte{'\n'}))
+				}
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.fail(r.name, err)
+			}
+			r.endFile()
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (r *Reader) endFile() {
+	if r.closer != nil {
+		r.closer()
+	}
+	r.cur, r.closer = nil, nil
+	if r.last != 0 && r.last != '\n' && r.next < len(r.names) {
+		r.nl = true
+	}
+}
+
+// openNext opens the next file, deciding its format by its first bytes.
+func (r *Reader) openNext() {
+	name := r.names[r.next]
+	r.next++
+	var f io.Reader
+	var closeFile func()
+	if name == Stdin {
+		f = r.stdin
+	} else {
+		rc, err := r.open(name)
+		if err != nil {
+			r.fail(name, err)
+			return
+		}
+		f, closeFile = rc, func() { rc.Close() }
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(4)
+	var cur io.Reader = br
+	closer := closeFile
+	switch Sniff(head) {
+	case Gzip:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			r.fail(name, err)
+			if closeFile != nil {
+				closeFile()
+			}
+			return
+		}
+		cur = zr
+	case Zstd:
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(2))
+		if err != nil {
+			r.fail(name, err)
+			if closeFile != nil {
+				closeFile()
+			}
+			return
+		}
+		cur = zr
+		closer = func() {
+			zr.Close()
+			if closeFile != nil {
+				closeFile()
+			}
+		}
+	}
+	r.cur, r.closer, r.name, r.first, r.last = cur, closer, name, true, 0
+	r.starts = append(r.starts, r.lines)
+	r.opened = append(r.opened, name)
+}

@@ -1,0 +1,103 @@
+package operands
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+func gz(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	io.WriteString(w, s)
+	w.Close()
+	return b.Bytes()
+}
+
+func zst(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	w, err := zstd.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, s)
+	w.Close()
+	return b.Bytes()
+}
+
+func opener(files map[string][]byte) Open {
+	return func(name string) (io.ReadCloser, error) {
+		b, ok := files[name]
+		if !ok {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		}
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+}
+
+func TestReadsFilesInOrderDecompressed(t *testing.T) {
+	files := map[string][]byte{
+		"a":          []byte("1\n2\n"),
+		"b.txt":      gz(t, "3\n4"), // gzip by its bytes, whatever the name; no final newline
+		"c":          zst(t, "5\n"),
+		"d":          []byte{},
+		"e":          []byte("\xef\xbb\xbf6\n"),
+		"two-member": append(gz(t, "7\n"), gz(t, "8\n")...),
+	}
+	var seen []string
+	r := New([]string{"a", "b.txt", "missing", "c", "-", "d", "e", "two-member"}, strings.NewReader("stdin\n"), opener(files))
+	r.OnError = func(e *Error) { seen = append(seen, e.Name) }
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1\n2\n3\n4\n5\nstdin\n6\n7\n8\n"; string(got) != want {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	if len(seen) != 1 || seen[0] != "missing" || len(r.Errors()) != 1 || !errors.Is(r.Errors()[0], fs.ErrNotExist) {
+		t.Fatalf("errors %v, %v", seen, r.Errors())
+	}
+	for line, want := range map[int64]string{1: "a:1", 2: "a:2", 3: "b.txt:1", 4: "b.txt:2", 5: "c:1", 6: "-:1", 7: "e:1", 8: "two-member:1", 9: "two-member:2"} {
+		f, n := r.Locate(line)
+		if got := f + ":" + string(rune('0'+n)); got != want {
+			t.Errorf("line %d is %s, want %s", line, got, want)
+		}
+	}
+}
+
+func TestLastFileKeepsItsMissingNewline(t *testing.T) {
+	r := New([]string{"a"}, nil, opener(map[string][]byte{"a": []byte("1\n2")}))
+	got, _ := io.ReadAll(r)
+	if string(got) != "1\n2" {
+		t.Fatalf("read %q", got)
+	}
+	if f, n := r.Locate(2); f != "a" || n != 2 {
+		t.Fatalf("line 2 at %s:%d", f, n)
+	}
+}
+
+func TestTruncatedGzipIsTheFilesError(t *testing.T) {
+	whole := gz(t, strings.Repeat("{\"a\":1}\n", 1000))
+	r := New([]string{"cut", "b"}, nil, opener(map[string][]byte{"cut": whole[:len(whole)/2], "b": []byte("2\n")}))
+	got, _ := io.ReadAll(r)
+	if !bytes.HasSuffix(got, []byte("2\n")) {
+		t.Fatalf("the next file was not read after the broken one: %q", got[max(0, len(got)-20):])
+	}
+	if len(r.Errors()) != 1 || r.Errors()[0].Name != "cut" {
+		t.Fatalf("errors %v", r.Errors())
+	}
+}
+
+func TestSniff(t *testing.T) {
+	for head, want := range map[string]Format{"\x1f\x8b\x08": Gzip, "\x28\xb5\x2f\xfd": Zstd, "{}": Plain, "\x1f": Plain, "": Plain} {
+		if got := Sniff([]byte(head)); got != want {
+			t.Errorf("Sniff(%q) = %v, want %v", head, got, want)
+		}
+	}
+}
