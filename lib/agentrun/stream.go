@@ -102,6 +102,7 @@ type stream struct {
 	activity  chan struct{} // a line came (buffered: a nudge, not a count)
 	limit     chan struct{} // closed when a cap is reached
 	limitName string        // which: "--max-turns", "--max-tool-calls", "no tools"
+	capped    bool          // a cap was reached: what follows is not counted
 }
 
 func newStream(harness string, tr *grant.Transcript, events *eventLog, c caps) *stream {
@@ -151,8 +152,13 @@ func (st *stream) line(line []byte) {
 }
 
 // count counts the line's turns and tool calls, and names the cap it
-// reaches, if any.
+// reaches, if any. Once a cap is reached the agent is being stopped: a
+// call it asks for after that never runs and is not counted.
 func (st *stream) count(s string, evs []protocol.AgentEvent) (hit string) {
+	if st.capped {
+		return ""
+	}
+	defer func() { st.capped = hit != "" }()
 	u, c := &st.usage, st.caps
 	if id := claudeMessage(st.harness, s); id != "" && id != st.message {
 		st.message = id
