@@ -235,9 +235,20 @@ func acpScenario(t *testing.T, p acpPeer) {
 				status[u.ToolCallID] = u.Status
 			}
 		}
+		writes, cut := 0, false
 		for id, st := range status {
 			ran = ran || (strings.Contains(title[id], "echo ran-it") && st == "completed")
 			rejected = rejected || (strings.Contains(title[id], "out.txt") && st == "failed")
+			cut = cut || (strings.Contains(title[id], "4817") && st == "failed")
+			if strings.Contains(title[id], "out.txt") {
+				writes++
+			}
+		}
+		// Every call, as the CLI recorded it: codex's thread/resume leaves
+		// out the declined one, the one cancelled as it ran and the one
+		// after the mode change restarted it.
+		if writes != 3 || !cut {
+			t.Errorf("replay: %d of the 3 writes (allowed, rejected, at level 1), the cancelled command failed %v: %v %v", writes, cut, title, status)
 		}
 		if !user || !said || !ran || !rejected {
 			t.Errorf("replay: user %v, answer %v, the run call completed %v, a rejected call failed %v: %v %v", user, said, ran, rejected, title, status)

@@ -29,16 +29,24 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 		b.mu.Unlock()
 		return nil, host.Failed(protocol.CodeUnknownChat, "codex could not resume thread "+sessionID+": "+err.Error(), false)
 	}
-	return threadHistory(thread), nil
+	return threadHistory(thread, rolloutCalls(thread.Get("path").Str)), nil
 }
 
 // threadHistory is what was said in a thread: the user's messages, the
 // agent's, its reasoning, and each tool item as its call and result, with
-// the status it ended with.
-func threadHistory(thread gjson.Result) []host.Said {
+// the status it ended with; with the calls of the thread's rollout its
+// turns leave out (see rolloutCalls).
+func threadHistory(thread gjson.Result, rollout map[string][]rolloutCall) []host.Said {
 	var said []host.Said
 	thread.Get("turns").ForEach(func(_, turn gjson.Result) bool {
 		turnID := turn.Get("id").Str
+		seen := map[string]bool{}
+		turn.Get("items").ForEach(func(_, item gjson.Result) bool {
+			seen[item.Get("id").Str] = true
+			return true
+		})
+		missing, messages := newMissingCalls(rollout[turnID], seen), 0
+		defer func() { said = missing.upTo(-1, turnID, said) }()
 		turn.Get("items").ForEach(func(_, item gjson.Result) bool {
 			switch item.Get("type").Str {
 			case "userMessage":
@@ -53,6 +61,8 @@ func threadHistory(thread gjson.Result) []host.Said {
 					said = append(said, host.Said{User: strings.Join(parts, "\n")})
 				}
 			case "agentMessage":
+				said = missing.upTo(messages, turnID, said)
+				messages++
 				said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvText, Text: item.Get("text").Str}})
 			case "reasoning":
 				var parts []string
