@@ -104,7 +104,7 @@ install: all ## install binaries, man pages and bash/zsh/fish completions under 
 demo: all ## build, then run the suite end to end on generated agent traffic
 	@bash demo/demo.sh
 
-bench: all ## time ndjson against jq and grep -F on three ~250 MB corpora, svc and agent-host against their peers (installs jq if missing)
+bench: all ## time ndjson against jq and grep -F on three ~250 MB corpora and a transcript-shaped one, svc and agent-host against their peers (installs jq if missing)
 	@bash bench/bench.sh
 
 pgo: ## gather cmd/ndjson/default.pgo, the profile ndjson is compiled with, from make bench's verbs over its corpora

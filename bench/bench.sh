@@ -249,6 +249,13 @@ ndjson_rows dense
 ndjson_rows deep
 
 echo
+# The verbs for the logs agents leave (where --since, stats --every,
+# schema, join, compressed files) on a corpus shaped like Claude Code's
+# transcripts, against jq doing the same.
+BENCH_DIR="$BENCH_DIR" RUNS=3 bash bench/logs.sh | tee "$BENCH_DIR/logs.txt" || true
+fails=$((fails + $(grep -c MISSED "$BENCH_DIR/logs.txt" || true)))
+
+echo
 # svc against nohup, pm2 (npm), supervisord and foreman (Debian), installed here
 # when missing; a failed install is reported by svcbench as "not measured".
 command -v pm2 >/dev/null || { echo "bench: installing pm2" >&2; npm install -g pm2@5 >/dev/null 2>&1 || true; }

@@ -4,7 +4,7 @@
 # where --since against fromdateiso8601, stats --every 1h, schema against
 # jq's per-path type counts, join 1M x 100k against jq's INDEX, and a .gz
 # file read by ndjson against zcat | ndjson. Run from the repository root
-# after make all; not part of make bench yet (bench.sh is issue 34's).
+# after make all; make bench runs it after the ndjson rows.
 #   BENCH_DIR    where the corpus is kept (default /tmp/agentry-bench)
 #   LOG_LINES    corpus lines (default 1000000, about 400 MB)
 #   JQ_LINES     the lines jq is timed on, its time scaled to LOG_LINES
