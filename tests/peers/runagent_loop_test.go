@@ -86,6 +86,7 @@ func TestRetryTransient(t *testing.T) {
 				if r.code != 0 || !res.OK || len(res.Attempts) != 2 {
 					t.Fatalf("--retry 2: exit %d %+v\nstderr %s", r.code, res, r.stderr)
 				}
+				t.Logf("runagent --retry 2 --json: %s", r.stdout)
 				first, second := res.Attempts[0], res.Attempts[1]
 				if first.Ended != "transient" || first.Fault != fault.want || second.Kind != "retry" || second.Ended != "answer" || second.WaitedMs <= 0 {
 					t.Errorf("attempts: %+v / %+v", first, second)
@@ -165,6 +166,7 @@ func TestMaxTurnsWrapUp(t *testing.T) {
 			if r.code != 3 || res.Limit != "--max-turns" || !res.Partial || !strings.HasPrefix(res.Text, "WRAPPED: steps 1 to 3 done") || res.Usage.ToolCalls != 3 {
 				t.Fatalf("--wrap-up: exit %d %+v\nstderr %s", r.code, res, r.stderr)
 			}
+			t.Logf("runagent --max-turns 3 --wrap-up --json: %s", r.stdout)
 			if n := len(res.Attempts); n != 2 || res.Attempts[1].Kind != "wrap-up" || res.Attempts[1].Ended != "answer" {
 				t.Errorf("attempts: %+v", res.Attempts)
 			}
