@@ -211,6 +211,8 @@ type caps struct {
 	loads bool // it can take up a session of its CLI (session/load)
 	// efforts are the reasoning efforts it honours, if any.
 	efforts []string
+	// images are the image types it takes in a prompt, if any.
+	images []string
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
@@ -230,6 +232,7 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	if e, ok := b.(host.Efforter); ok {
 		c.efforts = e.Efforts()
 	}
+	c.images = host.ImageTypes(b)
 	ctx, stop := context.WithCancel(context.Background())
 	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
 		sessions: map[string]*session{}, prompts: map[string]promptRef{}}
@@ -399,7 +402,7 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
 			LoadSession:         a.caps.loads,
-			PromptCapabilities:  promptCapabilities{EmbeddedContext: true},
+			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
 			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
 			SessionCapabilities: sessionCapabilities{List: &empty{}, Resume: resume, Close: &empty{}},
 		},

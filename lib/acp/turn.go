@@ -1,8 +1,10 @@
 package acp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +27,7 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		a.w.reply(id, nil, err)
 		return
 	}
-	text, err := a.promptText(p.Prompt)
+	in, err := a.promptInput(p.Prompt)
 	if err != nil {
 		a.w.reply(id, nil, err)
 		return
@@ -57,7 +59,7 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		if before != nil {
 			<-before
 		}
-		res, err := a.runPrompt(s, seq, set, text)
+		res, err := a.runPrompt(s, seq, set, in)
 		a.mu.Lock()
 		delete(a.prompts, key)
 		a.mu.Unlock()
@@ -78,11 +80,18 @@ type promptRef struct {
 	seq int64
 }
 
-// promptText is the prompt as the backend takes it: text, with embedded
-// resources as context and resource links as references. agent-host's
-// backends take text only.
-func (a *agent) promptText(blocks []contentBlock) (string, error) {
+// promptIn is a prompt as the backend takes it: its text, and its images.
+type promptIn struct {
+	text   string
+	images []protocol.Attachment
+}
+
+// promptInput is the prompt as the backend takes it: text, with embedded
+// resources as context and resource links as references, and images
+// (image blocks, and embedded image blobs) where the backend takes them.
+func (a *agent) promptInput(blocks []contentBlock) (promptIn, error) {
 	var parts []string
+	var in promptIn
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
@@ -95,26 +104,52 @@ func (a *agent) promptText(blocks []contentBlock) (string, error) {
 			parts = append(parts, fmt.Sprintf("[@%s](%s)", name, b.URI))
 		case "resource":
 			r := b.Resource
-			if r == nil || r.Text == nil {
-				return "", errorf(codeInvalidParams, "invalid params: the %s backend takes text resources only, not a blob", a.caps.name)
+			switch {
+			case r != nil && r.Text != nil:
+				parts = append(parts, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text))
+			case r != nil && r.Blob != nil && slices.Contains(a.caps.images, r.MimeType):
+				in.images = append(in.images, protocol.Attachment{Type: protocol.AttachmentImage, MimeType: r.MimeType, Data: *r.Blob})
+			default:
+				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes text resources, and blobs only of the image types %s", a.caps.name, a.imageTypes())
 			}
-			parts = append(parts, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text))
-		case "image", "audio":
-			return "", errorf(codeInvalidParams, "invalid params: the %s backend takes no %s content (promptCapabilities.%s is false)", a.caps.name, b.Type, b.Type)
+		case "image":
+			if len(a.caps.images) == 0 {
+				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes no image content (promptCapabilities.image is false)", a.caps.name)
+			}
+			if !slices.Contains(a.caps.images, b.MimeType) {
+				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes images of type %s, not %q", a.caps.name, a.imageTypes(), b.MimeType)
+			}
+			if b.Data == "" {
+				return promptIn{}, errorf(codeInvalidParams, "invalid params: an image without data (an image by uri alone is not fetched)")
+			}
+			if _, err := base64.StdEncoding.DecodeString(b.Data); err != nil {
+				return promptIn{}, errorf(codeInvalidParams, "invalid params: an image's data is not base64: %v", err)
+			}
+			in.images = append(in.images, protocol.Attachment{Type: protocol.AttachmentImage, MimeType: b.MimeType, Data: b.Data})
+		case "audio":
+			return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes no audio content (promptCapabilities.audio is false)", a.caps.name)
 		default:
-			return "", errorf(codeInvalidParams, "invalid params: unknown content block type %q", b.Type)
+			return promptIn{}, errorf(codeInvalidParams, "invalid params: unknown content block type %q", b.Type)
 		}
 	}
-	text := strings.Join(parts, "\n")
-	if strings.TrimSpace(text) == "" {
-		return "", errorf(codeInvalidParams, "invalid params: the prompt is empty")
+	in.text = strings.Join(parts, "\n")
+	if strings.TrimSpace(in.text) == "" && len(in.images) == 0 {
+		return promptIn{}, errorf(codeInvalidParams, "invalid params: the prompt is empty")
 	}
-	return text, nil
+	return in, nil
+}
+
+// imageTypes are the image types the backend takes, for messages.
+func (a *agent) imageTypes() string {
+	if len(a.caps.images) == 0 {
+		return "(none)"
+	}
+	return strings.Join(a.caps.images, ", ")
 }
 
 // runPrompt runs one turn, once the session's turn before it has ended:
 // its updates, then its stop reason.
-func (a *agent) runPrompt(s *session, seq int64, set settings, text string) (any, error) {
+func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any, error) {
 	s.mu.Lock()
 	if s.isCancelled(seq) {
 		delete(s.dropped, seq)
@@ -124,10 +159,10 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, text string) (any
 	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
 	if s.title == "" {
-		s.title = titleOf(text)
+		s.title = titleOf(in.text)
 	}
 	s.mu.Unlock()
-	params := protocol.ChatRunParams{ChatID: s.id, Prompt: text, Workspace: s.cwd, Level: m.level, Model: model,
+	params := protocol.ChatRunParams{ChatID: s.id, Prompt: in.text, Attachments: in.images, Workspace: s.cwd, Level: m.level, Model: model,
 		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
 	if m.ask {
 		params.Permissions = protocol.PermissionsAsk

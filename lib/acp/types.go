@@ -152,6 +152,7 @@ type promptParams struct {
 type contentBlock struct {
 	Type     string            `json:"type"`
 	Text     string            `json:"text"`
+	Data     string            `json:"data"`
 	MimeType string            `json:"mimeType"`
 	URI      string            `json:"uri"`
 	Name     string            `json:"name"`

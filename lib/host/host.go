@@ -195,6 +195,10 @@ func (h *Host) Deliver(m protocol.Msg) {
 				h.reply(m.ID, refuse)
 				return
 			}
+			if refuse := checkAttachments(m.ID, m.Params, b); refuse != nil {
+				h.reply(m.ID, refuse)
+				return
+			}
 			h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params})
 			return
 		case *protocol.OneShot:

@@ -28,7 +28,23 @@ type ChatRunParams struct {
 	// PermissionTimeoutMs is how long a permission request waits for the
 	// daemon's answer before it is denied (default 60000).
 	PermissionTimeoutMs int64 `json:"permissionTimeoutMs,omitempty"`
+	// Attachments go to the model with the prompt; only backends that
+	// take them accept a run with any (the host refuses it otherwise).
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
+
+// Attachment is something given to the model beside the prompt's text:
+// today an image, its bytes base64-encoded.
+type Attachment struct {
+	// Type is AttachmentImage.
+	Type     string `json:"type"`
+	MimeType string `json:"mimeType"`
+	// Data is the content, base64 (standard encoding, padded).
+	Data string `json:"data"`
+}
+
+// AttachmentImage is the type of an image attachment.
+const AttachmentImage = "image"
 
 // Values of ChatRunParams.Permissions.
 const (

@@ -1,6 +1,11 @@
 package peers
 
 import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,4 +306,58 @@ func TestACPCodexThoughtLevel(t *testing.T) {
 		t.Errorf("the model was not asked for low effort: %.120s", reasoning)
 	}
 	c.End()
+}
+
+// testPNG is a small real PNG, base64: what an editor attaches.
+func testPNG(t *testing.T) string {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	for i := range 16 {
+		img.Set(i%4, i/4, color.RGBA{R: uint8(40 * i), G: 7, B: 200, A: 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// acpImage sends an image with a prompt, and finds its bytes in what the
+// model API was sent.
+func acpImage(t *testing.T, p acpPeer, api *server) {
+	c, s, _ := startACPPeer(t, p)
+	_, init := c.Call("initialize", map[string]any{"protocolVersion": 1})
+	if !strings.Contains(string(init.Result), `"image":true`) {
+		t.Errorf("initialize: %s", init.Result)
+	}
+	data := testPNG(t)
+	evs, res := c.Call("session/prompt", map[string]any{"sessionId": s, "prompt": []any{
+		map[string]any{"type": "text", "text": "SAY I-SEE-IT"},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": data},
+	}})
+	if got := acpclient.Text(evs); got != "I-SEE-IT" || acpclient.StopReason(res) != "end_turn" {
+		t.Errorf("said %q, %s", got, acpclient.StopReason(res))
+	}
+	api.mu.Lock()
+	var found bool
+	for _, b := range api.bodies {
+		found = found || strings.Contains(b, data)
+	}
+	n := len(api.bodies)
+	api.mu.Unlock()
+	if !found {
+		t.Errorf("none of the %d requests to the model API holds the image's bytes", n)
+	}
+	c.End()
+}
+
+func TestACPClaudeImage(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	acpImage(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir())}, api)
+}
+
+func TestACPCodexImage(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	acpImage(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)}, api)
 }

@@ -158,6 +158,29 @@ func (b *Backend) Name() string { return "claude" }
 // AsksPermissions: a turn may put its tool calls to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }
 
+// ImageTypes are the images a turn takes: those the Messages API takes.
+func (b *Backend) ImageTypes() []string {
+	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+}
+
+// userContent is a turn's user message content: the prompt as a string,
+// or, with images, the images as Messages API image blocks, then the
+// prompt's text (an empty text block is one the API refuses).
+func userContent(p protocol.ChatRunParams) any {
+	if len(p.Attachments) == 0 {
+		return p.Prompt
+	}
+	var blocks []any
+	for _, at := range p.Attachments {
+		blocks = append(blocks, map[string]any{"type": "image",
+			"source": map[string]string{"type": "base64", "media_type": at.MimeType, "data": at.Data}})
+	}
+	if p.Prompt != "" {
+		blocks = append(blocks, map[string]string{"type": "text", "text": p.Prompt})
+	}
+	return blocks
+}
+
 func (b *Backend) Version() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
@@ -320,7 +343,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		c.cli = p
 	}
 	p := c.cli
-	if err := p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.Params.Prompt}}); err != nil {
+	if err := p.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": userContent(t.Params)}}); err != nil {
 		c.cli = nil
 		return host.Failed(protocol.CodeBackendFailed, "claude is not taking input: "+p.stderr.LastLine(), true)
 	}

@@ -158,3 +158,22 @@ not json
 		t.Errorf("history\n got %s\nwant %s", g, want)
 	}
 }
+
+// A turn with images sends them as the Messages API's image blocks, before
+// the prompt's text; one without sends the prompt as a string.
+func TestUserContent(t *testing.T) {
+	plain, _ := json.Marshal(userContent(protocol.ChatRunParams{Prompt: "hi"}))
+	if string(plain) != `"hi"` {
+		t.Errorf("text only: %s", plain)
+	}
+	at := []protocol.Attachment{{Type: protocol.AttachmentImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}
+	b, _ := json.Marshal(userContent(protocol.ChatRunParams{Prompt: "what is this?", Attachments: at}))
+	want := `[{"source":{"data":"iVBORw0KGgo=","media_type":"image/png","type":"base64"},"type":"image"},{"text":"what is this?","type":"text"}]`
+	if string(b) != want {
+		t.Errorf("with an image:\n got %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(userContent(protocol.ChatRunParams{Attachments: at}))
+	if n := len(gjson.ParseBytes(b).Array()); n != 1 {
+		t.Errorf("an image alone is %d blocks: %s", n, b)
+	}
+}

@@ -267,7 +267,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		policy = policyUntrusted
 	}
 	drain(srv.in) // what came between turns is no one's
-	res, err := srv.call(ctx, "turn/start", turnStartParams{ThreadID: thread, Input: []userInput{{Type: "text", Text: t.Params.Prompt}},
+	res, err := srv.call(ctx, "turn/start", turnStartParams{ThreadID: thread, Input: inputOf(t.Params),
 		ApprovalPolicy: policy, Model: t.Params.Model, Effort: t.Params.ReasoningEffort})
 	if err != nil {
 		if !srv.alive() || errors.Is(err, errServerGone) {
@@ -367,6 +367,24 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 
 // AsksPermissions: a turn may put codex's approval requests to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }
+
+// ImageTypes are the images a turn takes (turn/start's image input, as a
+// data: URL the model is given).
+func (b *Backend) ImageTypes() []string {
+	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+}
+
+// inputOf is a turn's turn/start input: its text, then its images.
+func inputOf(p protocol.ChatRunParams) []userInput {
+	var in []userInput
+	if p.Prompt != "" || len(p.Attachments) == 0 {
+		in = append(in, userInput{Type: "text", Text: p.Prompt})
+	}
+	for _, at := range p.Attachments {
+		in = append(in, userInput{Type: "image", URL: "data:" + at.MimeType + ";base64," + at.Data})
+	}
+	return in
+}
 
 // Close ends every chat's app-server (stdin closed, then SIGTERM, then
 // SIGKILL) and removes what was made for it.

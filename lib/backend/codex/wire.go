@@ -5,6 +5,8 @@ package codex
 // schema files in testdata/schema are the pinned CLI's; wire_test.go checks
 // these types against them.
 
+import "encoding/json"
+
 type initializeParams struct {
 	ClientInfo clientInfo `json:"clientInfo"`
 }
@@ -45,9 +47,25 @@ type turnStartParams struct {
 	Effort         string      `json:"effort,omitempty"`
 }
 
+// userInput is a text input, or an image given as a data: URL.
 type userInput struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type string
+	Text string
+	URL  string
+}
+
+// MarshalJSON writes a text input's text, even empty, and an image's url.
+func (u userInput) MarshalJSON() ([]byte, error) {
+	if u.Type == "image" {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		}{u.Type, u.URL})
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{u.Type, u.Text})
 }
 
 type turnInterruptParams struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/schema"
 	"github.com/tidwall/gjson"
 )
@@ -26,6 +27,9 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"ThreadStartParams", threadStartParams{ApprovalPolicy: policyUntrusted, Sandbox: "workspace-write"}},
 		{"ThreadResumeParams", threadResumeParams{ThreadID: "01a2", ExcludeTurns: true, Cwd: "/w", ApprovalPolicy: policyNever, Sandbox: "workspace-write", Model: "m"}},
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: []userInput{{Type: "text", Text: "hi"}}, ApprovalPolicy: policyUntrusted, Model: "m", Effort: "low"}},
+		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{Prompt: "what is this?",
+			Attachments: []protocol.Attachment{{Type: protocol.AttachmentImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}})}},
+		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{})}},
 		{"TurnInterruptParams", turnInterruptParams{ThreadID: "01a2", TurnID: "01a3"}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAccept}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAcceptForSession}},
