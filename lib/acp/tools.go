@@ -53,10 +53,13 @@ func describe(name string, input json.RawMessage) (title, kind string, locs []to
 	return strings.TrimSpace(title), kind, locs
 }
 
-// diffsOf are the edits a call of Claude Code's Edit, MultiEdit or Write
-// makes, as ACP diffs, so that an editor can show them (and show them when
-// it is asked about the call).
+// diffsOf are the edits a call of Claude Code's Edit, MultiEdit or Write,
+// or codex's file change, makes, as ACP diffs, so that an editor can show
+// them (and show them when it is asked about the call).
 func diffsOf(name string, input json.RawMessage) []any {
+	if name == "file_change" {
+		return codexDiffs(input)
+	}
 	var in struct {
 		FilePath  string `json:"file_path"`
 		OldString string `json:"old_string"`

@@ -3,6 +3,7 @@ package peers
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -360,4 +361,51 @@ func TestACPCodexImage(t *testing.T) {
 	need(t)
 	api := fakeOpenAI(t)
 	acpImage(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)}, api)
+}
+
+// codex's apply_patch (here through exec_command, which codex takes as a
+// patch) is a tool call whose content is the change's diffs: a hunk's text
+// before and after, and an added file's content.
+func TestACPCodexDiff(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	c, s, work := startACPPeer(t, acpPeer{backend: "codex", env: append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)})
+	setMode(t, c, s, "level-2")
+	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("one\ntwo\nthree\nfour\nfive\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n two\n-three\n+THREE\n four\n*** Add File: b.txt\n+new file\n*** End Patch\nEOF\n"
+	cmd, _ := json.Marshal(map[string]string{"cmd": patch})
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "CALL exec_command "+string(cmd)))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the turn: %s %v", acpclient.StopReason(res), acpclient.Kinds(evs))
+	}
+	type diff struct {
+		Type    string  `json:"type"`
+		Path    string  `json:"path"`
+		OldText *string `json:"oldText"`
+		NewText string  `json:"newText"`
+	}
+	var diffs []diff
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "tool_call" && ev.Update.Kind == "edit" {
+			_ = json.Unmarshal(ev.Update.Content, &diffs)
+		}
+	}
+	var update, add bool
+	for _, d := range diffs {
+		switch {
+		case d.Type == "diff" && d.Path == filepath.Join(work, "a.txt") && d.OldText != nil:
+			update = *d.OldText == "two\nthree\nfour\n" && d.NewText == "two\nTHREE\nfour\n"
+		case d.Type == "diff" && d.Path == filepath.Join(work, "b.txt"):
+			add = d.OldText == nil && d.NewText == "new file\n"
+		}
+	}
+	if !update || !add {
+		t.Errorf("the edit's diffs (update %v, add %v): %+v", update, add, diffs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "one\ntwo\nTHREE\nfour\nfive\n" {
+		t.Errorf("a.txt is %q", b)
+	}
+	c.End()
 }
