@@ -106,13 +106,18 @@ func planOf(name string, input json.RawMessage) (planUpdate, bool) {
 	}
 	p := planUpdate{SessionUpdate: "plan", Entries: []planEntry{}}
 	for _, td := range in.Todos {
-		st := td.Status
-		if st != "in_progress" && st != "completed" {
-			st = "pending"
-		}
-		p.Entries = append(p.Entries, planEntry{Content: td.Content, Priority: "medium", Status: st})
+		p.Entries = append(p.Entries, planEntry{Content: td.Content, Priority: "medium", Status: planStatus(td.Status)})
 	}
 	return p, true
+}
+
+// planStatus is ACP's status of a plan entry: in_progress, completed, or
+// pending for anything else.
+func planStatus(s string) string {
+	if s != "in_progress" && s != "completed" {
+		return "pending"
+	}
+	return s
 }
 
 // commandText is a command given as a string or as argv.

@@ -324,6 +324,12 @@ func (t *turn) event(ev protocol.AgentEvent) {
 			u.Content = []any{toolContent{Type: "content", Content: text(ev.Output)}}
 		}
 		t.update(u)
+	case protocol.EvPlan:
+		p := planUpdate{SessionUpdate: "plan", Entries: []planEntry{}}
+		for _, st := range ev.Plan {
+			p.Entries = append(p.Entries, planEntry{Content: st.Step, Priority: "medium", Status: planStatus(st.Status)})
+		}
+		t.update(p)
 	case protocol.EvCompleted:
 		if !t.said && ev.Text != "" {
 			t.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: text(ev.Text)})

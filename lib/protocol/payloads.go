@@ -129,6 +129,7 @@ type SessionInfo struct {
 //	tool_call    toolCallId, name, input
 //	tool_result  toolCallId, output, isError
 //	usage        usage
+//	plan         plan: the agent's plan, whole; text: why it changed
 //	completed    text (the answer), usage, sessionId
 //	error        error
 //
@@ -146,6 +147,7 @@ type AgentEvent struct {
 	Error      *ErrorInfo      `json:"error,omitempty"`
 	Model      string          `json:"model,omitempty"`
 	SessionID  string          `json:"sessionId,omitempty"`
+	Plan       []PlanStep      `json:"plan,omitempty"`
 	// Extra keeps the fields this version does not know — of a new event
 	// type, or new on a known one — so a daemon that forwards an event
 	// forwards all of it.
@@ -172,14 +174,28 @@ const (
 	EvToolCall   = "tool_call"
 	EvToolResult = "tool_result"
 	EvUsage      = "usage"
+	EvPlan       = "plan"
 	EvCompleted  = "completed"
 	EvError      = "error"
 )
 
 // EventTypes lists the agent event types.
 func EventTypes() []string {
-	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvCompleted, EvError}
+	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvPlan, EvCompleted, EvError}
 }
+
+// PlanStep is one step of an agent's plan.
+type PlanStep struct {
+	Step   string `json:"step"`
+	Status string `json:"status"` // PlanPending, PlanInProgress, PlanCompleted
+}
+
+// Statuses of a plan step.
+const (
+	PlanPending    = "pending"
+	PlanInProgress = "in_progress"
+	PlanCompleted  = "completed"
+)
 
 // Terminal reports whether an event ends its run.
 func (e *AgentEvent) Terminal() bool { return e.Type == EvCompleted || e.Type == EvError }

@@ -76,6 +76,8 @@ type Update struct {
 	Used          int64           `json:"used"`
 	Size          int64           `json:"size"`
 	CurrentModeID string          `json:"currentModeId"`
+	Entries       json.RawMessage `json:"entries"`           // a plan's
+	Commands      json.RawMessage `json:"availableCommands"` // available_commands_update's
 }
 
 // Text is a chunk's text.

@@ -409,3 +409,44 @@ func TestACPCodexDiff(t *testing.T) {
 	}
 	c.End()
 }
+
+// With codex's plan tool on (its config.toml's [tools.update_plan]), the
+// model's update_plan is a plan update, whole, in ACP's statuses.
+func TestACPCodexPlan(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	env := codexEnv(t, api)
+	for _, e := range env {
+		if home, ok := strings.CutPrefix(e, "CODEX_HOME="); ok {
+			f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("\n[tools.update_plan]\nenabled = true\n")
+			f.Close()
+		}
+	}
+	c, s, _ := startACPPeer(t, acpPeer{backend: "codex", env: append(env, "AGENT_HOST_CODEX_BIN="+codexBin)})
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s,
+		`CALL update_plan {"explanation":"first things first","plan":[{"step":"read","status":"completed"},{"step":"write","status":"in_progress"},{"step":"test","status":"pending"}]}`))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the turn: %s %v", acpclient.StopReason(res), acpclient.Kinds(evs))
+	}
+	var got []string
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "plan" {
+			var entries []struct{ Content, Priority, Status string }
+			if err := json.Unmarshal(ev.Update.Entries, &entries); err != nil {
+				t.Fatalf("%s: %v", ev.Update.Entries, err)
+			}
+			got = got[:0]
+			for _, e := range entries {
+				got = append(got, e.Content+":"+e.Status)
+			}
+		}
+	}
+	if strings.Join(got, " ") != "read:completed write:in_progress test:pending" {
+		t.Errorf("the plan: %v (%v)", got, acpclient.Kinds(evs))
+	}
+	c.End()
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +202,42 @@ func TestTranslateRefusesOtherRequests(t *testing.T) {
 	x.handle(rpcMsg{Method: "item/commandExecution/requestApproval", ID: json.RawMessage("8"), Params: gjson.Parse(`{"threadId":"other"}`)})
 	if got := r.wait(t, 2); len(got) != 2 || !strings.HasPrefix(got[0], "7 error") || !strings.HasPrefix(got[1], "8 error") {
 		t.Errorf("replies %v", got)
+	}
+}
+
+// A recorded session of the pinned codex (update_plan enabled in its
+// config.toml) with an apply_patch turn, then an update_plan turn: the
+// patch is a file_change call whose input carries codex's changes, diffs
+// and all; the plan is a plan event, whole, in the protocol's statuses.
+func TestTranslatePatchAndPlan(t *testing.T) {
+	turns, ends, _ := replayTurns(t, "patch-and-plan", nil)
+	if len(turns) != 2 || ends[0] != nil || ends[1] != nil {
+		t.Fatalf("%d turns, ends %v", len(turns), ends)
+	}
+	var call *protocol.AgentEvent
+	for i, e := range turns[0] {
+		if e.Type == protocol.EvToolCall {
+			call = &turns[0][i]
+		}
+	}
+	if call == nil || call.Name != "file_change" {
+		t.Fatalf("turn 1: %s", types(turns[0]))
+	}
+	changes := gjson.GetBytes(call.Input, "changes")
+	if d := changes.Get("0.diff").Str; changes.Get("0.kind.type").Str != "update" || d != "@@ -2,3 +2,3 @@\n two\n-three\n+THREE\n four\n" {
+		t.Errorf("the update: %s", changes.Get("0"))
+	}
+	if changes.Get("1.kind.type").Str != "add" || changes.Get("1.diff").Str != "new file\n" {
+		t.Errorf("the add: %s", changes.Get("1"))
+	}
+	var plan *protocol.AgentEvent
+	for i, e := range turns[1] {
+		if e.Type == protocol.EvPlan {
+			plan = &turns[1][i]
+		}
+	}
+	want := []protocol.PlanStep{{Step: "read", Status: protocol.PlanCompleted}, {Step: "write", Status: protocol.PlanInProgress}, {Step: "test", Status: protocol.PlanPending}}
+	if plan == nil || plan.Text != "why" || !reflect.DeepEqual(plan.Plan, want) {
+		t.Errorf("turn 2: %s, plan %+v", types(turns[1]), plan)
 	}
 }

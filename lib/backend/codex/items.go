@@ -53,6 +53,8 @@ func (x *translator) handle(m rpcMsg) (done bool, err error) {
 		}
 	case "item/completed":
 		x.completed(p.Get("item"))
+	case "turn/plan/updated":
+		x.t.Emit(planEvent(p))
 	case "thread/tokenUsage/updated":
 		last := p.Get("tokenUsage.last")
 		x.usage.InputTokens += last.Get("inputTokens").Int()
@@ -95,6 +97,24 @@ func (x *translator) completed(item gjson.Result) {
 			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: item.Get("id").Str, Output: out, IsError: isErr})
 		}
 	}
+}
+
+// planEvent is turn/plan/updated's plan, whole, as a plan event: codex's
+// step statuses (pending, inProgress, completed) in the protocol's words.
+func planEvent(p gjson.Result) protocol.AgentEvent {
+	ev := protocol.AgentEvent{Type: protocol.EvPlan, Text: p.Get("explanation").Str, Plan: []protocol.PlanStep{}}
+	p.Get("plan").ForEach(func(_, s gjson.Result) bool {
+		st := protocol.PlanPending
+		switch s.Get("status").Str {
+		case "inProgress":
+			st = protocol.PlanInProgress
+		case "completed":
+			st = protocol.PlanCompleted
+		}
+		ev.Plan = append(ev.Plan, protocol.PlanStep{Step: s.Get("step").Str, Status: st})
+		return true
+	})
+	return ev
 }
 
 // end is the run's outcome at turn/completed.
