@@ -39,6 +39,8 @@ type session struct {
 	prompts sync.WaitGroup
 	updated time.Time
 	title   string // the first prompt's first line
+	// commands is the available_commands_update last sent, as JSON.
+	commands string
 }
 
 // mode is a session mode: a level, and whether tool calls outside its

@@ -330,6 +330,8 @@ func (t *turn) event(ev protocol.AgentEvent) {
 			p.Entries = append(p.Entries, planEntry{Content: st.Step, Priority: "medium", Status: planStatus(st.Status)})
 		}
 		t.update(p)
+	case protocol.EvCommands:
+		t.commands(ev.Commands)
 	case protocol.EvCompleted:
 		if !t.said && ev.Text != "" {
 			t.update(contentChunk{SessionUpdate: "agent_message_chunk", Content: text(ev.Text)})
@@ -337,6 +339,27 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 	case protocol.EvError:
 		t.failure = ev.Error
+	}
+}
+
+// commands sends the backend's slash commands, unless the client has
+// them already (a CLI started again for another mode offers the same).
+func (t *turn) commands(cs []protocol.Command) {
+	u := commandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: []availableCommand{}}
+	for _, c := range cs {
+		ac := availableCommand{Name: c.Name, Description: c.Description}
+		if c.Hint != "" {
+			ac.Input = &commandInput{Hint: c.Hint}
+		}
+		u.AvailableCommands = append(u.AvailableCommands, ac)
+	}
+	b, _ := json.Marshal(u)
+	t.s.mu.Lock()
+	same := string(b) == t.s.commands
+	t.s.commands = string(b)
+	t.s.mu.Unlock()
+	if !same {
+		t.update(u)
 	}
 }
 

@@ -257,6 +257,23 @@ type planEntry struct {
 	Status   string `json:"status"`
 }
 
+type commandsUpdate struct {
+	SessionUpdate     string             `json:"sessionUpdate"`
+	AvailableCommands []availableCommand `json:"availableCommands"`
+}
+
+type availableCommand struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Input       *commandInput `json:"input,omitempty"`
+}
+
+// commandInput is ACP's unstructured command input: all that is typed
+// after the name.
+type commandInput struct {
+	Hint string `json:"hint"`
+}
+
 type modeUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	CurrentModeID string `json:"currentModeId"`

@@ -130,6 +130,7 @@ type SessionInfo struct {
 //	tool_result  toolCallId, output, isError
 //	usage        usage
 //	plan         plan: the agent's plan, whole; text: why it changed
+//	commands     commands: the slash commands the agent's CLI offers
 //	completed    text (the answer), usage, sessionId
 //	error        error
 //
@@ -148,6 +149,7 @@ type AgentEvent struct {
 	Model      string          `json:"model,omitempty"`
 	SessionID  string          `json:"sessionId,omitempty"`
 	Plan       []PlanStep      `json:"plan,omitempty"`
+	Commands   []Command       `json:"commands,omitempty"`
 	// Extra keeps the fields this version does not know — of a new event
 	// type, or new on a known one — so a daemon that forwards an event
 	// forwards all of it.
@@ -175,19 +177,29 @@ const (
 	EvToolResult = "tool_result"
 	EvUsage      = "usage"
 	EvPlan       = "plan"
+	EvCommands   = "commands"
 	EvCompleted  = "completed"
 	EvError      = "error"
 )
 
 // EventTypes lists the agent event types.
 func EventTypes() []string {
-	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvPlan, EvCompleted, EvError}
+	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvPlan, EvCommands, EvCompleted, EvError}
 }
 
 // PlanStep is one step of an agent's plan.
 type PlanStep struct {
 	Step   string `json:"step"`
 	Status string `json:"status"` // PlanPending, PlanInProgress, PlanCompleted
+}
+
+// Command is a slash command an agent's CLI offers: a prompt of
+// "/name args" runs it.
+type Command struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Hint says what arguments it takes, if any.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Statuses of a plan step.

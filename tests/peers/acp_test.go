@@ -450,3 +450,45 @@ func TestACPCodexPlan(t *testing.T) {
 	}
 	c.End()
 }
+
+// claude's slash commands, as its CLI answers initialize, are an
+// available_commands_update in the first turn, with their descriptions.
+func TestACPClaudeCommands(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	c, s, _ := startACPPeer(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir())})
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY hi"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the turn: %s", acpclient.StopReason(res))
+	}
+	var cmds []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Input       *struct {
+			Hint string `json:"hint"`
+		} `json:"input"`
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "available_commands_update" {
+			n++
+			if err := json.Unmarshal(ev.Update.Commands, &cmds); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var compact bool
+	for _, cmd := range cmds {
+		compact = compact || (cmd.Name == "compact" && cmd.Description != "" && cmd.Input != nil && cmd.Input.Hint != "")
+	}
+	if n != 1 || !compact {
+		t.Errorf("%d available_commands_update, %d commands, compact with its description and hint %v", n, len(cmds), compact)
+	}
+	evs, _ = c.Call("session/prompt", acpclient.Prompt(s, "SAY again"))
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "available_commands_update" {
+			t.Error("the same commands sent again in the second turn")
+		}
+	}
+	c.End()
+}

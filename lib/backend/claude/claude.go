@@ -263,6 +263,9 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
 	c.asks, c.cliLevel = asks, level
+	// The CLI's answer says what slash commands it offers (see
+	// translator.response); nothing else of the initialize is asked.
+	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": map[string]any{"subtype": "initialize"}})
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -421,6 +424,8 @@ func (x *translator) line(line []byte) (done bool, err error) {
 		}
 	case "control_request":
 		x.control(s)
+	case "control_response":
+		x.response(s)
 	case "result":
 		return true, x.result(s)
 	}
@@ -431,6 +436,27 @@ func (x *translator) line(line []byte) (done bool, err error) {
 // daemon (Turn.Ask), each in a goroutine of its own so that the turn reads
 // on while the daemon decides; the CLI waits for the answer. Anything else
 // is refused, so that the CLI never waits on us for ever.
+// initializeID is the request id of the initialize control request a CLI
+// is sent when it starts.
+const initializeID = "agent-host-initialize"
+
+// response takes the CLI's answer to a control request: the answer to
+// initialize is the slash commands it offers, as a commands event.
+func (x *translator) response(s string) {
+	r := gjson.Get(s, "response")
+	if r.Get("request_id").Str != initializeID || r.Get("subtype").Str != "success" {
+		return
+	}
+	ev := protocol.AgentEvent{Type: protocol.EvCommands, Commands: []protocol.Command{}}
+	r.Get("response.commands").ForEach(func(_, c gjson.Result) bool {
+		if name := c.Get("name").Str; name != "" {
+			ev.Commands = append(ev.Commands, protocol.Command{Name: name, Description: c.Get("description").Str, Hint: c.Get("argumentHint").Str})
+		}
+		return true
+	})
+	x.t.Emit(ev)
+}
+
 func (x *translator) control(s string) {
 	reqID := gjson.Get(s, "request_id").Str
 	req := gjson.Get(s, "request")

@@ -177,3 +177,36 @@ func TestUserContent(t *testing.T) {
 		t.Errorf("an image alone is %d blocks: %s", n, b)
 	}
 }
+
+// The CLI's answer to the initialize control request a started CLI is sent
+// (recorded from the pinned claude, its commands cut to five) is a
+// commands event: each slash command, its description and argument hint.
+func TestInitializeCommands(t *testing.T) {
+	line, err := os.ReadFile("testdata/initialize-response.stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []protocol.AgentEvent
+	b := &Backend{chats: map[string]*chat{}}
+	x := &translator{t: &host.Turn{Emit: func(e protocol.AgentEvent) { evs = append(evs, e) }, Log: func(string, string) {}}, c: b.chat("c1"), b: b}
+	if done, _ := x.line([]byte(strings.TrimSpace(string(line)))); done || len(evs) != 1 || evs[0].Type != protocol.EvCommands {
+		t.Fatalf("done %v, events %s", done, kinds(evs))
+	}
+	var got []string
+	for _, c := range evs[0].Commands {
+		got = append(got, c.Name+"|"+c.Hint)
+	}
+	if strings.Join(got, " ") != "verify| debug|[issue description] compact|<optional custom summarization instructions> context| init|" {
+		t.Errorf("commands %q", got)
+	}
+	if d := evs[0].Commands[1].Description; d != "Enable debug logging for this session and help diagnose issues" {
+		t.Errorf("debug's description %q", d)
+	}
+	// An answer to another request, or a failed one, says nothing.
+	evs = nil
+	x.line([]byte(`{"type":"control_response","response":{"subtype":"error","request_id":"agent-host-initialize","error":"no"}}`))
+	x.line([]byte(`{"type":"control_response","response":{"subtype":"success","request_id":"interrupt-1","response":{}}}`))
+	if len(evs) != 0 {
+		t.Errorf("events %s", kinds(evs))
+	}
+}
