@@ -411,7 +411,8 @@ func TestACPCodexDiff(t *testing.T) {
 }
 
 // With codex's plan tool on (its config.toml's [tools.update_plan]), the
-// model's update_plan is a plan update, whole, in ACP's statuses.
+// model's update_plan is a plan update, whole, in ACP's statuses, and
+// session/load after a restart replays it.
 func TestACPCodexPlan(t *testing.T) {
 	need(t)
 	api := fakeOpenAI(t)
@@ -426,7 +427,7 @@ func TestACPCodexPlan(t *testing.T) {
 			f.Close()
 		}
 	}
-	c, s, _ := startACPPeer(t, acpPeer{backend: "codex", env: append(env, "AGENT_HOST_CODEX_BIN="+codexBin)})
+	c, s, work := startACPPeer(t, acpPeer{backend: "codex", env: append(env, "AGENT_HOST_CODEX_BIN="+codexBin)})
 	evs, res := c.Call("session/prompt", acpclient.Prompt(s,
 		`CALL update_plan {"explanation":"first things first","plan":[{"step":"read","status":"completed"},{"step":"write","status":"in_progress"},{"step":"test","status":"pending"}]}`))
 	if acpclient.StopReason(res) != "end_turn" {
@@ -447,6 +448,26 @@ func TestACPCodexPlan(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "read:completed write:in_progress test:pending" {
 		t.Errorf("the plan: %v (%v)", got, acpclient.Kinds(evs))
+	}
+	c.End()
+
+	// session/load replays it, from codex's rollout (the thread's turns
+	// have no item for it).
+	p := acpPeer{backend: "codex", env: append(env, "AGENT_HOST_CODEX_BIN="+codexBin)}
+	c = runACPPeer(t, p)
+	c.Call("initialize", map[string]any{"protocolVersion": 1})
+	evs, res = c.Call("session/load", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}})
+	if res.Error != nil {
+		t.Fatalf("session/load: %s", res.Error.Message)
+	}
+	var replayed string
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "plan" {
+			replayed = string(ev.Update.Entries)
+		}
+	}
+	if !strings.Contains(replayed, `"content":"write","priority":"medium","status":"in_progress"`) {
+		t.Errorf("the plan replayed: %s (%v)", replayed, acpclient.Kinds(evs))
 	}
 	c.End()
 }

@@ -83,3 +83,26 @@ func TestThreadHistoryFromRollout(t *testing.T) {
 		t.Errorf("history\n got %s\nwant %s", g, want)
 	}
 }
+
+// A call of codex's plan tool (recorded from the pinned codex, its plan
+// tool on) is in the rollout only: it comes back as the plan it set, not
+// as a tool call.
+func TestThreadHistoryPlan(t *testing.T) {
+	thread := gjson.Parse(`{"id":"th","path":"testdata/rollout-plan.jsonl","turns":[{"id":"01a24091-76a1-7c01-b125-10980716151b","items":[` +
+		`{"type":"userMessage","id":"u1","content":[{"type":"text","text":"plan"}]},{"type":"agentMessage","id":"a1","text":"TOOL_RESULT(False): Plan updated"}]}]}`)
+	var got []string
+	for _, s := range threadHistory(thread, rolloutCalls(thread.Get("path").Str)) {
+		if s.User != "" {
+			got = append(got, "user")
+			continue
+		}
+		g := s.Event.Type
+		for _, st := range s.Event.Plan {
+			g += " " + st.Step + ":" + st.Status
+		}
+		got = append(got, g)
+	}
+	if g := strings.Join(got, "|"); g != "user|plan read:completed write:in_progress test:pending|text" {
+		t.Errorf("history %s", g)
+	}
+}

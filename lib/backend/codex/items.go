@@ -99,14 +99,15 @@ func (x *translator) completed(item gjson.Result) {
 	}
 }
 
-// planEvent is turn/plan/updated's plan, whole, as a plan event: codex's
-// step statuses (pending, inProgress, completed) in the protocol's words.
+// planEvent is turn/plan/updated's plan (or the plan tool's arguments),
+// whole, as a plan event: codex's step statuses (pending, inProgress or
+// in_progress, completed) in the protocol's words.
 func planEvent(p gjson.Result) protocol.AgentEvent {
 	ev := protocol.AgentEvent{Type: protocol.EvPlan, Text: p.Get("explanation").Str, Plan: []protocol.PlanStep{}}
 	p.Get("plan").ForEach(func(_, s gjson.Result) bool {
 		st := protocol.PlanPending
 		switch s.Get("status").Str {
-		case "inProgress":
+		case "inProgress", "in_progress":
 			st = protocol.PlanInProgress
 		case "completed":
 			st = protocol.PlanCompleted

@@ -126,7 +126,8 @@ func rolloutOutput(o gjson.Result) (string, bool) {
 
 // missingCalls adds to a turn's history the calls of its rollout the
 // thread left out: each after the agent message the model had said
-// before it; a call never answered ended unfinished, so failed.
+// before it; a call never answered ended unfinished, so failed; a call of
+// the plan tool, as the plan it set.
 type missingCalls struct {
 	calls []rolloutCall
 	next  int
@@ -147,6 +148,12 @@ func newMissingCalls(all []rolloutCall, seen map[string]bool) *missingCalls {
 func (m *missingCalls) upTo(said int, turnID string, out []host.Said) []host.Said {
 	for ; m.next < len(m.calls) && (said < 0 || m.calls[m.next].after <= said); m.next++ {
 		c := m.calls[m.next]
+		if c.name == "update_plan" {
+			// The plan tool's calls are no items: live, the plan is
+			// turn/plan/updated, and so it is here.
+			out = append(out, host.Said{Event: planEvent(gjson.ParseBytes(c.input))})
+			continue
+		}
 		id := turnID + "/" + c.id
 		out = append(out, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: c.name, Input: c.input}})
 		res := protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: c.output, IsError: c.failed || !c.answered}
