@@ -55,6 +55,8 @@ func TestImages(t *testing.T) {
 		{"type": "image", "uri": "https://example.com/a.png", "mimeType": "image/png"},
 		{"type": "image", "data": "not base64!", "mimeType": "image/png"},
 		{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+		{"type": "resource", "resource": map[string]any{"uri": "file:///a/b.png", "mimeType": "image/png", "blob": "not base64!"}},
+		{"type": "resource", "resource": map[string]any{"uri": "file:///a/b.pdf", "mimeType": "application/pdf", "blob": "AAAA"}},
 	} {
 		r := c.call("session/prompt", map[string]any{"sessionId": s, "prompt": []any{bad}})
 		if !strings.Contains(string(r["error"]), "-32602") {

@@ -108,24 +108,20 @@ func (a *agent) promptInput(blocks []contentBlock) (promptIn, error) {
 			case r != nil && r.Text != nil:
 				parts = append(parts, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.URI, *r.Text))
 			case r != nil && r.Blob != nil && slices.Contains(a.caps.images, r.MimeType):
-				in.images = append(in.images, protocol.Attachment{Type: protocol.AttachmentImage, MimeType: r.MimeType, Data: *r.Blob})
+				at, err := a.image(r.MimeType, *r.Blob)
+				if err != nil {
+					return promptIn{}, err
+				}
+				in.images = append(in.images, at)
 			default:
 				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes text resources, and blobs only of the image types %s", a.caps.name, a.imageTypes())
 			}
 		case "image":
-			if len(a.caps.images) == 0 {
-				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes no image content (promptCapabilities.image is false)", a.caps.name)
+			at, err := a.image(b.MimeType, b.Data)
+			if err != nil {
+				return promptIn{}, err
 			}
-			if !slices.Contains(a.caps.images, b.MimeType) {
-				return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes images of type %s, not %q", a.caps.name, a.imageTypes(), b.MimeType)
-			}
-			if b.Data == "" {
-				return promptIn{}, errorf(codeInvalidParams, "invalid params: an image without data (an image by uri alone is not fetched)")
-			}
-			if _, err := base64.StdEncoding.DecodeString(b.Data); err != nil {
-				return promptIn{}, errorf(codeInvalidParams, "invalid params: an image's data is not base64: %v", err)
-			}
-			in.images = append(in.images, protocol.Attachment{Type: protocol.AttachmentImage, MimeType: b.MimeType, Data: b.Data})
+			in.images = append(in.images, at)
 		case "audio":
 			return promptIn{}, errorf(codeInvalidParams, "invalid params: the %s backend takes no audio content (promptCapabilities.audio is false)", a.caps.name)
 		default:
@@ -137,6 +133,23 @@ func (a *agent) promptInput(blocks []contentBlock) (promptIn, error) {
 		return promptIn{}, errorf(codeInvalidParams, "invalid params: the prompt is empty")
 	}
 	return in, nil
+}
+
+// image is an image of the prompt as the backend takes it, or the error
+// saying why it cannot.
+func (a *agent) image(mimeType, data string) (protocol.Attachment, error) {
+	switch {
+	case len(a.caps.images) == 0:
+		return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: the %s backend takes no image content (promptCapabilities.image is false)", a.caps.name)
+	case !slices.Contains(a.caps.images, mimeType):
+		return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: the %s backend takes images of type %s, not %q", a.caps.name, a.imageTypes(), mimeType)
+	case data == "":
+		return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: an image without data (an image by uri alone is not fetched)")
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+		return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: an image's data is not base64: %v", err)
+	}
+	return protocol.Attachment{Type: protocol.AttachmentImage, MimeType: mimeType, Data: data}, nil
 }
 
 // imageTypes are the image types the backend takes, for messages.
