@@ -137,7 +137,6 @@ func joinStreamHashed(ctx context.Context, st *Stream, o JoinOptions) error {
 		return err
 	}
 	if left != nil {
-		h = nil
 		err = joinSpilledStream(ctx, st, o, left, outs)
 	} else {
 		err = joinHashedStream(ctx, st, o, h)

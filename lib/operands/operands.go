@@ -1,6 +1,6 @@
 // Package operands reads a command's file operands, in order, as one
 // stream of lines, and says which file and line of it a line of the
-// stream is.
+// stream is (and, before any is read, how large they are: Size).
 //
 // Each file is decompressed when its first bytes are gzip's (1f 8b) or
 // zstd's (28 b5 2f fd) magic numbers: the name is never looked at. "-" is
