@@ -76,8 +76,10 @@ type outRec struct {
 }
 
 func (h *heldOutput) add(n int64, line []byte) error {
+	var key [8]byte
 	if h.sorted != nil {
-		return h.sorted.Add(binary.BigEndian.AppendUint64(nil, uint64(n)), line)
+		binary.BigEndian.PutUint64(key[:], uint64(n))
+		return h.sorted.Add(key[:], line)
 	}
 	h.recs = append(h.recs, outRec{n, h.slab.copy(line)})
 	h.held += int64(len(line)) + 48
@@ -86,7 +88,8 @@ func (h *heldOutput) add(n int64, line []byte) error {
 	}
 	h.sorted = extsort.New(h.opts)
 	for _, r := range h.recs {
-		if err := h.sorted.Add(binary.BigEndian.AppendUint64(nil, uint64(r.n)), r.line); err != nil {
+		binary.BigEndian.PutUint64(key[:], uint64(r.n))
+		if err := h.sorted.Add(key[:], r.line); err != nil {
 			return err
 		}
 	}
@@ -99,8 +102,9 @@ func (h *heldOutput) add(n int64, line []byte) error {
 // written in the stream's order, a line's joins in File's order — as Join
 // with File hashed writes them. Past half of Memory, the stream's lines
 // go to a sort by key on disk instead, File's too, and the two are merged
-// (joinSorted's way); the output held takes the rest of Memory, past
-// which it is sorted on disk by the stream line's number.
+// (joinSorted's way); the output is held in half of what is left of
+// Memory, past which it is sorted on disk, by the stream line's number,
+// in the other half.
 func joinStreamHashed(ctx context.Context, st *Stream, o JoinOptions) error {
 	h := &streamHash{head: map[string]int64{}}
 	var left, outs *extsort.Sorter
@@ -210,7 +214,11 @@ func joinSpilledStream(ctx context.Context, st *Stream, o JoinOptions, left, out
 // lines of its key (in the workers: the hash is only read), and writes
 // what it made in the stream's order.
 func joinHashedStream(ctx context.Context, st *Stream, o JoinOptions, h *streamHash) error {
-	outs := &heldOutput{budget: o.Memory - h.held, opts: extsort.Options{Memory: max(o.Memory/2, 1<<20), TempDir: o.TempDir, Prefix: "ndjson-join-"}}
+	// What the hash left of Memory, half to hold the output in, half for
+	// the sort it goes to past that (the two are held at once while it
+	// moves).
+	rest := (o.Memory - h.held) / 2
+	outs := &heldOutput{budget: rest, opts: extsort.Options{Memory: max(rest, 1<<20), TempDir: o.TempDir, Prefix: "ndjson-join-"}}
 	defer func() {
 		if outs.sorted != nil {
 			outs.sorted.Close()
