@@ -26,15 +26,17 @@ type JoinOptions struct {
 	TempDir string
 	// StreamSize and FileSize are the two sides' sizes in bytes, -1 when
 	// not known before they are read (a pipe). When both are known and
-	// the stream is the smaller, it is the side hashed (join_stream.go),
-	// with the same output.
+	// the stream is the smaller (and within half of Memory), it is the
+	// side hashed (join_stream.go), with the same output.
 	StreamSize, FileSize int64
 }
 
 // hashStream says whether the stream is the side to hash: when both sizes
-// are known and the stream's is the smaller.
+// are known, the stream's is the smaller, and it would fit in its half of
+// Memory. (A stream past that would go to disk where File might have been
+// held whole; with both past Memory, either way sorts both.)
 func (o JoinOptions) hashStream() bool {
-	return o.StreamSize >= 0 && o.FileSize >= 0 && o.StreamSize < o.FileSize
+	return o.StreamSize >= 0 && o.FileSize >= 0 && o.StreamSize < o.FileSize && o.StreamSize <= o.Memory/2
 }
 
 // fileStream is File, read as a stream whose reports name it.

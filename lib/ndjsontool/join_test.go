@@ -161,20 +161,18 @@ func TestJoinHashesEitherSideToTheSameOutput(t *testing.T) {
 			for _, c := range []struct {
 				name             string
 				stream, file, mb int64
+				first            string // the side read first: the side hashed
 			}{
-				{"file hashed, spilled", 2, 1, 1},
-				{"stream hashed", 1, 2, 0},
-				{"stream hashed, spilled", 1, 2, 1},
-				{"stream hashed, output spilled", 1, 2, 8},
+				{"file hashed, spilled", 2, 1, 1, "file"},
+				{"stream hashed", 1, 2, 0, "stream"},
+				{"stream hashed, spilled", 1, 2, 1, "stream"},
+				{"stream hashed, output spilled", 1, 2, 8, "stream"},
+				{"stream smaller but past half of memory", 1<<20 + 1, 4 << 20, 2, "file"},
 			} {
 				o.StreamSize, o.FileSize, o.Memory = c.stream, c.file, c.mb<<20
 				got, first := joinPath(t, left, right, o)
-				wantFirst := "file"
-				if c.stream < c.file {
-					wantFirst = "stream"
-				}
-				if first != wantFirst {
-					t.Errorf("%s: read %s first", c.name, first)
+				if first != c.first {
+					t.Errorf("%s: read %s first, want %s", c.name, first, c.first)
 				}
 				if got != want {
 					t.Errorf("--left %v --as %q, %s: %d bytes, not the %d bytes of File hashed", keep, as, c.name, len(got), len(want))
