@@ -20,10 +20,29 @@ type JoinOptions struct {
 	FileName string
 	KeepLeft bool   // write a stream line that matches nothing as it is
 	As       string // nest File's line under this key, instead of merging
-	// Memory bounds File's lines held in the hash; past it, both sides
+	// Memory bounds the lines held in the hash; past it, both sides
 	// are sorted by key on disk (lib/extsort) and merged.
 	Memory  int64
 	TempDir string
+	// StreamSize and FileSize are the two sides' sizes in bytes, -1 when
+	// not known before they are read (a pipe). When both are known and
+	// the stream is the smaller (and within half of Memory), it is the
+	// side hashed (join_stream.go), with the same output.
+	StreamSize, FileSize int64
+}
+
+// hashStream says whether the stream is the side to hash: when both sizes
+// are known, the stream's is the smaller, and it would fit in its half of
+// Memory. (A stream past that would go to disk where File might have been
+// held whole; with both past Memory, either way sorts both.)
+func (o JoinOptions) hashStream() bool {
+	return o.StreamSize >= 0 && o.FileSize >= 0 && o.StreamSize < o.FileSize && o.StreamSize <= o.Memory/2
+}
+
+// fileStream is File, read as a stream whose reports name it.
+func fileStream(st *Stream, o JoinOptions) *Stream {
+	return &Stream{In: o.File, Out: io.Discard, Voice: st.Voice, MaxLine: st.MaxLine, Strict: st.Strict, Workers: st.Workers,
+		Locate: func(line int64) (string, int64) { return o.FileName, line }}
 }
 
 // joinEntry is one of File's lines: its members are merged into a
@@ -39,13 +58,18 @@ type joinEntry []byte
 // an object matches nothing. File is hashed in memory, and the output
 // is in the stream's order; when File is larger than Memory, both sides
 // are sorted by key on disk and merged, and the output is put back in
-// the stream's order by a third sort.
+// the stream's order by a third sort. When the stream is known to be the
+// smaller side, it is hashed instead, File read once, and the output
+// held (up to Memory, past it sorted on disk) to be written in the
+// stream's order: the same lines in the same order.
 func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 	if o.Memory <= 0 {
 		o.Memory = extsort.DefaultMemory
 	}
-	right := &Stream{In: o.File, Out: io.Discard, Voice: st.Voice, MaxLine: st.MaxLine, Strict: st.Strict, Workers: st.Workers,
-		Locate: func(line int64) (string, int64) { return o.FileName, line }}
+	if o.hashStream() {
+		return joinStreamHashed(ctx, st, o)
+	}
+	right := fileStream(st, o)
 	hash := map[string][]joinEntry{}
 	var held int64
 	var spill *extsort.Sorter
@@ -54,21 +78,8 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 			spill.Close()
 		}
 	}()
-	rfp := parseFastPath(o.Right)
 	var addErr error
-	rsk, err := right.eachLineThen(ctx, finding{path: rfp}, func(out, line []byte, lv lineView) []byte {
-		v := lv.found(line, o.Right, rfp)
-		if !v.ok || v.raw[0] == 'n' || line[skipWS(line, 0)] != '{' && o.As == "" {
-			return out
-		}
-		start := len(out)
-		out = binary.AppendUvarint(out, 0)
-		keyAt := len(out)
-		out = jsoncmp.AppendKey(out, v.raw)
-		out = frame(out, start, keyAt)
-		out = binary.AppendUvarint(out, uint64(len(line)))
-		return append(out, line...)
-	}, func(framed []byte) []byte {
+	rsk, err := right.eachLineThen(ctx, finding{path: parseFastPath(o.Right)}, fileKeyFunc(o), func(framed []byte) []byte {
 		for b := framed; len(b) > 0 && addErr == nil; {
 			var key, line []byte
 			key, b = unframe(b)
@@ -170,15 +181,49 @@ func unkeyed(v []byte) (key, payload []byte) {
 // with its number, and the two merged, File's lines of one key held at a
 // time; what the merge makes is sorted back into the stream's order.
 func joinSorted(ctx context.Context, st *Stream, o JoinOptions, right *extsort.Sorter) error {
-	budget := extsort.Options{Memory: max(o.Memory/4, 1<<20), TempDir: o.TempDir, Prefix: "ndjson-join-"}
+	budget := sortBudget(o)
 	left := extsort.New(budget)
 	defer left.Close()
 	outs := extsort.New(budget)
 	defer outs.Close()
-	lfp := parseFastPath(o.Left)
 	var seq uint64
 	var addErr error
-	sk, err := st.eachLineThen(ctx, finding{path: lfp}, func(out, line []byte, lv lineView) []byte {
+	sk, err := st.eachLineThen(ctx, finding{path: parseFastPath(o.Left)}, streamKeyFunc(o), func(framed []byte) []byte {
+		for b := framed; len(b) > 0 && addErr == nil; {
+			var key, line []byte
+			key, b = unframe(b)
+			line, b = unframe(b)
+			seq++
+			addErr = addSorted(o, left, outs, seq, key, line)
+		}
+		return nil
+	})
+	if err == nil {
+		err = addErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := mergeSorted(o, left, right, outs); err != nil {
+		return err
+	}
+	if err := writeSorted(st.Out, outs); err != nil {
+		return err
+	}
+	return sk.report(st)
+}
+
+// sortBudget is what each of the sorts of joinSorted may hold.
+func sortBudget(o JoinOptions) extsort.Options {
+	return extsort.Options{Memory: max(o.Memory/4, 1<<20), TempDir: o.TempDir, Prefix: "ndjson-join-"}
+}
+
+// streamKeyFunc frames each stream line with its key (jsoncmp's), or an
+// empty key when it has none: no value at Left, null there, or not an
+// object.
+func streamKeyFunc(o JoinOptions) lineFunc {
+	lfp := parseFastPath(o.Left)
+	return func(out, line []byte, lv lineView) []byte {
 		v := lv.found(line, o.Left, lfp)
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
@@ -189,28 +234,26 @@ func joinSorted(ctx context.Context, st *Stream, o JoinOptions, right *extsort.S
 		out = frame(out, start, keyAt)
 		out = binary.AppendUvarint(out, uint64(len(line)))
 		return append(out, line...)
-	}, func(framed []byte) []byte {
-		for b := framed; len(b) > 0 && addErr == nil; {
-			var key, line []byte
-			key, b = unframe(b)
-			line, b = unframe(b)
-			seq++
-			n := binary.BigEndian.AppendUint64(nil, seq)
-			switch {
-			case len(key) > 0:
-				addErr = left.Add(key, keyed(n, key, line))
-			case o.KeepLeft:
-				addErr = outs.Add(n, line)
-			}
-		}
-		return nil
-	})
-	if err == nil {
-		err = addErr
 	}
-	if err != nil {
-		return err
+}
+
+// addSorted adds stream line seq (from 1) to the sort by key, left, or,
+// without a key, to the output, outs, when KeepLeft keeps it.
+func addSorted(o JoinOptions, left, outs *extsort.Sorter, seq uint64, key, line []byte) error {
+	n := binary.BigEndian.AppendUint64(nil, seq)
+	switch {
+	case len(key) > 0:
+		return left.Add(key, keyed(n, key, line))
+	case o.KeepLeft:
+		return outs.Add(n, line)
 	}
+	return nil
+}
+
+// mergeSorted walks left (the stream's lines by key, each with its
+// number) and right (File's, by key) together, and adds to outs, under
+// the stream line's number, each line joined, or kept by KeepLeft.
+func mergeSorted(o JoinOptions, left, right *extsort.Sorter, outs *extsort.Sorter) error {
 	// File's side is read from a goroutine, a record at a time, so the
 	// two sorted sides can be walked together.
 	rch := make(chan []byte, 64)
@@ -227,16 +270,11 @@ func joinSorted(ctx context.Context, st *Stream, o JoinOptions, right *extsort.S
 			}
 		})
 	}()
-	defer func() {
-		close(stop)
-		for range rch {
-		}
-	}()
 	next, more := <-rch
 	var groupKey []byte
 	var group [][]byte
 	var merged []byte
-	err = left.Each(func(v []byte) error {
+	err := left.Each(func(v []byte) error {
 		n, rest := v[:8], v[8:]
 		key, line := unkeyed(rest)
 		if groupKey == nil || string(groupKey) != string(key) {
@@ -268,28 +306,26 @@ func joinSorted(ctx context.Context, st *Stream, o JoinOptions, right *extsort.S
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	close(stop)
+	for range rch {
 	}
-	w := bufio.NewWriterSize(st.Out, 256<<10)
-	err = outs.Each(func(line []byte) error {
+	if e := <-rerr; err == nil && e != nil && !errors.Is(e, errStop) {
+		err = e
+	}
+	return err
+}
+
+// writeSorted writes outs's lines in their order.
+func writeSorted(out io.Writer, outs *extsort.Sorter) error {
+	w := bufio.NewWriterSize(out, 256<<10)
+	err := outs.Each(func(line []byte) error {
 		w.Write(line)
 		return w.WriteByte('\n')
 	})
 	if err == nil {
 		err = w.Flush()
 	}
-	if err != nil {
-		return err
-	}
-	close(stop)
-	for range rch {
-	}
-	stop = make(chan struct{}) // the deferred close has one to close
-	if e := <-rerr; e != nil && !errors.Is(e, errStop) {
-		return e
-	}
-	return sk.report(st)
+	return err
 }
 
 func cmpBytes(a, b []byte) int { return bytes.Compare(a, b) }

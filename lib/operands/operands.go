@@ -1,6 +1,6 @@
 // Package operands reads a command's file operands, in order, as one
 // stream of lines, and says which file and line of it a line of the
-// stream is.
+// stream is (and, before any is read, how large they are: Size).
 //
 // Each file is decompressed when its first bytes are gzip's (1f 8b) or
 // zstd's (28 b5 2f fd) magic numbers: the name is never looked at. "-" is
@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"sort"
 
 	"compress/gzip"
@@ -65,6 +66,47 @@ func Sniff(head []byte) Format {
 		return Zstd
 	}
 	return Plain
+}
+
+// Size is what the files hold, summed, as they are stored: a gzip or zstd
+// file counts at its compressed size. "-" is stdin, counted from where it
+// is read from. known is false when a file is not a regular file (a pipe,
+// a terminal) or cannot be looked at: its size is not known before it is
+// read. stat is os.Stat's.
+func Size(names []string, stdin io.Reader, stat func(name string) (fs.FileInfo, error)) (size int64, known bool) {
+	for _, name := range names {
+		var n int64
+		var ok bool
+		if name == Stdin {
+			n, ok = readerSize(stdin)
+		} else if fi, err := stat(name); err == nil && fi.Mode().IsRegular() {
+			n, ok = fi.Size(), true
+		}
+		if !ok {
+			return 0, false
+		}
+		size += n
+	}
+	return size, true
+}
+
+// readerSize is what is left to read of r, when it is a regular file.
+func readerSize(r io.Reader) (int64, bool) {
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return 0, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	n := fi.Size()
+	if s, ok := r.(io.Seeker); ok {
+		if at, err := s.Seek(0, io.SeekCurrent); err == nil {
+			n -= min(at, n)
+		}
+	}
+	return n, true
 }
 
 // Reader is the files, one after another, as one io.Reader.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,6 +100,44 @@ func TestSniff(t *testing.T) {
 	for head, want := range map[string]Format{"\x1f\x8b\x08": Gzip, "\x28\xb5\x2f\xfd": Zstd, "{}": Plain, "\x1f": Plain, "": Plain} {
 		if got := Sniff([]byte(head)); got != want {
 			t.Errorf("Sniff(%q) = %v, want %v", head, got, want)
+		}
+	}
+}
+
+// Size sums regular files as stored; a pipe, or a file that cannot be
+// looked at, makes it unknown.
+func TestSize(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b.gz")
+	os.WriteFile(a, []byte("{\"a\":1}\n"), 0o600)
+	os.WriteFile(b, gz(t, strings.Repeat("{\"b\":2}\n", 100)), 0o600)
+	fb, _ := os.Stat(b)
+	in, err := os.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	in.Seek(2, io.SeekStart) // read from where stdin is
+	if n, ok := Size([]string{a, b, Stdin}, in, os.Stat); !ok || n != 8+fb.Size()+6 {
+		t.Errorf("a, b.gz, stdin: %d %v, want %d", n, ok, 8+fb.Size()+6)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for _, c := range []struct {
+		names []string
+		stdin io.Reader
+	}{
+		{[]string{a, Stdin}, pr},
+		{[]string{Stdin}, strings.NewReader("{}\n")},
+		{[]string{a, filepath.Join(dir, "none")}, nil},
+		{[]string{dir}, nil},
+	} {
+		if n, ok := Size(c.names, c.stdin, os.Stat); ok {
+			t.Errorf("%q: size %d known, want unknown", c.names, n)
 		}
 	}
 }
