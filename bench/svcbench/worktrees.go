@@ -34,7 +34,7 @@ func (b *bench) worktrees() {
 		return
 	}
 	defer os.RemoveAll(root)
-	dirs, ok := b.makeWorktrees(root)
+	dirs, ok := b.makeWorktrees(root, "wt")
 	if !ok {
 		fmt.Println("  worktrees: not measured (git worktree add failed)")
 		b.fails++
@@ -60,12 +60,12 @@ func (b *bench) worktrees() {
 		}
 		wg.Wait()
 		conc = append(conc, time.Since(t))
-		if bad.Load() || !b.checkWorktrees(dirs) {
+		if bad.Load() || !b.checkWorktrees(root, dirs) {
 			b.fails++
 			b.downAll(dirs)
 			return
 		}
-		if last, ok := b.lastReady(); ok {
+		if last, ok := b.lastReady(root); ok {
 			slowest = append(slowest, last.Sub(t))
 		}
 		b.downAll(dirs)
@@ -86,8 +86,9 @@ func (b *bench) worktrees() {
 }
 
 // makeWorktrees makes a repository with wtCount-1 linked worktrees
-// besides its main checkout, each with the same svc.toml.
-func (b *bench) makeWorktrees(root string) ([]string, bool) {
+// besides its main checkout (prefix1, prefix2 …: a measurement's names
+// are not those an earlier one left), each with the same svc.toml.
+func (b *bench) makeWorktrees(root, prefix string) ([]string, bool) {
 	main := filepath.Join(root, "app")
 	git := func(dir string, args ...string) bool {
 		c := exec.Command("git", append([]string{"-c", "user.name=b", "-c", "user.email=b@b"}, args...)...)
@@ -105,7 +106,7 @@ func (b *bench) makeWorktrees(root string) ([]string, bool) {
 		b.self, b.self, redis)
 	dirs := []string{main}
 	for i := 1; i < wtCount; i++ {
-		d := filepath.Join(root, "wt"+strconv.Itoa(i))
+		d := filepath.Join(root, prefix+strconv.Itoa(i))
 		if !git(main, "worktree", "add", "-q", d) {
 			return nil, false
 		}
@@ -143,9 +144,10 @@ func (b *bench) listAll() []listed {
 }
 
 // checkWorktrees checks ports and slots, and that svc down in the first
-// worktree stops only its services.
-func (b *bench) checkWorktrees(dirs []string) bool {
-	ls := b.listAll()
+// worktree stops only its services (those of the repository under root:
+// the measurements before leave theirs, stopped, in the list).
+func (b *bench) checkWorktrees(root string, dirs []string) bool {
+	ls := b.listUnder(root)
 	ports, slots := map[int]bool{}, map[int]string{}
 	for _, l := range ls {
 		if l.Status != "ready" || l.Worktree == nil {
@@ -173,7 +175,7 @@ func (b *bench) checkWorktrees(dirs []string) bool {
 	c.Dir = dirs[0]
 	c.Run()
 	ready := 0
-	for _, l := range b.listAll() {
+	for _, l := range b.listUnder(root) {
 		if l.Status == "ready" {
 			ready++
 		}
@@ -185,10 +187,21 @@ func (b *bench) checkWorktrees(dirs []string) bool {
 	return true
 }
 
-// lastReady is the latest readyAt of the services.
-func (b *bench) lastReady() (time.Time, bool) {
-	var last time.Time
+// listUnder is listAll's services of worktrees under root.
+func (b *bench) listUnder(root string) []listed {
+	var ls []listed
 	for _, l := range b.listAll() {
+		if l.Worktree != nil && strings.HasPrefix(l.Worktree.Top, root+string(filepath.Separator)) {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// lastReady is the latest readyAt of the services.
+func (b *bench) lastReady(root string) (time.Time, bool) {
+	var last time.Time
+	for _, l := range b.listUnder(root) {
 		if l.ReadyAt != nil && l.ReadyAt.After(last) {
 			last = *l.ReadyAt
 		}
@@ -219,7 +232,7 @@ func (b *bench) proxy() {
 		return
 	}
 	defer os.RemoveAll(root)
-	dirs, ok := b.makeWorktrees(root)
+	dirs, ok := b.makeWorktrees(root, "px")
 	if !ok {
 		b.fails++
 		return
@@ -244,10 +257,10 @@ func (b *bench) proxy() {
 		return
 	}
 	pport, _ := b.cmd(b.svc, "port", "svc-proxy").Output()
-	wport, _ := b.cmd(b.svc, "port", "wt1/web").Output()
+	wport, _ := b.cmd(b.svc, "port", "px1/web").Output()
 	direct := "http://127.0.0.1:" + strings.TrimSpace(string(wport)) + "/"
 	via := "http://127.0.0.1:" + strings.TrimSpace(string(pport)) + "/"
-	host := "web.wt1.localhost:" + strings.TrimSpace(string(pport))
+	host := "web.px1.localhost:" + strings.TrimSpace(string(pport))
 	get := func(cl *http.Client, url, host string) (time.Duration, bool) {
 		req, _ := http.NewRequest("GET", url, nil)
 		if host != "" {
