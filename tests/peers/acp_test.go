@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -305,6 +306,32 @@ func TestACPCodexThoughtLevel(t *testing.T) {
 	if !strings.Contains(last, `"effort":"low"`) {
 		_, reasoning, _ := strings.Cut(last, `"reasoning"`)
 		t.Errorf("the model was not asked for low effort: %.120s", reasoning)
+	}
+	c.End()
+}
+
+// On claude, thought_level is the CLI's --effort: a change starts the CLI
+// again with it, the session resumed, from the next turn.
+func TestACPClaudeThoughtLevel(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	c, s, _ := startACPPeer(t, acpPeer{backend: "claude", env: append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir())})
+	for i, effort := range []string{"low", "max"} {
+		_, res := c.Call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": effort})
+		if res.Error != nil || !strings.Contains(string(res.Result), `"id":"thought_level"`) {
+			t.Fatalf("set thought_level %s: %+v %s", effort, res.Error, res.Result)
+		}
+		_, res = c.Call("session/prompt", acpclient.Prompt(s, fmt.Sprintf("SAY thought %d", i)))
+		if acpclient.StopReason(res) != "end_turn" {
+			t.Fatalf("turn at %s: %s", effort, acpclient.StopReason(res))
+		}
+		last := api.bodies[len(api.bodies)-1]
+		if !strings.Contains(last, `"effort":"`+effort+`"`) {
+			t.Errorf("the model was not asked for %s effort: %.300s", effort, last)
+		}
+		if i == 1 && !strings.Contains(last, "SAY thought 0") {
+			t.Error("the CLI started again for the new effort did not resume the session")
+		}
 	}
 	c.End()
 }

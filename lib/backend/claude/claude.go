@@ -197,8 +197,9 @@ type chat struct {
 	id        string
 	mu        sync.Mutex // one turn at a time, and process changes
 	cli       *cli
-	asks      bool // cli was started to ask (--permission-prompt-tool stdio)
-	cliLevel  int  // the level whose grant cli was started with
+	asks      bool   // cli was started to ask (--permission-prompt-tool stdio)
+	cliLevel  int    // the level whose grant cli was started with
+	cliEffort string // the --effort cli was started with ("": the CLI's own)
 	session   string
 	turns     int
 	context   int
@@ -244,8 +245,12 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	session := c.session
 	b.mu.Unlock()
 	asks := t != nil && t.Ask != nil
+	effort := ""
+	if t != nil {
+		effort = t.Params.ReasoningEffort
+	}
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
-		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks})
+		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
@@ -262,7 +267,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
-	c.asks, c.cliLevel = asks, level
+	c.asks, c.cliLevel, c.cliEffort = asks, level, effort
 	// The CLI's answer says what slash commands it offers (see
 	// translator.response); nothing else of the initialize is asked.
 	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": map[string]any{"subtype": "initialize"}})
@@ -331,10 +336,10 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.cli != nil && (c.asks != (t.Ask != nil) || c.cliLevel != level) {
-		// Asking and the level's grant are flags of the process: this
-		// turn wants others, so the CLI starts again, resuming the
-		// session.
+	if c.cli != nil && (c.asks != (t.Ask != nil) || c.cliLevel != level || c.cliEffort != t.Params.ReasoningEffort) {
+		// Asking, the level's grant and the effort are flags of the
+		// process: this turn wants others, so the CLI starts again,
+		// resuming the session.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
@@ -740,3 +745,8 @@ func probeMCP(ctx context.Context, cfg json.RawMessage) error {
 	}
 	return nil
 }
+
+// Efforts are the efforts a turn takes (params.reasoningEffort): the
+// CLI's --effort, which it is started again with when a turn asks for
+// another.
+func (b *Backend) Efforts() []string { return grant.Efforts[grant.Claude] }
