@@ -12,6 +12,20 @@ import (
 // encoding/json. doubleQuotes doubles every quote in the text, as a CSV
 // cell needs (a JSON string's quotes all come from escapes, \" or \u0022).
 func AppendUnescaped(out, raw []byte, doubleQuotes bool) []byte {
+	return appendText(out, raw, doubleQuotes, false)
+}
+
+// AppendTSV appends the text of raw, a JSON string literal with its quotes
+// from a valid line, as a TSV cell: tab, newline, carriage return and
+// backslash as \t, \n, \r and \\ (jq's @tsv), the rest as
+// AppendUnescaped has it. The escapes JSON and TSV share are copied as
+// they are, so a text full of newlines is not unescaped to be escaped
+// again.
+func AppendTSV(out, raw []byte) []byte {
+	return appendText(out, raw, false, true)
+}
+
+func appendText(out, raw []byte, doubleQuotes, tsv bool) []byte {
 	if len(raw) < 2 {
 		return out
 	}
@@ -32,12 +46,12 @@ func AppendUnescaped(out, raw []byte, doubleQuotes bool) []byte {
 			out = append(out, '\b')
 		case 'f':
 			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
+		case 'n', 'r', 't':
+			if tsv {
+				out = append(out, '\\', c)
+			} else {
+				out = append(out, control(c))
+			}
 		case 'u':
 			r := hexRune(s)
 			s = s[min(4, len(s)):]
@@ -56,16 +70,51 @@ func AppendUnescaped(out, raw []byte, doubleQuotes bool) []byte {
 			if r == '"' && doubleQuotes {
 				out = append(out, '"')
 			}
+			if e := tsvEscapes(r); tsv && e != 0 {
+				out = append(out, '\\', e)
+				continue
+			}
 			out = utf8.AppendRune(out, r)
 		case '"':
 			if doubleQuotes {
 				out = append(out, '"')
 			}
 			out = append(out, '"')
-		default: // '\\', '/'
+		case '\\':
+			if tsv {
+				out = append(out, '\\')
+			}
+			out = append(out, '\\')
+		default: // '/'
 			out = append(out, c)
 		}
 	}
+}
+
+// control is the character of JSON's escape \n, \r or \t.
+func control(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	}
+	return '\t'
+}
+
+// tsvEscapes is the letter TSV escapes r with, or 0.
+func tsvEscapes(r rune) byte {
+	switch r {
+	case '\t':
+		return 't'
+	case '\n':
+		return 'n'
+	case '\r':
+		return 'r'
+	case '\\':
+		return '\\'
+	}
+	return 0
 }
 
 // hexRune is the rune of the four hex digits s begins with.

@@ -29,3 +29,46 @@ func FuzzUnescape(f *testing.F) {
 		}
 	})
 }
+
+// AppendTSV is AppendUnescaped then TSV's escapes of tab, newline,
+// carriage return and backslash, for any string: escapes copied as JSON
+// has them, \u escapes of those four, surrogate pairs, lone surrogates,
+// and text without escapes.
+func TestAppendTSV(t *testing.T) {
+	tsv := func(s string) string {
+		var b []byte
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; c {
+			case '\t':
+				b = append(b, `\t`...)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\\':
+				b = append(b, `\\`...)
+			default:
+				b = append(b, c)
+			}
+		}
+		return string(b)
+	}
+	cases := []string{`""`, `"plain"`, `"a\nb\tc\rd\\e"`, `"\u0009\u000a\u000D\u005c\u005C"`, `"\"q\" \/ \b\f"`,
+		`"\ud83d\ude00 caf\u00e9"`, `"\ud800 lone"`, `"end\\"`, `"\\\\n"`}
+	for i := range 2000 {
+		// random mixes of the escapes and plain bytes
+		var b strings.Builder
+		b.WriteByte('"')
+		for j := range i % 17 {
+			b.WriteString([]string{`\n`, `\t`, `\r`, `\\`, `\"`, `\/`, `\u0009`, `\u005c`, `\ud83d\ude00`, `\udc00`, "x", "é", `\b`, `\u0041`}[(i*7+j*13)%14])
+		}
+		b.WriteByte('"')
+		cases = append(cases, b.String())
+	}
+	for _, raw := range cases {
+		want := tsv(string(AppendUnescaped(nil, []byte(raw), false)))
+		if got := string(AppendTSV([]byte("pre"), []byte(raw))); got != "pre"+want {
+			t.Errorf("%s: got %q, want %q", raw, got, "pre"+want)
+		}
+	}
+}

@@ -92,27 +92,14 @@ func appendValue(out []byte, v value, raw bool, missing string, tsv bool) []byte
 	switch {
 	case !v.ok:
 		return append(out, missing...)
+	case raw && v.isString() && tsv:
+		return ndjson.AppendTSV(out, v.raw)
 	case raw && v.isString():
-		start := len(out)
-		out = ndjson.AppendUnescaped(out, v.raw, false)
-		if !tsv || !needsTSVEscape(out[start:]) {
-			return out
-		}
-		text := string(out[start:])
-		return tsvEscape(out[:start], text)
+		return ndjson.AppendUnescaped(out, v.raw, false)
 	case tsv:
 		return tsvEscape(out, str(v.raw))
 	}
 	return append(out, v.raw...)
-}
-
-func needsTSVEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\t' || c == '\n' || c == '\r' || c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 func tsvEscape(out []byte, s string) []byte {

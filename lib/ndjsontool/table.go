@@ -112,13 +112,7 @@ func appendTSV(out []byte, v value) []byte {
 	case !v.ok || string(v.raw) == "null":
 		return out
 	case v.isString():
-		start := len(out)
-		out = ndjson.AppendUnescaped(out, v.raw, false)
-		if !needsTSVEscape(out[start:]) {
-			return out
-		}
-		text := string(out[start:])
-		return tsvEscape(out[:start], text)
+		return ndjson.AppendTSV(out, v.raw)
 	case v.raw[0] == '{' || v.raw[0] == '[':
 		return tsvEscape(out, string(compact(v.raw)))
 	}
