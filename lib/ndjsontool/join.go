@@ -69,7 +69,6 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 	if o.hashStream() {
 		return joinStreamHashed(ctx, st, o)
 	}
-	right := fileStream(st, o)
 	hash := map[string][]joinEntry{}
 	var held int64
 	var spill *extsort.Sorter
@@ -78,39 +77,27 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 			spill.Close()
 		}
 	}()
-	var addErr error
-	rsk, err := right.eachLineThen(ctx, finding{path: parseFastPath(o.Right)}, fileKeyFunc(o), func(framed []byte) []byte {
-		for b := framed; len(b) > 0 && addErr == nil; {
-			var key, line []byte
-			key, b = unframe(b)
-			line, b = unframe(b)
-			if spill != nil {
-				addErr = spill.Add(key, keyed(nil, key, line))
-				continue
-			}
-			hash[string(key)] = append(hash[string(key)], joinEntry(append([]byte(nil), line...)))
-			held += int64(len(key)+len(line)) + 64
-			if held > o.Memory {
-				spill = extsort.New(extsort.Options{Memory: o.Memory / 2, TempDir: o.TempDir, Prefix: "ndjson-join-"})
-				for k, es := range hash {
-					for _, e := range es {
-						if addErr == nil {
-							addErr = spill.Add([]byte(k), keyed(nil, []byte(k), e))
-						}
-					}
+	err := eachFileLine(ctx, st, o, func(key, line []byte) error {
+		if spill != nil {
+			return spill.Add(key, keyed(nil, key, line))
+		}
+		hash[string(key)] = append(hash[string(key)], joinEntry(append([]byte(nil), line...)))
+		held += int64(len(key)+len(line)) + 64
+		if held <= o.Memory {
+			return nil
+		}
+		spill = extsort.New(extsort.Options{Memory: o.Memory / 2, TempDir: o.TempDir, Prefix: "ndjson-join-"})
+		for k, es := range hash {
+			for _, e := range es {
+				if err := spill.Add([]byte(k), keyed(nil, []byte(k), e)); err != nil {
+					return err
 				}
-				hash = nil
 			}
 		}
+		hash = nil
 		return nil
 	})
-	if err == nil {
-		err = addErr
-	}
 	if err != nil {
-		return err
-	}
-	if err := rsk.report(right); err != nil {
 		return err
 	}
 	if spill != nil {

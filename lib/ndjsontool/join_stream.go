@@ -184,24 +184,7 @@ func (h *streamHash) spill(o JoinOptions, left, outs *extsort.Sorter) error {
 func joinSpilledStream(ctx context.Context, st *Stream, o JoinOptions, left, outs *extsort.Sorter) error {
 	right := extsort.New(sortBudget(o))
 	defer right.Close()
-	file := fileStream(st, o)
-	var addErr error
-	rsk, err := file.eachLineThen(ctx, finding{path: parseFastPath(o.Right)}, fileKeyFunc(o), func(framed []byte) []byte {
-		for b := framed; len(b) > 0 && addErr == nil; {
-			var key, line []byte
-			key, b = unframe(b)
-			line, b = unframe(b)
-			addErr = right.Add(key, keyed(nil, key, line))
-		}
-		return nil
-	})
-	if err == nil {
-		err = addErr
-	}
-	if err != nil {
-		return err
-	}
-	if err := rsk.report(file); err != nil {
+	if err := eachFileLine(ctx, st, o, func(key, line []byte) error { return right.Add(key, keyed(nil, key, line)) }); err != nil {
 		return err
 	}
 	if err := mergeSorted(o, left, right, outs); err != nil {
@@ -310,6 +293,30 @@ func writeHeld(out io.Writer, o JoinOptions, h *streamHash, recs []outRec, match
 		}
 	}
 	return w.Flush()
+}
+
+// eachFileLine reads File through the workers and hands add each of its
+// lines that has a key (fileKeyFunc), in File's order, until add fails;
+// then it reports File's skipped lines.
+func eachFileLine(ctx context.Context, st *Stream, o JoinOptions, add func(key, line []byte) error) error {
+	file := fileStream(st, o)
+	var addErr error
+	sk, err := file.eachLineThen(ctx, finding{path: parseFastPath(o.Right)}, fileKeyFunc(o), func(framed []byte) []byte {
+		for b := framed; len(b) > 0 && addErr == nil; {
+			var key, line []byte
+			key, b = unframe(b)
+			line, b = unframe(b)
+			addErr = add(key, line)
+		}
+		return nil
+	})
+	if err == nil {
+		err = addErr
+	}
+	if err != nil {
+		return err
+	}
+	return sk.report(file)
 }
 
 // fileKeyFunc frames each of File's lines that can match with its key:
