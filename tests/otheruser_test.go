@@ -74,3 +74,15 @@ func reachable(t *testing.T, dir string) {
 		t.Cleanup(func() { os.Chmod(d, mode) })
 	}
 }
+
+// Tool is one of the test binary's own commands (TestMain's, found on
+// PATH) run as the other user, its directory made reachable for it.
+func (u *otherUser) Tool(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reachable(t, filepath.Dir(path))
+	return u.Command(path, args...)
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -94,7 +95,8 @@ func (e *AddrError) Unwrap() error { return e.Err }
 var ErrNotLoopback = errors.New("svc mcp listens only on a loopback address, such as 127.0.0.1:0")
 
 // ServeHTTP serves streamable HTTP on addr, a loopback address, until ctx
-// is done. ready is called with the server's URL once it listens.
+// is done, to the processes of this user only (ownerListener). ready is
+// called with the server's URL once it listens.
 func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url string)) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -111,11 +113,12 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(url stri
 	m := s.MCP()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", checkOrigin(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, nil)))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", addr)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	ln := newOwnerListener(tcp, os.Geteuid())
 	ready("http://" + ln.Addr().String() + "/mcp")
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -1,0 +1,73 @@
+package tests
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mcppost URL posts an MCP initialize request to URL and prints the
+// answer's status and the start of its body, or "error" and why there was
+// none.
+func mcppost() {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other","version":"1"}}}`
+	req, _ := http.NewRequest("POST", os.Args[1], strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	fmt.Println(resp.StatusCode, string(b))
+}
+
+// postAs is mcppost as the other user.
+func postAs(t *testing.T, u *otherUser, endpoint string) string {
+	t.Helper()
+	out, err := u.Tool(t, "mcppost", endpoint).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcppost as uid %d: %v %s", u.UID, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Security (issue 43, item 1): svc mcp --http, started as the man page
+// says, serves its owner and nobody else on the machine: another user who
+// finds its port gets 403 before any tool is reachable.
+func TestSvcMCPHTTPRefusesOtherUsers(t *testing.T) {
+	u := newOtherUser(t)
+	home := t.TempDir()
+	svcCmd := svcIn(home)
+	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	out, err := svcCmd("start", "--name", "tools", "--", filepath.Join(binDir, "svc"), "mcp", "--http", "127.0.0.1:0", "--scope", "agent").Output()
+	if err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	m := regexp.MustCompile(`^tools is ready at (http://127\.0\.0\.1:\d+/)(mcp)? `).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("svc start of svc mcp: %s", out)
+	}
+	endpoint := string(m[1]) + "mcp"
+	if got := postAs(t, u, endpoint); !strings.HasPrefix(got, "403 svc mcp serves only the user who started it.") {
+		t.Errorf("another user's initialize: %q, want 403", got)
+	}
+	// The owner is served as before.
+	if code, body := initialize(t, endpoint, strings.TrimSuffix(string(m[1]), "/")); code != 200 {
+		t.Errorf("the owner's initialize: %d %s", code, body)
+	}
+	// What svc mcp says in its log of the refusal: nothing a user need act
+	// on, so nothing; its log has only the URL line.
+	log, _ := svcCmd("tail", "tools").Output()
+	if strings.Count(strings.TrimSpace(string(log)), "\n") > 0 {
+		t.Errorf("svc mcp's log: %s", log)
+	}
+}
