@@ -71,3 +71,50 @@ func TestSvcMCPHTTPRefusesOtherUsers(t *testing.T) {
 		t.Errorf("svc mcp's log: %s", log)
 	}
 }
+
+// Security (issue 43, item 3): with --clean-env the agent runs as the same
+// user as runagent, and must still not read the variables it was not
+// given from runagent's own /proc/PID/environ. Run as an ordinary user:
+// root reads any process's environ whatever it does.
+func TestRunagentCleanEnvHidesItsOwnEnviron(t *testing.T) {
+	u := newOtherUser(t)
+	dir := t.TempDir()
+	reachable(t, dir)
+	transcript, err := os.ReadFile(filepath.Join("..", "lib", "grant", "testdata", "claude", "D-level2-bash.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "answer"), transcript, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The agent: it reads its parent's environment and memory, where the
+	// secret would be, then answers as claude.
+	agent := filepath.Join(dir, "agent")
+	script := "#!/bin/sh\n{ tr '\\0' '\\n' < /proc/$PPID/environ; echo \"environ: $?\"; head -c 1 /proc/$PPID/mem; echo \"mem: $?\"; } > \"$SPY_OUT\" 2>&1\n" +
+		"cat " + filepath.Join(dir, "answer") + "\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spy := filepath.Join(u.Home, "spy")
+	const secret = "ghp_0123456789abcdefSECRET"
+	cmd := u.Command(filepath.Join(binDir, "runagent"), "-l", "2", "--clean-env", "--env-allow", "SPY_OUT")
+	cmd.Env = append(cmd.Env, "RUNAGENT_CLAUDE_BIN="+agent, "GH_TOKEN="+secret, "SPY_OUT="+spy)
+	cmd.Stdin = strings.NewReader("hello")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("runagent as uid %d: %v\n%s", u.UID, err, out)
+	}
+	got, err := os.ReadFile(spy)
+	if err != nil {
+		t.Fatalf("the agent did not run: %v\n%s", err, out)
+	}
+	if strings.Contains(string(got), secret) {
+		t.Errorf("the agent read GH_TOKEN from runagent's environ:\n%s", got)
+	}
+	if !strings.Contains(string(got), "Permission denied") || strings.Contains(string(got), "environ: 0") {
+		t.Errorf("the agent read runagent's environ:\n%s", got)
+	}
+	if strings.Contains(string(out), secret) {
+		t.Errorf("runagent's output has the secret:\n%s", out)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -31,6 +32,12 @@ func main() {
 		runtime.GOMAXPROCS(1)
 	}
 	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
+	// The agent runs as our user: without this it could read the
+	// variables a clean environment keeps from it in our own
+	// /proc/PID/environ (and our memory, by ptrace or /proc/PID/mem).
+	// A process that is not dumpable has those owned by root; the agent,
+	// a new program, is dumpable again, so this stays ours.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	os.Exit(cli.Main(app()))
 }
 

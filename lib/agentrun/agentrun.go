@@ -174,7 +174,15 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Services == nil {
 		return run(ctx, req)
 	}
-	s, err := startServices(*req.Services) // a *StartError
+	// svc mcp, and every service and command it runs for the agent, get
+	// the agent's environment, not ours: what a clean environment keeps
+	// from the agent, its tools do not hand it.
+	job := req.Env
+	if job == nil {
+		job = os.Environ()
+	}
+	env, _ := agentEnv(req, job)
+	s, err := startServices(*req.Services, env) // a *StartError
 	if err != nil {
 		return nil, err
 	}

@@ -70,9 +70,10 @@ type ServiceEnd struct {
 	Tail []string `json:"tail,omitempty"`
 }
 
-// startServices starts svc mcp for the run, on a scope of its own, and
-// waits for its URL.
-func startServices(o ServicesOptions) (*services, error) {
+// startServices starts svc mcp for the run, on a scope of its own, in
+// env (the agent's environment) with the state home this process uses,
+// and waits for its URL.
+func startServices(o ServicesOptions, env []string) (*services, error) {
 	home, err := svc.Home(o.Getenv)
 	if err != nil {
 		return nil, &StartError{Reason: err.Error()}
@@ -86,7 +87,9 @@ func startServices(o ServicesOptions) (*services, error) {
 	if !o.Keep {
 		args = append(args, "--until-exit", strconv.Itoa(os.Getpid()))
 	}
-	c, err := proc.StartPiped(exec.Command(bin, args...), proc.Pipes{Stderr: o.Stderr})
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(withoutKey(env, "SVC_HOME"), "SVC_HOME="+home)
+	c, err := proc.StartPiped(cmd, proc.Pipes{Stderr: o.Stderr})
 	if err != nil {
 		return nil, &StartError{Reason: "could not start svc mcp: " + proc.ErrnoName(err)}
 	}

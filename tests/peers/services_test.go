@@ -320,3 +320,41 @@ func TestServicesSIGKILL(t *testing.T) {
 		t.Fatalf("after runagent's SIGKILL the service's monitor still runs")
 	}
 }
+
+// Security (issue 43, item 4): with --clean-env, svc mcp and what its run
+// and start tools run have the agent's environment, not runagent's: the
+// model's `run env` and a service's output show no GH_TOKEN, and its value
+// never reaches the model's API nor anything the run says.
+func TestServicesGetTheAgentsEnvironment(t *testing.T) {
+	need(t)
+	const token = "ghp_SERVICESECRET0123456789"
+	for _, a := range servicesAgents {
+		t.Run(a.name, func(t *testing.T) {
+			env, api := a.env(t)
+			env, _ = servicesEnv(t, env)
+			env = append(env, "GH_TOKEN="+token)
+			steps := "STEPS:\n" + a.find + "\n" +
+				"CALL " + a.tool("run") + ` {"command":"env; echo GH=$GH_TOKEN"}` + "\n" +
+				"CALL " + a.tool("start") + ` {"name":"envdump","command":"env; echo GH=$GH_TOKEN; echo DONE"}` + "\n" +
+				"CALL " + a.tool("output") + ` {"name":"envdump","cursor":0}` + "\n"
+			r := runagent(t, env, t.TempDir(), append(a.args, "-l", "2", "--clean-env", "--services", "--json", steps)...)
+			var res runJSON
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !res.OK {
+				t.Fatalf("exit %d: %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
+			}
+			if !strings.Contains(res.Text, "PATH=") || !strings.Contains(res.Text, "GH=") {
+				t.Fatalf("the tools did not run env: %s", res.Text)
+			}
+			if strings.Contains(res.Text, "GH_TOKEN") || strings.Contains(r.stdout+r.stderr, token) {
+				t.Errorf("svc mcp's tools saw GH_TOKEN:\n%s", res.Text)
+			}
+			api.mu.Lock()
+			defer api.mu.Unlock()
+			for _, b := range api.bodies {
+				if i := strings.Index(b, token); i >= 0 {
+					t.Fatalf("the model was sent the token: …%s…", b[max(0, i-300):i+len(token)])
+				}
+			}
+		})
+	}
+}
