@@ -277,6 +277,14 @@ func fakeagent() {
 		f, _ := os.Create(rec)
 		fmt.Fprintf(f, "argv: %q\ncmdline: %q\nstdin: %q\ncwd: %s\ncodex_home: %s\ncodex_home_files: %v\n",
 			os.Args[1:], strings.ReplaceAll(string(cmdline), "\x00", " "), stdin, cwd, os.Getenv("CODEX_HOME"), homeFiles)
+		// What the files the argv names hold, as the CLI would read them.
+		for i, a := range os.Args[1 : len(os.Args)-1] {
+			if a == "--mcp-config" || strings.HasSuffix(a, "-file") {
+				if b, err := os.ReadFile(os.Args[i+2]); err == nil {
+					fmt.Fprintf(f, "file %s: %q\n", a, b)
+				}
+			}
+		}
 		f.Close()
 	}
 	rc := 0

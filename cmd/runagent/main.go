@@ -198,6 +198,9 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		o.ServicesURL = agentrun.ServicesPending
 		prompts = append(prompts, agentrun.ServicesPrompt(c.KeepServices))
 	}
+	// Claude's MCP servers and system prompt go in files of the run's
+	// own, not on its argv (codex's are in its configuration file).
+	o.FilesDir = agentrun.FilesPending
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
 	var schema *agentrun.Schema
 	if c.Schema != "" {

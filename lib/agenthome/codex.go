@@ -205,11 +205,20 @@ func stateDir(env []string) string {
 
 // MergeCodexConfig keeps the user's configuration (their model provider,
 // model and the like) but none of the tables or keys the grant owns —
-// features, analytics, mcp_servers, sandbox settings — and adds the
-// grant's. TOML forbids a key twice, so dropping is how the grant wins.
+// features, analytics, mcp_servers, sandbox settings, and any top-level
+// key the grant sets — and adds the grant's: its top-level keys first
+// (a key after a table header would be that table's), its tables last.
+// TOML forbids a key twice, so dropping is how the grant wins.
 func MergeCodexConfig(user, grantConfig string) string {
+	head, tables := splitTopLevel(grantConfig)
+	mine := []string{"features", "analytics", "mcp_servers", "sandbox_workspace_write", "sandbox_mode", "approval_policy", "profile", "profiles"}
+	for _, line := range strings.Split(head, "\n") {
+		if key, _, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			mine = append(mine, strings.TrimSpace(key))
+		}
+	}
 	owned := func(name string) bool {
-		for _, p := range []string{"features", "analytics", "mcp_servers", "sandbox_workspace_write", "sandbox_mode", "approval_policy", "profile", "profiles"} {
+		for _, p := range mine {
 			if name == p || strings.HasPrefix(name, p+".") {
 				return true
 			}
@@ -217,6 +226,7 @@ func MergeCodexConfig(user, grantConfig string) string {
 		return false
 	}
 	var b strings.Builder
+	b.WriteString(head)
 	skipping := false
 	for _, line := range strings.Split(user, "\n") {
 		t := strings.TrimSpace(line)
@@ -237,7 +247,19 @@ func MergeCodexConfig(user, grantConfig string) string {
 	if out != "" {
 		out += "\n\n"
 	}
-	return out + grantConfig
+	return out + tables
+}
+
+// splitTopLevel splits a configuration the grant wrote at its first table
+// header: its top-level keys (with their comments), and its tables.
+func splitTopLevel(config string) (head, tables string) {
+	if strings.HasPrefix(config, "[") {
+		return "", config
+	}
+	if i := strings.Index(config, "\n["); i >= 0 {
+		return config[:i+1], config[i+1:]
+	}
+	return config, ""
 }
 
 func lookup(env []string, key string) string {

@@ -30,8 +30,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// scratchPrefix names a level 1 run's scratch directories in $TMPDIR.
-const scratchPrefix = "runagent-scratch"
+// scratchPrefix names a level 1 run's scratch directories in $TMPDIR;
+// filesPrefix a run's own files (its grant's Files).
+const (
+	scratchPrefix = "runagent-scratch"
+	filesPrefix   = "runagent-files"
+)
+
+// regrant is req with its grant made again from its options, now that they
+// name the run's files directory and its services' URL; later attempts'
+// grants are made from the same options. A request whose grant was not
+// made from its options keeps it.
+func regrant(req Request) Request {
+	if g, err := grant.For(req.Options); err == nil {
+		req.Grant = g
+	}
+	return req
+}
 
 // Request is one run.
 type Request struct {
@@ -171,8 +186,16 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, &StartError{Reason: "the prompt is empty"}
 	}
+	// What the agent's argv would otherwise carry (its MCP servers, a
+	// system prompt) goes in files of a directory of the run's own.
+	files, err := agenthome.RunDir(filesPrefix)
+	if err != nil {
+		return nil, &StartError{Reason: "could not make the run's directory: " + proc.ErrnoName(err)}
+	}
+	defer os.RemoveAll(files)
+	req.Options.FilesDir = files
 	if req.Services == nil {
-		return run(ctx, req)
+		return run(ctx, regrant(req))
 	}
 	// svc mcp, and every service and command it runs for the agent, get
 	// the agent's environment, not ours: what a clean environment keeps
@@ -186,11 +209,10 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Grant = s.bind(req.Grant)
 	if req.Options.ServicesURL != "" {
-		req.Options.ServicesURL = s.URL // a later attempt's grant
+		req.Options.ServicesURL = s.URL
 	}
-	res, err := run(ctx, req)
+	res, err := run(ctx, regrant(req))
 	ends := s.finish() // however the run ended
 	if res != nil {
 		for i := range ends {
@@ -381,6 +403,11 @@ func (a *agent) tree() []int {
 // startAgent starts the grant's argv in the workspace with the prompt on
 // its stdin (never on its argv), and writes the pid file.
 func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agent, error) {
+	for _, f := range g.Files {
+		if err := os.WriteFile(f.Path, []byte(f.Content), 0o600); err != nil {
+			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: " + proc.ErrnoName(err)}
+		}
+	}
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir, cmd.Env = w.dir, w.env
 	a := &agent{start: time.Now()}

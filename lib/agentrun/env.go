@@ -1,8 +1,12 @@
 package agentrun
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,13 +98,74 @@ type pair struct{ from, to string }
 
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
-	s.pairs = append(s.pairs, pair{value, mark})
-	for _, q := range jsonEscaped(value) {
-		if q != value && !slices.Contains(s.pairs, pair{q, mark}) {
-			s.pairs = append(s.pairs, pair{q, mark})
+	for _, v := range encodings(value) {
+		if !slices.Contains(s.pairs, pair{v, mark}) {
+			s.pairs = append(s.pairs, pair{v, mark})
 		}
 	}
 	s.r = nil
+}
+
+// minEncoded is the shortest form of a secret redacted for being an
+// encoding or a prefix of one: shorter ones match by chance.
+const minEncoded = 8
+
+// encodings are the forms a secret's value is redacted in: as it is, as in
+// a JSON string (also with \/ and every character \u-escaped), upper and
+// lower case, hex, base64 (standard and URL-safe, at each of the three
+// offsets it can start at in a longer encoded text), URL-encoded, and its
+// long prefixes. It is best effort: an agent that means to leak a value it
+// can read can always encode it some other way.
+func encodings(v string) []string {
+	out := []string{v}
+	add := func(forms ...string) {
+		for _, f := range forms {
+			if len(f) >= minEncoded && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	j := jsonEscaped(v)
+	add(j[0], j[1], strings.ReplaceAll(j[1], "/", `\/`), uEscaped(v))
+	add(strings.ToUpper(v), strings.ToLower(v), hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v))))
+	for k := range 3 {
+		add(base64Middle(base64.RawStdEncoding, v, k), base64Middle(base64.RawURLEncoding, v, k))
+	}
+	add(url.QueryEscape(v), url.PathEscape(v))
+	if len(v) >= minLongPrefix {
+		for n := max(minLongPrefix*3/4, len(v)*2/3); n < len(v); n++ {
+			add(v[:n])
+		}
+	}
+	return out
+}
+
+// minLongPrefix is the shortest secret whose prefixes are redacted too: a
+// token, not a word.
+const minLongPrefix = 20
+
+// uEscaped is v with every character written \uXXXX, as JSON allows.
+func uEscaped(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if r > 0xFFFF {
+			return ""
+		}
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+// base64Middle is the part of v's base64 that stands whatever comes
+// before and after it, when v begins k bytes into the encoded text: the
+// characters made only of v's bits.
+func base64Middle(enc *base64.Encoding, v string, k int) string {
+	e := enc.EncodeToString(append(make([]byte, k), v...))
+	from, to := (8*k+5)/6, 8*(k+len(v))/6
+	if to <= from || to > len(e) {
+		return ""
+	}
+	return e[from:to]
 }
 
 // replacer is the secrets' replacer, longest value first, so that a value

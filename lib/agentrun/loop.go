@@ -164,7 +164,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		agenthome.Sweep(scratchPrefix, agenthome.CodexPrefix)
+		agenthome.Sweep(scratchPrefix, filesPrefix, agenthome.CodexPrefix)
 	}()
 	defer func() { <-swept }()
 	events := newEventLog(w.secrets.writer(req.Events), w.runID, w.secrets)

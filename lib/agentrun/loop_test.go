@@ -2,8 +2,11 @@ package agentrun
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -468,5 +471,33 @@ func TestUntilCheckIgnoresSignal(t *testing.T) {
 	res, err := Run(ctx, req)
 	if took := time.Since(start); err != nil || res.Exit != 130 || took > 30*time.Second || res.Attempts[0].Check.Signal != "SIGKILL" {
 		t.Fatalf("%v %+v after %v", err, res, took)
+	}
+}
+
+// A secret is redacted in the forms it is commonly encoded in, wherever it
+// sits in the text: hex, base64 at each offset, URL-encoded, \u-escaped,
+// \/-escaped, upper-cased, and a long prefix of it.
+func TestRedactEncodings(t *testing.T) {
+	const v = "ghp_Tok/en+0123456789abcdefXYZ"
+	s := &secrets{}
+	s.add("GH_TOKEN", v)
+	b64 := func(enc *base64.Encoding, prefix string) string { return enc.EncodeToString([]byte(prefix + v + "!")) }
+	u := ""
+	for _, r := range v {
+		u += fmt.Sprintf(`\u%04x`, r)
+	}
+	for name, text := range map[string]string{
+		"plain": v, "hex": hex.EncodeToString([]byte(v)), "HEX": strings.ToUpper(hex.EncodeToString([]byte(v))),
+		"base64": b64(base64.StdEncoding, ""), "base64+1": b64(base64.StdEncoding, "a"), "base64+2": b64(base64.StdEncoding, "ab"),
+		"base64url+1": b64(base64.URLEncoding, "a"), "url": url.QueryEscape(v), "\\u": u,
+		"\\/": strings.ReplaceAll(v, "/", `\/`), "upper": strings.ToUpper(v), "prefix": v[:22] + "…",
+	} {
+		got := s.apply("before " + text + " after")
+		if !strings.Contains(got, "[redacted:GH_TOKEN]") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if got := s.apply("ghp_ and an ordinary line"); got != "ghp_ and an ordinary line" {
+		t.Errorf("an ordinary line: %q", got)
 	}
 }

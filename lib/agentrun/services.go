@@ -2,20 +2,17 @@ package agentrun
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 )
@@ -37,6 +34,11 @@ func ServicesPrompt(keep bool) string {
 // has one (it listens on a port of its own choosing): runagent
 // --print-args shows it, and a run puts the real URL in its place.
 const ServicesPending = "http://127.0.0.1:PORT/mcp"
+
+// FilesPending is the run's files directory in a grant computed before
+// the run has one (runagent --print-args shows it); a run makes the
+// directory and puts its path in its place.
+const FilesPending = "RUNDIR"
 
 // ServicesOptions say how to start a run's services server.
 type ServicesOptions struct {
@@ -123,23 +125,6 @@ func svcBinary() (string, error) {
 
 // ErrNoSvc is the services' start error when there is no svc to run.
 var ErrNoSvc = errors.New("--services needs svc, which is neither beside runagent nor on PATH")
-
-// bind puts the services' real URL in the grant, in the one place each
-// harness takes it, where the grant was computed with ServicesPending:
-// claude's --mcp-config, codex's configuration.
-func (s *services) bind(g *grant.Grant) *grant.Grant {
-	b := *g
-	b.Argv = slices.Clone(g.Argv)
-	for i := 1; i < len(b.Argv); i++ {
-		if b.Argv[i-1] == "--mcp-config" {
-			pending, _ := json.Marshal(ServicesPending)
-			url, _ := json.Marshal(s.URL)
-			b.Argv[i] = strings.Replace(b.Argv[i], string(pending), string(url), 1)
-		}
-	}
-	b.CodexConfig = strings.Replace(g.CodexConfig, strconv.Quote(ServicesPending), strconv.Quote(s.URL), 1)
-	return &b
-}
 
 // finish ends the services server, then stops every service of the
 // run's scope with svc's ladder (unless they are kept) and says how each

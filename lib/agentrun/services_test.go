@@ -9,27 +9,31 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
-// A grant computed with ServicesPending gets the real URL where each
-// harness takes it, and nowhere else: not in a prompt that happens to
-// quote the placeholder.
-func TestBindServices(t *testing.T) {
-	s := &services{URL: "http://127.0.0.1:40123/mcp"}
+// A run's grant is made again with its files directory and its services'
+// URL: the tools URL's token, the services' URL and the system prompt are
+// in the grant's files (claude) or its configuration file (codex), and
+// none of them is on the argv, which every user of the machine can read.
+func TestRegrantKeepsSecretsOffTheArgv(t *testing.T) {
+	const token, prompt, url = "TOKEN-IN-THE-TOOLS-URL", "SECRET-PROMPT-WORDS", "http://127.0.0.1:40123/mcp"
 	for _, h := range []string{grant.Claude, grant.Codex} {
-		prompt := "see " + ServicesPending
-		g, err := grant.For(grant.Options{Level: 2, Harness: h, ServicesURL: ServicesPending, AppendSystemPrompt: prompt})
-		if err != nil {
-			t.Fatal(err)
+		o := grant.Options{Level: 2, Harness: h, ToolsURL: "http://127.0.0.1:7/run/" + token, ServicesURL: url,
+			AppendSystemPrompt: prompt, FilesDir: "/run/dir"}
+		req := regrant(Request{Options: o})
+		argv := strings.Join(req.Grant.Argv, " ")
+		kept := req.Grant.CodexConfig
+		for _, f := range req.Grant.Files {
+			kept += f.Content
+			if !strings.HasPrefix(f.Path, "/run/dir/") {
+				t.Errorf("%s: a file outside the run's directory: %s", h, f.Path)
+			}
 		}
-		want, err := grant.For(grant.Options{Level: 2, Harness: h, ServicesURL: s.URL, AppendSystemPrompt: prompt})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := s.bind(g)
-		if strings.Join(b.Argv, "\x00") != strings.Join(want.Argv, "\x00") || b.CodexConfig != want.CodexConfig {
-			t.Errorf("%s: bound %q %q, want %q %q", h, b.Argv, b.CodexConfig, want.Argv, want.CodexConfig)
-		}
-		if !strings.Contains(strings.Join(g.Argv, " ")+g.CodexConfig, ServicesPending) {
-			t.Errorf("%s: the grant bound was changed", h)
+		for _, secret := range []string{token, prompt, url} {
+			if strings.Contains(argv, secret) {
+				t.Errorf("%s: %s is on the argv: %s", h, secret, argv)
+			}
+			if !strings.Contains(kept, secret) {
+				t.Errorf("%s: %s is in none of the grant's files", h, secret)
+			}
 		}
 	}
 }

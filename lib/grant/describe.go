@@ -29,6 +29,12 @@ func (g *Grant) Describe(w io.Writer) {
 	}
 	fmt.Fprintf(w, "# level %d, %s: runs %s; %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
 		g.Level, g.Harness, where, tools, orNone(g.MCPServers))
+	for _, f := range g.Files {
+		fmt.Fprintf(w, "# %s, a file of the run's own (0600), not on the argv:\n", f.Path)
+		for _, l := range strings.Split(strings.TrimSpace(f.Content), "\n") {
+			fmt.Fprintf(w, "#   %s\n", l)
+		}
+	}
 	if g.CodexConfig != "" {
 		fmt.Fprintf(w, "# CODEX_HOME/config.toml, over the user's provider settings:\n")
 		for _, l := range strings.Split(strings.TrimSpace(g.CodexConfig), "\n") {

@@ -19,6 +19,7 @@ package grant
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -71,8 +72,13 @@ type Options struct {
 	// server named "svc" beside the tools URL; levels 2 and 3 only.
 	ServicesURL string
 	// AppendSystemPrompt is added to the agent's system prompt (claude) or
-	// developer instructions (codex).
+	// developer instructions (codex, in its configuration file).
 	AppendSystemPrompt string
+	// FilesDir is a private directory the runner writes the grant's Files
+	// into before the agent starts: claude's MCP configuration and system
+	// prompt then go there, not on its argv, which every user of the
+	// machine can read. Empty: they go on the argv.
+	FilesDir string
 	// Schema is a JSON Schema the answer must conform to: its compact
 	// text for claude's --json-schema, its file for codex's
 	// --output-schema.
@@ -127,6 +133,30 @@ type Grant struct {
 	// CodexConfig is the configuration the grant itself requires of a
 	// codex run; the user's provider settings are merged under it.
 	CodexConfig string `json:"codexConfig,omitempty"`
+	// Files are what the argv names in Options.FilesDir, for the runner to
+	// write (0600) before the agent starts.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of a grant: its path and what it holds.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// passValue appends flag and value to argv: on the argv itself, or, with a
+// FilesDir, the path of a file of the grant named name that holds it, under
+// fileFlag (flag itself when empty).
+func (g *Grant) passValue(argv []string, o Options, flag, fileFlag, name, value string) []string {
+	if o.FilesDir == "" {
+		return append(argv, flag, value)
+	}
+	if fileFlag == "" {
+		fileFlag = flag
+	}
+	path := filepath.Join(o.FilesDir, name)
+	g.Files = append(g.Files, File{Path: path, Content: value})
+	return append(argv, fileFlag, path)
 }
 
 // isUUID: s is a UUID in its 8-4-4-4-12 hex form. (By hand: a regexp
@@ -264,8 +294,8 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 		argv = append(argv, "--include-partial-messages")
 	}
 	offered := append(append([]string(nil), g.BuiltinTools...), g.AskTools...)
-	argv = append(argv, "--mcp-config", string(mcp), "--strict-mcp-config", "--setting-sources", "",
-		"--tools", strings.Join(offered, ","))
+	argv = g.passValue(argv, o, "--mcp-config", "", "mcp.json", string(mcp))
+	argv = append(argv, "--strict-mcp-config", "--setting-sources", "", "--tools", strings.Join(offered, ","))
 	if o.Ask {
 		// Not in claude --help, but it alone turns asking on (PEERS.md).
 		argv = append(argv, "--permission-prompt-tool", "stdio")
@@ -289,7 +319,7 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 		argv = append(argv, "--model", o.Model)
 	}
 	if o.AppendSystemPrompt != "" {
-		argv = append(argv, "--append-system-prompt", o.AppendSystemPrompt)
+		argv = g.passValue(argv, o, "--append-system-prompt", "--append-system-prompt-file", "system-prompt.md", o.AppendSystemPrompt)
 	}
 	if o.Schema != "" {
 		argv = append(argv, "--json-schema", o.Schema)
@@ -325,10 +355,6 @@ func codexArgv(prog string, o Options) []string {
 	if o.Model != "" {
 		argv = append(argv, "-m", o.Model)
 	}
-	if o.AppendSystemPrompt != "" {
-		// A -c value is TOML; a quoted Go string is a TOML basic string.
-		argv = append(argv, "-c", "developer_instructions="+strconv.Quote(o.AppendSystemPrompt))
-	}
 	if o.Effort != "" {
 		argv = append(argv, "-c", "model_reasoning_effort="+strconv.Quote(o.Effort))
 	}
@@ -346,6 +372,11 @@ func codexArgv(prog string, o Options) []string {
 func codexConfig(o Options) string {
 	var b strings.Builder
 	b.WriteString("# Written by runagent for one run; the grant's keys.\n")
+	if o.AppendSystemPrompt != "" {
+		// In the file, not a -c on the argv: every user can read an argv.
+		// A quoted Go string is a TOML basic string.
+		fmt.Fprintf(&b, "developer_instructions = %s\n", strconv.Quote(o.AppendSystemPrompt))
+	}
 	b.WriteString("[features]\nmulti_agent = false\nplugins = false\n\n")
 	b.WriteString("[analytics]\nenabled = false\n")
 	if o.ToolsURL != "" {

@@ -106,4 +106,3 @@ func (c *ownedConn) Close() error {
 	}
 	return c.Conn.Close()
 }
-
