@@ -22,7 +22,7 @@ func (g *Grant) Describe(w io.Writer) {
 	}
 	tools := "built-in tools: " + orNone(g.BuiltinTools)
 	if g.Harness == Codex {
-		tools = "sandbox: read-only"
+		tools = "no shell; sandbox: read-only"
 		if g.Level >= 2 {
 			tools = "sandbox: workspace-write, network on"
 		}

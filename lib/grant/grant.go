@@ -7,8 +7,9 @@
 //
 // The levels:
 //
-//	1  no built-in code tool exists at all (absent, not refused); the run
-//	   happens in a fresh empty scratch directory
+//	1  no built-in code tool exists at all (absent, not refused: codex
+//	   gets no shell and the read-only sandbox); the run happens in a fresh
+//	   empty scratch directory
 //	2  the code tools Read, Glob, Grep, Edit, Write and Bash, in the working copy
 //	3  as 2
 //
@@ -377,7 +378,14 @@ func codexConfig(o Options) string {
 		// A quoted Go string is a TOML basic string.
 		fmt.Fprintf(&b, "developer_instructions = %s\n", strconv.Quote(o.AppendSystemPrompt))
 	}
-	b.WriteString("[features]\nmulti_agent = false\nplugins = false\n\n")
+	b.WriteString("[features]\nmulti_agent = false\nplugins = false\n")
+	if o.Level == 1 || o.NoTools {
+		// No shell at all, as claude's level 1 has none: codex's
+		// read-only sandbox alone would still let a shell read every
+		// file the user can (~/.ssh, the credential in CODEX_HOME).
+		b.WriteString("shell_tool = false\nunified_exec = false\nview_image = false\n")
+	}
+	b.WriteString("\n")
 	b.WriteString("[analytics]\nenabled = false\n")
 	if o.ToolsURL != "" {
 		fmt.Fprintf(&b, "\n[mcp_servers.%s]\nurl = %q\ndefault_tools_approval_mode = \"approve\"\n", MCPName, o.ToolsURL)
@@ -406,7 +414,7 @@ func Table() []Row {
 		r := Row{Level: level, Where: "the working copy", Claude: CodeTools(), Codex: "workspace-write, network on",
 			MCP: "the run's tools URL only", Settings: "none loaded"}
 		if level == 1 {
-			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only"
+			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only, no shell"
 		} else {
 			r.MCP += " (and svc's, with --services)"
 		}

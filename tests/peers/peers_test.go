@@ -295,10 +295,27 @@ func TestCodexSandboxes(t *testing.T) {
 		t.Errorf("the read-only sandbox let a write through")
 	}
 	t.Logf("level 1: exit %d %s %s", r.code, r.stdout, r.stderr)
+	// Level 1 has no shell at all, as claude's has none: a read-only
+	// sandbox would still let one read every file the user can.
+	api.mu.Lock()
+	for _, b := range api.bodies {
+		for _, tool := range []string{`"type":"function","name":"exec_command"`, `"type":"function","name":"shell"`, `"type":"function","name":"view_image"`} {
+			if strings.Contains(b, tool) {
+				t.Errorf("level 1 offered the model %s", tool)
+			}
+		}
+	}
+	seen := len(api.bodies)
+	api.mu.Unlock()
 	work2 := t.TempDir()
 	r = runagent(t, env, work2, "--agent", "codex", "-l", "2", call)
 	if b, err := os.ReadFile(filepath.Join(work2, "cx_ran.txt")); r.code != 0 || err != nil || string(b) != "CX-RAN\n" {
 		t.Errorf("level 2 shell: exit %d, file %q %v\nstdout %s\nstderr %s", r.code, b, err, r.stdout, r.stderr)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.bodies) <= seen || !strings.Contains(api.bodies[seen], `"type":"function","name":"exec_command"`) {
+		t.Errorf("level 2 offered the model no shell")
 	}
 }
 
