@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 )
@@ -160,21 +161,7 @@ func writeIfChanged(path string, data []byte) error {
 	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // pruneHomes removes the kept homes under homes, other than keep, that no

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/agenthome"
+	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
@@ -404,7 +405,7 @@ func (a *agent) tree() []int {
 // its stdin (never on its argv), and writes the pid file.
 func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agent, error) {
 	for _, f := range g.Files {
-		if err := os.WriteFile(f.Path, []byte(f.Content), 0o600); err != nil {
+		if err := atomicfile.Write(f.Path, []byte(f.Content), 0o600); err != nil {
 			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: " + proc.ErrnoName(err)}
 		}
 	}
@@ -417,7 +418,7 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
 	if req.PidFile != "" {
-		if err := writeAtomic(req.PidFile, fmt.Sprintf("%d\n", a.child.PID())); err != nil {
+		if err := atomicfile.Write(req.PidFile, fmt.Appendf(nil, "%d\n", a.child.PID()), 0o644); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
 			a.child.End()
 			a.child.Stdout.Close()
@@ -499,14 +500,6 @@ func withoutKey(env []string, key string) []string {
 		}
 	}
 	return out
-}
-
-func writeAtomic(path, text string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // redactor removes absolute paths from reasons.
