@@ -105,12 +105,22 @@ func Alive(p Info) bool {
 
 // Signal sends sig to p only after confirming it is still the same process
 // (pid and start time), so a recycled pid is never signalled. It reports
-// whether the signal was sent.
+// whether the signal was sent. Where the kernel has pidfds the process is
+// pinned first and signalled through its pidfd, so there is no window
+// between the check and the signal in which the pid could be given to
+// another process.
 func Signal(p Info, sig syscall.Signal) bool {
-	if !Alive(p) {
-		return false
+	fd, err := unix.PidfdOpen(p.PID, 0)
+	if err != nil {
+		if err != unix.ENOSYS {
+			return false // no such process
+		}
+		return Alive(p) && unix.Kill(p.PID, sig) == nil
 	}
-	return unix.Kill(p.PID, sig) == nil
+	defer unix.Close(fd)
+	// The pidfd was opened while p.PID was this process, if the start
+	// time is still p's: a process that took the pid later starts later.
+	return Alive(p) && unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
 // WaitGone waits until none of ps is alive or the deadline passes, and

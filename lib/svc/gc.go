@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/agentry/agentry/lib/proc"
 )
 
 // Garbage is a service svc gc stops and removes, and why.
@@ -75,7 +76,7 @@ func gone(s Spec) (why string, owner bool) {
 		return "its directory " + s.Cwd + " is gone", false
 	case s.Project != nil && dirGone(s.Project.Dir):
 		return "its project's directory " + s.Project.Dir + " is gone", false
-	case s.UntilExit > 0 && !pidExists(s.UntilExit):
+	case s.UntilExit > 0 && !ownerRuns(s):
 		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
 	}
 	return "", false
@@ -118,9 +119,15 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-func pidExists(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+// ownerRuns reports whether the process a service is tied to still runs:
+// its pid, with the start time recorded when the service started (a
+// service recorded before svc kept one: its pid alone).
+func ownerRuns(s Spec) bool {
+	p, err := proc.Stat(s.UntilExit)
+	if err != nil || p.State == 'Z' {
+		return false
+	}
+	return s.UntilExitStart == 0 || p.Start == s.UntilExitStart
 }
 
 // GC stops (grace as svc stop's; 0: each service's own) and removes the

@@ -2,6 +2,8 @@ package svc
 
 import (
 	"os"
+
+	"github.com/agentry/agentry/lib/proc"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -29,17 +31,23 @@ func TestGC(t *testing.T) {
 	writeService(t, home, "plain", Spec{Command: []string{"x"}, Cwd: home})
 	must(t, ClaimScope(home, "agent", "agent"))
 	writeService(t, home, "agent/db", Spec{Command: []string{"x"}, Cwd: home, UntilExit: dead.Process.Pid})
+	// Tied to this test's process, alive, but by a start time that is not
+	// its own: its pid was given to another process since.
+	me, err := proc.Stat(os.Getpid())
+	must(t, err)
+	writeService(t, home, "agent/reused", Spec{Command: []string{"x"}, Cwd: home, UntilExit: me.PID, UntilExitStart: me.Start + 1})
+	writeService(t, home, "mine", Spec{Command: []string{"x"}, Cwd: home, UntilExit: me.PID, UntilExitStart: me.Start})
 	must(t, os.RemoveAll(wts[1]))
 
 	g, err := FindGarbage(home)
 	must(t, err)
-	if len(g) != 3 {
+	if len(g) != 4 {
 		t.Fatalf("garbage %+v", g)
 	}
 	res, err := GC(home, 0, nil, nil)
 	must(t, err)
 	names, _ := List(home)
-	if len(names) != 2 || names[0] != "keep/web" || names[1] != "plain" {
+	if len(names) != 3 || names[0] != "keep/web" || names[1] != "mine" || names[2] != "plain" {
 		t.Errorf("left: %v", names)
 	}
 	if len(res.Worktrees) != 1 || res.Worktrees[0] != wts[1] || len(res.Scopes) != 1 || res.Scopes[0] != "agent" {

@@ -39,8 +39,11 @@ type Spec struct {
 	NoFollow bool  `json:"noFollow,omitempty"`
 	LogMax   int64 `json:"logMax"`
 	LogKeep  int   `json:"logKeep"`
-	// UntilExit stops the service when that process exits.
-	UntilExit int `json:"untilExit,omitempty"`
+	// UntilExit stops the service when that process exits; UntilExitStart
+	// is its start time (clock ticks since boot), so that a later process
+	// given the same pid is not taken for it.
+	UntilExit      int    `json:"untilExit,omitempty"`
+	UntilExitStart uint64 `json:"untilExitStart,omitempty"`
 	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
 	// (0: no bound).
 	Restart     string `json:"restart,omitempty"`

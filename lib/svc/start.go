@@ -140,6 +140,13 @@ func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.UntilExit > 0 {
+		// Pinned by the monitor's pidfd now; its start time tells svc gc
+		// later whether the pid is still that process.
+		if p, err := proc.Stat(spec.UntilExit); err == nil {
+			spec.UntilExitStart = p.Start
+		}
+	}
 	defer launch.reports.Close()
 	if err := launch.start(spec); err != nil {
 		return nil, err
