@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -91,6 +92,11 @@ func hostOf(r *http.Request) string {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := hostOf(r)
 	if !strings.HasSuffix(host, ".localhost") {
+		if !loopbackHost(host) {
+			page(w, http.StatusMisdirectedRequest, "Not a name of this proxy",
+				"svc proxy answers for NAME.localhost names, and for localhost itself.")
+			return
+		}
 		p.index(w, host)
 		return
 	}
@@ -108,6 +114,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rt.rp.ServeHTTP(w, r)
 	}
+}
+
+// loopbackHost reports whether a request's host (hostOf's) names this
+// machine's loopback: localhost, 127.0.0.0/8 or ::1, bracketed or not.
+// Only these get the proxy's own page: a page a rebound DNS name brought
+// here has its own name as its Host.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // lookup is the route for host; fresh: read the services first (unless

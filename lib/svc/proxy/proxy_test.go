@@ -122,3 +122,35 @@ func TestProxy(t *testing.T) {
 		t.Errorf("after the service ended: %d", code)
 	}
 }
+
+// The proxy's own page, with the names it knows, is only for a loopback
+// Host: a page of another name (a DNS name rebound to 127.0.0.1) gets a
+// short 421 that names nothing.
+func TestIndexOnlyForLoopbackHosts(t *testing.T) {
+	home := t.TempDir()
+	service(t, home, "secret-project/web", svc.Ready, "http://127.0.0.1:1/", &svc.WorktreeTag{Slug: "secret-project", Main: true})
+	front := httptest.NewServer(New(home))
+	defer front.Close()
+	get := func(host string) (int, string) {
+		req, _ := http.NewRequest("GET", front.URL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"localhost", "LOCALHOST:7780", "localhost.", "127.0.0.1", "127.0.0.1:7780", "127.1.2.3:80", "[::1]", "[::1]:7780"} {
+		if code, body := get(host); code != 200 || !strings.Contains(body, "web.localhost") {
+			t.Errorf("Host %s: %d %q", host, code, body)
+		}
+	}
+	for _, host := range []string{"evil.example", "evil.example:7780", "192.168.1.5", "[2001:db8::1]:7780", "localhost.evil.example", "127.0.0.1.nip.io"} {
+		code, body := get(host)
+		if code != http.StatusMisdirectedRequest || strings.Contains(body, "web") || !strings.Contains(body, "svc proxy answers for NAME.localhost names") {
+			t.Errorf("Host %s: %d %q", host, code, body)
+		}
+	}
+}
