@@ -18,6 +18,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +30,11 @@ import (
 // Proxy routes requests by their host name to the services under Home.
 type Proxy struct {
 	Home string
+	// Limits are those of the connections it takes; New gives the
+	// defaults.
+	Limits Limits
 
+	euid      uint32 // this user: whose connections count only in all
 	transport *http.Transport
 	mu        sync.Mutex
 	routes    map[string]*route
@@ -53,11 +58,37 @@ const (
 	minRead = 100 * time.Millisecond
 )
 
+// Limits bound what the proxy's clients hold: connections, and how long
+// one may sit idle or take to send its header.
+type Limits struct {
+	// MaxConns is the most connections open at once; one more is closed
+	// as soon as it is accepted.
+	MaxConns int
+	// MaxConnsPerPeer is the most open at once from one other user of
+	// this machine (by the uid of the socket it connects from), or from
+	// one address when its user cannot be known; this user's own count
+	// only toward MaxConns.
+	MaxConnsPerPeer int
+	// IdleTimeout closes a kept-alive connection with no request for
+	// that long.
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout is how long a request's header may take to come.
+	ReadHeaderTimeout time.Duration
+}
+
+// DefaultLimits are New's: well over what a browser opens (Chrome holds
+// at most 256 sockets, 6 a host), well under a process's descriptors
+// (each connection may hold one to its service too).
+func DefaultLimits() Limits {
+	return Limits{MaxConns: 1024, MaxConnsPerPeer: 128, IdleTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second}
+}
+
 // New is a proxy for the services under home.
 func New(home string) *Proxy {
-	return &Proxy{Home: home, transport: &http.Transport{
+	return &Proxy{Home: home, Limits: DefaultLimits(), euid: uint32(os.Geteuid()), transport: &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   false,
@@ -66,7 +97,8 @@ func New(home string) *Proxy {
 
 // Serve answers on ln until ctx is done.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: p.Limits.ReadHeaderTimeout, IdleTimeout: p.Limits.IdleTimeout}
+	ln = p.limit(ln)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
