@@ -6,6 +6,13 @@
 // are the state home's services, read again when a name is unknown or
 // not ready, and at most every half second otherwise; a service that is
 // not ready is answered at once with a page that says so, never held.
+//
+// It is on loopback, where every local user reaches it, so it keeps to
+// this user's: a backend connection whose far end is another user's
+// socket (a port the service let go of, taken) is closed before a byte
+// is sent, and answered 502; a user's connections are capped (Limits),
+// and its list of names is served only to a loopback Host, never to a
+// page that a rebound DNS name brought here.
 package proxy
 
 import (
@@ -34,7 +41,7 @@ type Proxy struct {
 	// defaults.
 	Limits Limits
 
-	euid      uint32 // this user: whose connections count only in all
+	euid      uint32 // this user: whose connections count only in all, whose sockets (or root's) a backend's may be
 	transport *http.Transport
 	mu        sync.Mutex
 	routes    map[string]*route
@@ -85,14 +92,52 @@ func DefaultLimits() Limits {
 
 // New is a proxy for the services under home.
 func New(home string) *Proxy {
-	return &Proxy{Home: home, Limits: DefaultLimits(), euid: uint32(os.Geteuid()), transport: &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+	p := &Proxy{Home: home, Limits: DefaultLimits(), euid: uint32(os.Geteuid())}
+	dialer := &net.Dialer{Timeout: 2 * time.Second}
+	p.transport = &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.checkBackend(c); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
+		},
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   false,
-	}}
+	}
+	return p
+}
+
+// StrangerError is a backend connection that reached a socket of another
+// user: the service's port is held by someone else's listener now.
+type StrangerError struct {
+	Addr string
+	UID  uint32 // the listener's user
+}
+
+func (e *StrangerError) Error() string {
+	return fmt.Sprintf("%s is another user's (uid %d), not this service's", e.Addr, e.UID)
+}
+
+// checkBackend lets a new backend connection be used only when its far
+// end is this user's socket, or root's; a pooled connection was checked
+// when it was made.
+func (p *Proxy) checkBackend(c net.Conn) error {
+	uid, err := peerUID(c)
+	if err != nil {
+		return fmt.Errorf("%s: whose listener it is cannot be told (%w)", c.RemoteAddr(), err)
+	}
+	if uid != p.euid && uid != 0 {
+		return &StrangerError{Addr: c.RemoteAddr().String(), UID: uid}
+	}
+	return nil
 }
 
 // Serve answers on ln until ctx is done.
@@ -244,6 +289,14 @@ func (p *Proxy) reverse(rt *route) *httputil.ReverseProxy {
 		Transport:     p.transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if se := (*StrangerError)(nil); errors.As(err, &se) {
+				// Its port is another user's listener now (a server
+				// between workers let it go): nothing was sent there.
+				page(w, http.StatusBadGateway, rt.service+" is not ready",
+					fmt.Sprintf("%s's port %s is held by another user's process (uid %d), not %s: nothing was sent to it. svc status %s says more.",
+						rt.service, target.Host, se.UID, rt.service, rt.service))
+				return
+			}
 			// It may have stopped since the routes were read: read them
 			// again and say what is true now.
 			p.refresh()
