@@ -26,8 +26,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := l.p.peerKey(c)
 		lim := l.p.Limits
+		l.mu.Lock()
+		full := l.total >= lim.MaxConns
+		l.mu.Unlock()
+		if full {
+			c.Close() // not even asked whose it is
+			continue
+		}
+		key := l.p.peerKey(c)
 		l.mu.Lock()
 		if l.total >= lim.MaxConns || key != "" && l.per[key] >= lim.MaxConnsPerPeer {
 			l.mu.Unlock()
