@@ -24,6 +24,10 @@ type Options struct {
 	MaxLine int
 	// MaxConcurrentRuns bounds runs in flight (default 64).
 	MaxConcurrentRuns int
+	// MaxPendingPermissions bounds the permission requests a run may
+	// have pending at once; its agent asking past it ends the run
+	// (default DefaultMaxPendingPermissions).
+	MaxPendingPermissions int
 	// DrainTimeout bounds how long shutdown waits for in-flight runs
 	// before interrupting them (default 30s).
 	DrainTimeout time.Duration
@@ -67,6 +71,9 @@ type Host struct {
 func New(opts Options, out func(protocol.Msg)) *Host {
 	if opts.MaxConcurrentRuns <= 0 {
 		opts.MaxConcurrentRuns = 64
+	}
+	if opts.MaxPendingPermissions <= 0 {
+		opts.MaxPendingPermissions = DefaultMaxPendingPermissions
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second

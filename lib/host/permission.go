@@ -14,6 +14,13 @@ import (
 // daemon when the run does not say (params.permissionTimeoutMs).
 const DefaultPermissionTimeout = 60 * time.Second
 
+// DefaultMaxPendingPermissions is how many permission requests a run may
+// have pending at once when Options.MaxPendingPermissions does not say.
+// A CLI asks one at a time per tool call it is about to make; one asking
+// past this is runaway or hostile (each request held costs memory
+// until it is answered), and its run is ended.
+const DefaultMaxPendingPermissions = 64
+
 // PermissionAsker is a backend that can put the agent's tool calls to the
 // daemon (Turn.Ask); a run with params.permissions "ask" on a backend
 // without it is refused as unsupported.
@@ -62,8 +69,14 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 	reqID := r.h.newAskID()
 	p := &pendingAsk{answer: make(chan Answer, 1)}
 	r.mu.Lock()
-	if r.done {
+	if r.done || r.asksEnded {
 		r.mu.Unlock()
+		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded}
+	}
+	if max := r.h.opts.MaxPendingPermissions; len(r.asks) >= max {
+		r.asksEnded = true
+		r.mu.Unlock()
+		r.tooManyAsks(max)
 		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded}
 	}
 	if r.asks == nil {
@@ -93,6 +106,17 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 		r.resolve(reqID, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByShutdown, Message: "The host is stopping."})
 	}
 	return <-p.answer
+}
+
+// tooManyAsks ends a run whose agent asked past the cap: its error event,
+// every request pending denied, then the backend's context cancelled, so
+// that it kills what it started; run_done follows as for any run.
+func (r *run) tooManyAsks(max int) {
+	msg := fmt.Sprintf("the agent had %d permission requests pending at once, the most a run may have: the run was ended", max)
+	r.h.Log("warn", "run "+r.id, msg)
+	r.emit(protocol.AgentEvent{Type: protocol.EvError, Error: &protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: msg}})
+	r.resolveAll()
+	r.cancel()
 }
 
 // resolve ends the pending request reqID with a, and reports whether it

@@ -207,3 +207,76 @@ func TestAnswerWithoutIDsIsBadRequest(t *testing.T) {
 		}
 	}
 }
+
+// flooder is a backend whose agent asks for permission n times at once,
+// as a CLI writing can_use_tool requests without waiting for answers
+// does, then waits for its context.
+type flooder struct {
+	n       int
+	denied  chan string // each answer's by
+	stopped chan struct{}
+}
+
+func (flooder) Name() string          { return "flooder" }
+func (flooder) Version() string       { return "0" }
+func (flooder) AsksPermissions() bool { return true }
+func (f flooder) RunTurn(ctx context.Context, t *Turn) error {
+	for range f.n {
+		go func() {
+			a := t.Ask(Ask{Tool: "Bash", Input: json.RawMessage(`{}`), Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}})
+			f.denied <- a.Decision + "/" + a.By
+		}()
+	}
+	<-ctx.Done()
+	close(f.stopped)
+	return ErrInterrupted
+}
+
+// A run may have only so many permission requests pending: its agent
+// asking past the cap ends it with an error event that says so, every
+// request pending is denied, the one past the cap is never sent, and the
+// backend's context is cancelled so that it kills its CLI.
+func TestPendingPermissionsAreCapped(t *testing.T) {
+	const max, n = 4, 50
+	f := flooder{n: n, denied: make(chan string, n), stopped: make(chan struct{})}
+	rec := &recorder{got: make(chan struct{}, 1)}
+	h := New(Options{Backend: "flooder", MaxPendingPermissions: max,
+		Factory: func(string, json.RawMessage) (Backend, error) { return f, nil }}, rec.out)
+	h.Deliver(&protocol.Hello{ID: "h", Protocol: 1})
+	rec.waitFor(t, func(m protocol.Msg) bool { _, ok := m.(*protocol.Ready); return ok })
+	askRun(h, "r1", "go", 60000)
+	d, _ := rec.done(t, "r1")
+	if d.StopReason != protocol.StopError {
+		t.Errorf("stop reason %q", d.StopReason)
+	}
+	evs := rec.events("r1")
+	last := evs[len(evs)-1].Event
+	if last.Type != protocol.EvError || last.Error == nil ||
+		last.Error.Message != "the agent had 4 permission requests pending at once, the most a run may have: the run was ended" {
+		t.Errorf("the last event: %+v %+v", last, last.Error)
+	}
+	select {
+	case <-f.stopped:
+	default:
+		t.Error("run_done came before the backend's context was cancelled")
+	}
+	for range n {
+		if got := <-f.denied; got != "deny/run_ended" {
+			t.Errorf("an answer: %s", got)
+		}
+	}
+	rec.mu.Lock()
+	asked, resolved := 0, 0
+	for _, m := range rec.msgs {
+		switch m.(type) {
+		case *protocol.PermissionRequest:
+			asked++
+		case *protocol.PermissionResolved:
+			resolved++
+		}
+	}
+	rec.mu.Unlock()
+	if asked != max || resolved != max {
+		t.Errorf("%d requests sent and %d resolved, want %d of each", asked, resolved, max)
+	}
+}

@@ -33,6 +33,8 @@ type run struct {
 	usage   *protocol.Usage
 	started time.Time
 	asks    map[string]*pendingAsk // permission requests pending, by request id
+	// asksEnded: the agent asked past the cap; it may ask no more.
+	asksEnded bool
 }
 
 func backendName(config json.RawMessage) string {

@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"sort"
@@ -41,6 +42,59 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// MaxWindow is the largest zstd window read, and the largest frame
+// decoded in one segment: what zstd(1) itself decodes without --memory
+// (a window log of 27, which zstd --long and --ultra -22 write). The
+// decoder holds a window's bytes however small the file, so a frame that
+// declares more is refused before anything is decoded: a 32-byte file
+// asking for a 512 MiB window would otherwise cost that much memory.
+const MaxWindow = 128 << 20
+
+// WindowError is a zstd frame that needs a window over MaxWindow.
+type WindowError struct {
+	Window uint64 // what the frame asks for; 0 when the decoder did not say
+	Max    uint64
+}
+
+func (e *WindowError) Error() string {
+	if e.Window == 0 {
+		return fmt.Sprintf("a zstd frame needs a window over %s, the most read", mib(e.Max))
+	}
+	return fmt.Sprintf("the zstd window is %s, over the %s read", mib(e.Window), mib(e.Max))
+}
+
+// mib is a size in MiB, or in bytes below one.
+func mib(n uint64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// zstdWindow is the window a zstd frame header asks for (a frame in one
+// segment needs its whole content), 0 when the header cannot be read.
+func zstdWindow(head []byte) uint64 {
+	var h zstd.Header
+	if h.Decode(head) != nil || h.Skippable {
+		return 0
+	}
+	if h.WindowSize == 0 && h.SingleSegment && h.HasFCS {
+		return h.FrameContentSize
+	}
+	return h.WindowSize
+}
+
+// zstdError is the decoder's error, a refused window as a *WindowError.
+func zstdError(err error) error {
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		return &WindowError{Max: MaxWindow}
+	}
+	return err
+}
 
 // Format names how a file was stored.
 type Format int
@@ -122,6 +176,7 @@ type Reader struct {
 	closer func()
 	name   string
 	first  bool // nothing of the current file read yet
+	zstd   bool // the current file is zstd's
 	last   byte // the current file's last byte so far
 	nl     bool // a newline is owed before the next file
 
@@ -206,6 +261,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
+				if r.zstd {
+					err = zstdError(err)
+				}
 				r.fail(r.name, err)
 			}
 			r.endFile()
@@ -243,7 +301,7 @@ func (r *Reader) openNext() {
 		f, closeFile = rc, func() { rc.Close() }
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(4)
+	head, _ := br.Peek(18) // the longest zstd frame header; fewer at the end of a short file
 	var cur io.Reader = br
 	closer := closeFile
 	switch Sniff(head) {
@@ -258,7 +316,15 @@ func (r *Reader) openNext() {
 		}
 		cur = zr
 	case Zstd:
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(2))
+		if w := zstdWindow(head); w > MaxWindow {
+			r.fail(name, &WindowError{Window: w, Max: MaxWindow})
+			if closeFile != nil {
+				closeFile()
+			}
+			return
+		}
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(2),
+			zstd.WithDecoderMaxWindow(MaxWindow), zstd.WithDecoderMaxMemory(MaxWindow))
 		if err != nil {
 			r.fail(name, err)
 			if closeFile != nil {
@@ -275,6 +341,7 @@ func (r *Reader) openNext() {
 		}
 	}
 	r.cur, r.closer, r.name, r.first, r.last = cur, closer, name, true, 0
+	r.zstd = Sniff(head) == Zstd
 	r.starts = append(r.starts, r.lines)
 	r.opened = append(r.opened, name)
 }

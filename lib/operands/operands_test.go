@@ -141,3 +141,44 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// bomb is a zstd frame of a few bytes that asks for a window of
+// 1<<windowLog bytes: magic, a descriptor with no content size, the
+// window, then one raw last block of "{}\n".
+func bomb(windowLog int) []byte {
+	return []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(windowLog-10) << 3, 3<<3 | 1, 0, 0, '{', '}', '\n'}
+}
+
+func TestZstdWindowOverTheCapIsTheFilesError(t *testing.T) {
+	files := map[string][]byte{
+		"ok.zst":      bomb(20),
+		"bomb.zst":    bomb(29),
+		"later.zst":   append(zst(t, "1\n"), bomb(29)...),
+		"the-max.zst": bomb(27),
+	}
+	r := New([]string{"ok.zst", "bomb.zst", "later.zst", "the-max.zst"}, nil, opener(files))
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{}\n1\n{}\n"; string(got) != want {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	errs := r.Errors()
+	if len(errs) != 2 || errs[0].Name != "bomb.zst" || errs[1].Name != "later.zst" {
+		t.Fatalf("errors %v", errs)
+	}
+	var we *WindowError
+	if !errors.As(errs[0], &we) || we.Window != 512<<20 || we.Max != MaxWindow {
+		t.Fatalf("bomb.zst: %#v", errs[0].Err)
+	}
+	if got := errs[0].Error(); got != "bomb.zst: the zstd window is 512 MiB, over the 128 MiB read" {
+		t.Errorf("bomb.zst's error says %q", got)
+	}
+	if !errors.As(errs[1], &we) || we.Window != 0 {
+		t.Fatalf("later.zst: %#v", errs[1].Err)
+	}
+	if got := errs[1].Error(); got != "later.zst: a zstd frame needs a window over 128 MiB, the most read" {
+		t.Errorf("later.zst's error says %q", got)
+	}
+}

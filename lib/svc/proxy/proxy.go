@@ -6,6 +6,13 @@
 // are the state home's services, read again when a name is unknown or
 // not ready, and at most every half second otherwise; a service that is
 // not ready is answered at once with a page that says so, never held.
+//
+// It is on loopback, where every local user reaches it, so it keeps to
+// this user's: a backend connection whose far end is another user's
+// socket (a port the service let go of, taken) is closed before a byte
+// is sent, and answered 502; a user's connections are capped (Limits),
+// and its list of names is served only to a loopback Host, never to a
+// page that a rebound DNS name brought here.
 package proxy
 
 import (
@@ -16,7 +23,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +37,11 @@ import (
 // Proxy routes requests by their host name to the services under Home.
 type Proxy struct {
 	Home string
+	// Limits are those of the connections it takes; New gives the
+	// defaults.
+	Limits Limits
 
+	euid      uint32 // this user: whose connections count only in all, whose sockets (or root's) a backend's may be
 	transport *http.Transport
 	mu        sync.Mutex
 	routes    map[string]*route
@@ -52,20 +65,85 @@ const (
 	minRead = 100 * time.Millisecond
 )
 
+// Limits bound what the proxy's clients hold: connections, and how long
+// one may sit idle or take to send its header.
+type Limits struct {
+	// MaxConns is the most connections open at once; one more is closed
+	// as soon as it is accepted.
+	MaxConns int
+	// MaxConnsPerPeer is the most open at once from one other user of
+	// this machine (by the uid of the socket it connects from), or from
+	// one address when its user cannot be known; this user's own count
+	// only toward MaxConns.
+	MaxConnsPerPeer int
+	// IdleTimeout closes a kept-alive connection with no request for
+	// that long.
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout is how long a request's header may take to come.
+	ReadHeaderTimeout time.Duration
+}
+
+// DefaultLimits are New's: well over what a browser opens (Chrome holds
+// at most 256 sockets, 6 a host), well under a process's descriptors
+// (each connection may hold one to its service too).
+func DefaultLimits() Limits {
+	return Limits{MaxConns: 1024, MaxConnsPerPeer: 128, IdleTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second}
+}
+
 // New is a proxy for the services under home.
 func New(home string) *Proxy {
-	return &Proxy{Home: home, transport: &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+	p := &Proxy{Home: home, Limits: DefaultLimits(), euid: uint32(os.Geteuid())}
+	dialer := &net.Dialer{Timeout: 2 * time.Second}
+	p.transport = &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.checkBackend(c); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
+		},
+		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   false,
-	}}
+	}
+	return p
+}
+
+// StrangerError is a backend connection that reached a socket of another
+// user: the service's port is held by someone else's listener now.
+type StrangerError struct {
+	Addr string
+	UID  uint32 // the listener's user
+}
+
+func (e *StrangerError) Error() string {
+	return fmt.Sprintf("%s is another user's (uid %d), not this service's", e.Addr, e.UID)
+}
+
+// checkBackend lets a new backend connection be used only when its far
+// end is this user's socket, or root's; a pooled connection was checked
+// when it was made.
+func (p *Proxy) checkBackend(c net.Conn) error {
+	uid, err := peerUID(c)
+	if err != nil {
+		return fmt.Errorf("%s: whose listener it is cannot be told (%w)", c.RemoteAddr(), err)
+	}
+	if uid != p.euid && uid != 0 {
+		return &StrangerError{Addr: c.RemoteAddr().String(), UID: uid}
+	}
+	return nil
 }
 
 // Serve answers on ln until ctx is done.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: p.Limits.ReadHeaderTimeout, IdleTimeout: p.Limits.IdleTimeout}
+	ln = p.limit(ln)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -91,6 +169,11 @@ func hostOf(r *http.Request) string {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := hostOf(r)
 	if !strings.HasSuffix(host, ".localhost") {
+		if !loopbackHost(host) {
+			page(w, http.StatusMisdirectedRequest, "Not a name of this proxy",
+				"svc proxy answers for NAME.localhost names, and for localhost itself.")
+			return
+		}
 		p.index(w, host)
 		return
 	}
@@ -108,6 +191,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rt.rp.ServeHTTP(w, r)
 	}
+}
+
+// loopbackHost reports whether a request's host (hostOf's) names this
+// machine's loopback: localhost, 127.0.0.0/8 or ::1, bracketed or not.
+// Only these get the proxy's own page: a page a rebound DNS name brought
+// here has its own name as its Host.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // lookup is the route for host; fresh: read the services first (unless
@@ -194,6 +289,14 @@ func (p *Proxy) reverse(rt *route) *httputil.ReverseProxy {
 		Transport:     p.transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if se := (*StrangerError)(nil); errors.As(err, &se) {
+				// Its port is another user's listener now (a server
+				// between workers let it go): nothing was sent there.
+				page(w, http.StatusBadGateway, rt.service+" is not ready",
+					fmt.Sprintf("%s's port %s is held by another user's process (uid %d), not %s: nothing was sent to it. svc status %s says more.",
+						rt.service, target.Host, se.UID, rt.service, rt.service))
+				return
+			}
 			// It may have stopped since the routes were read: read them
 			// again and say what is true now.
 			p.refresh()

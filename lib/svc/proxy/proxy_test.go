@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
@@ -120,5 +123,151 @@ func TestProxy(t *testing.T) {
 	service(t, home, "feat/web", svc.Exited, "", &svc.WorktreeTag{Slug: "feat", Slot: 1})
 	if code, _ := get("web.feat.localhost"); code != 503 && code != 404 {
 		t.Errorf("after the service ended: %d", code)
+	}
+}
+
+// The proxy's own page, with the names it knows, is only for a loopback
+// Host: a page of another name (a DNS name rebound to 127.0.0.1) gets a
+// short 421 that names nothing.
+func TestIndexOnlyForLoopbackHosts(t *testing.T) {
+	home := t.TempDir()
+	service(t, home, "secret-project/web", svc.Ready, "http://127.0.0.1:1/", &svc.WorktreeTag{Slug: "secret-project", Main: true})
+	front := httptest.NewServer(New(home))
+	defer front.Close()
+	get := func(host string) (int, string) {
+		req, _ := http.NewRequest("GET", front.URL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"localhost", "LOCALHOST:7780", "localhost.", "127.0.0.1", "127.0.0.1:7780", "127.1.2.3:80", "[::1]", "[::1]:7780"} {
+		if code, body := get(host); code != 200 || !strings.Contains(body, "web.localhost") {
+			t.Errorf("Host %s: %d %q", host, code, body)
+		}
+	}
+	for _, host := range []string{"evil.example", "evil.example:7780", "192.168.1.5", "[2001:db8::1]:7780", "localhost.evil.example", "127.0.0.1.nip.io"} {
+		code, body := get(host)
+		if code != http.StatusMisdirectedRequest || strings.Contains(body, "web") || !strings.Contains(body, "svc proxy answers for NAME.localhost names") {
+			t.Errorf("Host %s: %d %q", host, code, body)
+		}
+	}
+}
+
+// serve runs p on a loopback listener until the test ends; its address.
+func serve(t *testing.T, p *Proxy) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// closedAtOnce reports whether the server closed c without a byte,
+// within a deadline.
+func closedAtOnce(t *testing.T, c net.Conn) bool {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := c.Read(make([]byte, 1))
+	return n == 0 && errors.Is(err, io.EOF)
+}
+
+// Past MaxConns a connection is closed as soon as it is accepted; one
+// that is closed gives its place back, and the next request is answered.
+func TestConnectionCap(t *testing.T) {
+	p := New(t.TempDir())
+	p.Limits.MaxConns = 4
+	addr := serve(t, p)
+	var held []net.Conn
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	for i := range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !closedAtOnce(t, c) {
+			t.Errorf("connection %d past the cap was not closed", 5+i)
+		}
+		c.Close()
+	}
+	// The ones held are served.
+	io.WriteString(held[0], "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if status, _ := bufio.NewReader(held[0]).ReadString('\n'); !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Errorf("a connection within the cap: %q", status)
+	}
+	// One goes: its place is free once the server has seen it go.
+	held[1].Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+		req.Host = "localhost"
+		req.Close = true
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("after one was closed: %d", resp.StatusCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no place came free within 5s of a connection closing: %v", err)
+		}
+	}
+}
+
+// A kept-alive connection with no request is closed after IdleTimeout,
+// and one whose header does not come within ReadHeaderTimeout too.
+func TestIdleAndHeaderTimeouts(t *testing.T) {
+	p := New(t.TempDir())
+	p.Limits.IdleTimeout = 100 * time.Millisecond
+	p.Limits.ReadHeaderTimeout = 100 * time.Millisecond
+	addr := serve(t, p)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("an idle connection: %v, want it closed", err)
+	}
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	io.WriteString(c2, "GET / HTTP/1.1\r\nHost: loc")
+	c2.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c2); err != nil || len(b) > 0 && !strings.HasPrefix(string(b), "HTTP/1.1 408") {
+		t.Errorf("a header that never ends: %q, %v", b, err)
 	}
 }
