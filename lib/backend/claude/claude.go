@@ -108,7 +108,16 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	}
 	argv := g.Argv
 	if p.SystemPrompt != "" {
-		argv = append(argv, "--system-prompt", p.SystemPrompt)
+		dir, err := privateDir()
+		if err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		defer os.RemoveAll(dir)
+		path, err := writePrivate(dir, "system-prompt", p.SystemPrompt)
+		if err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		argv = append(argv, "--system-prompt-file", path)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Workspace
@@ -207,6 +216,9 @@ type chat struct {
 	servers   map[string]json.RawMessage
 	level     int
 	workspace string
+	// private is the chat's private directory (mcp.json), made when its
+	// CLI is first started with MCP servers; removed with the chat.
+	private string
 }
 
 func (b *Backend) chat(id string) *chat {
@@ -254,7 +266,11 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
-	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	argv, err := c.mcpConfigFile(g.Argv)
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.workspace
 	if t != nil && t.Params.Workspace != "" {
 		cmd.Dir = t.Params.Workspace
@@ -624,6 +640,7 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
+	c.removePrivate()
 	return true, nil
 }
 
@@ -699,12 +716,17 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range chats {
-		c.mu.Lock()
-		if p := c.cli; p != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); p.stop(5 * time.Second) }()
-		}
-		c.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.cli != nil {
+				c.cli.stop(5 * time.Second)
+				c.cli = nil
+			}
+			c.removePrivate()
+		}()
 	}
 	wg.Wait()
 	return nil
