@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -113,8 +114,8 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
 		}
 		defer os.RemoveAll(dir)
-		path, err := writePrivate(dir, "system-prompt", p.SystemPrompt)
-		if err != nil {
+		path := filepath.Join(dir, "system-prompt.md")
+		if err := writePrivate(path, p.SystemPrompt); err != nil {
 			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
 		}
 		argv = append(argv, "--system-prompt-file", path)
@@ -261,16 +262,19 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if t != nil {
 		effort = t.Params.ReasoningEffort
 	}
+	files, err := c.filesDir()
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not make the chat's private directory: "+err.Error(), false)
+	}
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
-		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort})
+		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort, FilesDir: files})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
-	argv, err := c.mcpConfigFile(g.Argv)
-	if err != nil {
+	if err := writeFiles(g); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir = c.workspace
 	if t != nil && t.Params.Workspace != "" {
 		cmd.Dir = t.Params.Workspace

@@ -2,19 +2,18 @@ package claude
 
 import (
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/agentry/agentry/lib/agenthome"
+	"github.com/agentry/agentry/lib/grant"
 )
 
 // Every local user can read a process's argv (/proc/PID/cmdline), so what
 // may hold a secret goes to claude in a file of its own instead: the MCP
-// configuration (a server's headers can carry a token) and a one-shot's
-// system prompt. The files are 0600 in a private (0700) directory of the
-// chat or the run, removed when it ends; one whose agent-host was killed
-// outright is swept by the next that makes one.
+// configuration (a server's headers can carry a token; lib/grant puts it
+// in Options.FilesDir, and the backend writes it) and a one-shot's system
+// prompt. The files are 0600 in a private (0700) directory of the chat or
+// the run, removed when it ends; one whose agent-host was killed outright
+// is swept by the next that makes one.
 
 // privatePrefix names those directories in the temporary directory.
 const privatePrefix = "agent-host-claude"
@@ -26,44 +25,46 @@ func privateDir() (string, error) {
 	return agenthome.RunDir(privatePrefix)
 }
 
-// writePrivate writes data to name in dir, readable by its owner only,
-// and returns its path.
-func writePrivate(dir, name, data string) (string, error) {
-	path := filepath.Join(dir, name)
+// writePrivate writes data to path, readable by its owner only.
+func writePrivate(path, data string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return "", err
+		return err
 	}
 	_, err = f.WriteString(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return path, err
+	return err
 }
 
-// mcpConfigFile moves the grant's --mcp-config JSON into mcp.json of the
-// chat's private directory (made the first time), and returns argv with
-// the file's path in its place. An argv with no server in it, or whose
-// configuration is a path already, is returned as it is.
-func (c *chat) mcpConfigFile(argv []string) ([]string, error) {
-	i := slices.Index(argv, "--mcp-config")
-	if len(c.servers) == 0 || i < 0 || i+1 >= len(argv) || !strings.HasPrefix(argv[i+1], "{") {
-		return argv, nil
+// filesDir is where the chat's grant puts its files (grant.Options.FilesDir):
+// the chat's private directory, made the first time its CLI starts with
+// MCP servers; "" while it has none (its argv then holds only an empty
+// configuration, and the servers it had are removed).
+func (c *chat) filesDir() (string, error) {
+	if len(c.servers) == 0 {
+		c.removePrivate()
+		return "", nil
 	}
 	if c.private == "" {
 		dir, err := privateDir()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		c.private = dir
 	}
-	path, err := writePrivate(c.private, "mcp.json", argv[i+1])
-	if err != nil {
-		return nil, err
+	return c.private, nil
+}
+
+// writeFiles writes the files the grant's argv names.
+func writeFiles(g *grant.Grant) error {
+	for _, f := range g.Files {
+		if err := writePrivate(f.Path, f.Content); err != nil {
+			return err
+		}
 	}
-	argv = slices.Clone(argv)
-	argv[i+1] = path
-	return argv, nil
+	return nil
 }
 
 // removePrivate removes the chat's private directory, if it has one.
