@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/backend/claude"
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/schema"
@@ -525,7 +526,7 @@ func TestEndOfInputAnswersTurns(t *testing.T) {
 // Claude Code's TodoWrite is also the session's plan.
 func TestPlanFromTodoWrite(t *testing.T) {
 	d := loadDefs(t)
-	p, ok := planOf("TodoWrite", json.RawMessage(`{"todos":[{"content":"read","status":"completed","activeForm":"reading"},{"content":"write","status":"in_progress"},{"content":"test","status":"odd"}]}`))
+	p, ok := planOf(claudeView("TodoWrite", json.RawMessage(`{"todos":[{"content":"read","status":"completed","activeForm":"reading"},{"content":"write","status":"in_progress"},{"content":"test","status":"odd"}]}`)))
 	if !ok {
 		t.Fatal("no plan")
 	}
@@ -536,7 +537,7 @@ func TestPlanFromTodoWrite(t *testing.T) {
 	if got := fmt.Sprint(p.Entries); got != "[{read medium completed} {write medium in_progress} {test medium pending}]" {
 		t.Errorf("entries %s", got)
 	}
-	if _, ok := planOf("Bash", json.RawMessage(`{}`)); ok {
+	if _, ok := planOf(claudeView("Bash", json.RawMessage(`{}`))); ok {
 		t.Error("a plan from Bash")
 	}
 }
@@ -551,7 +552,7 @@ func TestDiffs(t *testing.T) {
 			`[{"type":"diff","path":"/w/a.go","oldText":"a","newText":"b"},{"type":"diff","path":"/w/a.go","oldText":"c","newText":""}]`},
 		{"Bash", `{"command":"ls"}`, `null`},
 	} {
-		diffs := diffsOf(c.name, json.RawMessage(c.input))
+		diffs := diffsOf(claudeView(c.name, json.RawMessage(c.input)))
 		b, _ := json.Marshal(diffs)
 		if string(b) != c.want {
 			t.Errorf("%s: %s, want %s", c.name, b, c.want)
@@ -561,4 +562,10 @@ func TestDiffs(t *testing.T) {
 			t.Errorf("%s: %s: %s", c.name, why, u)
 		}
 	}
+}
+
+// claudeView is the claude backend's view of a call of one of Claude
+// Code's tools.
+func claudeView(name string, input json.RawMessage) host.ToolView {
+	return new(claude.Backend).DescribeTool(name, input)
 }

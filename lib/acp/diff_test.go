@@ -5,6 +5,8 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"github.com/agentry/agentry/lib/backend/codex"
 )
 
 // codex's file changes, as the pinned codex reported them for an
@@ -24,7 +26,7 @@ func TestCodexDiffs(t *testing.T) {
 		diffContent{Type: "diff", Path: "/w/c.txt", OldText: s("gone\nsoon\n"), NewText: ""},
 		diffContent{Type: "diff", Path: "/w/e.txt", OldText: s("move me\nplease\n"), NewText: "move me\nthanks\n"},
 	}
-	got := diffsOf("file_change", input)
+	got := diffsOf(new(codex.Backend).DescribeTool("file_change", input))
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
 		t.Errorf("got %s", g)
@@ -34,22 +36,6 @@ func TestCodexDiffs(t *testing.T) {
 		b, _ := json.Marshal(x)
 		if v := d.check(t, "ToolCallContent", b); v != "" {
 			t.Errorf("%s: %s", b, v)
-		}
-	}
-}
-
-func TestHunks(t *testing.T) {
-	for _, c := range []struct {
-		diff string
-		want []hunk
-	}{
-		{"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", []hunk{{"a\n", "b\n"}}},
-		{"@@ -1,2 +1,2 @@\n keep\n-old\n\\ No newline at end of file\n+new\n\\ No newline at end of file\n", []hunk{{"keep\nold", "keep\nnew"}}},
-		{"@@ -3,0 +4,1 @@\n+added\n", []hunk{{"", "added\n"}}},
-		{"not a diff", nil},
-	} {
-		if got := hunks(c.diff); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q: got %q, want %q", c.diff, got, c.want)
 		}
 	}
 }

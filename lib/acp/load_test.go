@@ -20,6 +20,11 @@ type loader struct {
 	loaded []string // chat=session
 }
 
+// DescribeTool: the history's calls are of Claude Code's tools.
+func (l *loader) DescribeTool(name string, input json.RawMessage) host.ToolView {
+	return claudeView(name, input)
+}
+
 func (l *loader) LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]host.Said, error) {
 	l.mu.Lock()
 	l.loaded = append(l.loaded, chatID+"="+sessionID)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/hostclient"
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -314,8 +315,9 @@ func (t *turn) event(ev protocol.AgentEvent) {
 			t.update(contentChunk{SessionUpdate: "agent_thought_chunk", Content: text(ev.Text)})
 		}
 	case protocol.EvToolCall:
-		t.toolCall(ev.ToolCallID, ev.Name, ev.Input)
-		if p, ok := planOf(ev.Name, ev.Input); ok {
+		v := t.a.describe(ev.Name, ev.Input)
+		t.toolCall(ev.ToolCallID, ev.Input, v)
+		if p, ok := planOf(v); ok {
 			t.update(p)
 		}
 	case protocol.EvToolResult:
@@ -338,11 +340,7 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 		t.update(u)
 	case protocol.EvPlan:
-		p := planUpdate{SessionUpdate: "plan", Entries: []planEntry{}}
-		for _, st := range ev.Plan {
-			p.Entries = append(p.Entries, planEntry{Content: st.Step, Priority: "medium", Status: planStatus(st.Status)})
-		}
-		t.update(p)
+		t.update(planUpdateOf(ev.Plan))
 	case protocol.EvCommands:
 		t.commands(ev.Commands)
 	case protocol.EvCompleted:
@@ -378,9 +376,9 @@ func (t *turn) commands(cs []protocol.Command) {
 
 // toolCall reports a call, or, when a permission request reported it
 // first, what the agent's own event adds; t.mu is held.
-func (t *turn) toolCall(id, name string, input json.RawMessage) {
+func (t *turn) toolCall(id string, input json.RawMessage, v host.ToolView) {
 	c := t.call(id)
-	title, kind, locs := describe(name, input)
+	title, kind, locs := v.Title, kindOf(v), locationsOf(v)
 	if c.reported {
 		if title != c.title { // the agent's input says more than the request's
 			c.title = title
@@ -394,7 +392,7 @@ func (t *turn) toolCall(id, name string, input json.RawMessage) {
 		status = statusPending // it may yet be put to the client
 	}
 	t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: status, Locations: locs, RawInput: input,
-		Content: diffsOf(name, input)})
+		Content: diffsOf(v)})
 }
 
 // permission puts one permission request to the client, after the call it
@@ -407,7 +405,8 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	if id == "" {
 		id = "permission-" + q.RequestID
 	}
-	title, kind, locs := describe(q.Tool, q.Input)
+	v := t.a.describe(q.Tool, q.Input)
+	title, kind, locs := v.Title, kindOf(v), locationsOf(v)
 	t.mu.Lock()
 	c := t.call(id)
 	decided := make(chan struct{})
@@ -415,11 +414,11 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	if !c.reported {
 		c.reported, c.title = true, title
 		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs, RawInput: q.Input,
-			Content: diffsOf(q.Tool, q.Input)})
+			Content: diffsOf(v)})
 	}
 	t.mu.Unlock()
 	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
-		RawInput: q.Input, Content: diffsOf(q.Tool, q.Input)}}
+		RawInput: q.Input, Content: diffsOf(v)}}
 	for _, ch := range q.Choices {
 		switch ch {
 		case protocol.DecisionAllow:

@@ -258,6 +258,28 @@ func TestHostClaudeOneShot(t *testing.T) {
 	}
 }
 
+// A one-shot's system prompt reaches the model: the real claude reads it
+// from the --system-prompt-file agent-host writes (never its argv).
+func TestHostClaudeOneShotSystemPrompt(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	c := hostWithClaude(t, api)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.RunOneShot(ctx, "o1", protocol.OneShotParams{Prompt: "SAY with a system prompt", SystemPrompt: "Always answer in UNIQUE-ONESHOT-WORDS."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, done, err := r.Collect(ctx); err != nil || done.StopReason != protocol.StopCompleted {
+		t.Fatalf("one shot: %+v %+v %v", evs, done, err)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.bodies) == 0 || !strings.Contains(api.bodies[len(api.bodies)-1], "UNIQUE-ONESHOT-WORDS") {
+		t.Errorf("the system prompt is not in the model's request")
+	}
+}
+
 // set_mcp_servers names a server that cannot be reached in its answer.
 func TestHostClaudeMCPErrors(t *testing.T) {
 	need(t)

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -108,7 +109,16 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	}
 	argv := g.Argv
 	if p.SystemPrompt != "" {
-		argv = append(argv, "--system-prompt", p.SystemPrompt)
+		dir, err := privateDir()
+		if err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "system-prompt.md")
+		if err := writePrivate(path, p.SystemPrompt); err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		argv = append(argv, "--system-prompt-file", path)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Workspace
@@ -207,6 +217,9 @@ type chat struct {
 	servers   map[string]json.RawMessage
 	level     int
 	workspace string
+	// private is the chat's private directory (mcp.json), made when its
+	// CLI is first started with MCP servers; removed with the chat.
+	private string
 }
 
 func (b *Backend) chat(id string) *chat {
@@ -249,10 +262,17 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if t != nil {
 		effort = t.Params.ReasoningEffort
 	}
+	files, err := c.filesDir()
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not make the chat's private directory: "+err.Error(), false)
+	}
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
-		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort})
+		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort, FilesDir: files})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	if err := writeFiles(g); err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir = c.workspace
@@ -624,6 +644,7 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
+	c.removePrivate()
 	return true, nil
 }
 
@@ -699,12 +720,17 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range chats {
-		c.mu.Lock()
-		if p := c.cli; p != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); p.stop(5 * time.Second) }()
-		}
-		c.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.cli != nil {
+				c.cli.stop(5 * time.Second)
+				c.cli = nil
+			}
+			c.removePrivate()
+		}()
 	}
 	wg.Wait()
 	return nil

@@ -132,6 +132,18 @@ func (b *Backend) AsksPermissions() bool { return true }
 
 func (b *Backend) Version() string { return "echo 1" }
 
+// DescribeTool: a !tool call, whatever its tool's name, runs its input's
+// command.
+func (b *Backend) DescribeTool(name string, input json.RawMessage) host.ToolView {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(input, &in) != nil || strings.TrimSpace(in.Command) == "" {
+		return host.ToolView{Title: name, Kind: host.ToolOther}
+	}
+	return host.ToolView{Title: strings.TrimSpace(in.Command), Kind: host.ToolExecute}
+}
+
 // RunTurn echoes the prompt.
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	d, text, err := b.parse(t.Params.Prompt)

@@ -1,43 +1,47 @@
-package acp
+package codex
 
 import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/agentry/agentry/lib/host"
 )
 
-// codexDiffs are the changes of a codex file change item (the codex
-// backend's file_change input: {"changes": [{path, kind, diff}]}) as ACP
-// diffs. An added file is its content, newly; a deleted one its content,
-// gone; an update is one diff per hunk of its unified diff, each holding
-// the hunk's lines before and after the change, context included — the
-// changed region, not the whole file. A moved file's diffs are at its new
-// path.
-func codexDiffs(input json.RawMessage) []any {
-	var in struct {
-		Changes []struct {
-			Path string `json:"path"`
-			Kind struct {
-				Type     string `json:"type"`
-				MovePath string `json:"move_path"`
-			} `json:"kind"`
-			Diff string `json:"diff"`
-		} `json:"changes"`
-	}
+// fileChanges are a file change item's changes, as the file_change
+// input holds them: {"changes": [{path, kind, diff}]}.
+type fileChanges struct {
+	Changes []struct {
+		Path string `json:"path"`
+		Kind struct {
+			Type     string `json:"type"`
+			MovePath string `json:"move_path"`
+		} `json:"kind"`
+		Diff string `json:"diff"`
+	} `json:"changes"`
+}
+
+// changeDiffs are the edits of a file_change call. An added file is its
+// content, newly; a deleted one its content, gone; an update is one diff
+// per hunk of its unified diff, each holding the hunk's lines before and
+// after the change, context included — the changed region, not the whole
+// file. A moved file's diffs are at its new path.
+func changeDiffs(input json.RawMessage) []host.Diff {
+	var in fileChanges
 	if json.Unmarshal(input, &in) != nil {
 		return nil
 	}
-	var out []any
+	var out []host.Diff
 	for _, c := range in.Changes {
 		if c.Path == "" {
 			continue
 		}
 		switch c.Kind.Type {
 		case "add":
-			out = append(out, diffContent{Type: "diff", Path: c.Path, NewText: c.Diff})
+			out = append(out, host.Diff{Path: c.Path, New: c.Diff})
 		case "delete":
 			old := c.Diff
-			out = append(out, diffContent{Type: "diff", Path: c.Path, OldText: &old, NewText: ""})
+			out = append(out, host.Diff{Path: c.Path, Old: &old, New: ""})
 		case "update":
 			path := c.Path
 			if c.Kind.MovePath != "" {
@@ -45,7 +49,7 @@ func codexDiffs(input json.RawMessage) []any {
 			}
 			for _, h := range hunks(c.Diff) {
 				old := h.old
-				out = append(out, diffContent{Type: "diff", Path: path, OldText: &old, NewText: h.new})
+				out = append(out, host.Diff{Path: path, Old: &old, New: h.new})
 			}
 		}
 	}
