@@ -2,11 +2,12 @@ package acp
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentry/agentry/lib/atomicfile"
 )
 
 // record is what the face keeps of a session between connections, so that
@@ -45,18 +46,7 @@ func (st store) save(r record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(st.dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(append(b, '\n'))
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), st.path(r.SessionID))
+	return atomicfile.Write(st.path(r.SessionID), append(b, '\n'), 0o600)
 }
 
 // load reads a session's record; fs.ErrNotExist when there is none.
