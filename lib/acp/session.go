@@ -58,7 +58,7 @@ func (m mode) id() string {
 }
 
 var levelWords = map[int][2]string{
-	1: {"Level 1: no tools", "No code tool at all (codex: its read-only sandbox); the agent answers from the prompt and its own knowledge."},
+	1: {"Level 1: no tools", "No code tool at all (codex: no shell, its read-only sandbox); the agent answers from the prompt and its own knowledge."},
 	2: {"Level 2: edit and run", "Read, search, edit and write files and run commands in the session's directory (codex: its workspace-write sandbox, network on)."},
 	3: {"Level 3", "Today the same grant as level 2."},
 }

@@ -5,7 +5,9 @@
 //
 // The command runs in the turn's workspace (or the host's directory), as
 // the leader of a process group of its own, with AGENTRY_RUN_ID,
-// AGENTRY_CHAT_ID and AGENTRY_MODEL in its environment. Its stderr goes to
+// AGENTRY_CHAT_ID and AGENTRY_MODEL in its environment, and the turn's
+// level as AGENTRY_LEVEL and RUNAGENT_LEVEL: the backend enforces no level
+// itself, the command must (runagent takes RUNAGENT_LEVEL as its -l). Its stderr goes to
 // the host's stderr, and its tail into the error of a failed turn. An
 // interrupt sends SIGINT to the group; when the host gives up waiting, the
 // group gets SIGKILL. When the command exits, whatever it left running in
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +67,12 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = t.Params.Workspace
 	cmd.Env = append(append([]string{}, b.Env.Environ...), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
+	if t.Params.Level > 0 {
+		// This backend enforces no level: it hands the turn's to the
+		// command, which runagent takes as its own (RUNAGENT_LEVEL).
+		level := strconv.Itoa(t.Params.Level)
+		cmd.Env = append(cmd.Env, "AGENTRY_LEVEL="+level, "RUNAGENT_LEVEL="+level)
+	}
 	// (A process that escaped the group may hold stdin unread, or stderr
 	// open: StartPiped waits on those copies for a second after the exit.)
 	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(t.Params.Prompt), Stderr: b.Env.StderrOr(), Tail: 2048})
