@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,6 +69,10 @@ type Writer struct {
 	rows  int64 // complete lines in the current file
 	mid   bool  // the last byte written was not a newline
 	err   error // logging stopped, and why
+	// rowLen is how much of the current row is in the file; dropped how
+	// much more of it there was. A row is kept up to max bytes: one
+	// longer line cannot hold more disk than the log's cap.
+	rowLen, dropped int64
 
 	now       func() time.Time
 	times     *os.File // the generation's receipt times; nil if it cannot be written
@@ -99,7 +104,7 @@ func Open(dir string, max int64, keep int) (*Writer, error) {
 		return nil, err
 	}
 	w.first, w.rows, w.size = last.first, rows, size
-	if w.f, err = os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+	if w.f, err = os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600); err != nil {
 		return nil, err
 	}
 	w.openTimes()
@@ -134,7 +139,7 @@ func countLines(path string) (rows int64, mid bool, size int64, err error) {
 }
 
 func (w *Writer) open(first int64) error {
-	f, err := os.OpenFile(filepath.Join(w.dir, genName(first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(w.dir, genName(first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -160,47 +165,113 @@ func (w *Writer) Err() error { return w.err }
 // NextRow is the row the next complete line will have.
 func (w *Writer) NextRow() int64 { return w.first + w.rows }
 
-// Write appends p, received now, rotating at line boundaries. Once a
-// write fails, logging stops and Err says why; Write still reports
-// success so the service's output keeps draining.
+// Write appends p, received now, rotating at line boundaries. A row
+// longer than the cap is kept up to the cap, and ends with a note of how
+// many bytes of it were not kept. Once a write fails, logging stops and
+// Err says why; Write still reports success so the service's output keeps
+// draining.
 func (w *Writer) Write(p []byte) (int, error) {
 	n := len(p)
 	now := w.now()
 	for len(p) > 0 && w.err == nil {
-		chunk := p
 		if w.size >= w.max && !w.mid {
 			if err := w.rotate(); err != nil {
 				w.err = err
 				break
 			}
 		}
-		// Write up to and including the first newline past the cap, so a
-		// rotation always falls between lines.
-		if room := w.max - w.size; room < int64(len(chunk)) {
-			at := int64(0)
-			if room > 0 {
-				at = room
-			}
-			if i := bytes.IndexByte(chunk[at:], '\n'); i >= 0 {
-				chunk = chunk[:at+int64(i)+1]
-			}
+		chunk := w.nextChunk(p)
+		if len(chunk) == 0 {
+			p = w.dropRow(p, now)
+			continue
 		}
-		if bytes.IndexByte(chunk, '\n') >= 0 {
-			w.stamp(w.first+w.rows, now)
-		}
-		m, err := w.f.Write(chunk)
-		w.size += int64(m)
-		w.rows += int64(bytes.Count(chunk[:m], []byte{'\n'}))
-		if m > 0 {
-			w.mid = chunk[m-1] != '\n'
-		}
-		if err != nil {
-			w.err = err
-			break
-		}
+		w.write(chunk, now)
 		p = p[len(chunk):]
 	}
 	return n, nil
+}
+
+// nextChunk is what of p is written next: up to and including the first
+// newline past the generation's cap (so a rotation always falls between
+// lines), and never more of a row than the cap; empty when the current row
+// is already at the cap.
+func (w *Writer) nextChunk(p []byte) []byte {
+	if w.mid && w.rowLen >= w.max {
+		if w.dropped == 0 && p[0] == '\n' {
+			return p[:1] // the row was exactly the cap
+		}
+		return nil
+	}
+	chunk := p
+	if room := w.max - w.size; room < int64(len(chunk)) {
+		at := max(room, 0)
+		if i := bytes.IndexByte(chunk[at:], '\n'); i >= 0 {
+			chunk = chunk[:at+int64(i)+1]
+		}
+	}
+	if w.rowLen+int64(len(chunk)) <= w.max {
+		return chunk // no row in it can be over the cap
+	}
+	// Row by row, up to the first that would go over the cap.
+	rowLen := w.rowLen
+	for i := 0; i < len(chunk); {
+		j := bytes.IndexByte(chunk[i:], '\n')
+		end := len(chunk)
+		if j >= 0 {
+			end = i + j
+		}
+		if rowLen+int64(end-i) > w.max {
+			return chunk[:i+int(max(w.max-rowLen, 0))]
+		}
+		if j < 0 {
+			break
+		}
+		i, rowLen = end+1, 0
+	}
+	return chunk
+}
+
+// dropRow discards what of the current row p holds past the cap; at the
+// row's newline it writes the note of what was dropped, and the newline.
+func (w *Writer) dropRow(p []byte, now time.Time) []byte {
+	i := bytes.IndexByte(p, '\n')
+	if i < 0 {
+		w.dropped += int64(len(p))
+		return nil
+	}
+	w.dropped += int64(i)
+	w.endDropped(now)
+	return p[i+1:]
+}
+
+// endDropped ends a row cut at the cap: the note, then the newline.
+func (w *Writer) endDropped(now time.Time) {
+	note := fmt.Appendf(nil, " … [%d more bytes of this line not kept: a line is kept up to the log's size cap]\n", w.dropped)
+	w.dropped = 0
+	w.rowLen = 0 // the note is not held against the cap
+	w.write(note, now)
+	w.rowLen = 0
+}
+
+// write writes chunk to the current generation and counts it.
+func (w *Writer) write(chunk []byte, now time.Time) {
+	if bytes.IndexByte(chunk, '\n') >= 0 {
+		w.stamp(w.first+w.rows, now)
+	}
+	m, err := w.f.Write(chunk)
+	w.size += int64(m)
+	w.rows += int64(bytes.Count(chunk[:m], []byte{'\n'}))
+	if m > 0 {
+		w.mid = chunk[m-1] != '\n'
+		if i := bytes.LastIndexByte(chunk[:m], '\n'); i >= 0 {
+			w.rowLen = int64(m - i - 1)
+		} else {
+			w.rowLen += int64(m)
+		}
+	}
+	if err != nil {
+		w.err = err
+	}
 }
 
 func (w *Writer) rotate() error {
@@ -224,7 +295,9 @@ func (w *Writer) rotate() error {
 
 // Close ends a last line that has no newline, and closes the file.
 func (w *Writer) Close() error {
-	if w.mid && w.err == nil {
+	if w.dropped > 0 && w.err == nil {
+		w.endDropped(w.now())
+	} else if w.mid && w.err == nil {
 		w.Write([]byte{'\n'})
 	}
 	if w.times != nil {
@@ -246,17 +319,26 @@ func LastRow(dir string) (int64, error) {
 
 // Row is one complete line of the log: its number, when the monitor
 // received it (zero if the log did not keep it), and its text without the
-// newline.
+// newline. Size is the text's whole length: more than len(Line) when the
+// reader was asked for at most so many bytes of a row.
 type Row struct {
 	N    int64
 	At   time.Time
 	Line []byte
+	Size int64
 }
 
 // ReadRows calls fn for every complete line after row since, in order, and
 // returns the last row it saw (since, when none). The row's Line is valid
 // only during the call.
 func ReadRows(dir string, since int64, fn func(Row) error) (int64, error) {
+	return ReadRowsUpTo(dir, since, 0, fn)
+}
+
+// ReadRowsUpTo is ReadRows holding at most most bytes of a row (0: the
+// whole row): a longer row's Line is its first most bytes, its Size the
+// whole, and the rest is read past, never held.
+func ReadRowsUpTo(dir string, since int64, most int, fn func(Row) error) (int64, error) {
 	gens, err := generations(dir)
 	if err != nil {
 		return since, err
@@ -278,21 +360,12 @@ func ReadRows(dir string, since int64, fn func(Row) error) (int64, error) {
 		r := bufio.NewReaderSize(f, 64<<10)
 		row := g.first
 		for {
-			line, err := r.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				// A long line: gather it whole.
-				full := append([]byte(nil), line...)
-				for err == bufio.ErrBufferFull {
-					line, err = r.ReadSlice('\n')
-					full = append(full, line...)
-				}
-				line = full
-			}
+			line, size, err := readRow(r, most)
 			if err != nil {
 				break // EOF, or an unfinished last line: not a row yet
 			}
 			if row > since {
-				if ferr := fn(Row{N: row, At: c.at(g.first, row), Line: line[:len(line)-1]}); ferr != nil {
+				if ferr := fn(Row{N: row, At: c.at(g.first, row), Line: line, Size: size}); ferr != nil {
 					f.Close()
 					return last, ferr
 				}
@@ -303,4 +376,40 @@ func ReadRows(dir string, since int64, fn func(Row) error) (int64, error) {
 		f.Close()
 	}
 	return last, nil
+}
+
+// readRow reads one line, and returns it without its newline (at most its
+// first most bytes, when most > 0) and its whole length.
+func readRow(r *bufio.Reader, most int) ([]byte, int64, error) {
+	line, err := r.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		if err != nil {
+			return nil, 0, err
+		}
+		body := line[:len(line)-1]
+		size := int64(len(body))
+		if most > 0 && len(body) > most {
+			body = body[:most]
+		}
+		return body, size, nil
+	}
+	// A long line: gathered whole, or up to most and read past after.
+	full := append([]byte(nil), line...)
+	size := int64(len(line))
+	for err == bufio.ErrBufferFull {
+		line, err = r.ReadSlice('\n')
+		size += int64(len(line))
+		if most <= 0 || len(full) < most {
+			full = append(full, line...)
+		}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	size-- // the newline
+	full = full[:min(int64(len(full)), size)]
+	if most > 0 && len(full) > most {
+		full = full[:most]
+	}
+	return full, size, nil
 }

@@ -107,3 +107,69 @@ func TestLogKeepsGenerations(t *testing.T) {
 		t.Errorf("log links to %s", target)
 	}
 }
+
+// A line longer than the log's cap keeps the cap's worth of it and a note
+// of the rest, however it arrives: the disk holds at most about twice the
+// cap a generation, and the rows around it are whole.
+func TestLongLineKeptUpToTheCap(t *testing.T) {
+	d := t.TempDir()
+	const max = 1000
+	w, err := Open(d, max, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("before\n"))
+	long := bytes.Repeat([]byte("x"), 50*max)
+	for b := long; len(b) > 0; b = b[min(len(b), 333):] {
+		w.Write(b[:min(len(b), 333)])
+	}
+	w.Write([]byte("\nafter\nhuge in one write: " + string(long) + "\nlast\n"))
+	w.Write(long) // a cut line that Close ends
+	w.Close()
+	var rows []string
+	ReadRows(d, 0, func(r Row) error { rows = append(rows, string(r.Line)); return nil })
+	note := " … [%d more bytes of this line not kept: a line is kept up to the log's size cap]"
+	want := []string{"before", string(long[:max]) + fmt.Sprintf(note, 49*max), "after",
+		("huge in one write: " + string(long))[:max] + fmt.Sprintf(note, 19+50*max-max), "last", string(long[:max]) + fmt.Sprintf(note, 49*max)}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i := range want {
+		if rows[i] != want[i] {
+			t.Errorf("row %d: %.60q… (%d bytes), want %.60q… (%d)", i+1, rows[i], len(rows[i]), want[i], len(want[i]))
+		}
+	}
+	gens, _ := generations(d)
+	for _, g := range gens {
+		if fi, _ := os.Stat(g.path); fi.Size() > 2*max+200 {
+			t.Errorf("%s holds %d bytes", g.path, fi.Size())
+		}
+	}
+}
+
+// A reader asked for at most N bytes of a row holds no more, and is told
+// the row's whole size.
+func TestReadRowsUpTo(t *testing.T) {
+	d := t.TempDir()
+	w, _ := Open(d, 1<<30, 2)
+	long := bytes.Repeat([]byte("y"), 300<<10)
+	w.Write([]byte("a\n"))
+	w.Write(append(long, '\n'))
+	w.Write([]byte("b\n"))
+	w.Close()
+	type got struct {
+		line string
+		size int64
+	}
+	var rows []got
+	ReadRowsUpTo(d, 0, 100, func(r Row) error { rows = append(rows, got{string(r.Line), r.Size}); return nil })
+	want := []got{{"a", 1}, {string(long[:100]), int64(len(long))}, {"b", 1}}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("%.200v", rows)
+	}
+	rows = nil
+	ReadRows(d, 0, func(r Row) error { rows = append(rows, got{string(r.Line), r.Size}); return nil })
+	if len(rows) != 3 || rows[1].line != string(long) || rows[1].size != int64(len(long)) {
+		t.Errorf("whole rows: %d", len(rows))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -55,7 +56,7 @@ func (w *Writer) openTimes() {
 	if w.times != nil {
 		w.times.Close()
 	}
-	w.times, _ = os.OpenFile(filepath.Join(w.dir, timesName(w.first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	w.times, _ = os.OpenFile(filepath.Join(w.dir, timesName(w.first)), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	w.stamped = false
 }
 

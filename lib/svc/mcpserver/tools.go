@@ -237,8 +237,10 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 		return nil, OutputOut{}, err
 	}
 	out := OutputOut{Rows: []Row{}, NextCursor: in.Cursor, Status: string(l.Status), Ended: !l.Status.Live()}
-	_, err = svc.ReadRows(d, in.Cursor, func(r svc.Row) error {
-		line := clip(r.Line)
+	// A row is read no further than a tool shows it: a 300 MB line costs
+	// the answer its first bytes, not 300 MB.
+	_, err = svc.ReadRowsUpTo(d, in.Cursor, maxLine+utf8.UTFMax, func(r svc.Row) error {
+		line := clip(r.Line, r.Size)
 		if len(out.Rows) == rows || len(out.Rows) > 0 && budget-len(line) < 0 {
 			out.More = true
 			return errPageFull
@@ -257,17 +259,17 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	return nil, out, nil
 }
 
-// clip is a row as a tool shows it: valid UTF-8, at most maxLine bytes.
-func clip(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if len(s) <= maxLine {
-		return s
+// clip is a row as a tool shows it: valid UTF-8, at most maxLine bytes
+// of its size (of which b is the first bytes, or all).
+func clip(b []byte, size int64) string {
+	if size <= maxLine {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
 	}
-	cut := maxLine
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	cut := min(maxLine, len(b))
+	for cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]) {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf(" … [%d more bytes]", len(s)-cut)
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
 }
 
 func bound(n, def, most int) int {
