@@ -24,11 +24,20 @@ type stopRequest struct {
 
 // serveControl answers requests on the monitor's socket: one svc.Request
 // line in, one svc.Reply line out.
+// Only a process of the monitor's own effective uid is answered: an
+// abstract socket has no file mode, so anyone on the machine can connect
+// to it, and the kernel's record of who connected (SO_PEERCRED) is the
+// only permission there is. Anyone else is closed on unread and unanswered.
 func (m *monitor) serveControl(ln *sock.Listener) {
+	uid := os.Geteuid()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
+		}
+		if p, err := sock.PeerOf(c); err != nil || p.UID != uid {
+			c.Close()
+			continue
 		}
 		go m.answerConn(c)
 	}
