@@ -56,9 +56,9 @@ func notRunning(name string, status Status) *StopReport {
 
 // ask sends one request to the monitor and reads its reply.
 func ask(d Dir, req Request) (*StopReport, error) {
-	c, err := sock.DialUnix(d.Socket(), 5*time.Second)
+	c, err := dialMonitor(d)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+		return nil, err
 	}
 	defer c.Close()
 	b, _ := json.Marshal(req)
@@ -76,6 +76,20 @@ func ask(d Dir, req Request) (*StopReport, error) {
 		return nil, fmt.Errorf("the monitor of %s answered with no report", d.Name)
 	}
 	return rep.StopReport, nil
+}
+
+// dialMonitor connects to d's monitor, on the socket state.json records
+// (a state from before there was one: the legacy name).
+func dialMonitor(d Dir) (*os.File, error) {
+	name := d.legacySocket()
+	if s, err := ReadState(d); err == nil && s.Socket != "" {
+		name = s.Socket
+	}
+	c, err := sock.DialUnix(name, 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+	}
+	return c, nil
 }
 
 // monitorProc returns the monitor process of a supervised service, from
