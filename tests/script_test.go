@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 		"numbers":       numbers,
 		"fakeagent":     fakeagent,
 		"fakeappserver": fakeappserver,
+		"monsock":       monsock,
 	})
 }
 
