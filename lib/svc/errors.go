@@ -3,7 +3,6 @@ package svc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -70,12 +69,13 @@ func (e *TakenError) Is(target error) bool { return target == ErrNameTaken }
 // it might say was read.
 type NotMonitorError struct {
 	Name       string
-	PID, UID   int // the listener's
-	MonitorPID int // the recorded monitor's, or 0
+	PID, UID   int  // the listener's
+	OtherUser  bool // UID is not this process's effective uid
+	MonitorPID int  // the recorded monitor's, or 0
 }
 
 func (e *NotMonitorError) Error() string {
-	if e.UID != os.Geteuid() {
+	if e.OtherUser {
 		return fmt.Sprintf("the monitor socket of %s is held by a process of another user (pid %d, uid %d), not its monitor; nothing was sent to it", e.Name, e.PID, e.UID)
 	}
 	return fmt.Sprintf("the monitor socket of %s is held by process %d, not its monitor (pid %d); nothing was sent to it", e.Name, e.PID, e.MonitorPID)

@@ -105,9 +105,9 @@ func dialMonitor(d Dir) (*os.File, error) {
 		c.Close()
 		return nil, fmt.Errorf("cannot tell who listens on the monitor socket of %s: %v", d.Name, err)
 	}
-	if p.UID != os.Geteuid() || monitorPID > 0 && p.PID != monitorPID {
+	if other := p.UID != os.Geteuid(); other || monitorPID > 0 && p.PID != monitorPID {
 		c.Close()
-		return nil, &NotMonitorError{Name: d.Name, PID: p.PID, UID: p.UID, MonitorPID: monitorPID}
+		return nil, &NotMonitorError{Name: d.Name, PID: p.PID, UID: p.UID, OtherUser: other, MonitorPID: monitorPID}
 	}
 	return c, nil
 }

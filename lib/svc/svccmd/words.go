@@ -3,7 +3,6 @@ package svccmd
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
@@ -64,7 +63,7 @@ func say(err error) error {
 		return fmt.Errorf("%v; svc rm --force %s forgets it", err, damaged.Name)
 	case errors.As(err, &live):
 		return fmt.Errorf("%s is running; svc stop it first, or svc rm --force", live.Name)
-	case errors.As(err, &notMonitor) && notMonitor.UID != os.Geteuid():
+	case errors.As(err, &notMonitor) && notMonitor.OtherUser:
 		return fmt.Errorf("cannot reach the monitor of %s: another user's process (pid %d, uid %d) holds its socket, and svc talks to no monitor but its own; nothing was sent (svc(1), SECURITY CONSIDERATIONS)",
 			notMonitor.Name, notMonitor.PID, notMonitor.UID)
 	case errors.As(err, &notMonitor):
