@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 		"fakeagent":     fakeagent,
 		"fakeappserver": fakeappserver,
 		"mcppost":       mcppost,
+		"monsock":       monsock,
 	})
 }
 

@@ -23,6 +23,7 @@ var (
 	ErrManyReady  = errors.New("more than one readiness")   // of ReadyURL, ReadyPort, ReadyRegex, ReadyCmd
 	ErrBadRestart = errors.New("not no, on-failure or always")
 	ErrBadSignal  = errors.New("not a signal that stops a process") // Spec.StopSignal
+	ErrNotMonitor = errors.New("not the service's monitor")         // *NotMonitorError
 )
 
 // NotFoundError is a service that does not exist.
@@ -59,6 +60,27 @@ func (e *TakenError) Error() string {
 	return fmt.Sprintf("%v: a service called %s is running", ErrNameTaken, e.Name)
 }
 func (e *TakenError) Is(target error) bool { return target == ErrNameTaken }
+
+// NotMonitorError is a process listening on the socket a service's monitor
+// answers on that is not its monitor, by the kernel's record of who
+// listens (SO_PEERCRED): a process of another user (UID is not this
+// process's effective uid), or not the monitor state.json records
+// (MonitorPID, when it records one). Nothing was sent to it, and nothing
+// it might say was read.
+type NotMonitorError struct {
+	Name       string
+	PID, UID   int  // the listener's
+	OtherUser  bool // UID is not this process's effective uid
+	MonitorPID int  // the recorded monitor's, or 0
+}
+
+func (e *NotMonitorError) Error() string {
+	if e.OtherUser {
+		return fmt.Sprintf("the monitor socket of %s is held by a process of another user (pid %d, uid %d), not its monitor; nothing was sent to it", e.Name, e.PID, e.UID)
+	}
+	return fmt.Sprintf("the monitor socket of %s is held by process %d, not its monitor (pid %d); nothing was sent to it", e.Name, e.PID, e.MonitorPID)
+}
+func (e *NotMonitorError) Is(target error) bool { return target == ErrNotMonitor }
 
 // LiveError is an operation that needs a service to be stopped first.
 type LiveError struct{ Name string }

@@ -85,9 +85,13 @@ const projectSep = "+"
 func (d Dir) StatePath() string { return filepath.Join(d.Path(), "state.json") }
 func (d Dir) LockPath() string  { return filepath.Join(d.Path(), "lock") }
 
-// Socket is the abstract unix socket the monitor listens on: abstract, so
-// that no path length limit applies however deep the state home is.
-func (d Dir) Socket() string { return "@agentry-svc-" + hashString(d.Path()) }
+// legacySocket is the socket the monitors of earlier versions listened
+// on, named from the service's directory — which another user can work
+// out, and bind first. A monitor now listens on a name with a random
+// part (NewSocketName), recorded in state.json; this one is dialled
+// only for a state that records none, and trusted only by its peer's
+// credentials (dialMonitor).
+func (d Dir) legacySocket() string { return socketPrefix + hashString(d.Path()) }
 
 func hashString(s string) string {
 	// FNV-1a, 64 bits: unique enough for socket names on one machine.

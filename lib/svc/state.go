@@ -62,6 +62,10 @@ type State struct {
 	PID        int    `json:"pid,omitempty"`
 	PIDStart   uint64 `json:"pidStart,omitempty"`
 	MonitorPID int    `json:"monitorPid,omitempty"`
+	// Socket is the abstract unix socket the monitor answers on, a name
+	// with a random part (NewSocketName); a state written before there
+	// was one has none, and its monitor answers on Dir.legacySocket.
+	Socket string `json:"socket,omitempty"`
 	// Followed is set when the command exited 0 and left a daemon, which
 	// is then the service: PID and PIDStart are the daemon's.
 	Followed *Followed `json:"followed,omitempty"`

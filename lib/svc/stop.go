@@ -2,6 +2,7 @@ package svc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -30,6 +31,9 @@ func Stop(d Dir, grace time.Duration) (*StopReport, error) {
 	}
 	mon, monOK := monitorProc(d)
 	rep, err := ask(d, Request{Op: OpStop, GraceMs: grace.Milliseconds()})
+	if errors.Is(err, ErrNotMonitor) {
+		return nil, err
+	}
 	if err != nil {
 		// The service may have ended by itself while the request waited
 		// (its monitor was busy stopping what it left, then exited): then
@@ -56,9 +60,9 @@ func notRunning(name string, status Status) *StopReport {
 
 // ask sends one request to the monitor and reads its reply.
 func ask(d Dir, req Request) (*StopReport, error) {
-	c, err := sock.DialUnix(d.Socket(), 5*time.Second)
+	c, err := dialMonitor(d)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+		return nil, err
 	}
 	defer c.Close()
 	b, _ := json.Marshal(req)
@@ -76,6 +80,36 @@ func ask(d Dir, req Request) (*StopReport, error) {
 		return nil, fmt.Errorf("the monitor of %s answered with no report", d.Name)
 	}
 	return rep.StopReport, nil
+}
+
+// dialMonitor connects to d's monitor, on the socket state.json records
+// (a state from before there was one: the legacy name), and makes sure,
+// before anything is sent or read, that what listens there is that
+// monitor: by the kernel's record of the listener (SO_PEERCRED), a
+// process of this user and, when the state records the monitor's pid,
+// that process. Anything else is a *NotMonitorError.
+func dialMonitor(d Dir) (*os.File, error) {
+	name, monitorPID := d.legacySocket(), 0
+	if s, err := ReadState(d); err == nil {
+		if s.Socket != "" {
+			name = s.Socket
+		}
+		monitorPID = s.MonitorPID
+	}
+	c, err := sock.DialUnix(name, 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the monitor of %s: %v", d.Name, err)
+	}
+	p, err := sock.PeerOf(c)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("cannot tell who listens on the monitor socket of %s: %v", d.Name, err)
+	}
+	if other := p.UID != os.Geteuid(); other || monitorPID > 0 && p.PID != monitorPID {
+		c.Close()
+		return nil, &NotMonitorError{Name: d.Name, PID: p.PID, UID: p.UID, OtherUser: other, MonitorPID: monitorPID}
+	}
+	return c, nil
 }
 
 // monitorProc returns the monitor process of a supervised service, from

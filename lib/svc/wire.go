@@ -29,8 +29,36 @@ import (
 //	fd 4  spec:    svc start writes the Spec as JSON, then closes it
 //	fd 5  until:   a pidfd of the Spec.UntilExit process (only with it)
 //
-// A running monitor answers on its abstract unix socket (Dir.Socket): one
-// Request line in, one Reply line out.
+// A running monitor answers on an abstract unix socket (State.Socket):
+// one Request line in, one Reply line out. Abstract, so that no path
+// length limit applies however deep the state home is; an abstract socket
+// has no file mode, so both ends check the other by the kernel's record of
+// its credentials (SO_PEERCRED): the monitor answers only its own
+// effective uid, and a client talks only to a listener of its own uid
+// whose pid is the monitor's recorded one (dialMonitor). The name has 128
+// random bits, drawn by the monitor at its start and written to
+// state.json (0600, in the 0700 service directory) before anything could
+// dial it: another user cannot know it in time to bind it first.
+
+// socketPrefix starts the name of every monitor's socket.
+const socketPrefix = "@agentry-svc-"
+
+// NewSocketName is a fresh name for a monitor's socket: the prefix, then
+// 128 random bits in hex.
+func NewSocketName() (string, error) {
+	var b [16]byte
+	for n := 0; n < len(b); {
+		m, err := unix.Getrandom(b[n:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", os.NewSyscallError("getrandom", err)
+		}
+		n += m
+	}
+	return fmt.Sprintf("%s%x", socketPrefix, b), nil
+}
 
 // MonitorProgram is the monitor's program: a binary of its own, so that
 // the process there is one of per service links only what it uses

@@ -154,8 +154,9 @@ func (s *Server) startOut(r *svc.StartResult) StartOut {
 // with names as they show them.
 func (s *Server) word(err error) error {
 	var (
-		taken *svc.TakenError
-		field *svc.FieldError
+		taken      *svc.TakenError
+		field      *svc.FieldError
+		notMonitor *svc.NotMonitorError
 	)
 	switch {
 	case errors.As(err, &taken) && taken.PID != 0:
@@ -172,6 +173,9 @@ func (s *Server) word(err error) error {
 		return fmt.Errorf("stop_signal %q is not a signal that stops a process (TERM, INT, QUIT, HUP, USR1, USR2, KILL, or a number)", field.Value)
 	case errors.As(err, &field) && field.Field == "untilExit":
 		return fmt.Errorf("the process these services are tied to (pid %s): %v", field.Value, field.Err)
+	case errors.As(err, &notMonitor):
+		return fmt.Errorf("cannot reach the monitor of %s: process %d of uid %d holds its socket and is not the monitor, so nothing was sent; the service may still be running",
+			s.short(notMonitor.Name), notMonitor.PID, notMonitor.UID)
 	}
 	return errors.New(s.unscoped(err.Error()))
 }
@@ -301,7 +305,7 @@ func (s *Server) stop(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*mc
 	}
 	rep, err := svc.Stop(d, 0)
 	if err != nil {
-		return nil, StopOut{}, err
+		return nil, StopOut{}, s.word(err)
 	}
 	rep.Name = s.short(rep.Name)
 	out := StopOut{Name: rep.Name, Stopped: !rep.NotRunning, Processes: len(rep.Signalled), SIGKILL: rep.SIGKILL, ElapsedMs: rep.ElapsedMs,

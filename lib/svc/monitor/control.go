@@ -3,6 +3,7 @@ package monitor
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,11 +25,40 @@ type stopRequest struct {
 
 // serveControl answers requests on the monitor's socket: one svc.Request
 // line in, one svc.Reply line out.
+// listenControl listens on a socket of a fresh random name
+// (svc.NewSocketName): a name no other user can know before it is
+// bound, so none can take it first. A name already taken (a chance of one
+// in 2^128) is drawn again.
+func listenControl() (string, *sock.Listener, error) {
+	for try := 0; ; try++ {
+		name, err := svc.NewSocketName()
+		if err != nil {
+			return "", nil, err
+		}
+		ln, err := sock.ListenUnix(name)
+		if err == nil {
+			return name, ln, nil
+		}
+		if !errors.Is(err, unix.EADDRINUSE) || try == 2 {
+			return "", nil, err
+		}
+	}
+}
+
+// Only a process of the monitor's own effective uid is answered: an
+// abstract socket has no file mode, so anyone on the machine can connect
+// to it, and the kernel's record of who connected (SO_PEERCRED) is the
+// only permission there is. Anyone else is closed on unread and unanswered.
 func (m *monitor) serveControl(ln *sock.Listener) {
+	uid := os.Geteuid()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
+		}
+		if p, err := sock.PeerOf(c); err != nil || p.UID != uid {
+			c.Close()
+			continue
 		}
 		go m.answerConn(c)
 	}

@@ -32,7 +32,6 @@ import (
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
 	"github.com/agentry/agentry/lib/svc/ready"
-	"github.com/agentry/agentry/lib/svc/sock"
 )
 
 // monitor supervises one service.
@@ -132,11 +131,14 @@ func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
 		return m.fail("opening the log: " + err.Error())
 	}
 	m.rec.log = m.log
-	ln, err := sock.ListenUnix(d.Socket())
+	name, ln, err := listenControl()
 	if err != nil {
 		return m.fail("listening for stop requests: " + err.Error())
 	}
 	defer ln.Close()
+	// The name is in state.json before svc start hears of the service:
+	// it is how every other command finds the socket.
+	m.rec.set(func(s *svc.State) { s.Socket = name })
 
 	preoccupied := m.preoccupied()
 	r, err := m.launch(1)

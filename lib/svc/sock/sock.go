@@ -105,6 +105,35 @@ func dial(family int, sa unix.Sockaddr, timeout time.Duration) (*os.File, error)
 	return f, nil
 }
 
+// Peer is the process at the other end of a unix socket, as the kernel
+// recorded it (SO_PEERCRED): the process that connected, or, seen from
+// the connecting side, the one that listened — its pid and effective uid
+// when it called connect or listen. Nothing the peer sends can change it.
+type Peer struct {
+	PID int
+	UID int
+	GID int
+}
+
+// PeerOf is the peer of the connected unix socket c.
+func PeerOf(c *os.File) (Peer, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var cred *unix.Ucred
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, gerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return Peer{}, err
+	}
+	if gerr != nil {
+		return Peer{}, os.NewSyscallError("getsockopt", gerr)
+	}
+	return Peer{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
+}
+
 // Listener is a listening unix socket.
 type Listener struct{ f *os.File }
 

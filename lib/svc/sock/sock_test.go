@@ -58,6 +58,53 @@ func TestUnix(t *testing.T) {
 	}
 }
 
+// Each end of a unix connection learns the other's pid and uid from the
+// kernel: here both are this process. A file that is no socket has none.
+func TestPeerOf(t *testing.T) {
+	name := "@agentry-sock-peer-test-" + strconv.Itoa(os.Getpid())
+	ln, err := ListenUnix(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type got struct {
+		p   Peer
+		err error
+	}
+	accepted := make(chan got, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- got{err: err}
+			return
+		}
+		defer c.Close()
+		p, err := PeerOf(c)
+		accepted <- got{p, err}
+	}()
+	c, err := DialUnix(name, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	me := Peer{PID: os.Getpid(), UID: os.Geteuid(), GID: os.Getegid()}
+	if p, err := PeerOf(c); err != nil || p != me {
+		t.Errorf("the listener, seen from the dialler: %+v %v, want %+v", p, err, me)
+	}
+	if g := <-accepted; g.err != nil || g.p != me {
+		t.Errorf("the dialler, seen from the listener: %+v %v, want %+v", g.p, g.err, me)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if p, err := PeerOf(r); err == nil {
+		t.Errorf("a pipe has a peer: %+v", p)
+	}
+}
+
 // TCP: a listener is reached and its port is not free; a closed port
 // refuses.
 func TestTCP(t *testing.T) {

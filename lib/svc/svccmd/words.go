@@ -54,14 +54,21 @@ func word(err error) error {
 // it, its exit status left as it is.
 func say(err error) error {
 	var (
-		damaged *svc.DamagedError
-		live    *svc.LiveError
+		damaged    *svc.DamagedError
+		live       *svc.LiveError
+		notMonitor *svc.NotMonitorError
 	)
 	switch {
 	case errors.As(err, &damaged):
 		return fmt.Errorf("%v; svc rm --force %s forgets it", err, damaged.Name)
 	case errors.As(err, &live):
 		return fmt.Errorf("%s is running; svc stop it first, or svc rm --force", live.Name)
+	case errors.As(err, &notMonitor) && notMonitor.OtherUser:
+		return fmt.Errorf("cannot reach the monitor of %s: another user's process (pid %d, uid %d) holds its socket, and svc talks to no monitor but its own; nothing was sent (svc(1), SECURITY CONSIDERATIONS)",
+			notMonitor.Name, notMonitor.PID, notMonitor.UID)
+	case errors.As(err, &notMonitor):
+		return fmt.Errorf("cannot reach the monitor of %s: process %d holds its socket, not the monitor (pid %d); nothing was sent",
+			notMonitor.Name, notMonitor.PID, notMonitor.MonitorPID)
 	}
 	return err
 }
