@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -116,5 +117,36 @@ func TestRunagentCleanEnvHidesItsOwnEnviron(t *testing.T) {
 	}
 	if strings.Contains(string(out), secret) {
 		t.Errorf("runagent's output has the secret:\n%s", out)
+	}
+}
+
+// Security (issue 43, item 6): a state home another user made — a
+// /tmp/svc a CI script names, made first by someone else — is refused by
+// every command, before a service of it is stopped, started or logged to.
+func TestSvcRefusesAHomeAnotherUserMade(t *testing.T) {
+	u := newOtherUser(t)
+	planted := filepath.Join(u.Home, "svc")
+	if out, err := u.Command("mkdir", "-m", "0755", planted).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	reachable(t, u.Home)
+	for _, args := range [][]string{{"ls"}, {"stop", "--all"}, {"start", "--name", "web", "--", "sleep", "4242"}, {"gc"}} {
+		cmd := exec.Command(filepath.Join(binDir, "svc"), args...)
+		cmd.Env = append(os.Environ(), "SVC_HOME="+planted)
+		out, err := cmd.CombinedOutput()
+		want := "svc: error: the state directory " + planted + " is owned by uid 61917, not by you (uid 0): another user could have made it or can change it\n"
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.HasPrefix(string(out), want) {
+			t.Errorf("svc %v: %v\n%s", args, err, out)
+		}
+	}
+	if entries, _ := os.ReadDir(planted); len(entries) != 0 {
+		t.Errorf("svc wrote into the other user's directory: %v", entries)
+	}
+	// A home of one's own under the same sticky /tmp is used as ever.
+	mine := filepath.Join(t.TempDir(), "svc")
+	cmd := exec.Command(filepath.Join(binDir, "svc"), "ls")
+	cmd.Env = append(os.Environ(), "SVC_HOME="+mine)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("svc ls in a home of one's own: %v %s", err, out)
 	}
 }

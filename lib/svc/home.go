@@ -6,14 +6,88 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/agentry/agentry/lib/cmdline"
 )
 
 // Home is the state directory: $SVC_HOME, else $XDG_STATE_HOME/svc, else
-// ~/.local/state/svc.
+// ~/.local/state/svc; a *HomeError when another user could have made it
+// or can change it (CheckHome).
 func Home(getenv func(string) string) (string, error) {
+	h, err := homePath(getenv)
+	if err != nil {
+		return "", err
+	}
+	return h, CheckHome(h)
+}
+
+// ErrHomeNotYours is a state home, or a directory above it, that another
+// user owns or may write to: whoever that is could have planted its
+// services, and could change what svc stops, runs and appends to.
+var ErrHomeNotYours = errors.New("another user could have made it or can change it")
+
+// CheckHome refuses a state home as ssh refuses such a ~/.ssh: the home
+// (when it exists) must be this user's and writable by no one else, and
+// every directory above it this user's or root's, writable by others
+// only when sticky (as /tmp is). (A group-writable directory above it is
+// let pass: where users have a group of their own, a umask of 002 makes
+// every directory so.) A home that does not exist yet is checked
+// from the nearest directory above it that does; symbolic links are
+// followed, and the directories they lead to are what is checked.
+func CheckHome(home string) error {
+	real, rest := home, ""
+	for {
+		r, err := filepath.EvalSymlinks(real)
+		if err == nil {
+			real = r
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(real) == real {
+			return nil // nothing there to check; making it will say why
+		}
+		rest, real = filepath.Join(filepath.Base(real), rest), filepath.Dir(real)
+	}
+	uid := os.Geteuid()
+	for d, isHome := real, rest == ""; ; d, isHome = filepath.Dir(d), false {
+		if why := checkHomeDir(d, isHome, uid); why != "" {
+			where := "the state directory " + home + " is"
+			if !isHome {
+				where = "the state directory " + home + " is under " + d + ", which is"
+			}
+			return &HomeError{home, fmt.Errorf("%s %s: %w", where, why, ErrHomeNotYours)}
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// checkHomeDir checks one directory of a home's path: the home itself
+// must be uid's and writable by no one else; a directory above it uid's or
+// root's, and writable by others only when sticky.
+func checkHomeDir(d string, isHome bool, uid int) (why string) {
+	fi, err := os.Stat(d)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	owner := int(st.Uid)
+	switch {
+	case owner != uid && (isHome || owner != 0):
+		return fmt.Sprintf("owned by uid %d, not by you (uid %d)", owner, uid)
+	case isHome && fi.Mode().Perm()&0o022 != 0, !isHome && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0:
+		return fmt.Sprintf("writable by others (mode %04o)", fi.Mode().Perm())
+	}
+	return ""
+}
+
+// homePath is where the state home is, unchecked.
+func homePath(getenv func(string) string) (string, error) {
 	if h := getenv("SVC_HOME"); h != "" {
 		return filepath.Abs(h)
 	}
@@ -103,10 +177,14 @@ func hashString(s string) string {
 	return fmt.Sprintf("%016x", h)
 }
 
-// ensureHome makes the state home (mode 0700) and checks it is writable.
+// ensureHome makes the state home (mode 0700) and checks it is writable,
+// and, made, that it is safe (CheckHome).
 func ensureHome(home string) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return &HomeError{home, fmt.Errorf("cannot make the state directory: %w", err)}
+	}
+	if err := CheckHome(home); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(home, ".probe-")
 	if err != nil {

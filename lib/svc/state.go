@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/proc"
 )
 
@@ -93,8 +94,8 @@ type State struct {
 	Launches []Launch `json:"runs,omitempty"`
 }
 
-// WriteState writes s as one line of JSON, atomically: a temporary file in the same directory,
-// fsync, rename over state.json, fsync of the directory. A reader sees the
+// WriteState writes s as one line of JSON, atomically (atomicfile: a
+// temporary file beside it, fsync, rename, fsync of the directory). A reader sees the
 // old state or the new one, never a torn one.
 func WriteState(d Dir, s *State) error {
 	// One line of compact JSON, so that ndjson reads it as it is.
@@ -103,41 +104,7 @@ func WriteState(d Dir, s *State) error {
 		return err
 	}
 	b = append(b, '\n')
-	f, err := os.CreateTemp(d.Path(), ".state-*.json")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, d.StatePath()); err != nil {
-		return err
-	}
-	ok = true
-	if dir, err := os.Open(d.Path()); err == nil {
-		dir.Sync()
-		dir.Close()
-	}
-	return nil
+	return atomicfile.Write(d.StatePath(), b, 0o600)
 }
 
 // ReadState reads state.json. A missing file is os.ErrNotExist; a file

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentry/agentry/lib/atomicfile"
 )
 
 // A worktree is the git checkout a service's directory belongs to: the
@@ -322,29 +324,7 @@ func editWorktrees(home string, edit func([]Worktree) ([]Worktree, error)) error
 	if err != nil || string(b) == string(before) {
 		return err
 	}
-	return writeAtomic(worktreeFile(home), append(b, '\n'))
-}
-
-// writeAtomic writes a file whole or not at all: a temporary file beside
-// it, fsync, rename.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(worktreeFile(home), append(b, '\n'), 0o600)
 }
 
 // WorktreeTag is what a service records of its worktree.

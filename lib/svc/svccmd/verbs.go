@@ -37,6 +37,10 @@ type Verbs struct {
 // NewVerbs finds the state home from the environment.
 func NewVerbs(getenv func(string) string, out io.Writer, asJSON bool, voice cli.Voice) (*Verbs, error) {
 	h, err := svc.Home(getenv)
+	if errors.Is(err, svc.ErrHomeNotYours) {
+		return nil, cli.WithHint(cli.Usagef("%v", err),
+			"svc uses only a directory of yours that no one else can write to: set SVC_HOME to one (the default is ~/.local/state/svc)")
+	}
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
