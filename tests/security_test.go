@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 // mcppost URL posts an MCP initialize request to URL and prints the
@@ -148,5 +151,71 @@ func TestSvcRefusesAHomeAnotherUserMade(t *testing.T) {
 	cmd.Env = append(os.Environ(), "SVC_HOME="+mine)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("svc ls in a home of one's own: %v %s", err, out)
+	}
+}
+
+// Security (issue 43, item 8): svc mcp --http holds at most 128
+// connections; one past that is closed at once, and once they go the
+// server answers again.
+func TestSvcMCPHTTPConnectionCap(t *testing.T) {
+	home := t.TempDir()
+	svcCmd := svcIn(home)
+	t.Cleanup(func() { svcCmd("stop", "--all").Run() })
+	out, err := svcCmd("start", "--name", "tools", "--", filepath.Join(binDir, "svc"), "mcp", "--http", "127.0.0.1:0").Output()
+	if err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	m := regexp.MustCompile(`^tools is ready at http://(127\.0\.0\.1:\d+)/`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("svc start of svc mcp: %s", out)
+	}
+	addr := string(m[1])
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 128 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// The server has taken each of them once a request on the last one
+	// is answered.
+	fmt.Fprintf(held[127], "GET /mcp HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	held[127].SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := held[127].Read(make([]byte, 64)); n == 0 {
+		t.Fatalf("the 128th connection was not served: %v", err)
+	}
+	extra, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := extra.Read(make([]byte, 64)); n != 0 || err != io.EOF {
+		t.Errorf("the 129th connection: %d bytes, %v; want it closed", n, err)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	// The server gives a place back when it sees its connection close:
+	// asked again until then.
+	if !await.Until(10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, _ := c.Read(make([]byte, 64))
+		return n > 0
+	}) {
+		t.Error("the server did not answer once the connections went")
 	}
 }
