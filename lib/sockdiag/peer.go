@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,21 +24,41 @@ var ErrNoSocket = errors.New("no such socket on this machine")
 // remote and local addresses to learn which user connected, as
 // SO_PEERCRED tells of a unix socket. It asks sock_diag for that one
 // socket, and reads /proc/net/tcp where sock_diag cannot be had.
+//
+// A connection the far end has not accepted yet may still be a request
+// socket there (the handshake's last ACK not yet taken), which sock_diag
+// gives no owner: it is asked again for up to 10 ms, then the listener's
+// owner, which /proc/net/tcp gives for it, is the answer.
 func PeerUID(peer, local netip.AddrPort) (int, error) {
-	uid, err := diagPeerUID(peer, local)
-	if err == nil || errors.Is(err, ErrNoSocket) {
-		return uid, err
+	for i := 0; ; i++ {
+		uid, state, err := diagPeerUID(peer, local)
+		if err != nil && !errors.Is(err, ErrNoSocket) {
+			return procNetPeerUID(peer, local)
+		}
+		if err != nil || (state != tcpSynRecv && state != tcpNewSynRecv) {
+			return uid, err
+		}
+		if i == 50 {
+			return procNetPeerUID(peer, local)
+		}
+		time.Sleep(200 * time.Microsecond)
 	}
-	return procNetPeerUID(peer, local)
 }
 
+// TCP states as sock_diag gives them: a socket of a handshake not yet
+// done, and a request socket, whose uid sock_diag gives as 0.
+const (
+	tcpSynRecv    = 3
+	tcpNewSynRecv = 12
+)
+
 // diagPeerUID asks sock_diag for the one socket at peer connected to
-// local: a request without NLM_F_DUMP, its sockid naming the socket from
-// its own side.
-func diagPeerUID(peer, local netip.AddrPort) (int, error) {
+// local (a request without NLM_F_DUMP, its sockid naming the socket from
+// its own side): its uid and TCP state.
+func diagPeerUID(peer, local netip.AddrPort) (uid int, state uint8, err error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	defer unix.Close(fd)
 	p, l := peer.Addr().Unmap(), local.Addr().Unmap()
@@ -55,12 +76,12 @@ func diagPeerUID(peer, local netip.AddrPort) (int, error) {
 	binary.LittleEndian.PutUint32(id[40:], ^uint32(0)) // INET_DIAG_NOCOOKIE
 	binary.LittleEndian.PutUint32(id[44:], ^uint32(0))
 	if _, err := unix.Write(fd, req[:]); err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	buf := make([]byte, 8<<10)
 	n, err := unix.Read(fd, buf)
 	if err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	return parsePeerReply(buf[:n])
 }
@@ -78,31 +99,31 @@ func putDiagAddr(b []byte, a netip.Addr) {
 }
 
 // parsePeerReply reads sock_diag's answer to a one-socket request: the
-// socket's inet_diag_msg, whose uid is at byte 64, or an error message
-// (ENOENT: no such socket).
-func parsePeerReply(b []byte) (int, error) {
+// socket's inet_diag_msg, whose state is byte 1 and uid at byte 64, or an
+// error message (ENOENT: no such socket).
+func parsePeerReply(b []byte) (int, uint8, error) {
 	if len(b) < unix.NLMSG_HDRLEN {
-		return -1, unix.EINVAL
+		return -1, 0, unix.EINVAL
 	}
 	size := int(binary.LittleEndian.Uint32(b[0:4]))
 	if size < unix.NLMSG_HDRLEN || size > len(b) {
-		return -1, unix.EINVAL
+		return -1, 0, unix.EINVAL
 	}
 	m := b[unix.NLMSG_HDRLEN:size]
 	if binary.LittleEndian.Uint16(b[4:6]) == unix.NLMSG_ERROR {
 		if len(m) >= 4 {
 			if errno := unix.Errno(-int32(binary.LittleEndian.Uint32(m[0:4]))); errno == unix.ENOENT {
-				return -1, ErrNoSocket
+				return -1, 0, ErrNoSocket
 			} else if errno != 0 {
-				return -1, errno
+				return -1, 0, errno
 			}
 		}
-		return -1, unix.EINVAL
+		return -1, 0, unix.EINVAL
 	}
 	if len(m) < 72 {
-		return -1, unix.EINVAL
+		return -1, 0, unix.EINVAL
 	}
-	return int(binary.LittleEndian.Uint32(m[64:68])), nil
+	return int(binary.LittleEndian.Uint32(m[64:68])), m[1], nil
 }
 
 // procNetPeerUID finds the socket in /proc/net/tcp and tcp6 by its two

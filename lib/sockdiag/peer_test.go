@@ -30,8 +30,9 @@ func TestPeerUID(t *testing.T) {
 		defer s.Close()
 		peer := s.RemoteAddr().(*net.TCPAddr).AddrPort()
 		local := s.LocalAddr().(*net.TCPAddr).AddrPort()
+		diag := func(p, l netip.AddrPort) (int, error) { uid, _, err := diagPeerUID(p, l); return uid, err }
 		for name, fn := range map[string]func(netip.AddrPort, netip.AddrPort) (int, error){
-			"sock_diag": diagPeerUID, "/proc/net": procNetPeerUID, "PeerUID": PeerUID,
+			"sock_diag": diag, "/proc/net": procNetPeerUID, "PeerUID": PeerUID,
 		} {
 			uid, err := fn(peer, local)
 			if err != nil || uid != os.Getuid() {
