@@ -109,12 +109,12 @@ const maxNameTries = 64
 func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	spec := o.Spec.WithDefaults()
 	if spec.Worktree == nil && spec.Cwd != "" {
-		wt, err := WorktreeOf(o.Home, spec.Cwd)
+		wt, err := Registry(o.Home).WorktreeOf(spec.Cwd)
 		if err != nil {
 			return nil, err
 		}
 		if wt != nil {
-			spec.Worktree = wt.Tag()
+			spec.Worktree = worktreeTag(wt)
 		}
 	}
 	if spec.Worktree != nil {
