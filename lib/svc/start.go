@@ -216,12 +216,17 @@ func claim(home, scope, name string, spec Spec, from int) (d Dir, n int, err err
 }
 
 // taken is a *TakenError when a live service has d's name: its monitor
-// holds the lock, or its monitor is gone but its process still runs.
+// holds the lock, or its monitor is gone but its process still runs. The
+// listing says both; a state that cannot be read is taken only while a
+// monitor holds the lock.
 func taken(d Dir) error {
-	if Supervised(d) {
+	l, err := Look(d)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil && Supervised(d), err == nil && l.Supervised:
 		return &TakenError{Name: d.Name}
-	}
-	if l, err := Look(d); err == nil && l.Status.Live() {
+	case err == nil && l.Status.Live():
 		return &TakenError{Name: d.Name, PID: l.PID}
 	}
 	return nil
