@@ -115,3 +115,22 @@ func TestSlugs(t *testing.T) {
 		t.Errorf("slugs %q %q", wa.Slug, wb.Slug)
 	}
 }
+
+// A home's .worktrees.json as svc has written it is read, and written
+// back, as it was.
+func TestWorktreesFileAsHomesHaveIt(t *testing.T) {
+	h := Home{Dir: t.TempDir()}
+	old := `[{"top":"/src/shop","repo":"/src/shop/.git","main":true,"slug":"shop","slot":0},` +
+		`{"top":"/src/feat","repo":"/src/shop/.git","slug":"feat","slot":1,"portBase":12340,"portBlock":10}]` + "\n"
+	must(t, os.WriteFile(filepath.Join(h.Dir, ".worktrees.json"), []byte(old), 0o600))
+	ws, err := h.Worktrees()
+	must(t, err)
+	if len(ws) != 2 || ws[1] != (Worktree{Top: "/src/feat", Repo: "/src/shop/.git", Slug: "feat", Slot: 1, PortBase: 12340, PortBlock: 10}) {
+		t.Fatalf("read %+v", ws)
+	}
+	must(t, h.ForgetWorktree("/src/feat"))
+	b, _ := os.ReadFile(filepath.Join(h.Dir, ".worktrees.json"))
+	if want := `[{"top":"/src/shop","repo":"/src/shop/.git","main":true,"slug":"shop","slot":0}]` + "\n"; string(b) != want {
+		t.Errorf("written back %q, want %q", b, want)
+	}
+}
