@@ -36,7 +36,7 @@ func app() cli.App {
 			"readyTimeout": svc.DefaultReadyTimeout.String(), "settle": svc.DefaultSettle.String(),
 			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
 			"logKeep": fmt.Sprint(svc.DefaultLogKeep), "proxyPort": fmt.Sprint(svc.DefaultProxyPort),
-		}},
+		}, kong.BindToProvider(verbs)},
 	}
 }
 
@@ -67,11 +67,7 @@ type proxyCmd struct {
 	Serve bool   `hidden:"" help:"Serve on loopback at $PORT, in the foreground: what the svc-proxy service runs."`
 }
 
-func (c *proxyCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *proxyCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	if c.Serve {
 		return v.ServeProxy(ctx)
 	}
@@ -88,11 +84,7 @@ type envCmd struct {
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"command" help:"Run this command with the variables in its environment, after --."`
 }
 
-func (c *envCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *envCmd) Run(v *svccmd.Verbs) error {
 	cmd := c.Command
 	if len(cmd) > 0 && cmd[0] == "--" {
 		cmd = cmd[1:]
@@ -105,11 +97,7 @@ type whoCmd struct {
 	Port int  `arg:"" help:"The port."`
 }
 
-func (c *whoCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *whoCmd) Run(v *svccmd.Verbs) error {
 	return v.Who(c.Port)
 }
 
@@ -121,11 +109,7 @@ type gcCmd struct {
 	JSON   bool          `name:"json" help:"One JSON object per service collected."`
 }
 
-func (c *gcCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *gcCmd) Run(env *cli.Env, v *svccmd.Verbs) error {
 	return v.GC(svccmd.GCArgs{DryRun: c.DryRun, Grace: c.Grace, Going: c.Going, Hook: c.Hook, Stdin: env.Stdin})
 }
 
@@ -175,11 +159,7 @@ type upCmd struct {
 	Names        []string      `arg:"" optional:"" name:"name" help:"The services to bring up, with what they depend on (default: all)."`
 }
 
-func (c *upCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *upCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	return v.Up(ctx, svccmd.UpArgs{File: c.File, Names: c.Names, DryRun: c.DryRun, Attach: c.Attach, ReadyTimeout: c.ReadyTimeout})
 }
 
@@ -191,17 +171,27 @@ type downCmd struct {
 	Names   []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
 }
 
-func (c *downCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *downCmd) Run(v *svccmd.Verbs) error {
 	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace, Archive: c.Archive})
 }
 
-// verbs is svc's command line (lib/svc/svccmd) in this environment.
-func verbs(env *cli.Env, asJSON bool) (*svccmd.Verbs, error) {
-	return svccmd.NewVerbs(env.Getenv, env.Stdout, asJSON, env.Voice())
+// verbs is svc's command line (lib/svc/svccmd) in this environment, which
+// kong hands every Run that takes it: its output is JSON when the
+// command chosen has --json, and it was given.
+func verbs(env *cli.Env, kctx *kong.Context) (*svccmd.Verbs, error) {
+	return svccmd.NewVerbs(env.Getenv, env.Stdout, jsonFlag(kctx), env.Voice())
+}
+
+// jsonFlag is the value of the chosen command's --json, false when it
+// has none.
+func jsonFlag(kctx *kong.Context) bool {
+	for _, f := range kctx.Flags() {
+		if f.Name == "json" {
+			on, _ := kctx.FlagValue(f).(bool)
+			return on
+		}
+	}
+	return false
 }
 
 type runCmd struct {
@@ -213,12 +203,8 @@ type runCmd struct {
 	Command    []string      `arg:"" passthrough:"partial" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
 
-func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
-	return v.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: c.Command, Cwd: c.Cwd, Timeout: c.Timeout, Out: env.Stdout},
+func (c *runCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
+	return v.Run(ctx, svc.RunRequest{RunOptions: proc.RunOptions{Argv: c.Command, Cwd: c.Cwd, Timeout: c.Timeout, Out: v.Out},
 		Background: c.Background}, c.Name)
 }
 
@@ -248,11 +234,7 @@ type startCmd struct {
 	Command      []string      `arg:"" passthrough:"partial" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
 }
 
-func (c *startCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
@@ -268,11 +250,7 @@ type portCmd struct {
 	Name string `arg:"" help:"The service."`
 }
 
-func (c *portCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, false)
-	if err != nil {
-		return err
-	}
+func (c *portCmd) Run(v *svccmd.Verbs) error {
 	return v.Port(c.Name)
 }
 
@@ -281,11 +259,7 @@ type lsCmd struct {
 	Project string `help:"Only the services svc up started from this directory." placeholder:"DIR" type:"path"`
 }
 
-func (c *lsCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *lsCmd) Run(v *svccmd.Verbs) error {
 	return v.List(c.Project)
 }
 
@@ -294,11 +268,7 @@ type statusCmd struct {
 	Name string `arg:"" help:"The service."`
 }
 
-func (c *statusCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *statusCmd) Run(v *svccmd.Verbs) error {
 	return v.Status(c.Name)
 }
 
@@ -313,11 +283,7 @@ type tailCmd struct {
 	Names      []string `arg:"" optional:"" name:"name" help:"The services: several are interleaved in the order their rows were received."`
 }
 
-func (c *tailCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *tailCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	return v.Tail(ctx, c.Names, c.All, c.Project, svccmd.TailOptions{Lines: c.Lines, Since: c.Since, Follow: c.Follow, Timestamps: c.Timestamps})
 }
 
@@ -328,11 +294,7 @@ type stopCmd struct {
 	Names []string      `arg:"" optional:"" name:"name" help:"The services."`
 }
 
-func (c *stopCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *stopCmd) Run(v *svccmd.Verbs) error {
 	return v.Stop(c.Names, c.All, c.Grace)
 }
 
@@ -342,11 +304,7 @@ type restartCmd struct {
 	Name       string `arg:"" help:"The service."`
 }
 
-func (c *restartCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *restartCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	return v.Restart(ctx, c.Name, c.StopSignal)
 }
 
@@ -355,11 +313,7 @@ type rmCmd struct {
 	Names []string `arg:"" name:"name" help:"The services."`
 }
 
-func (c *rmCmd) Run(env *cli.Env) error {
-	v, err := verbs(env, false)
-	if err != nil {
-		return err
-	}
+func (c *rmCmd) Run(v *svccmd.Verbs) error {
 	return v.Remove(c.Names, c.Force)
 }
 
@@ -369,10 +323,6 @@ type waitCmd struct {
 	Name    string        `arg:"" help:"The service."`
 }
 
-func (c *waitCmd) Run(ctx context.Context, env *cli.Env) error {
-	v, err := verbs(env, c.JSON)
-	if err != nil {
-		return err
-	}
+func (c *waitCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	return v.Wait(ctx, c.Name, c.Timeout)
 }

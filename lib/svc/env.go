@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // ProxyName is the service svc proxy runs as: one per state home.
@@ -70,7 +72,7 @@ type EnvVar struct {
 // and, for one reached over HTTP, NAME_URL — the proxy's URL when it
 // runs, else the service's own. NAME is the service's name within its
 // project, upper case, other characters than letters and digits '_'.
-func Env(home string, wt *Worktree, rows []*Listing) []EnvVar {
+func Env(home string, wt *registry.Worktree, rows []*Listing) []EnvVar {
 	var out []EnvVar
 	if wt != nil {
 		out = append(out, EnvVar{"SVC_WORKTREE", wt.Slug}, EnvVar{"SVC_SLOT", strconv.Itoa(wt.Slot)})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // The errors of svc's operations, told apart with errors.Is and
@@ -109,15 +111,8 @@ type NameError struct {
 func (e *NameError) Error() string { return e.Problem }
 
 // ScopeTakenError is a scope's name that a project's directory or another
-// owner's scope holds.
-type ScopeTakenError struct {
-	Name   string
-	Holder string // a project's directory, or the other scope's owner
-}
-
-func (e *ScopeTakenError) Error() string {
-	return fmt.Sprintf("the name %s is taken by %s", e.Name, e.Holder)
-}
+// owner's scope holds (ClaimScope): the home's registry's error.
+type ScopeTakenError = registry.ScopeTakenError
 
 // FieldError is a value of a Spec, or of StartOptions, that cannot be.
 // Field is its name in Spec's JSON ("command", "cwd", "env", "logKeep",

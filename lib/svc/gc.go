@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // Garbage is a service svc gc stops and removes, and why.
@@ -72,9 +73,9 @@ func gone(s Spec) (why string, owner bool) {
 	switch {
 	case s.Worktree != nil && s.Worktree.Worktree().Gone():
 		return "its worktree " + s.Worktree.Top + " is gone", false
-	case s.Cwd != "" && dirGone(s.Cwd):
+	case s.Cwd != "" && registry.DirGone(s.Cwd):
 		return "its directory " + s.Cwd + " is gone", false
-	case s.Project != nil && dirGone(s.Project.Dir):
+	case s.Project != nil && registry.DirGone(s.Project.Dir):
 		return "its project's directory " + s.Project.Dir + " is gone", false
 	case s.UntilExit > 0 && !ownerRuns(s):
 		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
@@ -91,11 +92,11 @@ func MayBeGoing(home, dir string) bool {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return true // only what is gone already can be under it
 	}
-	if top, _, _, ok := FindGit(dir); ok && top == dir {
+	if top, _, _, ok := registry.FindGit(dir); ok && top == dir {
 		return true
 	}
-	ws, _ := Worktrees(home)
-	return slices.ContainsFunc(ws, func(w Worktree) bool { return w.Top == dir })
+	ws, _ := Registry(home).Worktrees()
+	return slices.ContainsFunc(ws, func(w registry.Worktree) bool { return w.Top == dir })
 }
 
 // goingIn is the directory of going the service's worktree or working
@@ -141,48 +142,69 @@ func GC(home string, grace time.Duration, going []string, report func(Collected)
 	}
 	res := &GCResult{}
 	for _, g := range garbage {
-		c := Collected{Garbage: g}
-		d := Dir{Home: home, Name: g.Name}
-		if g.Live {
-			c.Report, c.Err = Stop(d, grace)
-		}
-		if c.Err == nil {
-			if err := Remove(d); err != nil && !errors.Is(err, ErrNotFound) {
-				c.Err = err
-			}
-		}
+		c := collect(Dir{Home: home, Name: g.Name}, g, grace)
 		res.Services = append(res.Services, c)
 		if report != nil {
 			report(c)
 		}
 	}
 	names, _ := List(home)
-	ws, err := Worktrees(home)
-	if err != nil {
+	reg := Registry(home)
+	if res.Worktrees, err = forgetWorktrees(reg, names, going); err != nil {
 		return res, err
 	}
-	for _, w := range ws {
-		if (w.Gone() || slices.Contains(going, w.Top)) && !anyUnder(home, names, w.Top) {
-			if err := ForgetWorktree(home, w.Top); err != nil {
-				return res, err
-			}
-			res.Worktrees = append(res.Worktrees, w.Top)
-		}
-	}
-	// A scope whose services were collected because their owner ended,
-	// and that has none left, is given back.
-	for _, c := range res.Services {
-		scope, _, ok := strings.Cut(c.Name, "/")
-		if ok && c.OwnerGone && c.Err == nil && !hasMember(names, scope) && !slices.Contains(res.Scopes, scope) {
-			if held, err := os.ReadFile(filepath.Join(projectsDir(home), scope)); err == nil && strings.HasPrefix(string(held), "scope:") {
-				if ReleaseScope(home, scope) == nil {
-					res.Scopes = append(res.Scopes, scope)
-				}
-			}
-		}
-	}
-	res.Projects, err = forgetProjects(home, names)
+	res.Scopes = releaseScopes(reg, names, res.Services)
+	res.Projects, err = forgetProjects(reg, names)
 	return res, err
+}
+
+// collect stops (when live) and removes one service gc found.
+func collect(d Dir, g Garbage, grace time.Duration) Collected {
+	c := Collected{Garbage: g}
+	if g.Live {
+		c.Report, c.Err = Stop(d, grace)
+	}
+	if c.Err == nil {
+		if err := Remove(d); err != nil && !errors.Is(err, ErrNotFound) {
+			c.Err = err
+		}
+	}
+	return c
+}
+
+// forgetWorktrees forgets the worktrees that are gone (or going) and
+// that no service that is left belongs to, and returns their tops.
+func forgetWorktrees(reg registry.Home, names, going []string) ([]string, error) {
+	ws, err := reg.Worktrees()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range ws {
+		if (w.Gone() || slices.Contains(going, w.Top)) && !anyUnder(reg.Dir, names, w.Top) {
+			if err := reg.ForgetWorktree(w.Top); err != nil {
+				return out, err
+			}
+			out = append(out, w.Top)
+		}
+	}
+	return out, nil
+}
+
+// releaseScopes gives back each scope whose services were collected
+// because their owner ended, and that has none left.
+func releaseScopes(reg registry.Home, names []string, collected []Collected) []string {
+	var out []string
+	for _, c := range collected {
+		scope, _, ok := strings.Cut(c.Name, "/")
+		if !ok || !c.OwnerGone || c.Err != nil || hasMember(names, scope) || slices.Contains(out, scope) {
+			continue
+		}
+		if cl, ok := reg.Lookup(scope); ok && cl.Scope && reg.Release(scope) == nil {
+			out = append(out, scope)
+		}
+	}
+	return out
 }
 
 // anyUnder reports whether a service that is left belongs to the
@@ -198,30 +220,18 @@ func anyUnder(home string, names []string, top string) bool {
 
 // forgetProjects gives back the names of projects whose directory is
 // gone and which have no service left.
-func forgetProjects(home string, names []string) ([]string, error) {
-	entries, err := os.ReadDir(projectsDir(home))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+func forgetProjects(reg registry.Home, names []string) ([]string, error) {
+	claims, err := reg.Claims()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range entries {
-		p := e.Name()
-		if ValidPlainName(p) != nil {
+	for _, c := range claims {
+		if c.Scope || isDir(c.Dir) || hasMember(names, c.Name) {
 			continue
 		}
-		held, err := os.ReadFile(filepath.Join(projectsDir(home), p))
-		dir := strings.TrimSuffix(string(held), "\n")
-		if err != nil || strings.HasPrefix(dir, "scope:") || isDir(dir) {
-			continue
-		}
-		if hasMember(names, p) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(projectsDir(home), p)); err == nil {
-			out = append(out, p)
+		if reg.Release(c.Name) == nil {
+			out = append(out, c.Name)
 		}
 	}
 	return out, nil

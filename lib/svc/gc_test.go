@@ -2,11 +2,12 @@ package svc
 
 import (
 	"os"
-
-	"github.com/agentry/agentry/lib/proc"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // writeService records a stopped service with the given spec, as a
@@ -21,12 +22,12 @@ func writeService(t *testing.T, home, name string, spec Spec) {
 func TestGC(t *testing.T) {
 	home := t.TempDir()
 	_, wts := fakeRepo(t, "keep", "gone")
-	keep, _ := WorktreeOf(home, wts[0])
-	gone, _ := WorktreeOf(home, wts[1])
+	keep, _ := Registry(home).WorktreeOf(wts[0])
+	gone, _ := Registry(home).WorktreeOf(wts[1])
 	dead := exec.Command("true")
 	must(t, dead.Run())
-	writeService(t, home, "keep/web", Spec{Command: []string{"x"}, Cwd: wts[0], Worktree: keep.Tag()})
-	writeService(t, home, "gone/web", Spec{Command: []string{"x"}, Cwd: wts[1], Worktree: gone.Tag()})
+	writeService(t, home, "keep/web", Spec{Command: []string{"x"}, Cwd: wts[0], Worktree: worktreeTag(keep)})
+	writeService(t, home, "gone/web", Spec{Command: []string{"x"}, Cwd: wts[1], Worktree: worktreeTag(gone)})
 	writeService(t, home, "tmp", Spec{Command: []string{"x"}, Cwd: filepath.Join(home, "nowhere")})
 	writeService(t, home, "plain", Spec{Command: []string{"x"}, Cwd: home})
 	must(t, ClaimScope(home, "agent", "agent"))
@@ -53,7 +54,7 @@ func TestGC(t *testing.T) {
 	if len(res.Worktrees) != 1 || res.Worktrees[0] != wts[1] || len(res.Scopes) != 1 || res.Scopes[0] != "agent" {
 		t.Errorf("result %+v", res)
 	}
-	ws, _ := Worktrees(home)
+	ws, _ := Registry(home).Worktrees()
 	if len(ws) != 1 || ws[0].Top != wts[0] {
 		t.Errorf("worktrees left: %+v", ws)
 	}
@@ -71,11 +72,11 @@ func TestGC(t *testing.T) {
 func TestGoneOnlyWhenCertain(t *testing.T) {
 	_, dirs := fakeRepo(t, "feat")
 	wt := dirs[0]
-	top, repo, _, ok := FindGit(wt)
+	top, repo, _, ok := registry.FindGit(wt)
 	if !ok {
 		t.Fatal("no worktree")
 	}
-	w := Worktree{Top: top, Repo: repo}
+	w := registry.Worktree{Top: top, Repo: repo}
 	if w.Gone() {
 		t.Fatal("a live worktree is gone")
 	}

@@ -10,14 +10,17 @@ import (
 	"sync"
 
 	"github.com/agentry/agentry/lib/svc/ready"
+	"github.com/agentry/agentry/lib/svc/registry"
 	"github.com/agentry/agentry/lib/svc/sock"
 	"golang.org/x/sys/unix"
 )
 
 // PortAuto picks from these ports: below Linux's ephemeral range
-// (32768 on), so an outgoing connection does not take one meanwhile.
+// (32768 on), so an outgoing connection does not take one meanwhile, and
+// above every worktree's block (lib/svc/registry), so a port picked
+// alone never meets one.
 const (
-	autoPortLow  = 20000
+	autoPortLow  = registry.BlockPortHigh
 	autoPortHigh = 32000
 )
 

@@ -109,12 +109,12 @@ const maxNameTries = 64
 func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	spec := o.Spec.WithDefaults()
 	if spec.Worktree == nil && spec.Cwd != "" {
-		wt, err := WorktreeOf(o.Home, spec.Cwd)
+		wt, err := Registry(o.Home).WorktreeOf(spec.Cwd)
 		if err != nil {
 			return nil, err
 		}
 		if wt != nil {
-			spec.Worktree = wt.Tag()
+			spec.Worktree = worktreeTag(wt)
 		}
 	}
 	if spec.Worktree != nil {
@@ -216,12 +216,17 @@ func claim(home, scope, name string, spec Spec, from int) (d Dir, n int, err err
 }
 
 // taken is a *TakenError when a live service has d's name: its monitor
-// holds the lock, or its monitor is gone but its process still runs.
+// holds the lock, or its monitor is gone but its process still runs. The
+// listing says both; a state that cannot be read is taken only while a
+// monitor holds the lock.
 func taken(d Dir) error {
-	if Supervised(d) {
+	l, err := Look(d)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil && Supervised(d), err == nil && l.Supervised:
 		return &TakenError{Name: d.Name}
-	}
-	if l, err := Look(d); err == nil && l.Status.Live() {
+	case err == nil && l.Status.Live():
 		return &TakenError{Name: d.Name, PID: l.PID}
 	}
 	return nil

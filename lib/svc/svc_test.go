@@ -73,14 +73,14 @@ func TestProjectNames(t *testing.T) {
 		if err != nil || again != got[i] {
 			t.Errorf("%s: %s then %s (%v)", d, got[i], again, err)
 		}
-		if found, _ := FindProject(home, d); found != got[i] {
+		if found, _ := Registry(home).FindProject(d); found != got[i] {
 			t.Errorf("FindProject(%s) = %s", d, found)
 		}
 	}
 	if got[3] != "myapp" || !seen["shop"] || !seen["shop-2"] || !seen["shop-3"] {
 		t.Errorf("names %v", got)
 	}
-	if found, _ := FindProject(home, "/elsewhere"); found != "" {
+	if found, _ := Registry(home).FindProject("/elsewhere"); found != "" {
 		t.Errorf("a directory svc up never saw has project %q", found)
 	}
 }

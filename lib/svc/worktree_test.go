@@ -3,8 +3,9 @@ package svc
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // fakeRepo lays out a main checkout and linked worktrees as git does
@@ -34,100 +35,18 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func TestFindGit(t *testing.T) {
-	main, wts := fakeRepo(t, "feat")
-	top, repo, isMain, ok := FindGit(filepath.Join(wts[0], "src"))
-	if !ok || top != wts[0] || repo != filepath.Join(main, ".git") || isMain {
-		t.Errorf("in the linked worktree: %q %q %v %v", top, repo, isMain, ok)
-	}
-	top, repo, isMain, ok = FindGit(main)
-	if !ok || top != main || repo != filepath.Join(main, ".git") || !isMain {
-		t.Errorf("in the main checkout: %q %q %v %v", top, repo, isMain, ok)
-	}
-	if _, _, _, ok := FindGit(t.TempDir()); ok {
-		t.Errorf("a directory outside git is in one")
-	}
-}
-
-// Slots: 0 for the main checkout, the lowest free from 1 for the others,
-// unique under concurrent claims, stable, and free again once forgotten.
-func TestWorktreeSlots(t *testing.T) {
-	home := t.TempDir()
-	main, wts := fakeRepo(t, "a", "b", "c", "d", "e", "f")
-	got := make([]*Worktree, len(wts))
-	var wg sync.WaitGroup
-	for i, d := range wts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w, err := WorktreeOf(home, d)
-			must(t, err)
-			got[i] = w
-		}()
-	}
-	wg.Wait()
-	seen := map[int]bool{}
-	for _, w := range got {
-		if w.Slot < 1 || w.Slot > len(wts) || seen[w.Slot] {
-			t.Fatalf("slot %d of %s: not unique in 1..%d (%v)", w.Slot, w.Top, len(wts), seen)
-		}
-		seen[w.Slot] = true
-	}
-	m, err := WorktreeOf(home, main)
-	must(t, err)
-	if m.Slot != 0 || !m.Main || m.Slug != "shop" {
-		t.Errorf("main checkout: %+v", m)
-	}
-	again, _ := WorktreeOf(home, filepath.Join(wts[2], "src"))
-	if again.Slot != got[2].Slot || again.Slug != "c" {
-		t.Errorf("the same worktree again: %+v, first %+v", again, got[2])
-	}
-	// b goes: gc forgets it, and the next worktree gets its slot.
-	must(t, os.RemoveAll(wts[1]))
-	ws, _ := Worktrees(home)
-	for _, w := range ws {
-		if w.Gone() != (w.Top == wts[1]) {
-			t.Errorf("%s gone: %v", w.Top, w.Gone())
-		}
-	}
-	must(t, ForgetWorktree(home, wts[1]))
-	_, more := fakeRepo(t, "g")
-	// Another repository's worktree has slots of its own.
-	g, _ := WorktreeOf(home, more[0])
-	if g.Slot != 1 {
-		t.Errorf("the first worktree of another repository: slot %d", g.Slot)
-	}
-}
-
-func TestSlugs(t *testing.T) {
-	for in, want := range map[string]string{"Feat_Login.x": "feat-login-x", "--": "wt", "a--b": "a-b", "ÜBER": "ber"} {
-		if got := slug(in); got != want {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
-		}
-	}
-	// Two worktrees of one base name (in two repositories) get two slugs.
-	home := t.TempDir()
-	_, a := fakeRepo(t, "feat")
-	_, b := fakeRepo(t, "feat")
-	wa, _ := WorktreeOf(home, a[0])
-	wb, _ := WorktreeOf(home, b[0])
-	if wa.Slug != "feat" || wb.Slug != "feat-2" {
-		t.Errorf("slugs %q %q", wa.Slug, wb.Slug)
-	}
-}
-
 // Port blocks: stable, never overlapping, given again at a new size.
 func TestReservePorts(t *testing.T) {
 	home := t.TempDir()
 	_, wts := fakeRepo(t, "a", "b", "c")
-	var blocks []*Worktree
+	var blocks []*registry.Worktree
 	for _, d := range wts {
 		w, err := ReservePorts(home, d, 10)
 		must(t, err)
 		blocks = append(blocks, w)
 	}
 	for i, a := range blocks {
-		if a.PortBlock != 10 || a.PortBase < blockPortLow || a.PortBase+10 > blockPortHigh {
+		if a.PortBlock != 10 || a.PortBase < registry.BlockPortLow || a.PortBase+10 > registry.BlockPortHigh {
 			t.Errorf("block %+v", a)
 		}
 		for _, b := range blocks[i+1:] {

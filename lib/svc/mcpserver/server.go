@@ -1,8 +1,9 @@
-// Package mcpserver is svc mcp: svc's operations as MCP tools for an agent
-// — run a command that never hangs, start a background service, read its
-// new output by a row cursor, stop it, see its status, list what there is
-// — over stdio or streamable HTTP on loopback. With a scope, the tools see
-// only the services they started themselves.
+// Package mcpserver is svc mcp: svc's operations as seven MCP tools for an
+// agent — run (a command that never hangs), start (a background service),
+// output (its new rows, by a row cursor), stop, status, list (what there
+// is) and who (which process and service hold a port) — over stdio or
+// streamable HTTP on loopback. With a scope, the tools see only the
+// services they started themselves.
 package mcpserver
 
 import (

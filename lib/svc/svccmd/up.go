@@ -217,7 +217,7 @@ func (v *Verbs) Down(a DownArgs) error {
 	if err != nil {
 		return err
 	}
-	proj, err := svc.FindProject(v.Home, dir)
+	proj, err := svc.Registry(v.Home).FindProject(dir)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/registry"
 )
 
 // EnvArgs are svc env's flags.
@@ -31,7 +32,7 @@ func (v *Verbs) Env(a EnvArgs) error {
 	if err != nil {
 		return err
 	}
-	wt, err := svc.WorktreeOf(v.Home, cwd)
+	wt, err := svc.Registry(v.Home).WorktreeOf(cwd)
 	if err != nil {
 		return err
 	}
@@ -59,10 +60,10 @@ func (v *Verbs) Env(a EnvArgs) error {
 
 // envRows are the services svc env speaks of: the project svc up started
 // from dir, else (or with all) every service of dir's worktree.
-func (v *Verbs) envRows(dir string, wt *svc.Worktree, all bool) ([]*svc.Listing, error) {
+func (v *Verbs) envRows(dir string, wt *registry.Worktree, all bool) ([]*svc.Listing, error) {
 	rows, _ := svc.LookAll(v.Home)
 	if !all {
-		if proj, err := svc.FindProject(v.Home, dir); err != nil {
+		if proj, err := svc.Registry(v.Home).FindProject(dir); err != nil {
 			return nil, err
 		} else if proj != "" {
 			return slices.DeleteFunc(rows, func(l *svc.Listing) bool { return !strings.HasPrefix(l.Name, proj+"/") }), nil
