@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -249,12 +251,7 @@ func (a *agent) setServers(s *session, servers []mcpServer) error {
 		return hostError(err)
 	}
 	if refresh != nil {
-		names := make([]string, 0, len(refresh.Errors))
-		for n := range refresh.Errors {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(refresh.Errors)) {
 			a.opts.Warn(fmt.Sprintf("MCP server %q: %s", n, refresh.Errors[n]))
 		}
 	}

@@ -20,9 +20,9 @@ package grant
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -229,7 +229,7 @@ func For(o Options) (*Grant, error) {
 		g.MCPServers = []string{MCPName}
 	}
 	if o.MCPServers != nil {
-		g.MCPServers = sortedKeys(o.MCPServers)
+		g.MCPServers = slices.Sorted(maps.Keys(o.MCPServers))
 	}
 	if o.ServicesURL != "" {
 		g.MCPServers = append(g.MCPServers, ServicesName)
@@ -421,13 +421,4 @@ func Table() []Row {
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -20,10 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -670,7 +672,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	sort.Strings(r.Removed)
 	// The CLI only connects at its next turn; an HTTP server that cannot
 	// be reached now is reported now, by name.
-	for _, name := range sortedNames(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		if err := probeMCP(ctx, servers[name]); err != nil {
 			r.Errors[name] = err.Error()
 		}
@@ -734,15 +736,6 @@ func (b *Backend) Close() error {
 	}
 	wg.Wait()
 	return nil
-}
-
-func sortedNames(m map[string]json.RawMessage) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // probeMCP checks that an HTTP MCP server answers an initialize request.
