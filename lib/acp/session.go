@@ -329,8 +329,11 @@ func (a *agent) setConfigOption(params json.RawMessage) (any, error) {
 		for _, e := range a.caps.efforts {
 			known = known || e == value
 		}
-		if !known || len(a.caps.efforts) == 0 {
-			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q", value)
+		switch {
+		case len(a.caps.efforts) == 0:
+			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q: %s has no thought levels", value, a.caps.name)
+		case !known:
+			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q (default, %s)", value, strings.Join(a.caps.efforts, ", "))
 		}
 		if value == "default" {
 			value = ""
