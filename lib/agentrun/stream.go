@@ -99,10 +99,10 @@ type stream struct {
 	message    string          // claude: the id of the response being read
 	structured map[string]bool // claude: the ids of StructuredOutput calls
 
-	activity  chan struct{} // a line came (buffered: a nudge, not a count)
-	limit  chan struct{} // closed when a cap is reached
-	hit    Limit         // which
-	capped bool          // a cap was reached: what follows is not counted
+	activity chan struct{} // a line came (buffered: a nudge, not a count)
+	limit    chan struct{} // closed when a cap is reached
+	hit      Limit         // which
+	capped   bool          // a cap was reached: what follows is not counted
 }
 
 func newStream(harness string, tr *grant.Transcript, events *eventLog, c caps) *stream {
