@@ -104,7 +104,7 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	}
 	g, err := grant.For(opts)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return wordGrant(err, opts.Harness)
 	}
 	if c.PrintArgs {
 		return c.printArgs(env, g, opts)
@@ -127,8 +127,11 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 	res, err := agentrun.Run(ctx, req)
 	var se *agentrun.StartError
 	if errors.Is(err, agentrun.ErrNoSvc) {
-		return cli.WithHint(cli.Usagef("%v", agentrun.ErrNoSvc),
+		return cli.WithHint(cli.Usagef("--services needs svc, which is neither beside runagent nor on PATH"),
 			"go install github.com/agentry/agentry/cmd/svc@latest (make install puts it beside runagent)")
+	}
+	if errors.Is(err, agenthome.ErrNotSignedIn) {
+		return cli.Usagef("codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)")
 	}
 	if errors.As(err, &se) {
 		return cli.Usagef("%s", se.Reason)
@@ -171,7 +174,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	}
 	harness, err := grant.ParseHarness(c.Agent)
 	if err != nil {
-		return o, nil, cli.Usagef("%v", err)
+		return o, nil, wordGrant(err, "")
 	}
 	session := c.SessionID
 	if c.NewSession && harness == grant.Claude {
@@ -205,15 +208,51 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	var schema *agentrun.Schema
 	if c.Schema != "" {
 		schema, err = agentrun.LoadSchema(c.Schema)
-		if errors.Is(err, agentrun.ErrNoValidator) {
-			return o, nil, cli.WithHint(cli.Usagef("%v", err),
+		var se *agentrun.SchemaError
+		switch {
+		case errors.Is(err, agentrun.ErrNoValidator):
+			return o, nil, cli.WithHint(cli.Usagef("--schema needs %s, which is neither beside runagent nor on PATH", agentrun.Validator),
 				"go install github.com/agentry/agentry/cmd/"+agentrun.Validator+"@latest (make install puts it beside runagent)")
-		} else if err != nil {
+		case errors.As(err, &se) && se.Problem == "read":
+			return o, nil, cli.Usagef("--schema %s: %v", se.Path, se.Err)
+		case errors.As(err, &se) && se.Problem == "json":
+			return o, nil, cli.Usagef("--schema %s is not JSON: %v", se.Path, se.Err)
+		case err != nil: // ndjson-schema's own words, which name the file
 			return o, nil, cli.Usagef("%v", err)
 		}
 		o.Schema, o.SchemaFile = schema.Compact, schema.File
 	}
 	return o, schema, nil
+}
+
+// wordGrant is an option the grant refuses, named by runagent's flags
+// (exit 2).
+func wordGrant(err error, harness string) error {
+	var o *grant.OptionError
+	if !errors.As(err, &o) {
+		return cli.Usagef("%v", err)
+	}
+	switch {
+	case o.Option == "Harness":
+		return cli.Usagef("unknown agent %q: runagent runs claude or codex", o.Value)
+	case o.Option == "SessionID" && o.With == "Resume":
+		return cli.Usagef("--session-id and --resume cannot be used together")
+	case o.Option == "SessionID" && o.With == "Harness":
+		return cli.Usagef("--session-id is for claude; codex names its own threads (resume one with --resume)")
+	case o.Option == "SessionID":
+		return cli.Usagef("--session-id %q is not a UUID, which claude requires", o.Value)
+	case o.Option == "MaxTurns":
+		return cli.Usagef("--max-turns cannot be negative")
+	case o.Option == "MaxBudgetUSD" && o.With == "Priced":
+		return cli.Usagef("--max-budget-usd needs --price for codex: codex reports no cost, so no budget can be kept without one")
+	case o.Option == "MaxBudgetUSD":
+		return cli.Usagef("--max-budget-usd cannot be negative")
+	case o.Option == "Effort":
+		return cli.Usagef("--effort %q: %s takes %s", o.Value, harness, strings.Join(o.Takes, ", "))
+	case o.Option == "ServicesURL":
+		return cli.Usagef("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
+	}
+	return cli.Usagef("%v", err) // the level, in the words of -l's value
 }
 
 // request is the run's request: the prompt read, the working copy checked,
@@ -222,7 +261,7 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	req := agentrun.Request{Grant: g, Options: opts, PidFile: c.PidFile, MaxOutput: c.MaxOutput, Codex: agenthome.CodexSource{Config: c.CodexConfig, Keep: true},
 		Schema: schema, IdleTimeout: c.IdleTimeout, MaxTurns: c.MaxTurns, MaxToolCalls: c.MaxToolCalls, MaxBudgetUSD: c.MaxBudgetUSD,
 		Retry: c.Retry, RetryStalls: c.RetryStalls, WrapUp: c.WrapUp, Until: c.Until, Attempts: c.Attempts,
-		Preflight: c.Preflight || c.Until != "" && g.Level >= 2, Redact: splitList(c.Redact)}
+		Preflight: c.Preflight || c.Until != "" && g.Level >= 2, Redact: splitList(c.Redact), Words: agentrun.Words{Limit: limitFlag}}
 	if c.CleanEnv || c.EnvAllow != "" || g.Level == 1 {
 		req.Clean = &agentrun.CleanEnv{Allow: splitList(c.EnvAllow)}
 	}
@@ -268,12 +307,57 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	return req, func() { f.Close() }, nil
 }
 
+// limitFlag names a run's limit by the flag that gives it, with its value
+// when n > 0: "--max-turns 3".
+func limitFlag(l agentrun.Limit, n int) string {
+	var flag string
+	switch l {
+	case agentrun.LimitTurns:
+		flag = "--max-turns"
+	case agentrun.LimitToolCalls:
+		flag = "--max-tool-calls"
+	case agentrun.LimitBudget:
+		flag = "--max-budget-usd"
+	default:
+		return "" // the run's own words ("no tools", a wrap-up's)
+	}
+	if n > 0 {
+		return flag + " " + strconv.Itoa(n)
+	}
+	return flag
+}
+
+// exitLimit is runagent's status when the agent was stopped at a limit it
+// was given (--max-turns, --max-tool-calls, --max-budget-usd): not a
+// failure, not an answer; exitStalled, when --idle-timeout stopped it.
+const (
+	exitLimit   = 3
+	exitStalled = cli.ExitTimeout
+)
+
+// exitStatus is the status runagent exits with after a run: 0 for an
+// answer, 128+N when signal N stopped it, exitStalled, exitLimit (a
+// partial answer), else 1.
+func exitStatus(res *agentrun.Result) int {
+	switch {
+	case res.OK:
+		return 0
+	case res.StoppedBy != "":
+		return 128 + int(unix.SignalNum(res.StoppedBy))
+	case res.Stalled:
+		return exitStalled
+	case res.Limit != agentrun.NoLimit:
+		return exitLimit
+	}
+	return 1
+}
+
 // report prints the run's answer (a partial one at a limit) or says why
 // there is none, and returns the exit status.
 func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, res)
-	} else if res.OK || (res.Limit != "" || res.Partial) && res.Text != "" {
+	} else if res.OK || (res.Limit != agentrun.NoLimit || res.Partial) && res.Text != "" {
 		text := res.Text
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -283,12 +367,12 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	switch {
 	case res.OK:
 		return nil
-	case res.StoppedBy != "" || res.Limit != "" || res.Partial:
+	case res.StoppedBy != "" || res.Limit != agentrun.NoLimit || res.Partial:
 		env.Voice().Notef("%s", res.Reason)
 	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))
 	}
-	return cli.Quiet(res.Exit)
+	return cli.Quiet(exitStatus(res))
 }
 
 // reportServices says, on stderr, what became of the agent's services.
@@ -350,10 +434,10 @@ type grantsCmd struct {
 
 func (c *grantsCmd) Run(env *cli.Env) error {
 	if !c.JSON {
-		grant.DescribeTable(env.Stdout)
+		grant.DescribeTable(env.Stdout, "--services")
 		return nil
 	}
-	for _, r := range grant.Table() {
+	for _, r := range grant.Table("--services") {
 		cli.PrintJSON(env.Stdout, r)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"reflect"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/grant"
 )
 
 // samples are command lines of every command, each valid.
@@ -78,5 +80,62 @@ func TestJSONHelp(t *testing.T) {
 		if name != "" && name != "-" && !strings.Contains(help, name) {
 			t.Errorf("--json's help does not name %q: %s", name, help)
 		}
+	}
+}
+
+// A grant's refusal is said in runagent's flags, as it always was.
+func TestWordGrant(t *testing.T) {
+	uuid := "11111111-2222-4333-8444-555555555555"
+	for _, c := range []struct {
+		o    grant.Options
+		want string
+	}{
+		{grant.Options{Level: 5}, "level 5: the levels are 1, 2 and 3"},
+		{grant.Options{Level: 1, Harness: "gemini"}, `unknown agent "gemini": runagent runs claude or codex`},
+		{grant.Options{Level: 1, SessionID: uuid, Resume: "x"}, "--session-id and --resume cannot be used together"},
+		{grant.Options{Level: 1, Harness: grant.Codex, SessionID: uuid}, "--session-id is for claude; codex names its own threads (resume one with --resume)"},
+		{grant.Options{Level: 1, SessionID: "x"}, `--session-id "x" is not a UUID, which claude requires`},
+		{grant.Options{Level: 1, MaxTurns: -1}, "--max-turns cannot be negative"},
+		{grant.Options{Level: 1, MaxBudgetUSD: -1}, "--max-budget-usd cannot be negative"},
+		{grant.Options{Level: 1, Harness: grant.Codex, MaxBudgetUSD: 1}, "--max-budget-usd needs --price for codex: codex reports no cost, so no budget can be kept without one"},
+		{grant.Options{Level: 1, Harness: grant.Claude, Effort: "minimal"}, `--effort "minimal": claude takes low, medium, high, xhigh, max`},
+		{grant.Options{Level: 1, Harness: grant.Codex, Effort: "max"}, `--effort "max": codex takes minimal, low, medium, high, xhigh`},
+		{grant.Options{Level: 1, ServicesURL: "http://x"}, "--services needs level 2 or 3: level 1 has no code tools, and so no servers to start"},
+	} {
+		_, err := grant.For(c.o)
+		h := c.o.Harness
+		if h == "" {
+			h = grant.Claude
+		}
+		got := wordGrant(err, h)
+		var ce *cli.Error
+		if !errors.As(got, &ce) || ce.Code != cli.ExitUsage || got.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.o, got, c.want)
+		}
+		if strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v: grant's own words name a flag: %v", c.o, err)
+		}
+	}
+}
+
+// The exit status is runagent's: 0, 128+N, 124 for a stall, 3 at a
+// limit, else 1.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		res  agentrun.Result
+		want int
+	}{
+		{agentrun.Result{OK: true}, 0},
+		{agentrun.Result{StoppedBy: "SIGINT", Limit: agentrun.LimitTurns}, 130},
+		{agentrun.Result{Stalled: true, Limit: agentrun.LimitTurns}, 124},
+		{agentrun.Result{Limit: agentrun.LimitBudget, Partial: true}, 3},
+		{agentrun.Result{}, 1},
+	} {
+		if got := exitStatus(&c.res); got != c.want {
+			t.Errorf("%+v: exit %d, want %d", c.res, got, c.want)
+		}
+	}
+	if limitFlag(agentrun.LimitToolCalls, 2) != "--max-tool-calls 2" || limitFlag(agentrun.LimitBudget, 0) != "--max-budget-usd" || limitFlag(agentrun.LimitNoTools, 0) != "" {
+		t.Error("limitFlag")
 	}
 }

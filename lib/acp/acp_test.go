@@ -392,6 +392,37 @@ func TestModeTakesEffectNextTurn(t *testing.T) {
 	}
 }
 
+// effortEcho is echo with claude's thought levels.
+type effortEcho struct{ *echo.Backend }
+
+func (effortEcho) Efforts() []string { return []string{"low", "medium", "high", "xhigh", "max"} }
+
+// A thought level the backend does not take is refused in ACP's words,
+// naming the levels it takes; one it takes is the session's.
+func TestThoughtLevel(t *testing.T) {
+	c := startWith(t, loadDefs(t), func(string, json.RawMessage) (host.Backend, error) {
+		b, err := echo.New(nil)
+		return effortEcho{b}, err
+	}, "")
+	s := c.newSession()
+	r := c.call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": "minimal"})
+	want := `invalid params: no thought level \"minimal\" (default, low, medium, high, xhigh, max)`
+	if !strings.Contains(string(r["error"]), "-32602") || !strings.Contains(string(r["error"]), want) || strings.Contains(string(r["error"]), "--") {
+		t.Errorf("a bad thought level: %s", r["error"])
+	}
+	r = c.call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": "high"})
+	if r["error"] != nil || !strings.Contains(string(r["result"]), `"currentValue":"high"`) {
+		t.Errorf("a thought level it takes: %s %s", r["error"], r["result"])
+	}
+
+	plain := start(t, loadDefs(t), "")
+	s = plain.newSession()
+	r = plain.call("session/set_config_option", map[string]any{"sessionId": s, "configId": "thought_level", "value": "high"})
+	if !strings.Contains(string(r["error"]), `invalid params: no thought level \"high\": echo has no thought levels`) {
+		t.Errorf("a backend without thought levels: %s", r["error"])
+	}
+}
+
 // A cancel ends the turn as cancelled at once, and the session goes on.
 func TestCancel(t *testing.T) {
 	c := start(t, loadDefs(t), "")

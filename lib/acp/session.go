@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -249,12 +251,7 @@ func (a *agent) setServers(s *session, servers []mcpServer) error {
 		return hostError(err)
 	}
 	if refresh != nil {
-		names := make([]string, 0, len(refresh.Errors))
-		for n := range refresh.Errors {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(refresh.Errors)) {
 			a.opts.Warn(fmt.Sprintf("MCP server %q: %s", n, refresh.Errors[n]))
 		}
 	}
@@ -332,8 +329,11 @@ func (a *agent) setConfigOption(params json.RawMessage) (any, error) {
 		for _, e := range a.caps.efforts {
 			known = known || e == value
 		}
-		if !known || len(a.caps.efforts) == 0 {
-			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q", value)
+		switch {
+		case len(a.caps.efforts) == 0:
+			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q: %s has no thought levels", value, a.caps.name)
+		case !known:
+			return nil, errorf(codeInvalidParams, "invalid params: no thought level %q (default, %s)", value, strings.Join(a.caps.efforts, ", "))
 		}
 		if value == "default" {
 			value = ""

@@ -43,6 +43,11 @@ type Error struct{ Reason string }
 
 func (e *Error) Error() string { return e.Reason }
 
+// ErrNotSignedIn is PrepareCodex's error when codex has nothing to sign in
+// with: no credential, no model provider in the configuration, no API key
+// in the environment. Each face says how its user gives one.
+var ErrNotSignedIn = errors.New("codex is not signed in on this machine (no credential and no model provider)")
+
 // CodexHome is a run's CODEX_HOME.
 type CodexHome struct {
 	Dir string
@@ -87,7 +92,7 @@ func PrepareCodex(g *grant.Grant, src CodexSource, env []string) (CodexHome, err
 	hasProvider := strings.Contains(string(userConfig), "model_provider")
 	hasKey := lookup(env, "OPENAI_API_KEY") != "" || lookup(env, "CODEX_API_KEY") != ""
 	if authErr != nil && !hasProvider && !hasKey {
-		return CodexHome{}, &Error{"codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)"}
+		return CodexHome{}, ErrNotSignedIn
 	}
 	config := []byte(MergeCodexConfig(string(userConfig), g.CodexConfig))
 	sessions := src.Sessions

@@ -7,7 +7,11 @@
 //
 // Nothing stops an agent but its own exit, a signal from the user (which
 // is forwarded to the agent's process group), or a limit the user set:
-// --idle-timeout, and codex's --max-turns, which runagent counts.
+// the idle timeout, and the turns, tool calls and budget counted here.
+//
+// A run says how it ended in typed fields (Result.Limit, Stalled,
+// StoppedBy) and in sentences that name no flag; the face gives its own
+// names for the limits (Words) and decides its exit status.
 package agentrun
 
 import (
@@ -121,20 +125,65 @@ type Request struct {
 	// agent has ended every service of the run is stopped (unless kept)
 	// and its end reported in Result.Services.
 	Services *ServicesOptions
+	// Words are the face's names for the run's limits.
+	Words Words
+}
+
+// Limit is a limit the run was given that stopped it.
+type Limit int
+
+const (
+	NoLimit        Limit = iota
+	LimitTurns           // MaxTurns: counted here, or claude kept its own
+	LimitToolCalls       // MaxToolCalls
+	LimitBudget          // MaxBudgetUSD
+	LimitNoTools         // a tool call in a turn without tools (a wrap-up's)
+)
+
+// Words are what a face calls the limits of a run: in Result.LimitName,
+// in the reason of a run stopped at one, and in the summary.
+type Words struct {
+	// Limit names l, with n, its value, when n > 0 (runagent:
+	// "--max-turns 3"; "--max-budget-usd"); "", or a nil Limit, leaves
+	// it to the run's own words ("the limit of 3 turns").
+	Limit func(l Limit, n int) string
+}
+
+// limit names l, with n when n > 0, in the face's words or else the
+// run's own.
+func (w Words) limit(l Limit, n int) string {
+	if w.Limit != nil {
+		if s := w.Limit(l, n); s != "" {
+			return s
+		}
+	}
+	var unit string
+	switch l {
+	case LimitTurns:
+		unit = "turns"
+	case LimitToolCalls:
+		unit = "tool calls"
+	case LimitBudget:
+		return "the budget"
+	case LimitNoTools:
+		return "no tools"
+	default:
+		return ""
+	}
+	if n > 0 {
+		return fmt.Sprintf("the limit of %d %s", n, unit)
+	}
+	return "the limit of " + unit
 }
 
 // CleanEnv is a clean environment: the agent's needs and Allow (names or
 // globs).
 type CleanEnv struct{ Allow []string }
 
-// ExitLimit is runagent's status when the agent was stopped at a limit it
-// was given (--max-turns, --max-budget-usd): not a failure, not an answer.
-const ExitLimit = 3
-
 // StartError is a run that could not start: nothing ran (exit 2).
 type StartError struct {
 	Reason string
-	Err    error // what it was, where a caller may ask (ErrNoSvc), else nil
+	Err    error // what it was, where a caller may ask (ErrNoSvc, agenthome.ErrNotSignedIn), else nil
 }
 
 func (e *StartError) Error() string { return e.Reason }
@@ -161,19 +210,18 @@ type Result struct {
 	// Usage is what the run cost, as far as the agent said, over every
 	// attempt.
 	Usage *Usage `json:"usage,omitempty"`
-	// Limit names the limit that stopped the run (--max-turns,
-	// --max-tool-calls, --max-budget-usd); Text then holds what the agent
-	// had said, or its wrap-up.
-	Limit string `json:"limit,omitempty"`
-	// Stalled: --idle-timeout stopped the run.
+	// Limit is the limit that stopped the run, LimitName the face's name
+	// for it (Words); Text then holds what the agent had said, or its
+	// wrap-up.
+	Limit     Limit  `json:"-"`
+	LimitName string `json:"limit,omitempty"`
+	// Stalled: the idle timeout stopped the run.
 	Stalled bool `json:"stalled,omitempty"`
 	// Partial: Text is the agent's wrap-up at a limit, not an answer.
 	Partial bool `json:"partial,omitempty"`
 	// Attempts are the run's starts of the agent, when there was more
 	// than one or a check ran: why each ended, what it cost.
 	Attempts []Attempt `json:"attempts,omitempty"`
-	// Exit is the status runagent exits with: 0, 1, or 128+N.
-	Exit int `json:"-"`
 
 	tr      *grant.Transcript // the attempt's
 	work    work              // what the agent did, for Summary
@@ -271,7 +319,7 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 			<-a.child.Exited() // no clock: the agent ends when it ends
 			return
 		case <-st.limit:
-			res.Limit = st.limitName
+			res.Limit = st.hit
 			a.child.Stop(syscall.SIGTERM, 5*time.Second)
 			return
 		case <-idle:
@@ -282,37 +330,46 @@ func (res *Result) wait(ctx context.Context, req Request, a *agent, st *stream) 
 	}
 }
 
-// stopped gives a run that did not end by itself its status: 128+N for a
-// signal, 124 for a stall, ExitLimit with the partial answer for a limit.
+// stopped says how a run that did not end by itself ended: by a signal,
+// a stall, or at a limit (with the partial answer).
 func (res *Result) stopped(req Request, tr *grant.Transcript) {
-	if res.Limit == "" {
-		res.Limit = tr.Limit() // claude stopped itself at one
+	if res.Limit == NoLimit {
+		switch tr.Limit() { // claude stopped itself at one
+		case grant.TurnLimit:
+			res.Limit = LimitTurns
+		case grant.BudgetLimit:
+			res.Limit = LimitBudget
+		}
+	}
+	if res.Limit != NoLimit {
+		res.LimitName = req.Words.limit(res.Limit, 0)
 	}
 	switch {
 	case res.StoppedBy != "":
-		n, _ := signalNumber(res.StoppedBy)
-		res.Exit, res.OK = 128+n, false
+		res.OK = false
 		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, res.Agent+" exited")
 	case res.Stalled:
-		res.Exit, res.OK, res.Text = 124, false, ""
+		res.OK, res.Text = false, ""
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
-	case res.Limit != "":
-		res.Exit, res.OK = ExitLimit, false
+	case res.Limit != NoLimit:
+		res.OK = false
 		res.Text = tr.Partial()
 		res.Reason = fmt.Sprintf("stopped at %s: the answer is what %s had said so far", limitDesc(res.Limit, req), res.Agent)
 	}
 }
 
-func limitDesc(limit string, req Request) string {
-	switch {
-	case limit == "--max-turns" && req.MaxTurns > 0:
-		return fmt.Sprintf("--max-turns %d", req.MaxTurns)
-	case limit == "--max-tool-calls" && req.MaxToolCalls > 0:
-		return fmt.Sprintf("--max-tool-calls %d", req.MaxToolCalls)
-	case limit == "no tools":
+// limitDesc is the limit a run stopped at, with its value when it has one.
+func limitDesc(l Limit, req Request) string {
+	n := 0
+	switch l {
+	case LimitNoTools:
 		return "a tool call in a turn without tools"
+	case LimitTurns:
+		n = req.MaxTurns
+	case LimitToolCalls:
+		n = req.MaxToolCalls
 	}
-	return limit
+	return req.Words.limit(l, n)
 }
 
 // conform turns an answer into the schema's: its compact JSON, or a
@@ -320,13 +377,13 @@ func limitDesc(limit string, req Request) string {
 func (res *Result) conform(s *Schema, tr *grant.Transcript) {
 	raw, ok := tr.Structured()
 	if !ok {
-		res.OK, res.Exit, res.Text = false, 1, ""
+		res.OK, res.Text = false, ""
 		res.Reason = res.Agent + " ended without a structured answer"
 		return
 	}
 	compact, violation := s.Check(raw)
 	if violation != "" {
-		res.OK, res.Exit, res.Text = false, 1, ""
+		res.OK, res.Text = false, ""
 		res.Reason = violation
 		return
 	}
@@ -378,7 +435,7 @@ func prepare(req Request) (*workspace, error) {
 		home, err := agenthome.PrepareCodex(g, req.Codex, job)
 		if err != nil {
 			w.cleanup()
-			return nil, &StartError{Reason: err.Error()}
+			return nil, &StartError{Reason: err.Error(), Err: err}
 		}
 		if !home.Kept {
 			made = append(made, home.Dir)
@@ -439,7 +496,7 @@ func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript,
 	case exit.OK():
 		text, reason := tr.Answer()
 		if reason != "" {
-			res.Reason, res.Exit = reason, 1
+			res.Reason = reason
 			return
 		}
 		text = s.apply(text)
@@ -464,7 +521,6 @@ func (res *Result) outcome(harness string, exit proc.Exit, tr *grant.Transcript,
 			res.Reason += ": " + why
 		}
 	}
-	res.Exit = 1
 }
 
 func orDefault(s, d string) string {
@@ -472,15 +528,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func signalNumber(name string) (int, bool) {
-	for n := 1; n < 65; n++ {
-		if unix.SignalName(syscall.Signal(n)) == name {
-			return n, true
-		}
-	}
-	return 0, false
 }
 
 func lastChars(s string, n int) string {

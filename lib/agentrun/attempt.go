@@ -46,7 +46,7 @@ func once(ctx context.Context, req Request, w *workspace, g *grant.Grant, prompt
 // classify marks a failure worth another attempt: an API failure the
 // agent reported as transient, or a signal nobody here sent.
 func (res *Result) classify(exit proc.Exit) {
-	if res.OK || res.StoppedBy != "" || res.Limit != "" || res.Stalled {
+	if res.OK || res.StoppedBy != "" || res.Limit != NoLimit || res.Stalled {
 		return
 	}
 	if f := res.tr.Fault(); f.Transient() {

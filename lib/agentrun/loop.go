@@ -57,7 +57,7 @@ func (a *Attempt) end(res *Result) {
 	switch {
 	case res.StoppedBy != "":
 		a.Ended = "signal"
-	case res.Limit != "":
+	case res.Limit != NoLimit:
 		a.Ended = "limit"
 	case res.Stalled:
 		a.Ended = "stalled"
@@ -235,7 +235,7 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 			return prev, nil
 		}
 		c, stop := l.caps()
-		if stop != "" && prev != nil {
+		if stop != NoLimit && prev != nil {
 			return l.spent(ctx, prev, stop), nil
 		}
 		c.costBefore, c.tokensBefore = l.tally.before(n.session)
@@ -244,7 +244,7 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 			if prev == nil {
 				return nil, err
 			}
-			res = &Result{Agent: n.g.Harness, Level: n.g.Level, Reason: err.Error(), Exit: 1, Usage: &Usage{}, tr: &grant.Transcript{Harness: n.g.Harness}}
+			res = &Result{Agent: n.g.Harness, Level: n.g.Level, Reason: err.Error(), Usage: &Usage{}, tr: &grant.Transcript{Harness: n.g.Harness}}
 		}
 		l.record(res, n)
 		prev = res
@@ -264,8 +264,8 @@ func (l *loop) record(res *Result, n *next) {
 
 // spent ends a run whose caps were reached before its next attempt: the
 // last attempt's words are what there is, or the wrap-up's.
-func (l *loop) spent(ctx context.Context, res *Result, limit string) *Result {
-	res.OK, res.Exit, res.fault, res.Limit = false, 0, "", limit
+func (l *loop) spent(ctx context.Context, res *Result, limit Limit) *Result {
+	res.OK, res.fault, res.Limit = false, "", limit
 	res.stopped(l.req, res.tr)
 	if l.req.WrapUp && res.Session != "" {
 		return l.wrapUp(ctx, res, res.Session)
@@ -295,7 +295,7 @@ func (l *loop) after(ctx context.Context, res *Result, kind string) *next {
 			n.g, n.prompt, n.session = l.resumed(session, false), fmt.Sprintf(ContinuePrompt, orDefault(res.fault, "a stall")), session
 		}
 		return n
-	case (res.Limit != "" || res.Stalled) && req.WrapUp && session != "" && kind != "wrap-up":
+	case (res.Limit != NoLimit || res.Stalled) && req.WrapUp && session != "" && kind != "wrap-up":
 		l.wrapUp(ctx, res, session)
 	}
 	return nil
@@ -321,7 +321,7 @@ func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 		l.stop(res, "while the check ran")
 		return nil
 	case l.answers >= req.Attempts || session == "":
-		res.OK, res.Exit = false, 1
+		res.OK = false
 		res.Reason = fmt.Sprintf("the check still fails after %d %s: %s", l.answers, plural(l.answers, "answer"), check.Status)
 		return nil
 	}
@@ -340,23 +340,23 @@ func (l *loop) session() string {
 }
 
 // caps are the next attempt's limits: what is left of the run's; stop
-// names a limit already reached.
-func (l *loop) caps() (c caps, stop string) {
+// is a limit already reached.
+func (l *loop) caps() (c caps, stop Limit) {
 	req := l.req
 	if req.MaxTurns > 0 {
 		if c.turns = req.MaxTurns - l.tally.turns; c.turns <= 0 {
-			return c, "--max-turns"
+			return c, LimitTurns
 		}
 	}
 	if req.MaxToolCalls > 0 {
 		if c.toolCalls = req.MaxToolCalls - l.tally.calls; c.toolCalls <= 0 {
-			return c, "--max-tool-calls"
+			return c, LimitToolCalls
 		}
 	}
 	if req.MaxBudgetUSD > 0 && l.tally.total.CostUSD != nil && *l.tally.total.CostUSD >= req.MaxBudgetUSD {
-		return c, "--max-budget-usd"
+		return c, LimitBudget
 	}
-	return c, ""
+	return c, NoLimit
 }
 
 // resumed is the grant of a later attempt: the run's, resuming session,
@@ -423,7 +423,7 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 	l.attempts = append(l.attempts, a)
 	switch {
 	case w.StoppedBy != "":
-		res.StoppedBy, res.Exit, res.Reason = w.StoppedBy, w.Exit, w.Reason
+		res.StoppedBy, res.Reason = w.StoppedBy, w.Reason
 	case w.OK:
 		res.Text, res.Partial, res.Truncated = w.Text, true, w.Truncated
 		said, report := "the answer is what "+res.Agent+" had said so far", "the answer is "+res.Agent+"'s report of what is done and what remains"
@@ -469,8 +469,7 @@ func (l *loop) sleep(ctx context.Context, d time.Duration, res *Result) bool {
 // context between attempts.
 func (l *loop) stop(res *Result, when string) {
 	sig := unix.SignalName(l.signal())
-	n, _ := signalNumber(sig)
-	res.StoppedBy, res.Exit, res.OK = sig, 128+n, false
+	res.StoppedBy, res.OK = sig, false
 	res.Reason = "stopped by " + sig + " " + when + "; " + orDefault(res.Reason, res.Agent+" had answered")
 }
 

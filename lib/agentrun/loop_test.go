@@ -55,7 +55,7 @@ func TestRetrySignal(t *testing.T) {
 	prog, log := fakeClaude(t, initLine+"; kill -KILL $$", answerLine)
 	req := claudeRequest(t, prog, grant.Options{})
 	res, err := Run(context.Background(), req)
-	if err != nil || res.OK || res.Exit != 1 || !strings.Contains(res.Reason, "SIGKILL") {
+	if err != nil || !failed(res) || !strings.Contains(res.Reason, "SIGKILL") {
 		t.Fatalf("--retry 0: %v %+v", err, res)
 	}
 	req.Retry = 1
@@ -152,7 +152,7 @@ func TestUntilCheck(t *testing.T) {
 	req := claudeRequest(t, prog, grant.Options{})
 	req.Until, req.Attempts = "echo not yet; test -f ok", 2
 	res, err := Run(context.Background(), req)
-	if err != nil || res.OK || res.Exit != 1 || len(res.Attempts) != 2 || res.Attempts[1].Kind != "until" ||
+	if err != nil || !failed(res) || len(res.Attempts) != 2 || res.Attempts[1].Kind != "until" ||
 		res.Attempts[1].Check.Tail != "not yet" || res.Reason != "the check still fails after 2 answers: exited 1" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -172,7 +172,7 @@ func TestUntilCheck(t *testing.T) {
 	}()
 	start := time.Now()
 	res, err = Run(ctx, req)
-	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
+	if err != nil || res.StoppedBy != "SIGINT" || len(res.Attempts) != 1 || time.Since(start) > 30*time.Second {
 		t.Fatalf("a signal during the check: %v %+v after %v", err, res, time.Since(start))
 	}
 	// The check gets the signal runagent got, as the agent would, and
@@ -197,8 +197,8 @@ func TestTurnsFromTheStream(t *testing.T) {
 	for _, id := range []string{"msg_1", "msg_1", "msg_2"} {
 		st.line([]byte(`{"type":"assistant","message":{"id":"` + id + `","model":"m","content":[{"type":"text","text":"x"}]}}`))
 	}
-	if u := st.result(); u.turns != 2 || st.limitName != "--max-turns" {
-		t.Errorf("turns %d, limit %q", u.turns, st.limitName)
+	if u := st.result(); u.turns != 2 || st.hit != LimitTurns {
+		t.Errorf("turns %d, limit %v", u.turns, st.hit)
 	}
 }
 
@@ -207,7 +207,7 @@ func TestTurnsFromTheStream(t *testing.T) {
 func TestSummaryRenders(t *testing.T) {
 	cost, in, out := 0.01234, int64(1200), int64(34)
 	turns := 5
-	res := &Result{Agent: "claude", Level: 2, Limit: "--max-turns", Partial: true, Reason: "stopped at --max-turns 5: …",
+	res := &Result{Agent: "claude", Level: 2, Limit: LimitTurns, LimitName: "--max-turns", Partial: true, Reason: "stopped at --max-turns 5: …",
 		DurationMs: 61234, Session: "s-1",
 		Usage:    &Usage{InputTokens: &in, OutputTokens: &out, CostUSD: &cost, Turns: &turns, ToolCalls: 7},
 		Attempts: []Attempt{{Kind: "first"}, {Kind: "retry"}, {Kind: "until", Check: &Check{Command: "go test ./...", Status: "exited 1"}}, {Kind: "wrap-up"}},
@@ -255,7 +255,7 @@ func TestPreflightSignal(t *testing.T) {
 	}()
 	start := time.Now()
 	res, err := Run(ctx, req)
-	if took := time.Since(start); err != nil || res == nil || res.StoppedBy != "SIGINT" || res.Exit != 130 || took > 10*time.Second {
+	if took := time.Since(start); err != nil || res == nil || res.StoppedBy != "SIGINT" || took > 10*time.Second {
 		t.Fatalf("a signal during the preflight: %v %+v after %v", err, res, took)
 	}
 	b, _ := os.ReadFile(pidFile)
@@ -286,7 +286,7 @@ func TestSignalBeforeWrapUp(t *testing.T) {
 		}
 	}()
 	res, err := Run(ctx, req)
-	if err != nil || res.StoppedBy != "SIGINT" || res.Exit != 130 {
+	if err != nil || res.StoppedBy != "SIGINT" {
 		t.Errorf("a signal while the stall was stopped: %v %+v", err, res)
 	}
 	if b, _ := os.ReadFile(log); len(res.Attempts) > 1 || strings.Contains(string(b), "--resume") {
@@ -332,7 +332,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 	}()
 	start := time.Now()
 	res, err := Run(ctx, req)
-	if took := time.Since(start); err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 || took > 20*time.Second ||
+	if took := time.Since(start); err != nil || res.StoppedBy != "SIGTERM" || took > 20*time.Second ||
 		!strings.Contains(res.Reason, "while waiting to retry") || len(res.Attempts) > 1 {
 		t.Fatalf("a signal during the backoff: %v %+v after %v", err, res, took)
 	}
@@ -419,7 +419,7 @@ func TestWrapUpKeepsItsAnswer(t *testing.T) {
 	req := claudeRequest(t, prog, grant.Options{MaxTurns: 1})
 	req.MaxTurns, req.WrapUp = 1, true
 	res, err := Run(context.Background(), req)
-	if err != nil || res.Exit != ExitLimit || !res.Partial || res.Text != "done: a; left: b" {
+	if err != nil || res.Limit == NoLimit || !res.Partial || res.Text != "done: a; left: b" {
 		b, _ := os.ReadFile(log)
 		t.Fatalf("%v %+v\n%s", err, res, b)
 	}
@@ -444,7 +444,7 @@ func TestSignalBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := Run(ctx, req)
-	if err != nil || res.StoppedBy != "SIGTERM" || res.Exit != 143 {
+	if err != nil || res.StoppedBy != "SIGTERM" {
 		t.Errorf("%v %+v", err, res)
 	}
 	if b, _ := os.ReadFile(log); len(b) > 0 {
@@ -469,7 +469,7 @@ func TestUntilCheckIgnoresSignal(t *testing.T) {
 	}()
 	start := time.Now()
 	res, err := Run(ctx, req)
-	if took := time.Since(start); err != nil || res.Exit != 130 || took > 30*time.Second || res.Attempts[0].Check.Signal != "SIGKILL" {
+	if took := time.Since(start); err != nil || res.StoppedBy != "SIGINT" || took > 30*time.Second || res.Attempts[0].Check.Signal != "SIGKILL" {
 		t.Fatalf("%v %+v after %v", err, res, took)
 	}
 }
@@ -499,5 +499,39 @@ func TestRedactEncodings(t *testing.T) {
 	}
 	if got := s.apply("ghp_ and an ordinary line"); got != "ghp_ and an ordinary line" {
 		t.Errorf("an ordinary line: %q", got)
+	}
+}
+
+// failed: the run ended without an answer, by itself (not stopped by a
+// signal, a limit or a stall).
+func failed(res *Result) bool {
+	return res != nil && !res.OK && res.StoppedBy == "" && res.Limit == NoLimit && !res.Stalled
+}
+
+// A limit is said in the face's words where it gives them, else in the
+// run's own, which name no flag.
+func TestLimitWords(t *testing.T) {
+	req := Request{MaxTurns: 3, MaxToolCalls: 2}
+	own := map[Limit]string{LimitTurns: "the limit of 3 turns", LimitToolCalls: "the limit of 2 tool calls",
+		LimitBudget: "the budget", LimitNoTools: "a tool call in a turn without tools"}
+	for l, want := range own {
+		if got := limitDesc(l, req); got != want {
+			t.Errorf("%v: %q, want %q", l, got, want)
+		}
+	}
+	req.Words.Limit = func(l Limit, n int) string {
+		if l == LimitTurns {
+			return fmt.Sprintf("TURNS(%d)", n)
+		}
+		return ""
+	}
+	if got := limitDesc(LimitTurns, req); got != "TURNS(3)" {
+		t.Errorf("the face's words: %q", got)
+	}
+	if got := limitDesc(LimitBudget, req); got != "the budget" {
+		t.Errorf("no face's words: %q", got)
+	}
+	if got := req.Words.limit(LimitTurns, 0); got != "TURNS(0)" {
+		t.Errorf("the name: %q", got)
 	}
 }

@@ -52,12 +52,16 @@ var errStopped = errors.New("stopped during the preflight")
 // startsTimeout bounds the agent's --version.
 const startsTimeout = 30 * time.Second
 
+// versionArg is the argument that has an agent CLI say its version.
+const versionArg = "--version"
+
 // starts runs the agent's --version in the run's environment, in a group
 // of its own that goes with it, however it ends: by itself, at
 // startsTimeout, or at a signal to runagent (errStopped), which does not
 // wait for what --version left holding its output.
 func starts(ctx context.Context, g *grant.Grant, w *workspace) error {
-	cmd := exec.Command(g.Argv[0], "--version")
+	cmd := exec.Command(g.Argv[0], versionArg)
+	ran := g.Harness + " " + versionArg
 	cmd.Dir, cmd.Env = w.dir, w.env
 	child, err := proc.StartPiped(cmd, proc.Pipes{MergeStderr: true})
 	if err != nil {
@@ -80,7 +84,7 @@ func starts(ctx context.Context, g *grant.Grant, w *workspace) error {
 		why = "stopped"
 	case <-t.C:
 		child.Stop(syscall.SIGTERM, time.Second)
-		why = fmt.Sprintf("%s --version did not end within %v", g.Harness, startsTimeout)
+		why = fmt.Sprintf("%s did not end within %v", ran, startsTimeout)
 	}
 	exit := child.End()
 	_ = child.Stdout.SetReadDeadline(time.Now().Add(time.Second))
@@ -91,7 +95,7 @@ func starts(ctx context.Context, g *grant.Grant, w *workspace) error {
 	case why != "":
 		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s", g.Harness, why)}
 	case !exit.OK():
-		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s --version %s: %s", g.Harness, g.Harness, exit, lastChars(out.String(), 200))}
+		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s %s: %s", g.Harness, ran, exit, lastChars(out.String(), 200))}
 	}
 	return nil
 }

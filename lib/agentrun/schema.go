@@ -22,7 +22,28 @@ import (
 const Validator = "ndjson-schema"
 
 // ErrNoValidator is LoadSchema's error when there is no Validator to run.
-var ErrNoValidator = errors.New("--schema needs " + Validator + ", which is neither beside runagent nor on PATH")
+var ErrNoValidator = errors.New("a schema needs " + Validator + ", which is neither beside this program nor on PATH")
+
+// SchemaError is a schema file that cannot be used: one that could not be
+// read (Problem "read"), is not JSON ("json"), or that the Validator does
+// not take as a schema ("schema": Err is then its own words).
+type SchemaError struct {
+	Path    string // as given
+	Problem string
+	Err     error
+}
+
+func (e *SchemaError) Error() string {
+	switch e.Problem {
+	case "read":
+		return fmt.Sprintf("schema %s: %v", e.Path, e.Err)
+	case "json":
+		return fmt.Sprintf("schema %s is not JSON: %v", e.Path, e.Err)
+	}
+	return e.Err.Error()
+}
+
+func (e *SchemaError) Unwrap() error { return e.Err }
 
 // Schema is a JSON Schema the answer must conform to: neither CLI can be
 // trusted to enforce it, so runagent checks the answer itself, with
@@ -34,8 +55,8 @@ type Schema struct {
 }
 
 // LoadSchema reads a schema file and has ndjson-schema compile it; an
-// error means the file is not a usable schema (or there is no
-// ndjson-schema: ErrNoValidator), and nothing should start.
+// error (a *SchemaError, or ErrNoValidator when there is no ndjson-schema)
+// means the file is not a usable schema, and nothing should start.
 func LoadSchema(path string) (*Schema, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -43,11 +64,11 @@ func LoadSchema(path string) (*Schema, error) {
 	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("--schema %s: %v", path, errors.Unwrap(err))
+		return nil, &SchemaError{path, "read", errors.Unwrap(err)}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, b); err != nil {
-		return nil, fmt.Errorf("--schema %s is not JSON: %v", path, err)
+		return nil, &SchemaError{path, "json", err}
 	}
 	bin, err := proc.Sibling(Validator)
 	if err != nil {
@@ -55,7 +76,7 @@ func LoadSchema(path string) (*Schema, error) {
 	}
 	s := &Schema{File: abs, Compact: compact.String(), validator: bin}
 	if _, errText, code := s.check(nil); code != 0 {
-		return nil, errors.New(errText)
+		return nil, &SchemaError{path, "schema", errors.New(errText)}
 	}
 	return s, nil
 }

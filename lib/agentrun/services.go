@@ -124,7 +124,7 @@ func svcBinary() (string, error) {
 }
 
 // ErrNoSvc is the services' start error when there is no svc to run.
-var ErrNoSvc = errors.New("--services needs svc, which is neither beside runagent nor on PATH")
+var ErrNoSvc = errors.New("svc's tools need svc, which is neither beside this program nor on PATH")
 
 // finish ends the services server, then stops every service of the
 // run's scope with svc's ladder (unless they are kept) and says how each

@@ -85,8 +85,8 @@ const structuredTool = "StructuredOutput"
 
 // stream reads the agent's stdout: the transcript that decides the
 // outcome, the usage, the tool calls, and the events for --events; and it
-// says when something came (for --idle-timeout) and when codex has made
-// its --max-turns-th tool call.
+// says when something came (for the idle timeout) and when a cap is
+// reached (codex's turns-th tool call, say).
 type stream struct {
 	harness string
 	tr      *grant.Transcript
@@ -99,10 +99,10 @@ type stream struct {
 	message    string          // claude: the id of the response being read
 	structured map[string]bool // claude: the ids of StructuredOutput calls
 
-	activity  chan struct{} // a line came (buffered: a nudge, not a count)
-	limit     chan struct{} // closed when a cap is reached
-	limitName string        // which: "--max-turns", "--max-tool-calls", "no tools"
-	capped    bool          // a cap was reached: what follows is not counted
+	activity chan struct{} // a line came (buffered: a nudge, not a count)
+	limit    chan struct{} // closed when a cap is reached
+	hit      Limit         // which
+	capped   bool          // a cap was reached: what follows is not counted
 }
 
 func newStream(harness string, tr *grant.Transcript, events *eventLog, c caps) *stream {
@@ -145,8 +145,8 @@ func (st *stream) line(line []byte) {
 	for _, e := range evs {
 		st.events.emit(e)
 	}
-	if hit != "" && st.limitName == "" {
-		st.limitName = hit
+	if hit != NoLimit && st.hit == NoLimit {
+		st.hit = hit
 		close(st.limit)
 	}
 }
@@ -154,17 +154,17 @@ func (st *stream) line(line []byte) {
 // count counts the line's turns and tool calls, and names the cap it
 // reaches, if any. Once a cap is reached the agent is being stopped: a
 // call it asks for after that never runs and is not counted.
-func (st *stream) count(s string, evs []protocol.AgentEvent) (hit string) {
+func (st *stream) count(s string, evs []protocol.AgentEvent) (hit Limit) {
 	if st.capped {
-		return ""
+		return NoLimit
 	}
-	defer func() { st.capped = hit != "" }()
+	defer func() { st.capped = hit != NoLimit }()
 	u, c := &st.usage, st.caps
 	if id := claudeMessage(st.harness, s); id != "" && id != st.message {
 		st.message = id
 		u.turns++
 		if c.turns > 0 && u.turns > c.turns {
-			hit = "--max-turns" // claude did not keep its own
+			hit = LimitTurns // claude did not keep its own
 		}
 	}
 	for _, e := range evs {
@@ -174,18 +174,18 @@ func (st *stream) count(s string, evs []protocol.AgentEvent) (hit string) {
 		case e.Type == protocol.EvToolCall:
 			u.ToolCalls++
 			if c.noTools {
-				hit = "no tools"
+				hit = LimitNoTools
 			}
 		case e.Type == protocol.EvToolResult && !st.structured[e.ToolCallID]:
 			u.done++
 			if st.harness == grant.Codex {
 				u.turns = u.done
 				if c.turns > 0 && u.done >= c.turns {
-					hit = "--max-turns"
+					hit = LimitTurns
 				}
 			}
 			if c.toolCalls > 0 && u.done >= c.toolCalls {
-				hit = "--max-tool-calls"
+				hit = LimitToolCalls
 			}
 		}
 	}

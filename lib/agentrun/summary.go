@@ -152,9 +152,9 @@ func outcomeWords(res *Result) string {
 	case res.StoppedBy != "":
 		return "stopped by " + res.StoppedBy
 	case res.Partial:
-		return "stopped at a limit (" + orDefault(res.Limit, "stalled") + "); partial report"
-	case res.Limit != "":
-		return "stopped at a limit (" + res.Limit + ")"
+		return "stopped at a limit (" + orDefault(res.LimitName, "stalled") + "); partial report"
+	case res.Limit != NoLimit:
+		return "stopped at a limit (" + res.LimitName + ")"
 	case res.Stalled:
 		return "stalled"
 	}

@@ -128,16 +128,24 @@ func (t *Transcript) Answer() (text string, reason string) {
 	return t.result, ""
 }
 
-// Limit names the limit the agent itself stopped at ("--max-turns",
-// "--max-budget-usd"), or "".
-func (t *Transcript) Limit() string {
+// Limit is a limit the agent itself stopped at.
+type Limit int
+
+const (
+	NoLimit     Limit = iota
+	TurnLimit         // Options.MaxTurns
+	BudgetLimit       // Options.MaxBudgetUSD
+)
+
+// Limit is the limit the agent itself stopped at, if any.
+func (t *Transcript) Limit() Limit {
 	switch t.subtype {
 	case "error_max_turns":
-		return "--max-turns"
+		return TurnLimit
 	case "error_max_budget_usd":
-		return "--max-budget-usd"
+		return BudgetLimit
 	}
-	return ""
+	return NoLimit
 }
 
 // Partial is the last thing the agent said, for a run stopped before its

@@ -43,9 +43,10 @@ func (g *Grant) Describe(w io.Writer) {
 	}
 }
 
-// DescribeTable writes the level table, one paragraph per level.
-func DescribeTable(w io.Writer) {
-	for _, r := range Table() {
+// DescribeTable writes the level table, one paragraph per level; services
+// is Table's.
+func DescribeTable(w io.Writer, services string) {
+	for _, r := range Table(services) {
 		fmt.Fprintf(w, "level %d: runs in %s\n  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",
 			r.Level, r.Where, orNone(r.Claude), r.Codex, r.MCP, r.Settings)
 	}

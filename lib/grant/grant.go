@@ -20,9 +20,9 @@ package grant
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -42,8 +42,26 @@ func ParseHarness(name string) (string, error) {
 	case Codex:
 		return Codex, nil
 	}
-	return "", fmt.Errorf("unknown agent %q: runagent runs claude or codex", name)
+	return "", &OptionError{Option: "Harness", Value: name, Reason: fmt.Sprintf("unknown agent %q: the agents are claude and codex", name)}
 }
+
+// OptionError is an option a grant cannot be made with. Option is the
+// field of Options ("Effort", "SessionID", "MaxBudgetUSD" …), or of the
+// two fields whose values do not go together, the one named first; With
+// names the other ("Resume", "Priced", "Level", "Harness"). Value is the
+// value given, as text, where it is the point; Takes, the values the
+// option takes, where it takes only some (Effort). Reason is the plain
+// sentence, which names no program's flag: each face words the error for
+// its reader from the fields.
+type OptionError struct {
+	Option string
+	Value  string
+	With   string
+	Takes  []string
+	Reason string
+}
+
+func (e *OptionError) Error() string { return e.Reason }
 
 // CodeTools are the built-in tools levels 2 and 3 get.
 func CodeTools() []string { return []string{"Read", "Glob", "Grep", "Edit", "Write", "Bash"} }
@@ -184,20 +202,20 @@ func isUUID(s string) bool {
 // For computes the grant. It starts nothing and touches no file.
 func For(o Options) (*Grant, error) {
 	if o.Level < 1 || o.Level > 3 {
-		return nil, fmt.Errorf("level %d: the levels are 1, 2 and 3", o.Level)
+		return nil, &OptionError{Option: "Level", Value: strconv.Itoa(o.Level), Reason: fmt.Sprintf("level %d: the levels are 1, 2 and 3", o.Level)}
 	}
 	h, err := ParseHarness(o.Harness)
 	if err != nil {
 		return nil, err
 	}
 	if o.SessionID != "" && o.Resume != "" {
-		return nil, fmt.Errorf("--session-id and --resume cannot be used together")
+		return nil, &OptionError{Option: "SessionID", With: "Resume", Reason: "a session id to start with and a session to resume cannot be given together"}
 	}
 	if err := checkLimits(o, h); err != nil {
 		return nil, err
 	}
 	if o.ServicesURL != "" && o.Level == 1 {
-		return nil, fmt.Errorf("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
+		return nil, &OptionError{Option: "ServicesURL", With: "Level", Reason: "svc's tools need level 2 or 3: level 1 has no code tools, and so no servers to start"}
 	}
 	if o.NoTools {
 		o.ToolsURL, o.MCPServers, o.ServicesURL, o.Ask = "", nil, "", false
@@ -208,7 +226,7 @@ func For(o Options) (*Grant, error) {
 	}
 	if o.Ask {
 		if h != Claude {
-			return nil, fmt.Errorf("asking for permissions is for claude here; codex asks through its app-server")
+			return nil, &OptionError{Option: "Ask", With: "Harness", Value: h, Reason: "asking for permissions is for claude here; codex asks through its app-server"}
 		}
 		// Reads and edits as the level allows them; the rest is asked.
 		// (Claude Code itself never asks for reads, nor for read-only
@@ -229,7 +247,7 @@ func For(o Options) (*Grant, error) {
 		g.MCPServers = []string{MCPName}
 	}
 	if o.MCPServers != nil {
-		g.MCPServers = sortedKeys(o.MCPServers)
+		g.MCPServers = slices.Sorted(maps.Keys(o.MCPServers))
 	}
 	if o.ServicesURL != "" {
 		g.MCPServers = append(g.MCPServers, ServicesName)
@@ -241,12 +259,12 @@ func For(o Options) (*Grant, error) {
 	switch h {
 	case Claude:
 		if o.SessionID != "" && !isUUID(o.SessionID) {
-			return nil, fmt.Errorf("--session-id %q is not a UUID, which claude requires", o.SessionID)
+			return nil, &OptionError{Option: "SessionID", Value: o.SessionID, Reason: fmt.Sprintf("session id %q is not a UUID, which claude requires", o.SessionID)}
 		}
 		g.Argv = claudeArgv(prog, o, g)
 	case Codex:
 		if o.SessionID != "" {
-			return nil, fmt.Errorf("--session-id is for claude; codex names its own threads (resume one with --resume)")
+			return nil, &OptionError{Option: "SessionID", With: "Harness", Value: o.SessionID, Reason: "a session id is for claude; codex names its own threads (resume one instead)"}
 		}
 		g.Argv = codexArgv(prog, o)
 		g.CodexConfig = codexConfig(o)
@@ -258,15 +276,17 @@ func For(o Options) (*Grant, error) {
 func checkLimits(o Options, h string) error {
 	switch {
 	case o.MaxTurns < 0:
-		return fmt.Errorf("--max-turns cannot be negative")
+		return &OptionError{Option: "MaxTurns", Value: strconv.Itoa(o.MaxTurns), Reason: "the turn limit cannot be negative"}
 	case o.MaxBudgetUSD < 0:
-		return fmt.Errorf("--max-budget-usd cannot be negative")
+		return &OptionError{Option: "MaxBudgetUSD", Value: strconv.FormatFloat(o.MaxBudgetUSD, 'f', -1, 64), Reason: "the budget cannot be negative"}
 	case o.MaxBudgetUSD > 0 && h == Codex && !o.Priced:
-		return fmt.Errorf("--max-budget-usd needs --price for codex: codex reports no cost, so no budget can be kept without one")
+		return &OptionError{Option: "MaxBudgetUSD", With: "Priced", Value: strconv.FormatFloat(o.MaxBudgetUSD, 'f', -1, 64),
+			Reason: "a budget needs a price for codex: codex reports no cost, so no budget can be kept without one"}
 	case o.Effort != "" && !slices.Contains(Efforts[h], o.Effort):
-		return fmt.Errorf("--effort %q: %s takes %s", o.Effort, h, strings.Join(Efforts[h], ", "))
+		return &OptionError{Option: "Effort", Value: o.Effort, Takes: slices.Clone(Efforts[h]),
+			Reason: fmt.Sprintf("effort %q: %s takes %s", o.Effort, h, strings.Join(Efforts[h], ", "))}
 	case (o.Schema == "") != (o.SchemaFile == ""):
-		return fmt.Errorf("a schema needs both its text and its file")
+		return &OptionError{Option: "Schema", Reason: "a schema needs both its text and its file"}
 	}
 	return nil
 }
@@ -407,27 +427,19 @@ type Row struct {
 	Settings  string   `json:"userSettings"`
 }
 
-// Table is the level table runagent grants prints.
-func Table() []Row {
+// Table is the level table runagent grants prints; services is how a run
+// is given svc's tools, in the face's words ("" for no way).
+func Table(services string) []Row {
 	var rows []Row
 	for level := 1; level <= 3; level++ {
 		r := Row{Level: level, Where: "the working copy", Claude: CodeTools(), Codex: "workspace-write, network on",
 			MCP: "the run's tools URL only", Settings: "none loaded"}
 		if level == 1 {
 			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only, no shell"
-		} else {
-			r.MCP += " (and svc's, with --services)"
+		} else if services != "" {
+			r.MCP += " (and svc's, with " + services + ")"
 		}
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -176,11 +177,7 @@ func appendExtra(body []byte, extra Extra) []byte {
 	if len(extra) == 0 {
 		return body
 	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(extra))
 	b := body[:len(body)-1] // drop the '}'
 	for _, k := range keys {
 		if b[len(b)-1] != '{' {

@@ -55,8 +55,10 @@ type StartResult struct {
 	Restarts        int      `json:"restarts,omitempty"`
 	// Followed: the command daemonized, and svc follows the daemon.
 	Followed *Followed `json:"followed,omitempty"`
-	// StopNote: what the end of a service that exited stopped.
-	StopNote string `json:"stopNote,omitempty"`
+	// StopCause: what the end of a service that exited stopped (StopNote
+	// from a monitor that wrote no cause).
+	StopCause *StopCause `json:"stopCause,omitempty"`
+	StopNote  string     `json:"stopNote,omitempty"`
 	// Background: svc run sent the command to the background.
 	Background bool `json:"background,omitempty"`
 }
@@ -335,7 +337,7 @@ func (w *startWait) report(r Report) (*StartResult, error) {
 		// every other command must see it gone.
 		w.waitMonitor()
 		if s, err := ReadState(w.d); err == nil {
-			res.StopNote = s.StopNote
+			res.StopCause, res.StopNote = s.StopCause, s.StopNote
 		}
 		return res, nil
 	}

@@ -86,13 +86,55 @@ type State struct {
 	Error string `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.
 	LogNote string `json:"logNote,omitempty"`
-	// StopNote says why a service was stopped other than by a stop request.
+	// StopCause is why a service was stopped other than by a stop
+	// request, or what the end of its command stopped; svctext words it.
+	StopCause *StopCause `json:"stopCause,omitempty"`
+	// StopNote is the sentence a monitor wrote in StopCause's place
+	// before there was one, shown as it is.
 	StopNote string `json:"stopNote,omitempty"`
 	// Restarts counts the launches after the first; Launches holds how
 	// the last 20 ended ("runs" in state.json).
 	Restarts int      `json:"restarts,omitempty"`
 	Launches []Launch `json:"runs,omitempty"`
 }
+
+// StopCause is why a service's run ended other than by a stop request,
+// as its monitor found it: what the end of its command left behind and
+// stopped, the restarts it gave up after, or the process it was tied to.
+// It is the monitor's finding, in no face's words (svctext's StopNote
+// says it).
+type StopCause struct {
+	Kind StopKind `json:"kind"`
+	// N is how many processes were left behind (LeftBehind), or the
+	// restarts made before giving up (GaveUp).
+	N int `json:"n,omitempty"`
+	// PID is the process the service was tied to (UntilExit).
+	PID int `json:"pid,omitempty"`
+	// Program is what left processes behind, when known (LeftBehind).
+	Program string `json:"program,omitempty"`
+	// NotFollowed is why a command that exited 0 was not followed to
+	// what it left (LeftBehind): NoFollow, or OneShot; "" otherwise.
+	NotFollowed string `json:"notFollowed,omitempty"`
+}
+
+// StopKind is what a StopCause is.
+type StopKind string
+
+const (
+	// LeftBehind: the command ended and left processes, which were
+	// stopped.
+	LeftBehind StopKind = "leftBehind"
+	// GaveUp: the command ended once more than Spec.MaxRestarts allows.
+	GaveUp StopKind = "gaveUp"
+	// UntilExit: Spec.UntilExit's process ended.
+	UntilExit StopKind = "untilExit"
+)
+
+// StopCause.NotFollowed's values.
+const (
+	NoFollow = "noFollow" // Spec.NoFollow
+	OneShot  = "oneShot"  // a project's one-shot
+)
 
 // WriteState writes s as one line of JSON, atomically (atomicfile: a
 // temporary file beside it, fsync, rename, fsync of the directory). A reader sees the

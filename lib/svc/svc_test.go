@@ -105,6 +105,29 @@ func TestStateAtomicAndDamaged(t *testing.T) {
 	}
 }
 
+// A stop cause goes into state.json and comes back as it was; a state an
+// older monitor wrote, with its note and no cause, reads as it was.
+func TestStopCauseRoundTrip(t *testing.T) {
+	d := Dir{Home: t.TempDir(), Name: "s"}
+	os.Mkdir(d.Path(), 0o700)
+	cause := &StopCause{Kind: LeftBehind, N: 2, Program: "sh", NotFollowed: NoFollow}
+	if err := WriteState(d, &State{Name: "s", Status: Exited, StopCause: cause}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(d.StatePath())
+	if !bytes.Contains(b, []byte(`"stopCause":{"kind":"leftBehind","n":2,"program":"sh","notFollowed":"noFollow"}`)) || bytes.Contains(b, []byte("--")) {
+		t.Errorf("state.json: %s", b)
+	}
+	if s, err := ReadState(d); err != nil || s.StopCause == nil || *s.StopCause != *cause {
+		t.Errorf("read back: %v %+v", err, s)
+	}
+	old := `{"name":"s","status":"exited","startedAt":"2025-01-01T00:00:00Z","stopNote":"stopped because process 9 (--until-exit) ended"}` + "\n"
+	os.WriteFile(d.StatePath(), []byte(old), 0o600)
+	if s, err := ReadState(d); err != nil || s.StopCause != nil || s.StopNote != "stopped because process 9 (--until-exit) ended" {
+		t.Errorf("an older monitor's state: %v %+v", err, s)
+	}
+}
+
 // Spec.Check names the field that is wrong; a good spec passes.
 func TestSpecCheck(t *testing.T) {
 	dir := t.TempDir()

@@ -20,10 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -105,7 +107,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	p := t.OneShot
 	g, err := grant.For(grant.Options{Level: b.cfg.Level, Harness: grant.Claude, Program: b.cfg.Program, Model: p.Model})
 	if err != nil {
-		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
+		return nil, refused(err)
 	}
 	argv := g.Argv
 	if p.SystemPrompt != "" {
@@ -269,7 +271,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
 		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort, FilesDir: files})
 	if err != nil {
-		return nil, host.Failed(protocol.CodeBadRequest, err.Error(), false)
+		return nil, refused(err)
 	}
 	if err := writeFiles(g); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
@@ -312,6 +314,16 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// refused is a turn the grant refuses, in the protocol's words: a bad
+// effort is the turn's params.reasoningEffort.
+func refused(err error) error {
+	var o *grant.OptionError
+	if errors.As(err, &o) && o.Option == "Effort" {
+		return host.Failed(protocol.CodeBadRequest, fmt.Sprintf("reasoningEffort %q: claude takes %s", o.Value, strings.Join(o.Takes, ", ")), false)
+	}
+	return host.Failed(protocol.CodeBadRequest, err.Error(), false)
 }
 
 // stop ends a CLI: its stdin closed so it can flush its session, then
@@ -670,7 +682,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	sort.Strings(r.Removed)
 	// The CLI only connects at its next turn; an HTTP server that cannot
 	// be reached now is reported now, by name.
-	for _, name := range sortedNames(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		if err := probeMCP(ctx, servers[name]); err != nil {
 			r.Errors[name] = err.Error()
 		}
@@ -734,15 +746,6 @@ func (b *Backend) Close() error {
 	}
 	wg.Wait()
 	return nil
-}
-
-func sortedNames(m map[string]json.RawMessage) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // probeMCP checks that an HTTP MCP server answers an initialize request.

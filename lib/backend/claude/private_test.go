@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,6 +102,22 @@ func TestMCPConfigNotOnArgv(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Errorf("the chat's directory is left after it ended: %v", err)
+	}
+}
+
+// A turn's bad reasoningEffort is refused in the protocol's words, before
+// anything starts.
+func TestBadEffort(t *testing.T) {
+	b, rec := fakeBackend(t)
+	turn := sink()
+	turn.Params = protocol.ChatRunParams{ChatID: "c1", Prompt: "hi", ReasoningEffort: "minimal"}
+	err := b.RunTurn(context.Background(), turn)
+	var e *protocol.ErrorInfo
+	if !errors.As(err, &e) || e.Code != protocol.CodeBadRequest || e.Message != `reasoningEffort "minimal": claude takes low, medium, high, xhigh, max` {
+		t.Fatalf("%#v", err)
+	}
+	if _, err := os.Stat(rec + ".cmdline"); err == nil {
+		t.Error("claude was started")
 	}
 }
 

@@ -150,6 +150,10 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 // each chat sweeps those of dead owners before it makes its own.
 const scratchPrefix = "agent-host-codex"
 
+// notSignedIn is agenthome.ErrNotSignedIn in the words of the backend's
+// configuration (hello.config, or agent-host --acp --config).
+const notSignedIn = "codex is not signed in on this machine (no credential and no model provider; run codex login, or set the codex configuration's configFile to a config.toml that names a model provider)"
+
 // open starts the chat's app-server in a fresh CODEX_HOME and starts its
 // thread, or resumes it; a thread that cannot be resumed is replaced by a
 // new one, with a warning.
@@ -165,6 +169,9 @@ func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, ins
 		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
 	}
 	home, err := agenthome.PrepareCodex(g, agenthome.CodexSource{Config: b.cfg.ConfigFile}, b.env.Environ)
+	if errors.Is(err, agenthome.ErrNotSignedIn) {
+		return host.Failed(protocol.CodeBackendUnavailable, notSignedIn, false)
+	}
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 	}

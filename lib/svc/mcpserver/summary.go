@@ -20,6 +20,9 @@ var words = svctext.Words{
 	LastLaunch:   func(string) string { return "status has how the last run ended" },
 	StartInstead: "start it with start",
 	StopSignal:   "stop_signal",
+	NoFollow:     "it was started not to follow a daemon",
+	MaxRestarts:  "the most restarts it was given",
+	UntilExit:    "the process it was tied to",
 }
 
 // startSummary is what a start found. A service that runs without
@@ -36,7 +39,7 @@ func startSummary(r *svc.StartResult) string {
 
 // statusSummary is how a service stands.
 func statusSummary(l *svc.Listing, now time.Time) string {
-	return strings.TrimSpace(svctext.Status(l, now))
+	return strings.TrimSpace(svctext.Status(l, now, words))
 }
 
 // stopSummary is what a stop did.

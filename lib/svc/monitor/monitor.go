@@ -324,7 +324,7 @@ func (m *monitor) supervise() int {
 			failures++
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
-				s.StopNote = "" // an earlier run's end is not this one's
+				s.StopCause, s.StopNote = nil, "" // an earlier run's end is not this one's
 			})
 			if stopped := m.backoff(backoff); stopped != nil {
 				m.finishStopped(stopped)
@@ -376,38 +376,33 @@ func (m *monitor) endLaunch() proc.Exit {
 	exit := l.main().Wait()
 	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace)
 	if n := len(signalledPIDs(lad)); n > 0 {
-		m.rec.set(func(s *svc.State) { s.StopNote = m.leftBehind(l, exit, n) })
+		m.rec.set(func(s *svc.State) { s.StopCause = m.leftBehind(l, exit, n) })
 	}
 	m.drainLaunch(l)
 	m.rec.addLaunch(l, exit)
 	return exit
 }
 
-// leftBehind says what the end of a launch stopped: "redis-server left 1
-// process behind; stopped it (--no-follow)".
-func (m *monitor) leftBehind(l *launched, exit proc.Exit, n int) string {
+// leftBehind is what the end of a launch stopped: n processes redis-server
+// left behind, say, not followed because of NoFollow.
+func (m *monitor) leftBehind(l *launched, exit proc.Exit, n int) *svc.StopCause {
 	who := l.main().Comm() // the program as it ended: setpriv … postgres is postgres
 	switch {
 	case who != "":
 	case l.followed != nil:
 		who = l.daemon.Comm
-	case l.comm != "":
-		who = l.comm
 	default:
-		who = "the command"
+		who = l.comm // "" when unknown
 	}
-	what := fmt.Sprintf("%s left %d processes behind; stopped them", who, n)
-	if n == 1 {
-		what = who + " left 1 process behind; stopped it"
-	}
+	c := &svc.StopCause{Kind: svc.LeftBehind, N: n, Program: who}
 	switch {
 	case !exit.OK() || l.followed != nil:
 	case m.spec.Project != nil && m.spec.Project.Oneshot:
-		what += " (a one-shot)"
+		c.NotFollowed = svc.OneShot
 	case m.spec.NoFollow:
-		what += " (--no-follow)"
+		c.NotFollowed = svc.NoFollow
 	}
-	return what
+	return c
 }
 
 func signalledPIDs(lad proc.LadderReport) map[int]bool {
@@ -444,7 +439,7 @@ func (m *monitor) shouldRestart(exit proc.Exit) bool {
 	}
 	restarts := m.rec.get().Restarts
 	if m.spec.MaxRestarts > 0 && restarts >= m.spec.MaxRestarts {
-		m.rec.set(func(s *svc.State) { s.StopNote = fmt.Sprintf("gave up after %d restarts (--max-restarts)", restarts) })
+		m.rec.set(func(s *svc.State) { s.StopCause = &svc.StopCause{Kind: svc.GaveUp, N: restarts} })
 		return false
 	}
 	return true
@@ -471,7 +466,7 @@ func (m *monitor) backoff(d time.Duration) *stopRequest {
 
 func (m *monitor) noteUntilExit() {
 	m.rec.set(func(s *svc.State) {
-		s.StopNote = fmt.Sprintf("stopped because process %d (--until-exit) ended", m.spec.UntilExit)
+		s.StopCause = &svc.StopCause{Kind: svc.UntilExit, PID: m.spec.UntilExit}
 	})
 }
 

@@ -20,6 +20,9 @@ var words = svctext.Words{
 	LastLaunch:   func(name string) string { return "svc status " + name },
 	StartInstead: "run it with svc start",
 	StopSignal:   "--stop-signal",
+	NoFollow:     "--no-follow",
+	MaxRestarts:  "--max-restarts",
+	UntilExit:    "--until-exit",
 }
 
 // FormatStart says what svc start found, for people.
@@ -95,7 +98,7 @@ func FormatList(ls []*svc.Listing, now time.Time, proxy int) string {
 // FormatStatus is one service for people, with its worktree and its URL
 // through the proxy (on port proxy, 0: none).
 func FormatStatus(l *svc.Listing, now time.Time, proxy int) string {
-	text := svctext.Status(l, now)
+	text := svctext.Status(l, now, words)
 	if wt := l.Spec.Worktree; wt != nil {
 		text += fmt.Sprintf("worktree: %s (slot %d, %s)\n", wt.Slug, wt.Slot, wt.Top)
 	}

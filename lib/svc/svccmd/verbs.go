@@ -211,6 +211,8 @@ func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, no
 		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
 	}
 	if v.JSON {
+		// stopNote as it always was, beside the cause it says
+		res.StopNote = svctext.StopNote(res.StopCause, res.StopNote, words)
 		cli.PrintJSON(v.Out, res)
 	} else {
 		fmt.Fprint(v.Out, FormatStart(res))

@@ -30,6 +30,11 @@ type Words struct {
 	// StopSignal is how a service is started with a stop signal of its
 	// own, after "is started with ".
 	StopSignal string
+	// NoFollow, MaxRestarts and UntilExit say what made a service end as
+	// its stop cause says, in the parentheses after it: how a service is
+	// started not to follow a daemon, with a number of restarts, tied to
+	// a process.
+	NoFollow, MaxRestarts, UntilExit string
 }
 
 // Secs is milliseconds as seconds, to the hundredth.
@@ -114,8 +119,8 @@ func Start(r *svc.StartResult, w Words) string {
 	if r.Followed != nil && r.Status.Live() {
 		fmt.Fprintf(&b, "note: %s\n", Followed(r.Followed))
 	}
-	if r.Status == svc.Exited && r.StopNote != "" {
-		fmt.Fprintf(&b, "note: %s\n", r.StopNote)
+	if note := StopNote(r.StopCause, r.StopNote, w); r.Status == svc.Exited && note != "" {
+		fmt.Fprintf(&b, "note: %s\n", note)
 	}
 	if len(r.Ports) > 1 {
 		fmt.Fprintf(&b, "note: it listens on ports %s\n", JoinInts(r.Ports, ", "))
@@ -133,7 +138,7 @@ func Start(r *svc.StartResult, w Words) string {
 }
 
 // Status says how a service stands, a line each, each ending in a newline.
-func Status(l *svc.Listing, now time.Time) string {
+func Status(l *svc.Listing, now time.Time, w Words) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", l.Name, l.Status)
 	if o := Outcome(l); o != "" {
@@ -169,10 +174,44 @@ func Status(l *svc.Listing, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "restarts: %d; the last run ended with %s\n", l.Restarts, how)
 	}
-	if l.StopNote != "" && !l.Status.Live() {
-		fmt.Fprintf(&b, "note: %s\n", l.StopNote)
+	if note := StopNote(l.StopCause, l.StopNote, w); note != "" && !l.Status.Live() {
+		fmt.Fprintf(&b, "note: %s\n", note)
 	}
 	return b.String()
+}
+
+// StopNote says why a service was stopped other than by a stop request,
+// or what the end of its command stopped: "redis-server left 1 process
+// behind; stopped it (--no-follow)", its cause said with the face's
+// words; from a monitor that wrote no cause, the note it wrote (note).
+// "" when there is neither.
+func StopNote(c *svc.StopCause, note string, w Words) string {
+	if c == nil {
+		return note
+	}
+	switch c.Kind {
+	case svc.LeftBehind:
+		who := c.Program
+		if who == "" {
+			who = "the command"
+		}
+		what := fmt.Sprintf("%s left %d processes behind; stopped them", who, c.N)
+		if c.N == 1 {
+			what = who + " left 1 process behind; stopped it"
+		}
+		switch c.NotFollowed {
+		case svc.OneShot:
+			what += " (a one-shot)"
+		case svc.NoFollow:
+			what += " (" + w.NoFollow + ")"
+		}
+		return what
+	case svc.GaveUp:
+		return fmt.Sprintf("gave up after %d %s (%s)", c.N, plural(c.N, "restart", "restarts"), w.MaxRestarts)
+	case svc.UntilExit:
+		return fmt.Sprintf("stopped because process %d (%s) ended", c.PID, w.UntilExit)
+	}
+	return note
 }
 
 // Followed says that a service's command daemonized and svc follows the
