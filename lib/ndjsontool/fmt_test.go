@@ -117,10 +117,14 @@ func TestFmtStreamCases(t *testing.T) {
 	}
 }
 
-// genJSON appends a random value of at most depth levels: every kind,
-// numbers in every form, strings with escapes and unicode, repeated keys,
-// random white space.
+// genJSON appends a random value of at most depth levels and about 4 KB:
+// every kind, numbers in every form, strings with escapes and unicode,
+// repeated keys, random white space.
 func genJSON(b []byte, r *rand.Rand, depth int) []byte {
+	return genValue(b, r, depth, len(b)+4096)
+}
+
+func genValue(b []byte, r *rand.Rand, depth, limit int) []byte {
 	ws := func(b []byte) []byte {
 		for r.IntN(4) == 0 {
 			b = append(b, " \t\r\n"[r.IntN(4)])
@@ -129,7 +133,7 @@ func genJSON(b []byte, r *rand.Rand, depth int) []byte {
 	}
 	b = ws(b)
 	k := r.IntN(10)
-	if depth <= 0 {
+	if depth <= 0 || len(b) > limit {
 		k = 2 + r.IntN(8)
 	}
 	switch k {
@@ -155,7 +159,7 @@ func genJSON(b []byte, r *rand.Rand, depth int) []byte {
 				b = ws(b)
 				b = append(b, ':')
 			}
-			b = genJSON(b, r, depth-1)
+			b = genValue(b, r, depth-1, limit)
 		}
 		b = ws(b)
 		b = append(b, close)
