@@ -1,15 +1,24 @@
 package ndjsontool
 
-// fmt's streaming printer: the bytes tidwall/pretty gives a line, made a
-// piece at a time from the line itself, so that a line whose output is far
-// larger than it (a deeply nested line's indentation grows as the square
-// of its depth: 20 KB of nested arrays pretty-print to 200 MB) is written
-// through a small buffer instead of being held. Fmt prints ordinary lines
-// with pretty itself; fmt_test.go holds the two to the same bytes.
+// fmt's printer. It makes the bytes fmt printed with tidwall/pretty
+// (PrettyOptions with Width 0, the indent and SortKeys; Ugly for compact;
+// Color for colour), a piece at a time, from the line itself: so a line
+// whose output is far larger than it (a deeply nested line's indentation
+// grows as the square of its depth: 20 KB of nested arrays pretty-print
+// to 200 MB) can be written through a small buffer instead of being held,
+// and no option costs a copy of the output (pretty's sorting copied all
+// that was inside an object at each level of it). fmt_test.go holds it to
+// pretty's bytes.
+//
+// pretty's order of an object's members with SortKeys keeps every member,
+// a repeated key too: by the key's text (unescaped, byte by byte), then by
+// the value — null, false, numbers (by their float64 value), strings (by
+// their text), true, then objects and arrays by their output.
 
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -36,10 +45,9 @@ const (
 	fpDone
 )
 
-// fmtPrinter prints one valid line as Fmt prints it with pretty. Its memory
-// is the line's, its stack (one frame per level, at most ndjson.MaxDepth)
-// and, with sorted keys, where each object's members begin (fmtOrder);
-// never the output.
+// fmtPrinter prints one valid line as fmt does. Its memory is its stack
+// (one frame per level, at most ndjson.MaxDepth) and, with sorted keys,
+// where each object's members begin (fmtOrder); never the output.
 type fmtPrinter struct {
 	line  []byte
 	st    fmtStyle
@@ -52,6 +60,7 @@ type fmtPrinter struct {
 	q     []fmtPiece // what to write next, in order
 	qi    int
 	style *pretty.Style
+	order fmtOrder // ord's, when the printer is the line's
 
 	// a string in colour: the next byte to print, its end, whether it is a
 	// key, the state after it
@@ -75,11 +84,34 @@ type fmtPiece struct {
 }
 
 func newFmtPrinter(line []byte, st fmtStyle) *fmtPrinter {
-	p := &fmtPrinter{line: line, st: st, top: true, style: pretty.TerminalStyle}
-	if st.sortKeys {
-		p.ord = buildFmtOrder(line, st.indent)
-	}
+	p := &fmtPrinter{}
+	p.init(line, st)
 	return p
+}
+
+// init makes p print line, reusing its memory.
+func (p *fmtPrinter) init(line []byte, st fmtStyle) {
+	p.line, p.st, p.style, p.ord = line, st, pretty.TerminalStyle, nil
+	if st.sortKeys {
+		p.order.build(line, st.indent)
+		p.ord = &p.order
+	}
+	p.reset(0, 0)
+	p.top = true
+}
+
+// appendTo appends the rest of p's output to out.
+func (p *fmtPrinter) appendTo(out []byte) []byte {
+	for {
+		if cap(out)-len(out) < 512 {
+			out = slices.Grow(out, 4096)
+		}
+		n := p.read(out[len(out):cap(out)])
+		if n == 0 {
+			return out
+		}
+		out = out[:len(out)+n]
+	}
 }
 
 // reset makes p print the value at pos with base levels around it, and no
@@ -343,7 +375,16 @@ func fmtScalarEnd(b []byte, i int) int {
 type fmtOrder struct {
 	objs []fmtObj // every object, in the order they begin
 	keys []int    // where each member's key begins, object by object
+
+	// the walk's
+	stack []fmtOpen
+	pend  []fmtMember
+	sort  fmtSorter
 }
+
+// fmtOpen is an object (its index in objs, and where its members begin in
+// pend) or an array (obj -1) that the walk is in.
+type fmtOpen struct{ obj, base int }
 
 // fmtObj is one object: where it begins and ends, and its members' keys
 // at keys[off:off+n].
@@ -362,27 +403,26 @@ type fmtMember struct {
 	k, kend, v, vend int
 }
 
-// buildFmtOrder sorts every object's members of line as pretty does, the
+// build sorts every object's members of line as pretty does, the
 // innermost first (pretty breaks a tie between equal keys by comparing
 // the values' output, nested objects already sorted): one walk of the
 // line, holding only the members of the objects still open.
-func buildFmtOrder(line []byte, indent int) *fmtOrder {
-	o := &fmtOrder{}
-	type open struct{ obj, base int } // obj -1 for an array
-	var stack []open
-	var pend []fmtMember
-	s := &fmtSorter{line: line, ord: o, indent: indent}
+func (o *fmtOrder) build(line []byte, indent int) {
+	o.objs, o.keys = o.objs[:0], o.keys[:0]
+	stack, pend := o.stack[:0], o.pend[:0]
+	s := &o.sort
+	s.line, s.ord, s.indent = line, o, indent
 	expectKey := false
 	last := 0 // just past the last token
 	for i := 0; i < len(line); {
 		switch c := line[i]; c {
 		case '{':
-			stack = append(stack, open{len(o.objs), len(pend)})
+			stack = append(stack, fmtOpen{len(o.objs), len(pend)})
 			o.objs = append(o.objs, fmtObj{start: i})
 			expectKey = true
 			i++
 		case '[':
-			stack = append(stack, open{-1, 0})
+			stack = append(stack, fmtOpen{-1, 0})
 			expectKey = false
 			i++
 		case '}', ']':
@@ -392,7 +432,9 @@ func buildFmtOrder(line []byte, indent int) *fmtOrder {
 					pend[len(pend)-1].vend = last
 				}
 				s.members, s.base = pend[top.base:], len(stack)
-				sort.Stable(s)
+				if len(s.members) > 1 {
+					sort.Stable(s)
+				}
 				ob := &o.objs[top.obj]
 				ob.off, ob.n, ob.end = len(o.keys), len(s.members), i+1
 				for _, m := range s.members {
@@ -427,7 +469,7 @@ func buildFmtOrder(line []byte, indent int) *fmtOrder {
 			last = i
 		}
 	}
-	return o
+	o.stack, o.pend, s.members = stack, pend, nil
 }
 
 // fmtSorter sorts one object's members with pretty's order (byKeyVal):
@@ -515,11 +557,12 @@ func (s *fmtSorter) isLess(i, j int, byVal bool) bool {
 // time.
 func (s *fmtSorter) compare(i, j int) int {
 	if s.a == nil {
-		st := fmtStyle{indent: s.indent}
-		s.a = &fmtPrinter{line: s.line, st: st, ord: s.ord, style: pretty.TerminalStyle}
-		s.b = &fmtPrinter{line: s.line, st: st, ord: s.ord, style: pretty.TerminalStyle}
+		s.a, s.b = &fmtPrinter{}, &fmtPrinter{}
 		s.abuf, s.bbuf = make([]byte, 4096), make([]byte, 4096)
 	}
+	st := fmtStyle{indent: s.indent}
+	s.a.line, s.a.st, s.a.ord, s.a.style = s.line, st, s.ord, pretty.TerminalStyle
+	s.b.line, s.b.st, s.b.ord, s.b.style = s.line, st, s.ord, pretty.TerminalStyle
 	s.a.reset(i, s.base)
 	s.b.reset(j, s.base)
 	var a, b []byte // what is read and not yet compared
@@ -557,11 +600,10 @@ func prettyParseStr(s []byte) []byte {
 	return nil
 }
 
-// size returns how many bytes Fmt writes for line without colour, exactly,
-// and a bound on them with colour; with compact and sorted keys, on what
-// pretty makes of line before it compacts it. One walk of the line.
+// size returns how many bytes Fmt writes for line: exactly without
+// colour and without compact, else a bound. One walk of the line.
 func (st fmtStyle) size(line []byte) int {
-	expand := !st.compact || st.sortKeys
+	expand := !st.compact
 	w := st.indent
 	n := 1 // the newline after
 	depth := 0
@@ -621,7 +663,7 @@ func (st fmtStyle) size(line []byte) int {
 // as deep as the line can nest, and a colour either side.
 func (st fmtStyle) worst(n int) int {
 	per := 1
-	if !st.compact || st.sortKeys {
+	if !st.compact {
 		per = 2 + min(n/2, ndjson.MaxDepth)*st.indent
 	}
 	if st.color {

@@ -28,16 +28,41 @@ func (st fmtStyle) String() string {
 	return fmt.Sprintf("indent=%d compact=%v sort=%v color=%v", st.indent, st.compact, st.sortKeys, st.color)
 }
 
-// fmtByPretty is what fmt printed for line before the streaming printer:
+// fmtByPretty is what fmt printed for line before its own printer:
 // tidwall/pretty's bytes.
 func fmtByPretty(line []byte, st fmtStyle) []byte {
 	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", st.indent), SortKeys: st.sortKeys}
 	return fmtPretty(nil, line, st, opts)
 }
 
-// fmtByStream is the streaming printer's output, read size bytes at a time.
+// fmtPretty appends what fmt printed for line with tidwall/pretty.
+func fmtPretty(out, line []byte, sty fmtStyle, opts *pretty.Options) []byte {
+	var b []byte
+	switch {
+	case sty.compact && sty.sortKeys:
+		b = pretty.Ugly(pretty.PrettyOptions(line, opts))
+	case sty.compact:
+		b = pretty.Ugly(line)
+	default:
+		b = pretty.PrettyOptions(line, opts)
+	}
+	if sty.color {
+		b = pretty.Color(b, nil)
+	}
+	out = append(out, b...)
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// fmtByStream is the streaming printer's output, read size bytes at a time,
+// from a printer that has printed other lines before (as Fmt's are).
 func fmtByStream(line []byte, st fmtStyle, size int) []byte {
-	p := newFmtPrinter(line, st)
+	p := newFmtPrinter([]byte(`{"b":{"y":[1,"\n",{"b":1,"a":2}],"x":{}},"a":[{"a":3,"a":{"c":[]}}]}`), st)
+	for p.read(make([]byte, 7)) > 0 {
+	}
+	p.init(line, st)
 	buf := make([]byte, size)
 	var out []byte
 	for {
@@ -64,11 +89,7 @@ func checkFmtStream(t *testing.T, line []byte, st fmtStyle, size int) {
 			st, clip(line), size, i, clip(got[max(0, i-40):]), clip(want[max(0, i-40):]))
 	}
 	n, w := st.size(line), len(want)
-	if st.compact && st.sortKeys {
-		w = len(fmtByPretty(line, fmtStyle{indent: st.indent, sortKeys: true, color: st.color}))
-	}
-	switch {
-	case st.color && n < w, !st.color && !st.compact && n != w, st.compact && n < w:
+	if n < w || !st.color && !st.compact && n != w {
 		t.Fatalf("%v, %q: size %d, output %d", st, clip(line), n, w)
 	}
 	if wst := st.worst(len(line)); wst < n {
@@ -247,8 +268,8 @@ func TestFmtDeferred(t *testing.T) {
 		if st.indent != 2 {
 			continue
 		}
-		if !st.compact || st.sortKeys {
-			if n := st.size([]byte(deep)); n < fmtSlack+fmtRatio*len(in) {
+		if !st.compact {
+			if n := st.size([]byte(deep)); n < 1<<20+fmtRatio*len(in) {
 				t.Fatalf("%v: the deep line's output, %d bytes, would be held", st, n)
 			}
 		}
@@ -258,11 +279,44 @@ func TestFmtDeferred(t *testing.T) {
 		}
 		var out bytes.Buffer
 		s := &Stream{In: strings.NewReader(in), Out: &out}
-		if err := Fmt(context.Background(), s, FmtOptions{Compact: st.compact, Indent: st.indent, SortKeys: st.sortKeys, Color: st.color}); err != nil {
+		if err := fmtHolding(context.Background(), s, FmtOptions{Compact: st.compact, Indent: st.indent, SortKeys: st.sortKeys, Color: st.color}, 1<<20); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out.Bytes(), want.Bytes()) {
 			t.Fatalf("%v: %d bytes, want %d", st, out.Len(), want.Len())
+		}
+	}
+}
+
+// Fmt over a stream of random lines, some of them held back to be printed
+// when their chunk is written, is pretty's lines in order.
+func TestFmtLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 15))
+	var in []byte
+	var lines [][]byte
+	for range 1000 {
+		l := genJSON(nil, r, 1+r.IntN(8))
+		if r.IntN(50) == 0 {
+			l = deepLine(100 + r.IntN(200))
+		}
+		l = bytes.ReplaceAll(l, []byte("\n"), []byte(" "))
+		lines = append(lines, l)
+		in = append(append(in, l...), '\n')
+	}
+	for _, st := range fmtStyles()[:16] {
+		var want []byte
+		for _, l := range lines {
+			want = append(want, fmtByPretty(l, st)...)
+		}
+		for _, slack := range []int{fmtSlack, 0} {
+			var out bytes.Buffer
+			s := &Stream{In: bytes.NewReader(in), Out: &out}
+			if err := fmtHolding(context.Background(), s, FmtOptions{Compact: st.compact, Indent: st.indent, SortKeys: st.sortKeys, Color: st.color}, slack); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("%v, slack %d: %d bytes, want %d", st, slack, out.Len(), len(want))
+			}
 		}
 	}
 }
