@@ -1,0 +1,673 @@
+package ndjsontool
+
+// fmt's printer. It makes the bytes fmt printed with tidwall/pretty
+// (PrettyOptions with Width 0, the indent and SortKeys; Ugly for compact;
+// Color for colour), a piece at a time, from the line itself: so a line
+// whose output is far larger than it (a deeply nested line's indentation
+// grows as the square of its depth: 20 KB of nested arrays pretty-print
+// to 200 MB) can be written through a small buffer instead of being held,
+// and no option costs a copy of the output (pretty's sorting copied all
+// that was inside an object at each level of it). fmt_test.go holds it to
+// pretty's bytes.
+//
+// pretty's order of an object's members with SortKeys keeps every member,
+// a repeated key too: by the key's text (unescaped, byte by byte), then by
+// the value — null, false, numbers (by their float64 value), strings (by
+// their text), true, then objects and arrays by their output.
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tidwall/pretty"
+
+	"github.com/agentry/agentry/lib/ndjson"
+)
+
+// fmtStyle is how fmt prints a line.
+type fmtStyle struct {
+	indent   int // spaces per level
+	compact  bool
+	sortKeys bool
+	color    bool
+}
+
+// The printer's states.
+const (
+	fpValue  = iota // a value begins at pos (after any space)
+	fpNext          // the value before has ended: the innermost container's next element, or its end
+	fpColon         // a key has been printed: its colon, then the value
+	fpString        // a string in colour, from spos
+	fpEnd           // the line's value has ended
+	fpDone
+)
+
+// fmtPrinter prints one valid line as fmt does. Its memory is its stack
+// (one frame per level, at most ndjson.MaxDepth) and, with sorted keys,
+// where each object's members begin (fmtOrder); never the output.
+type fmtPrinter struct {
+	line  []byte
+	st    fmtStyle
+	ord   *fmtOrder // sorted keys: each object's members in pretty's order
+	base  int       // levels around the value printed (a member's value compared when sorting)
+	top   bool      // the value is the line's: ends with "\n"
+	pos   int
+	state int
+	stack []fmtFrame
+	q     []fmtPiece // what to write next, in order
+	qi    int
+	style *pretty.Style
+	order fmtOrder // ord's, when the printer is the line's
+
+	// a string in colour: the next byte to print, its end, whether it is a
+	// key, the state after it
+	spos, send int
+	skey       bool
+	sthen      int
+}
+
+// fmtFrame is an open object or array.
+type fmtFrame struct {
+	open byte
+	n    int // elements printed
+	obj  int // its index in ord.objs when its members are sorted, else -1
+}
+
+// fmtPiece is a piece of output: spaces, or text (a constant or the line's
+// own bytes).
+type fmtPiece struct {
+	s      string
+	spaces int
+}
+
+func newFmtPrinter(line []byte, st fmtStyle) *fmtPrinter {
+	p := &fmtPrinter{}
+	p.init(line, st)
+	return p
+}
+
+// init makes p print line, reusing its memory.
+func (p *fmtPrinter) init(line []byte, st fmtStyle) {
+	p.line, p.st, p.style, p.ord = line, st, pretty.TerminalStyle, nil
+	if st.sortKeys {
+		p.order.build(line, st.indent)
+		p.ord = &p.order
+	}
+	p.reset(0, 0)
+	p.top = true
+}
+
+// appendTo appends the rest of p's output to out.
+func (p *fmtPrinter) appendTo(out []byte) []byte {
+	for {
+		if cap(out)-len(out) < 512 {
+			out = slices.Grow(out, 4096)
+		}
+		n := p.read(out[len(out):cap(out)])
+		if n == 0 {
+			return out
+		}
+		out = out[:len(out)+n]
+	}
+}
+
+// reset makes p print the value at pos with base levels around it, and no
+// newline after.
+func (p *fmtPrinter) reset(pos, base int) {
+	p.pos, p.base, p.top, p.state = pos, base, false, fpValue
+	p.stack, p.q, p.qi = p.stack[:0], p.q[:0], 0
+}
+
+func (p *fmtPrinter) text(s string)   { p.q = append(p.q, fmtPiece{s: s}) }
+func (p *fmtPrinter) bytes(b []byte)  { p.q = append(p.q, fmtPiece{s: str(b)}) }
+func (p *fmtPrinter) spaces(n int)    { p.q = append(p.q, fmtPiece{spaces: n}) }
+func (p *fmtPrinter) newline(lvl int) { p.text("\n"); p.spaces(lvl * p.st.indent) }
+
+// punct prints one of {}[],: — as pretty.Color does, brackets always in
+// the brackets' colour, a comma only in an object's.
+func (p *fmtPrinter) punct(s string, coloured bool) {
+	if p.st.color && coloured {
+		p.text(p.style.Brackets[0])
+		p.text(s)
+		p.text(p.style.Brackets[1])
+		return
+	}
+	p.text(s)
+}
+
+// read fills dst with the output's next bytes and says how many; 0 only
+// when the output has ended.
+func (p *fmtPrinter) read(dst []byte) int {
+	n := 0
+	for n < len(dst) {
+		if p.qi == len(p.q) {
+			p.q, p.qi = p.q[:0], 0
+			if p.state == fpDone {
+				break
+			}
+			p.step()
+			continue
+		}
+		pc := &p.q[p.qi]
+		if pc.spaces > 0 {
+			k := min(pc.spaces, len(dst)-n)
+			fillSpaces(dst[n : n+k])
+			n += k
+			if pc.spaces -= k; pc.spaces == 0 {
+				p.qi++
+			}
+			continue
+		}
+		k := copy(dst[n:], pc.s)
+		n += k
+		if pc.s = pc.s[k:]; pc.s == "" {
+			p.qi++
+		}
+	}
+	return n
+}
+
+func fillSpaces(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = ' '
+	for k := 1; k < len(b); k *= 2 {
+		copy(b[k:], b[:k])
+	}
+}
+
+// step queues the next few pieces.
+func (p *fmtPrinter) step() {
+	line := p.line
+	switch p.state {
+	case fpValue:
+		i := fmtSkipSpace(line, p.pos)
+		switch c := line[i]; c {
+		case '{', '[':
+			if c == '{' {
+				p.punct("{", true)
+			} else {
+				p.punct("[", true)
+			}
+			f := fmtFrame{open: c, obj: -1}
+			if c == '{' && p.ord != nil {
+				f.obj = p.ord.find(i)
+			}
+			p.stack = append(p.stack, f)
+			p.pos, p.state = i+1, fpNext
+		case '"':
+			p.str(i, false, fpNext)
+		default:
+			j := fmtScalarEnd(line, i)
+			if p.st.color {
+				var col [2]string
+				switch {
+				case c == 't':
+					col = p.style.True
+				case c == 'f':
+					col = p.style.False
+				case c == 'n':
+					col = p.style.Null
+				default:
+					col = p.style.Number
+				}
+				p.text(col[0])
+				p.bytes(line[i:j])
+				p.text(col[1])
+			} else {
+				p.bytes(line[i:j])
+			}
+			p.pos, p.state = j, fpNext
+		}
+	case fpNext:
+		if len(p.stack) == 0 {
+			p.state = fpEnd
+			return
+		}
+		f := &p.stack[len(p.stack)-1]
+		var at int // where the next element begins; -1 at the end
+		if f.obj >= 0 {
+			o := &p.ord.objs[f.obj]
+			if f.n < o.n {
+				at = p.ord.keys[o.off+f.n]
+			} else {
+				at, p.pos = -1, o.end
+			}
+		} else {
+			at = fmtSkipSpace(line, p.pos)
+			if line[at] == ',' {
+				at = fmtSkipSpace(line, at+1)
+			}
+			if line[at] == f.open+2 { // '}' is '{'+2, ']' is '['+2
+				at, p.pos = -1, at+1
+			}
+		}
+		lvl := len(p.stack) + p.base
+		if at < 0 {
+			if f.n > 0 && !p.st.compact {
+				p.newline(lvl - 1)
+			}
+			if f.open == '{' {
+				p.punct("}", true)
+			} else {
+				p.punct("]", true)
+			}
+			p.stack = p.stack[:len(p.stack)-1]
+			return
+		}
+		if f.n > 0 {
+			p.punct(",", f.open == '{')
+		}
+		f.n++
+		if !p.st.compact {
+			p.newline(lvl)
+		}
+		if f.open == '{' {
+			p.str(at, true, fpColon)
+		} else {
+			p.pos, p.state = at, fpValue
+		}
+	case fpColon:
+		i := fmtSkipSpace(line, p.pos) // at the colon
+		p.punct(":", true)
+		if !p.st.compact {
+			p.text(" ")
+		}
+		p.pos, p.state = i+1, fpValue
+	case fpString:
+		// As pretty.Color: each escape in the escapes' colour, the rest in
+		// the key's or the string's.
+		col := p.style.String
+		if p.skey {
+			col = p.style.Key
+		}
+		last := p.send - 1 // the closing quote
+		k := bytes.IndexByte(line[p.spos:last], '\\')
+		if k < 0 {
+			p.bytes(line[p.spos:p.send])
+			p.text(col[1])
+			p.pos, p.state = p.send, p.sthen
+			return
+		}
+		k += p.spos
+		n := 2
+		if line[k+1] == 'u' {
+			n = 6
+		}
+		p.bytes(line[p.spos:k])
+		p.text(col[1])
+		p.text(p.style.Escape[0])
+		p.bytes(line[k : k+n])
+		p.text(p.style.Escape[1])
+		p.text(col[0])
+		p.spos = k + n
+	case fpEnd:
+		if p.top {
+			p.text("\n")
+		}
+		p.state = fpDone
+	}
+}
+
+// str prints the string at line[i], a key or not, then goes on in state then.
+func (p *fmtPrinter) str(i int, key bool, then int) {
+	j := fmtStringEnd(p.line, i)
+	if !p.st.color {
+		p.bytes(p.line[i:j])
+		p.pos, p.state = j, then
+		return
+	}
+	if key {
+		p.text(p.style.Key[0])
+	} else {
+		p.text(p.style.String[0])
+	}
+	p.text(`"`)
+	p.spos, p.send, p.skey, p.sthen, p.state = i+1, j, key, then, fpString
+}
+
+// fmtSkipSpace returns the index of the first byte from i that is not
+// JSON's white space.
+func fmtSkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// fmtStringEnd returns the index just past the string that begins at b[i].
+func fmtStringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		q := j + k
+		bs := 0
+		for m := q - 1; b[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+}
+
+// fmtScalarEnd returns the index just past the number or literal at b[i].
+func fmtScalarEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n', ',', ':', ']', '}':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// fmtOrder is the order in which pretty prints each object's members with
+// SortKeys.
+type fmtOrder struct {
+	objs []fmtObj // every object, in the order they begin
+	keys []int    // where each member's key begins, object by object
+
+	// the walk's
+	stack []fmtOpen
+	pend  []fmtMember
+	sort  fmtSorter
+}
+
+// fmtOpen is an object (its index in objs, and where its members begin in
+// pend) or an array (obj -1) that the walk is in.
+type fmtOpen struct{ obj, base int }
+
+// fmtObj is one object: where it begins and ends, and its members' keys
+// at keys[off:off+n].
+type fmtObj struct {
+	start, end int
+	off, n     int
+}
+
+// find returns the index of the object that begins at i.
+func (o *fmtOrder) find(i int) int {
+	return sort.Search(len(o.objs), func(k int) bool { return o.objs[k].start >= i })
+}
+
+// fmtMember is a member of an object: where its key and value are.
+type fmtMember struct {
+	k, kend, v, vend int
+}
+
+// build sorts every object's members of line as pretty does, the
+// innermost first (pretty breaks a tie between equal keys by comparing
+// the values' output, nested objects already sorted): one walk of the
+// line, holding only the members of the objects still open.
+func (o *fmtOrder) build(line []byte, indent int) {
+	o.objs, o.keys = o.objs[:0], o.keys[:0]
+	stack, pend := o.stack[:0], o.pend[:0]
+	s := &o.sort
+	s.line, s.ord, s.indent = line, o, indent
+	expectKey := false
+	last := 0 // just past the last token
+	for i := 0; i < len(line); {
+		switch c := line[i]; c {
+		case '{':
+			stack = append(stack, fmtOpen{len(o.objs), len(pend)})
+			o.objs = append(o.objs, fmtObj{start: i})
+			expectKey = true
+			i++
+		case '[':
+			stack = append(stack, fmtOpen{-1, 0})
+			expectKey = false
+			i++
+		case '}', ']':
+			top := stack[len(stack)-1]
+			if top.obj >= 0 {
+				if len(pend) > top.base {
+					pend[len(pend)-1].vend = last
+				}
+				s.members, s.base = pend[top.base:], len(stack)
+				if len(s.members) > 1 {
+					sort.Stable(s)
+				}
+				ob := &o.objs[top.obj]
+				ob.off, ob.n, ob.end = len(o.keys), len(s.members), i+1
+				for _, m := range s.members {
+					o.keys = append(o.keys, m.k)
+				}
+				pend = pend[:top.base]
+			}
+			stack = stack[:len(stack)-1]
+			expectKey = false
+			i++
+			last = i
+		case ',':
+			if top := stack[len(stack)-1]; top.obj >= 0 {
+				pend[len(pend)-1].vend = last
+				expectKey = true
+			}
+			i++
+		case ':':
+			pend[len(pend)-1].v = fmtSkipSpace(line, i+1)
+			i++
+		case '"':
+			j := fmtStringEnd(line, i)
+			if expectKey {
+				pend = append(pend, fmtMember{k: i, kend: j})
+				expectKey = false
+			}
+			i, last = j, j
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			i = fmtScalarEnd(line, i)
+			last = i
+		}
+	}
+	o.stack, o.pend, s.members = stack, pend, nil
+}
+
+// fmtSorter sorts one object's members with pretty's order (byKeyVal):
+// by key, then by value.
+type fmtSorter struct {
+	line    []byte
+	ord     *fmtOrder
+	indent  int
+	members []fmtMember
+	base    int // the object's level: its members' values are printed at it
+	a, b    *fmtPrinter
+	abuf    []byte
+	bbuf    []byte
+}
+
+func (s *fmtSorter) Len() int      { return len(s.members) }
+func (s *fmtSorter) Swap(i, j int) { s.members[i], s.members[j] = s.members[j], s.members[i] }
+func (s *fmtSorter) Less(i, j int) bool {
+	if s.isLess(i, j, false) {
+		return true
+	}
+	if s.isLess(j, i, false) {
+		return false
+	}
+	return s.isLess(i, j, true)
+}
+
+// The kinds of value in pretty's order.
+const (
+	fjNull = iota
+	fjFalse
+	fjNumber
+	fjString
+	fjTrue
+	fjJSON
+)
+
+func fmtKind(v []byte) int {
+	if len(v) == 0 {
+		return fjNull
+	}
+	switch v[0] {
+	case '"':
+		return fjString
+	case 'f':
+		return fjFalse
+	case 't':
+		return fjTrue
+	case 'n':
+		return fjNull
+	case '[', '{':
+		return fjJSON
+	default:
+		return fjNumber
+	}
+}
+
+// isLess is pretty's byKeyVal.isLess, with a value's output (which pretty
+// compares from its buffer) compared as it is printed.
+func (s *fmtSorter) isLess(i, j int, byVal bool) bool {
+	mi, mj := &s.members[i], &s.members[j]
+	v1, v2 := s.line[mi.k:mi.kend], s.line[mj.k:mj.kend]
+	if byVal {
+		v1, v2 = s.line[mi.v:mi.vend], s.line[mj.v:mj.vend]
+	}
+	t1, t2 := fmtKind(v1), fmtKind(v2)
+	if t1 != t2 {
+		return t1 < t2
+	}
+	switch t1 {
+	case fjString:
+		return string(prettyParseStr(v1)) < string(prettyParseStr(v2))
+	case fjNumber:
+		n1, _ := strconv.ParseFloat(string(v1), 64)
+		n2, _ := strconv.ParseFloat(string(v2), 64)
+		return n1 < n2
+	case fjJSON:
+		return s.compare(mi.v, mj.v) < 0
+	}
+	return string(v1) < string(v2)
+}
+
+// compare compares the output of the values at line[i] and line[j], each
+// printed as a member's value of the object being sorted, a buffer at a
+// time.
+func (s *fmtSorter) compare(i, j int) int {
+	if s.a == nil {
+		s.a, s.b = &fmtPrinter{}, &fmtPrinter{}
+		s.abuf, s.bbuf = make([]byte, 4096), make([]byte, 4096)
+	}
+	st := fmtStyle{indent: s.indent}
+	s.a.line, s.a.st, s.a.ord, s.a.style = s.line, st, s.ord, pretty.TerminalStyle
+	s.b.line, s.b.st, s.b.ord, s.b.style = s.line, st, s.ord, pretty.TerminalStyle
+	s.a.reset(i, s.base)
+	s.b.reset(j, s.base)
+	var a, b []byte // what is read and not yet compared
+	for {
+		if len(a) == 0 {
+			a = s.abuf[:s.a.read(s.abuf)]
+		}
+		if len(b) == 0 {
+			b = s.bbuf[:s.b.read(s.bbuf)]
+		}
+		if len(a) == 0 || len(b) == 0 {
+			return len(a) - len(b) // one has ended: it is the lesser, or they are equal
+		}
+		n := min(len(a), len(b))
+		if c := bytes.Compare(a[:n], b[:n]); c != 0 {
+			return c
+		}
+		a, b = a[n:], b[n:]
+	}
+}
+
+// prettyParseStr is pretty's parsestr: a string's text, unescaped by
+// encoding/json when it holds an escape.
+func prettyParseStr(s []byte) []byte {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '\\' {
+			var str string
+			json.Unmarshal(s, &str)
+			return []byte(str)
+		}
+		if s[i] == '"' {
+			return s[1:i]
+		}
+	}
+	return nil
+}
+
+// size returns how many bytes Fmt writes for line: exactly without
+// colour and without compact, else a bound. One walk of the line.
+func (st fmtStyle) size(line []byte) int {
+	expand := !st.compact
+	w := st.indent
+	n := 1 // the newline after
+	depth := 0
+	var prev byte // the last token's first byte, or the last punctuation
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			i++
+			continue
+		}
+		if expand && (prev == '{' || prev == '[' || prev == ',') && c != '}' && c != ']' {
+			n += 1 + depth*w // an element's line
+		}
+		if st.color {
+			n += 24 // the colour either side of a bracket, comma, colon, string or scalar, at most
+		}
+		switch c {
+		case '{', '[':
+			depth++
+			n++
+			i++
+		case '}', ']':
+			depth--
+			if expand && prev != '{' && prev != '[' {
+				n += 1 + depth*w
+			}
+			n++
+			i++
+		case ',':
+			n++
+			i++
+		case ':':
+			n++
+			if expand {
+				n++
+			}
+			i++
+		case '"':
+			j := fmtStringEnd(line, i)
+			n += j - i
+			if st.color {
+				n += 22 * bytes.Count(line[i:j], []byte{'\\'}) // each escape in its own colour
+			}
+			i = j
+		default:
+			j := fmtScalarEnd(line, i)
+			n += j - i
+			i = j
+		}
+		prev = c
+	}
+	return n
+}
+
+// worst bounds what Fmt writes for any valid line of n bytes (as size).
+// A byte of the line makes at most one line of output, indented at most
+// as deep as the line can nest, and a colour either side.
+func (st fmtStyle) worst(n int) int {
+	per := 1
+	if !st.compact {
+		per = 2 + min(n/2, ndjson.MaxDepth)*st.indent
+	}
+	if st.color {
+		per += 24
+	}
+	return n*per + 1
+}
