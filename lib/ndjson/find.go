@@ -289,12 +289,8 @@ func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) 
 // by their text.
 func LastMember(line []byte, members []Member, name string) (Member, bool) {
 	for k := len(members) - 1; k >= 0; k-- {
-		m := &members[k]
-		if !m.Escaped && m.KeyEnd-m.KeyStart != len(name) {
-			continue
-		}
-		if keyIs(line[m.KeyStart-1:m.KeyEnd+1], m.Escaped, name) {
-			return *m, true
+		if members[k].KeyIs(line, name) {
+			return members[k], true
 		}
 	}
 	return Member{}, false
