@@ -29,7 +29,7 @@ const (
 // as numbers and texts do; arrays element by element; objects by their
 // members sorted by name.
 func AppendKey(out, raw []byte) []byte {
-	out, _ = appendKey(out, raw, skipSpace(raw, 0))
+	out, _ = appendKey(out, raw, ndjson.SkipSpace(raw, 0))
 	return out
 }
 
@@ -47,30 +47,20 @@ func appendKey(out, raw []byte, i int) ([]byte, int) {
 	case c == 't':
 		return append(out, tagTrue), i + 4
 	case c == '"':
-		end := stringEnd(raw, i)
-		return AppendTextKey(append(out, tagString), unescape(nil, raw[i:end])), end
+		end, escaped := ndjson.StringEnd(raw, nil, i)
+		return AppendTextKey(append(out, tagString), text(raw[i:end], escaped)), end
 	case c == '[':
 		out = append(out, tagArray)
-		i = skipSpace(raw, i+1)
-		if i < len(raw) && raw[i] == ']' {
-			return append(out, tagEnd), i + 1
-		}
-		for i < len(raw) {
+		i, more := ndjson.Into(raw, i)
+		for more {
 			out, i = appendKey(out, raw, i)
-			i = skipSpace(raw, i)
-			if i >= len(raw) || raw[i] != ',' {
-				break
-			}
-			i = skipSpace(raw, i+1)
+			i, more = ndjson.Past(raw, i)
 		}
 		return append(out, tagEnd), i + 1
 	case c == '{':
 		return appendObjectKey(append(out, tagObject), raw, i)
 	}
-	end := i
-	for end < len(raw) && isNumberByte(raw[end]) {
-		end++
-	}
+	end := ndjson.ValueEnd(raw, nil, i)
 	return AppendNumberKey(append(out, tagNumber), raw[i:end]), end
 }
 
@@ -83,20 +73,13 @@ type member struct {
 // of each name only, sorted by name.
 func appendObjectKey(out, raw []byte, i int) ([]byte, int) {
 	var ms []member
-	i = skipSpace(raw, i+1)
-	for i < len(raw) && raw[i] == '"' {
-		end := stringEnd(raw, i)
-		name := unescape(nil, raw[i:end])
-		i = skipSpace(raw, end)
-		i = skipSpace(raw, i+1) // the colon
+	i, more := ndjson.Into(raw, i)
+	for more {
+		mb := ndjson.MemberAt(raw, nil, i)
 		var key []byte
-		key, i = appendKey(nil, raw, i)
-		ms = append(ms, member{name, key})
-		i = skipSpace(raw, i)
-		if i >= len(raw) || raw[i] != ',' {
-			break
-		}
-		i = skipSpace(raw, i+1)
+		key, i = appendKey(nil, raw, mb.Start)
+		ms = append(ms, member{mb.Key(raw, nil), key})
+		i, more = ndjson.Past(raw, i)
 	}
 	// Stable, so that of a name given twice the last is last; only it is
 	// kept.
@@ -129,35 +112,13 @@ func Equal(a, b []byte) bool {
 	return bytes.Equal(AppendKey(nil, a), AppendKey(nil, b))
 }
 
-func unescape(out, s []byte) []byte {
-	if bytes.IndexByte(s, '\\') < 0 && len(s) >= 2 {
-		return append(out, s[1:len(s)-1]...)
+// text is the text of raw, a string literal: its own bytes when it has no
+// escape.
+func text(raw []byte, escaped bool) []byte {
+	if !escaped {
+		return raw[1 : len(raw)-1]
 	}
-	return ndjson.AppendUnescaped(out, s, false)
-}
-
-func isNumberByte(c byte) bool {
-	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
-// stringEnd returns the index after the string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i++
-		}
-	}
-	return len(b)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
+	return ndjson.AppendUnescaped(nil, raw, false)
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
