@@ -1,7 +1,6 @@
 package ndjsontool
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -91,11 +90,11 @@ func Del(ctx context.Context, st *Stream, args []string) error {
 func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 	var blocked int64
 	sk, err := eachChunk(ctx, st, finding{}, func() *editChunk { return &editChunk{} },
-		func(c *editChunk, line []byte, _ lineView) *editChunk {
-			cur := line
+		func(c *editChunk, line []byte, lv lineView) *editChunk {
+			cur, m := line, lv.marks // the marks are the line's: for the first edit only
 			var buf [2][]byte
 			for i, ed := range eds {
-				next, ok := ed.apply(buf[i%2][:0], cur)
+				next, ok := ed.apply(buf[i%2][:0], cur, m)
 				if !ok {
 					if ed.raw != nil {
 						c.blocked++
@@ -103,7 +102,7 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 					continue
 				}
 				buf[i%2] = next
-				cur = next
+				cur, m = next, nil
 			}
 			c.out = append(append(c.out, cur...), '\n')
 			return c
@@ -125,27 +124,28 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 }
 
 // apply appends line with the edit made to out; false when it could not
-// be made (set) or there was nothing to delete (del).
-func (ed edit) apply(out, line []byte) ([]byte, bool) {
-	lo, hi := skipWS(line, 0), len(line)
-	for hi > lo && isWS(line[hi-1]) {
-		hi--
+// be made (set) or there was nothing to delete (del). m is line's marks,
+// or nil.
+func (ed edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
+	lo, hi := ndjson.SkipSpace(line, 0), len(line)
+	if len(ed.path) == 0 {
+		hi = ndjson.ValueEnd(line, m, lo)
 	}
 	for d, k := range ed.path {
 		last := d == len(ed.path)-1
 		switch line[lo] {
 		case '{':
 			if ed.raw == nil && last {
-				return deleteMembers(out, line, lo, k)
+				return deleteMembers(out, line, m, lo, k)
 			}
-			vs, ve, close, ok := findMember(line, lo, k)
+			vs, ve, close, ok := findMember(line, m, lo, k)
 			if !ok {
 				if ed.raw == nil {
 					return nil, false
 				}
 				out = append(out, line[:close]...)
-				if !emptyBefore(line, lo, close) {
-					out = append(out, ',')
+				if first, _ := ndjson.Into(line, lo); first != close {
+					out = append(out, ',') // after the members before
 				}
 				out = append(append(out, quote(k)...), ':')
 				out = appendNested(out, ed.path[d+1:], ed.raw)
@@ -158,9 +158,9 @@ func (ed edit) apply(out, line []byte) ([]byte, bool) {
 				return nil, false
 			}
 			if ed.raw == nil && last {
-				return deleteElement(out, line, lo, n)
+				return deleteElement(out, line, m, lo, n)
 			}
-			vs, ve, ok := findElement(line, lo, n)
+			vs, ve, ok := findElement(line, m, lo, n)
 			if !ok {
 				return nil, false
 			}
@@ -173,8 +173,6 @@ func (ed edit) apply(out, line []byte) ([]byte, bool) {
 	out = append(out, ed.raw...)
 	return append(out, line[hi:]...), true
 }
-
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func index(k string) (int, bool) {
 	if k == "" || len(k) > 9 {
@@ -202,91 +200,44 @@ func appendNested(out []byte, path []string, raw []byte) []byte {
 	return out
 }
 
-// valueEnd is the index after the value at b[i] (a valid line).
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return strEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = strEnd(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(b) && !isWS(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-		i++
+// item is a member of an object or an element of an array: where it
+// starts (a member's key) and where its value ends.
+type item struct{ at, end int }
+
+// eachMember calls fn with each member of the object at line[lo], its End
+// found, and returns the index of the object's closing brace.
+func eachMember(line []byte, m ndjson.Marks, lo int, fn func(mb ndjson.Member)) int {
+	i, more := ndjson.Into(line, lo)
+	for more {
+		mb := ndjson.MemberAt(line, m, i)
+		mb.End = ndjson.ValueEnd(line, m, mb.Start)
+		fn(mb)
+		i, more = ndjson.Past(line, mb.End)
 	}
 	return i
-}
-
-// member is one member of an object: where its key starts and its value
-// ends.
-type member struct{ keyAt, valAt, valEnd int }
-
-// members lists the members of the object at line[lo], and returns the
-// index of its closing brace.
-func members(line []byte, lo int, fn func(m member, key []byte) bool) int {
-	i := skipWS(line, lo+1)
-	for i < len(line) && line[i] != '}' {
-		ke := strEnd(line, i)
-		vs := skipWS(line, skipWS(line, ke)+1)
-		ve := valueEnd(line, vs)
-		if !fn(member{i, vs, ve}, line[i:ke]) {
-			return -1
-		}
-		i = skipWS(line, ve)
-		if i < len(line) && line[i] == ',' {
-			i = skipWS(line, i+1)
-		}
-	}
-	return i
-}
-
-func keyIs(raw []byte, k string) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1:len(raw)-1]) == k
-	}
-	return string(keyText(raw)) == k
 }
 
 // findMember finds the last member named k of the object at line[lo]:
 // its value's span; or, when there is none, the index of the closing
 // brace.
-func findMember(line []byte, lo int, k string) (vs, ve, close int, ok bool) {
-	close = members(line, lo, func(m member, key []byte) bool {
-		if keyIs(key, k) {
-			vs, ve, ok = m.valAt, m.valEnd, true
+func findMember(line []byte, m ndjson.Marks, lo int, k string) (vs, ve, close int, ok bool) {
+	close = eachMember(line, m, lo, func(mb ndjson.Member) {
+		if mb.KeyIs(line, k) {
+			vs, ve, ok = mb.Start, mb.End, true
 		}
-		return true
 	})
 	return vs, ve, close, ok
 }
 
-// emptyBefore reports whether the object at line[lo] has no member before
-// its closing brace at close.
-func emptyBefore(line []byte, lo, close int) bool { return skipWS(line, lo+1) == close }
-
 // deleteMembers appends line without the members named k of the object
 // at line[lo]: each with the comma after it, or the last with the comma
 // before it.
-func deleteMembers(out, line []byte, lo int, k string) ([]byte, bool) {
-	var all []member
+func deleteMembers(out, line []byte, m ndjson.Marks, lo int, k string) ([]byte, bool) {
+	var all []item
 	var del []bool
-	members(line, lo, func(m member, key []byte) bool {
-		all = append(all, m)
-		del = append(del, keyIs(key, k))
-		return true
+	eachMember(line, m, lo, func(mb ndjson.Member) {
+		all = append(all, item{mb.KeyStart - 1, mb.End})
+		del = append(del, mb.KeyIs(line, k))
 	})
 	return cutItems(out, line, all, del)
 }
@@ -295,15 +246,15 @@ func deleteMembers(out, line []byte, lo int, k string) ([]byte, bool) {
 // separator after it, up to the next item; a last item kept-less goes
 // with the separator before it, from the end of the item kept before;
 // when none is kept, all go.
-func cutItems(out, line []byte, all []member, del []bool) ([]byte, bool) {
+func cutItems(out, line []byte, all []item, del []bool) ([]byte, bool) {
 	any := false
 	at := 0
-	for i, m := range all {
+	for i, it := range all {
 		if !del[i] {
 			continue
 		}
 		any = true
-		from, to := m.keyAt, m.valEnd
+		from, to := it.at, it.end
 		next, prev := -1, -1
 		for j := i + 1; j < len(all) && next < 0; j++ {
 			if !del[j] {
@@ -317,9 +268,9 @@ func cutItems(out, line []byte, all []member, del []bool) ([]byte, bool) {
 		}
 		switch {
 		case next >= 0 || prev < 0 && i+1 < len(all):
-			to = all[i+1].keyAt // with the separator after it
+			to = all[i+1].at // with the separator after it
 		case prev >= 0:
-			from = all[prev].valEnd // the last kept-less: with the one before
+			from = all[prev].end // the last kept-less: with the one before
 		}
 		if from < at {
 			from = at
@@ -334,30 +285,27 @@ func cutItems(out, line []byte, all []member, del []bool) ([]byte, bool) {
 }
 
 // elements lists the elements of the array at line[lo].
-func elements(line []byte, lo int) []member {
-	var all []member
-	i := skipWS(line, lo+1)
-	for i < len(line) && line[i] != ']' {
-		ve := valueEnd(line, i)
-		all = append(all, member{i, i, ve})
-		i = skipWS(line, ve)
-		if i < len(line) && line[i] == ',' {
-			i = skipWS(line, i+1)
-		}
+func elements(line []byte, m ndjson.Marks, lo int) []item {
+	var all []item
+	i, more := ndjson.Into(line, lo)
+	for more {
+		end := ndjson.ValueEnd(line, m, i)
+		all = append(all, item{i, end})
+		i, more = ndjson.Past(line, end)
 	}
 	return all
 }
 
-func findElement(line []byte, lo, n int) (vs, ve int, ok bool) {
-	all := elements(line, lo)
+func findElement(line []byte, m ndjson.Marks, lo, n int) (vs, ve int, ok bool) {
+	all := elements(line, m, lo)
 	if n >= len(all) {
 		return 0, 0, false
 	}
-	return all[n].valAt, all[n].valEnd, true
+	return all[n].at, all[n].end, true
 }
 
-func deleteElement(out, line []byte, lo, n int) ([]byte, bool) {
-	all := elements(line, lo)
+func deleteElement(out, line []byte, m ndjson.Marks, lo, n int) ([]byte, bool) {
+	all := elements(line, m, lo)
 	if n >= len(all) {
 		return nil, false
 	}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 func TestEdits(t *testing.T) {
@@ -32,7 +34,7 @@ func TestEdits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := eds[0].apply(nil, []byte(c.line))
+		got, ok := applyBoth(t, eds[0], []byte(c.line))
 		if ok != c.ok || ok && string(got) != c.want {
 			t.Errorf("set %s on %s: %s %v, want %s %v", c.arg, c.line, got, ok, c.want, c.ok)
 		}
@@ -58,7 +60,7 @@ func TestEdits(t *testing.T) {
 	}
 	for _, c := range dels {
 		eds, _ := parseDels([]string{c.arg})
-		got, ok := eds[0].apply(nil, []byte(c.line))
+		got, ok := applyBoth(t, eds[0], []byte(c.line))
 		if !ok {
 			got = []byte(c.line)
 		}
@@ -135,7 +137,7 @@ func TestEditsAgainstDecoder(t *testing.T) {
 		if !del {
 			ed.raw = []byte(`{"x":1}`)
 		}
-		got, ok := ed.apply(nil, line)
+		got, ok := applyBoth(t, ed, line)
 		want, wok := refEdit(root, path, del)
 		if !wok {
 			if ok && !del {
@@ -228,4 +230,19 @@ func setAt(v any, path []string, a []any) any {
 		}
 	}
 	return v
+}
+
+// applyBoth applies ed to line as a verb does, with the marks of the
+// line's check, and without any: the two must agree.
+func applyBoth(t *testing.T, ed edit, line []byte) ([]byte, bool) {
+	t.Helper()
+	got, ok := ed.apply(nil, line, nil)
+	var ck ndjson.Checker
+	if ck.Check(line) == ndjson.Valid {
+		mgot, mok := ed.apply(nil, line, ck.Marks())
+		if mok != ok || string(mgot) != string(got) {
+			t.Errorf("%v on %s: %s %v with the marks, %s %v without", ed.path, line, mgot, mok, got, ok)
+		}
+	}
+	return got, ok
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentry/agentry/lib/extsort"
 	"github.com/agentry/agentry/lib/jsoncmp"
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // JoinOptions are join's.
@@ -107,7 +108,7 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 	sk, err := st.eachLine(ctx, finding{path: lfp}, func(out, line []byte, lv lineView) []byte {
 		v := lv.found(line, o.Left, lfp)
 		var matches []joinEntry
-		if v.ok && v.raw[0] != 'n' && line[skipWS(line, 0)] == '{' {
+		if v.ok && v.raw[0] != 'n' && line[ndjson.SkipSpace(line, 0)] == '{' {
 			matches = hash[str(jsoncmp.AppendKey(nil, v.raw))]
 		}
 		if len(matches) == 0 {
@@ -117,7 +118,7 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 			return out
 		}
 		for _, m := range matches {
-			out = append(mergeLine(out, line, m, o.As), '\n')
+			out = append(mergeLine(out, line, lv.marks, m, nil, o.As), '\n')
 		}
 		return out
 	})
@@ -127,26 +128,28 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 	return sk.report(st)
 }
 
-// mergeLine appends line with r merged in (or set at as).
-func mergeLine(out, line, r []byte, as string) []byte {
+// mergeLine appends line with r merged in (or set at as). lm and rm are
+// the lines' marks, or nil.
+func mergeLine(out, line []byte, lm ndjson.Marks, r []byte, rm ndjson.Marks, as string) []byte {
 	if as != "" {
-		res, ok := edit{path: []string{as}, raw: r}.apply(out, line)
+		res, ok := edit{path: []string{as}, raw: r}.apply(out, line, lm)
 		if !ok {
 			return append(out, line...)
 		}
 		return res
 	}
-	cur := line
+	cur, m := line, lm
 	var bufs [2][]byte
+	var name []byte
 	i := 0
-	members(r, skipWS(r, 0), func(m member, key []byte) bool {
-		ed := edit{path: []string{string(keyText(key))}, raw: r[m.valAt:m.valEnd]}
-		if next, ok := ed.apply(bufs[i%2][:0], cur); ok {
+	eachMember(r, rm, ndjson.SkipSpace(r, 0), func(mb ndjson.Member) {
+		name = mb.Key(r, name[:0])
+		ed := edit{path: []string{string(name)}, raw: r[mb.Start:mb.End]}
+		if next, ok := ed.apply(bufs[i%2][:0], cur, m); ok {
 			bufs[i%2] = next
-			cur = next
+			cur, m = next, nil
 			i++
 		}
-		return true
 	})
 	return append(out, cur...)
 }
@@ -215,7 +218,7 @@ func streamKeyFunc(o JoinOptions) lineFunc {
 		start := len(out)
 		out = binary.AppendUvarint(out, 0)
 		keyAt := len(out)
-		if v.ok && v.raw[0] != 'n' && line[skipWS(line, 0)] == '{' {
+		if v.ok && v.raw[0] != 'n' && line[ndjson.SkipSpace(line, 0)] == '{' {
 			out = jsoncmp.AppendKey(out, v.raw)
 		}
 		out = frame(out, start, keyAt)
@@ -286,7 +289,7 @@ func mergeSorted(o JoinOptions, left, right *extsort.Sorter, outs *extsort.Sorte
 			return nil
 		}
 		for _, r := range group {
-			merged = mergeLine(merged[:0], line, r, o.As)
+			merged = mergeLine(merged[:0], line, nil, r, nil, o.As)
 			if err := outs.Add(n, merged); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentry/agentry/lib/extsort"
 	"github.com/agentry/agentry/lib/jsoncmp"
+	"github.com/agentry/agentry/lib/ndjson"
 )
 
 // streamHash is the stream's lines, hashed by key, when the stream is the
@@ -213,7 +214,7 @@ func joinHashedStream(ctx context.Context, st *Stream, o JoinOptions, h *streamH
 	var addErr error
 	rsk, err := file.eachLineThen(ctx, finding{path: rfp}, func(out, line []byte, lv lineView) []byte {
 		v := lv.found(line, o.Right, rfp)
-		if !v.ok || v.raw[0] == 'n' || line[skipWS(line, 0)] != '{' && o.As == "" {
+		if !v.ok || v.raw[0] == 'n' || line[ndjson.SkipSpace(line, 0)] != '{' && o.As == "" {
 			return out
 		}
 		k := jsoncmp.AppendKey(out, v.raw)
@@ -223,7 +224,7 @@ func joinHashedStream(ctx context.Context, st *Stream, o JoinOptions, h *streamH
 			start := len(out)
 			out = binary.BigEndian.AppendUint64(out, uint64(i-1))
 			out = binary.BigEndian.AppendUint64(out, 0)
-			out = mergeLine(out, h.lines[i-1], line, o.As)
+			out = mergeLine(out, h.lines[i-1], nil, line, lv.marks, o.As)
 			binary.BigEndian.PutUint64(out[start+8:], uint64(len(out)-start-16))
 		}
 		return out
@@ -325,7 +326,7 @@ func fileKeyFunc(o JoinOptions) lineFunc {
 	rfp := parseFastPath(o.Right)
 	return func(out, line []byte, lv lineView) []byte {
 		v := lv.found(line, o.Right, rfp)
-		if !v.ok || v.raw[0] == 'n' || line[skipWS(line, 0)] != '{' && o.As == "" {
+		if !v.ok || v.raw[0] == 'n' || line[ndjson.SkipSpace(line, 0)] != '{' && o.As == "" {
 			return out
 		}
 		start := len(out)

@@ -76,7 +76,7 @@ func get(line []byte, m ndjson.Marks, path string, fp fastPath) value {
 		raw, ok := ndjson.Lookup(line, m, fp)
 		return value{raw, ok}
 	}
-	if d, ok := dedupe(line); ok {
+	if d, ok := dedupe(line, m); ok {
 		line = d
 	}
 	r := gjson.Get(str(line), path)

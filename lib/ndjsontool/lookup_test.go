@@ -118,12 +118,17 @@ func TestDedupe(t *testing.T) {
 		`{"\u0061":1,"a":2}`:               `{"\u0061":2}`,
 		`[{"a":{},"a":[]},"s",1e3,null]`:   `[{"a":[]},"s",1e3,null]`,
 	} {
-		got, ok := dedupe([]byte(in))
+		got, ok := dedupe([]byte(in), nil)
 		if !ok || string(got) != want {
 			t.Errorf("dedupe(%s) = %s, %v; want %s", in, got, ok, want)
 		}
+		var ck ndjson.Checker
+		ck.Check([]byte(in))
+		if got, ok := dedupe([]byte(in), ck.Marks()); !ok || string(got) != want {
+			t.Errorf("dedupe(%s) with the marks = %s, %v; want %s", in, got, ok, want)
+		}
 	}
-	if _, ok := dedupe([]byte(`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`)); ok {
+	if _, ok := dedupe([]byte(`{"a":{"a":1},"b":[{"a":1},{"a":2}]}`), nil); ok {
 		t.Errorf("no key is given twice there")
 	}
 }

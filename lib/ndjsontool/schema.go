@@ -71,6 +71,7 @@ type census struct {
 	dropped int64 // values at paths past MaxPaths
 	scratch []byte
 	keyBuf  []byte
+	marks   ndjson.Marks // the line's being added
 }
 
 // Census prints a census of every path of every valid line: the types seen
@@ -79,8 +80,9 @@ type census struct {
 func Census(ctx context.Context, st *Stream, o CensusOptions) error {
 	total := &census{}
 	sk, err := eachChunk(ctx, st, finding{}, func() *census { return &census{} },
-		func(c *census, line []byte, _ lineView) *census {
-			c.add(&c.root, line, skipWS(line, 0))
+		func(c *census, line []byte, lv lineView) *census {
+			c.marks = lv.marks
+			c.add(&c.root, line, ndjson.SkipSpace(line, 0))
 			return c
 		}, func(c *census, _ int64) error {
 			total.merge(&total.root, &c.root)
@@ -144,45 +146,34 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 	switch ch := line[i]; {
 	case ch == '{':
 		t = tObject
-		i = skipWS(line, i+1)
-		for i < len(line) && line[i] != '}' {
-			ke := strEnd(line, i)
-			key := line[i+1 : ke-1]
-			if bytes.IndexByte(key, '\\') >= 0 {
-				c.scratch = ndjson.AppendUnescaped(c.scratch[:0], line[i:ke], false)
-				key = c.scratch
-			}
-			i = skipWS(line, ke)
-			i = skipWS(line, i+1) // the colon
+		var more bool
+		for i, more = ndjson.Into(line, i); more; i, more = ndjson.Past(line, i) {
+			mb := ndjson.MemberAt(line, c.marks, i)
 			var k *censusNode
 			if n != nil {
+				key := mb.Key(line, c.scratch[:0])
+				if mb.Escaped {
+					c.scratch = key // unescaped there: kept for the next
+				}
 				k = c.child(n, key, false)
 			}
-			i = c.add(k, line, i)
-			i = skipWS(line, i)
-			if i < len(line) && line[i] == ',' {
-				i = skipWS(line, i+1)
-			}
+			i = c.add(k, line, mb.Start)
 		}
 		i++
 	case ch == '[':
 		t = tArray
-		i = skipWS(line, i+1)
 		var e *censusNode
-		if n != nil && i < len(line) && line[i] != ']' {
+		var more bool
+		if i, more = ndjson.Into(line, i); n != nil && more {
 			e = c.child(n, nil, true)
 		}
-		for i < len(line) && line[i] != ']' {
+		for ; more; i, more = ndjson.Past(line, i) {
 			i = c.add(e, line, i)
-			i = skipWS(line, i)
-			if i < len(line) && line[i] == ',' {
-				i = skipWS(line, i+1)
-			}
 		}
 		i++
 	case ch == '"':
 		t = tString
-		i = strEnd(line, i)
+		i, _ = ndjson.StringEnd(line, c.marks, i)
 	case ch == 't':
 		t, i = tBoolean, i+4
 	case ch == 'f':
@@ -191,11 +182,9 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 		t, i = tNull, i+4
 	default:
 		t = tInteger
-		for i < len(line) && bytes.IndexByte([]byte("+-0123456789.eE"), line[i]) >= 0 {
-			if line[i] == '.' || line[i] == 'e' || line[i] == 'E' {
-				t = tNumber
-			}
-			i++
+		i = ndjson.ValueEnd(line, c.marks, i)
+		if bytes.IndexAny(line[start:i], ".eE") >= 0 {
+			t = tNumber
 		}
 	}
 	if n == nil {

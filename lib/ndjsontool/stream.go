@@ -264,7 +264,7 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 			var l []byte
 			l, rest = ndjson.Cut(rest)
 			r.lines++
-			if blank(l) {
+			if ndjson.SkipSpace(l, 0) == len(l) { // blank
 				continue
 			}
 			var lv lineView
@@ -331,16 +331,6 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 		return done(r.acc, r.valid)
 	})
 	return &sk, err
-}
-
-// blank reports whether line holds only JSON whitespace.
-func blank(line []byte) bool {
-	for _, c := range line {
-		if c != ' ' && c != '\t' && c != '\r' {
-			return false
-		}
-	}
-	return true
 }
 
 // str views b as a string without copying; the string must not outlive b.
