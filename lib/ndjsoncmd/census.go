@@ -21,5 +21,5 @@ func (c *schemaCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Census(ctx, st, ndjsontool.CensusOptions{JSON: c.JSON, JSONSchema: c.JSONSchema})
+	return worded("schema", ndjsontool.Census(ctx, st, ndjsontool.CensusOptions{JSON: c.JSON, JSONSchema: c.JSONSchema}))
 }

@@ -17,7 +17,7 @@ func (c *setCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Set(ctx, st, c.Fields)
+	return worded("set", ndjsontool.Set(ctx, st, c.Fields))
 }
 
 type delCmd struct {
@@ -30,5 +30,5 @@ func (c *delCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Del(ctx, st, c.Paths)
+	return worded("del", ndjsontool.Del(ctx, st, c.Paths))
 }

@@ -38,7 +38,7 @@ func (c *joinCmd) Run(ctx context.Context, env *cli.Env) error {
 	o := ndjsontool.JoinOptions{Left: left, Right: right, File: r, FileName: c.File, KeepLeft: c.Left, As: c.As,
 		Memory: int64(c.Memory), TempDir: env.Getenv("TMPDIR")}
 	o.StreamSize, o.FileSize = c.sizes(env)
-	err = ndjsontool.Join(ctx, st, o)
+	err = worded("join", ndjsontool.Join(ctx, st, o))
 	if errs := r.Errors(); len(errs) > 0 && err == nil {
 		return cli.Usagef("%s", fileError(errs[0]))
 	}

@@ -110,7 +110,7 @@ func (c *getCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Get(ctx, st, ndjsontool.GetOptions{Paths: c.Paths, Raw: c.Raw, Missing: c.Missing, SkipMissing: c.SkipMissing})
+	return worded("get", ndjsontool.Get(ctx, st, ndjsontool.GetOptions{Paths: c.Paths, Raw: c.Raw, Missing: c.Missing, SkipMissing: c.SkipMissing}))
 }
 
 type pickCmd struct {
@@ -124,7 +124,7 @@ func (c *pickCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Pick(ctx, st, ndjsontool.PickOptions{Fields: c.Fields, Null: c.Null})
+	return worded("pick", ndjsontool.Pick(ctx, st, ndjsontool.PickOptions{Fields: c.Fields, Null: c.Null}))
 }
 
 type tableFlags struct {
@@ -140,7 +140,7 @@ func (c *csvCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.CSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+	return worded("pick", ndjsontool.CSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader}))
 }
 
 type tsvCmd struct{ tableFlags }
@@ -150,7 +150,7 @@ func (c *tsvCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader})
+	return worded("pick", ndjsontool.TSV(ctx, st, ndjsontool.TableOptions{Fields: c.Fields, NoHeader: c.NoHeader}))
 }
 
 type sortCmd struct {
@@ -169,7 +169,7 @@ func (c *sortCmd) Run(ctx context.Context, env *cli.Env) error {
 	if c.Memory < 1<<20 {
 		return cli.Usagef("--memory must be at least 1MiB")
 	}
-	return ndjsontool.Sort(ctx, st, ndjsontool.SortOptions{Keys: c.Key, Reverse: c.Reverse, Memory: int64(c.Memory), Top: c.Top, TempDir: env.Getenv("TMPDIR")})
+	return worded("sort", ndjsontool.Sort(ctx, st, ndjsontool.SortOptions{Keys: c.Key, Reverse: c.Reverse, Memory: int64(c.Memory), Top: c.Top, TempDir: env.Getenv("TMPDIR")}))
 }
 
 type uniqCmd struct {
@@ -182,7 +182,7 @@ func (c *uniqCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Uniq(ctx, st, c.By)
+	return worded("uniq", ndjsontool.Uniq(ctx, st, c.By))
 }
 
 type statsCmd struct {
@@ -212,7 +212,7 @@ func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
 			return cli.Usagef("--every needs --time PATH, where each line's time is")
 		}
 	}
-	return ndjsontool.Stats(ctx, st, o)
+	return worded("stats", ndjsontool.Stats(ctx, st, o))
 }
 
 type whereCmd struct {
@@ -237,14 +237,16 @@ func (c *whereCmd) Run(ctx context.Context, env *cli.Env) error {
 	if len(c.Exprs) == 0 && st.Time == nil {
 		return cli.Usagef("where needs a predicate, or --time with --since or --until")
 	}
-	return ndjsontool.Where(ctx, st, set)
+	return worded("where", ndjsontool.Where(ctx, st, set))
 }
 
 type makeCmd struct {
 	Fields []string `arg:"" optional:"" name:"field" help:"KEY=STRING or KEY:=JSON; dots in KEY nest objects, KEY[]= appends to an array."`
 }
 
-func (c *makeCmd) Run(env *cli.Env) error { return ndjsontool.Make(env.Stdout, c.Fields) }
+func (c *makeCmd) Run(env *cli.Env) error {
+	return worded("make", ndjsontool.Make(env.Stdout, c.Fields))
+}
 
 type checkCmd struct {
 	input
@@ -264,7 +266,7 @@ func (c *checkCmd) Run(ctx context.Context, env *cli.Env, load LoadSchema) error
 			return err
 		}
 	}
-	return ndjsontool.Check(ctx, st, o)
+	return worded("check", ndjsontool.Check(ctx, st, o))
 }
 
 type fmtCmd struct {
@@ -283,10 +285,10 @@ func (c *fmtCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Fmt(ctx, st, ndjsontool.FmtOptions{
+	return worded("fmt", ndjsontool.Fmt(ctx, st, ndjsontool.FmtOptions{
 		Compact: c.Compact, Indent: c.Indent, SortKeys: c.SortKeys,
 		Color: cli.UseColor(c.Color, env.Stdout, env.Getenv),
-	})
+	}))
 }
 
 type countCmd struct {
@@ -300,5 +302,5 @@ func (c *countCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Count(ctx, st, ndjsontool.CountOptions{Path: c.Path, JSON: c.JSON})
+	return worded("count", ndjsontool.Count(ctx, st, ndjsontool.CountOptions{Path: c.Path, JSON: c.JSON}))
 }

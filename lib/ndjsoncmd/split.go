@@ -23,5 +23,5 @@ func (c *splitCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	return ndjsontool.Split(ctx, st, ndjsontool.SplitOptions{Key: c.Key, Dir: c.Dir, Open: c.Open, Gzip: c.Gzip})
+	return worded("split", ndjsontool.Split(ctx, st, ndjsontool.SplitOptions{Key: c.Key, Dir: c.Dir, Open: c.Open, Gzip: c.Gzip}))
 }

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -83,7 +82,7 @@ type CheckSummary struct {
 // problem.
 func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 	if o.Protocol != "" && o.Protocol != "agent-host" {
-		return cli.Usagef("unknown protocol %q (the one known is agent-host)", o.Protocol)
+		return &OptionError{Option: "Protocol", Value: o.Protocol, Reason: "is not one known (agent-host is)"}
 	}
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	sum := CheckSummary{Type: "summary", Protocol: o.Protocol, Problems: map[string]int64{}, Types: map[string]int64{}, FinalNewline: true}
@@ -161,7 +160,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 		return err
 	}
 	if sum.Bad > 0 || (st.Strict && len(sum.Problems) > 0) {
-		return cli.Failf("%d of %d %s failed the check", sum.Bad, sum.Lines, plural(sum.Lines, "line"))
+		return &CheckError{Bad: sum.Bad, Lines: sum.Lines}
 	}
 	return nil
 }

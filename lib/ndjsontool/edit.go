@@ -2,9 +2,7 @@ package ndjsontool
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -23,16 +21,16 @@ func parseSets(args []string) ([]edit, error) {
 	for _, a := range args {
 		key, val, isJSON, ok := splitArg(a)
 		if !ok {
-			return nil, fmt.Errorf("argument %q has no '=' or ':='", a)
+			return nil, argError(a, nil, "argument %q has no '=' or ':='", a)
 		}
 		path, appendTo, err := splitKey(key)
 		if err != nil || appendTo {
-			return nil, fmt.Errorf("argument %q: the path must be keys separated by dots", a)
+			return nil, argError(a, nil, "argument %q: the path must be keys separated by dots", a)
 		}
 		raw := quote(val)
 		if isJSON {
 			if p := ndjson.Check([]byte(val)); p != ndjson.Valid {
-				return nil, fmt.Errorf("argument %q: the value after := is not JSON (%s)", a, p)
+				return nil, argError(a, nil, "argument %q: the value after := is not JSON (%s)", a, p)
 			}
 			raw = compact([]byte(val))
 		}
@@ -46,7 +44,7 @@ func parseDels(args []string) ([]edit, error) {
 	for _, a := range args {
 		path, appendTo, err := splitKey(a)
 		if err != nil || appendTo {
-			return nil, fmt.Errorf("path %q: keys separated by dots", a)
+			return nil, argError(a, nil, "path %q: keys separated by dots", a)
 		}
 		eds = append(eds, edit{arg: a, path: path})
 	}
@@ -71,7 +69,7 @@ type editChunk struct {
 func Set(ctx context.Context, st *Stream, args []string) error {
 	eds, err := parseSets(args)
 	if err != nil {
-		return cli.WithHint(cli.Usagef("%s", err), "write PATH=STRING or PATH:=JSON; dots nest: a.b=c")
+		return err
 	}
 	return runEdits(ctx, st, eds, "set")
 }
@@ -82,7 +80,7 @@ func Set(ctx context.Context, st *Stream, args []string) error {
 func Del(ctx context.Context, st *Stream, args []string) error {
 	eds, err := parseDels(args)
 	if err != nil {
-		return cli.Usagef("%s", err)
+		return err
 	}
 	return runEdits(ctx, st, eds, "del")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -24,7 +23,7 @@ type GetOptions struct {
 // Get prints the values at the paths of every valid line.
 func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	if len(o.Paths) == 0 {
-		return cli.Usagef("get needs at least one path")
+		return &OptionError{Option: "Paths", Reason: "must hold at least one path"}
 	}
 	missing := ""
 	if !o.Raw {
@@ -33,8 +32,7 @@ func Get(ctx context.Context, st *Stream, o GetOptions) error {
 	if o.Missing != nil {
 		missing = *o.Missing
 		if !o.Raw && ndjson.Check([]byte(missing)) != ndjson.Valid {
-			return cli.WithHint(cli.Usagef("--missing %q is not JSON, and output without -r is JSON", missing),
-				`quote a string as JSON: --missing '"none"', or use -r`)
+			return &OptionError{Option: "Missing", Value: missing, Reason: "is not JSON, and output without Raw is JSON"}
 		}
 	}
 	multi := len(o.Paths) > 1

@@ -9,14 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentry/agentry/lib/cli"
 )
 
 func joined(t *testing.T, left, right string, o JoinOptions) string {
 	t.Helper()
 	var out bytes.Buffer
-	st := &Stream{In: strings.NewReader(left), Out: &out, Voice: cli.Voice{Prog: "ndjson", W: io.Discard}, Workers: 4}
+	st := &Stream{In: strings.NewReader(left), Out: &out, Voice: testVoice{io.Discard}, Workers: 4}
 	o.File, o.FileName, o.TempDir = strings.NewReader(right), "right", t.TempDir()
 	if err := Join(context.Background(), st, o); err != nil {
 		t.Fatal(err)
@@ -54,7 +52,7 @@ func TestSplitFiles(t *testing.T) {
 	for i := range 20000 {
 		fmt.Fprintf(&in, "{\"m\":%d,\"i\":%d}\n", i%50, i)
 	}
-	st := &Stream{In: strings.NewReader(in.String()), Out: io.Discard, Voice: cli.Voice{Prog: "ndjson", W: io.Discard}, Workers: 4}
+	st := &Stream{In: strings.NewReader(in.String()), Out: io.Discard, Voice: testVoice{io.Discard}, Workers: 4}
 	if err := Split(context.Background(), st, SplitOptions{Key: "m", Dir: dir, Open: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +88,7 @@ func joinPath(t *testing.T, left, right string, o JoinOptions) (out, first strin
 	t.Helper()
 	var b bytes.Buffer
 	var log []string
-	st := &Stream{In: readLog{strings.NewReader(left), "stream", &log}, Out: &b, Voice: cli.Voice{Prog: "ndjson", W: io.Discard}, Workers: 3}
+	st := &Stream{In: readLog{strings.NewReader(left), "stream", &log}, Out: &b, Voice: testVoice{io.Discard}, Workers: 3}
 	o.File, o.FileName, o.TempDir = readLog{strings.NewReader(right), "file", &log}, "right", t.TempDir()
 	if err := Join(context.Background(), st, o); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -30,7 +29,7 @@ func Make(out io.Writer, args []string) error {
 	root := &node{kind: 'o', kids: map[string]*node{}}
 	for _, a := range args {
 		if err := root.set(a); err != nil {
-			return cli.WithHint(cli.Usagef("%s", err), "write KEY=STRING or KEY:=JSON; dots nest: a.b=c")
+			return &ArgError{Arg: a, msg: err.Error()}
 		}
 	}
 	var b bytes.Buffer

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-
-	"github.com/agentry/agentry/lib/cli"
 )
 
 // PickOptions are the options of pick.
@@ -29,24 +27,24 @@ type pickField struct {
 // with gjson syntax and no name are usage errors.
 func parsePick(fields []string) ([]pickField, error) {
 	if len(fields) == 0 {
-		return nil, cli.Usagef("pick needs at least one path")
+		return nil, &OptionError{Option: "Fields", Reason: "must hold at least one path"}
 	}
 	var out []pickField
 	seen := map[string]bool{}
 	for _, f := range fields {
 		key, path, named := cutKey(f)
 		if path == "" {
-			return nil, cli.Usagef("pick %q: the path is empty", f)
+			return nil, argError(f, ErrEmptyPath, "pick %q: the path is empty", f)
 		}
 		fp := parseFastPath(path)
 		if !named {
 			if fp == nil {
-				return nil, cli.WithHint(cli.Usagef("pick %q: a path with gjson syntax needs a name", f), "write NAME="+path)
+				return nil, argError(f, ErrNeedsName, "pick %q: a path with gjson syntax needs a name", f)
 			}
 			key = fp[len(fp)-1]
 		}
 		if seen[key] {
-			return nil, cli.WithHint(cli.Usagef("pick: two fields named %q", key), "name one of them: NAME=PATH")
+			return nil, argError(f, ErrSameName, "pick: two fields named %q", key)
 		}
 		seen[key] = true
 		k, _ := json.Marshal(key)

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/agentry/agentry/lib/cli"
 )
 
 func censusOf(t *testing.T, input string, o CensusOptions) (string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	st := &Stream{In: strings.NewReader(input), Out: &out, Voice: cli.Voice{Prog: "ndjson", W: &errb}, Workers: 3}
+	st := &Stream{In: strings.NewReader(input), Out: &out, Voice: testVoice{&errb}, Workers: 3}
 	if err := Census(context.Background(), st, o); err != nil {
 		t.Fatal(err)
 	}

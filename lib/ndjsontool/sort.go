@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"runtime/debug"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/extsort"
 	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
@@ -35,7 +34,7 @@ type SortOptions struct {
 // printed as they came, byte for byte.
 func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	if len(o.Keys) == 0 {
-		return cli.Usagef("sort needs at least one -k PATH")
+		return &OptionError{Option: "Keys", Reason: "must hold at least one path"}
 	}
 	if o.Memory <= 0 {
 		o.Memory = extsort.DefaultMemory
@@ -43,7 +42,7 @@ func Sort(ctx context.Context, st *Stream, o SortOptions) error {
 	top := 0
 	if o.Top != nil {
 		if top = *o.Top; top < 0 {
-			return cli.Usagef("--top cannot be negative")
+			return &OptionError{Option: "Top", Reason: "cannot be negative"}
 		}
 	}
 	none := o.Top != nil && top == 0 // every line is still checked, for the report

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/agentry/agentry/lib/cli"
 )
 
 // Keys order as the values do, -r reverses all but a missing value, and a
@@ -61,7 +59,7 @@ func TestSortSpills(t *testing.T) {
 	tmp := t.TempDir()
 	run := func(memory int64) string {
 		var out bytes.Buffer
-		st := &Stream{In: strings.NewReader(in.String()), Out: &out, Voice: cli.Voice{Prog: "ndjson", W: io.Discard}, Workers: 4}
+		st := &Stream{In: strings.NewReader(in.String()), Out: &out, Voice: testVoice{io.Discard}, Workers: 4}
 		if err := Sort(context.Background(), st, SortOptions{Keys: []string{"n"}, Memory: memory, TempDir: tmp}); err != nil {
 			t.Fatal(err)
 		}

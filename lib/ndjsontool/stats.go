@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/linetime"
 	"github.com/agentry/agentry/lib/ndjson"
@@ -39,7 +38,7 @@ type StatsOptions struct {
 // numbers' range: a few thousand buckets at most), not with the input.
 func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	if len(o.Fields) == 0 {
-		return cli.Usagef("stats needs at least one path")
+		return &OptionError{Option: "Fields", Reason: "must hold at least one path"}
 	}
 	fps := make([]fastPath, len(o.Fields))
 	for i, f := range o.Fields {
@@ -47,7 +46,7 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	}
 	byFP := parseFastPath(o.By)
 	if o.Every > 0 && st.Time == nil {
-		return cli.Usagef("stats --every needs --time PATH")
+		return &OptionError{Option: "Every", Reason: "needs the stream's Time, where each line's time is"}
 	}
 	if o.Zone == nil {
 		o.Zone = time.UTC

@@ -1,18 +1,26 @@
-// Package ndjsontool is the ndjson program's verbs: get, pick, csv, tsv,
-// uniq, sort, stats, where, make, check, fmt and count, over streams of
-// newline-delimited JSON; lib/ndjsoncmd holds their grammar.
+// Package ndjsontool is the ndjson program's verbs, over streams of
+// newline-delimited JSON: get, pick, csv, tsv, uniq, sort, stats, where,
+// make, check, fmt, count, schema, set, del, join and split;
+// lib/ndjsoncmd holds their grammar, and words their typed errors.
 //
 // Every verb but make reads its input with lib/ndjson's framing, in
 // chunks spread over the machine's cores, and checks every line with
 // lib/ndjson's scanner, which finds on its way the values the verb asks
-// for. The verbs that print lines or values (get, pick, csv, tsv, where,
-// fmt, uniq) write each chunk's output with one write, in input order —
-// so output is as prompt as the input on a pipe, and nothing is held
-// beyond a few chunks whatever the stream's size (uniq also keeps the keys
-// it has seen). The others print when the stream ends (check reports each
+// for; a verb that walks a line itself (set, del, join's merge, schema,
+// the duplicate keys dropped for gjson's paths) takes lib/ndjson's steps
+// over the checked line. The verbs that print lines or values (get, pick,
+// csv, tsv, where, fmt, uniq, set, del) write each chunk's output with one
+// write, in input order — so output is as prompt as the input on a pipe,
+// and nothing is held beyond a few chunks whatever the stream's size (uniq
+// also keeps the keys it has seen); split writes each line to the file of
+// its value as it comes. join hashes one side by its key: FILE, and then
+// prints as the stream comes; or the stream, when it is known to be the
+// smaller, and then holds what FILE joins to print it in the stream's
+// order. The others print when the stream ends (check reports each
 // problem as it goes, then its tallies): count and stats hold a row per
-// group, and sort the lines, up to its memory budget, past which
-// lib/extsort spills them to disk. A malformed line is never printed,
+// group, schema a census of the paths it has seen, sort the lines. What
+// sort and join hold is bounded by their memory budget, past which
+// lib/extsort spills it to disk. A malformed line is never printed,
 // counted or matched as if it were valid: it is skipped, counted, and
 // reported once at the end.
 package ndjsontool
@@ -22,10 +30,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 	"unsafe"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
@@ -33,10 +41,10 @@ import (
 type Stream struct {
 	In      io.Reader
 	Out     io.Writer
-	Voice   cli.Voice // the end-of-stream report, on stderr
-	MaxLine int       // line cap in bytes; 0 means ndjson.DefaultMaxLine
-	Strict  bool      // a skipped line makes the verb fail (exit 1)
-	Workers int       // 0 means one per core
+	Voice   Voice // the end-of-stream report, on stderr
+	MaxLine int   // line cap in bytes; 0 means ndjson.DefaultMaxLine
+	Strict  bool  // a skipped line makes the verb fail (exit 1)
+	Workers int   // 0 means one per core
 	// Locate, when set, names the file and its line that a line of In
 	// is (In being several files: lib/operands); reports then say
 	// FILE:LINE.
@@ -96,7 +104,7 @@ func (s *skips) report(st *Stream) error {
 	if st.Strict {
 		for i, m := range msgs {
 			if i == len(msgs)-1 {
-				return cli.WithHint(cli.Failf("%s", m), "run 'ndjson check' to list every bad line")
+				return &SkippedError{Malformed: s.malformed, Long: s.long, BadTime: s.badTime, msg: m}
 			}
 			st.Voice.Error(errors.New(m))
 		}
@@ -107,13 +115,18 @@ func (s *skips) report(st *Stream) error {
 	return nil
 }
 
-// capText names a line cap: "64MiB", or "100-byte".
+// capText names a line cap as the command line's sizes are written, in
+// the largest binary unit that divides it: "64MiB", or "100-byte".
 func capText(n int) string {
-	t := cli.Size(n).String()
-	if t == fmt.Sprint(n) {
-		return t + "-byte"
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.Itoa(n>>u.shift) + u.name
+		}
 	}
-	return t
+	return strconv.Itoa(n) + "-byte"
 }
 
 func plural(n int64, word string) string {

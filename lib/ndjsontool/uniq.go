@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 
-	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/jsoncmp"
 	"github.com/agentry/agentry/lib/ndjson"
 )
@@ -16,7 +15,7 @@ import (
 // Memory grows with the number of distinct values, not with the input.
 func Uniq(ctx context.Context, st *Stream, path string) error {
 	if path == "" {
-		return cli.Usagef("uniq needs --by PATH")
+		return &OptionError{Option: "By", Reason: "must be a path"}
 	}
 	fp := parseFastPath(path)
 	seen := map[string]struct{}{}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/agentry/agentry/lib/cli"
 )
 
 // uniq over many chunks and workers keeps exactly the first line of each
@@ -20,7 +18,7 @@ func TestUniqManyChunks(t *testing.T) {
 		fmt.Fprintf(&in, `{"v":"k%d","i":%d}`+"\n", (i*13)%997, i)
 	}
 	var out bytes.Buffer
-	st := &Stream{In: strings.NewReader(in.String()), Out: &out, Voice: cli.Voice{Prog: "ndjson", W: io.Discard}, Workers: 4}
+	st := &Stream{In: strings.NewReader(in.String()), Out: &out, Voice: testVoice{io.Discard}, Workers: 4}
 	if err := Uniq(context.Background(), st, "v"); err != nil {
 		t.Fatal(err)
 	}
