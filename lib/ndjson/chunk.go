@@ -1,5 +1,7 @@
-// Package ndjson is the line framing every agentry program uses to read and
-// write newline-delimited JSON.
+// Package ndjson is newline-delimited JSON as every agentry program reads
+// and writes it: the framing of lines, and the one JSON scanner, which
+// checks a line, finds values on its way, and answers on a line it has
+// checked (lookups, the steps of any other walk, a string's text).
 //
 // Framing rules, the same for every reader in the suite:
 //
@@ -19,10 +21,13 @@
 // A line's JSON is scanned here too, and only here: Check tells whether a
 // line is valid JSON in valid UTF-8, and a Checker finds values on the way
 // (Find, FindAll, Index); Lookup finds a value in a line already checked,
-// from the check's bitmap of stops, and AppendUnescaped gives a string's
-// text. Where an object has a name more than once, the last member of
-// that name is the one every lookup takes, as jq, Python's json,
-// JavaScript and Miller do.
+// from the check's bitmap of stops (Marks); a verb that walks a checked
+// line on its own terms does it with the steps in value.go (SkipSpace,
+// StringEnd, ValueEnd, Into, MemberAt, Past, a Member's key by its text),
+// from the same bitmap; and AppendUnescaped gives a string's text. Where
+// an object has a name more than once, the last member of that name is
+// the one every lookup takes, as jq, Python's json, JavaScript and Miller
+// do.
 package ndjson
 
 import (
