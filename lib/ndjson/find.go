@@ -289,8 +289,12 @@ func (c *Checker) Index(line []byte) (p Problem, members []Member, object bool) 
 // by their text.
 func LastMember(line []byte, members []Member, name string) (Member, bool) {
 	for k := len(members) - 1; k >= 0; k-- {
-		if members[k].KeyIs(line, name) {
-			return members[k], true
+		m := &members[k]
+		if !m.Escaped && m.KeyEnd-m.KeyStart != len(name) {
+			continue // not the name, without a call
+		}
+		if m.KeyIs(line, name) {
+			return *m, true
 		}
 	}
 	return Member{}, false

@@ -69,10 +69,7 @@ func MemberAt(line []byte, m Marks, i int) Member {
 
 // KeyIs tells whether the member's key names name, by its text: an
 // escaped key is compared unescaped.
-func (mb Member) KeyIs(line []byte, name string) bool {
-	if !mb.Escaped && mb.KeyEnd-mb.KeyStart != len(name) {
-		return false
-	}
+func (mb *Member) KeyIs(line []byte, name string) bool {
 	return keyIs(line[mb.KeyStart-1:mb.KeyEnd+1], mb.Escaped, name)
 }
 
