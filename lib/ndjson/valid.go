@@ -446,11 +446,14 @@ func strSpecial(b []byte, i int) (int, Problem) {
 
 func skipSpace(b []byte, i int) int {
 	// One comparison for the common case, a byte that is no space at all.
-	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+	for i < len(b) && b[i] <= ' ' && isSpace(b[i]) {
 		i++
 	}
 	return i
 }
+
+// isSpace tells whether c is JSON whitespace.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func literal(b []byte, i int, lit string) (int, Problem) {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {

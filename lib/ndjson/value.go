@@ -52,10 +52,18 @@ func Into(line []byte, i int) (int, bool) {
 // returns the index of the next one and true, or of the closing bracket
 // and false.
 func Past(line []byte, i int) (int, bool) {
-	if i = skipSpace(line, i); i < len(line) && line[i] == ',' {
-		return skipSpace(line, i+1), true
+	more := false // one loop, no call: it inlines
+	for ; i < len(line); i++ {
+		if c := line[i]; c > ' ' {
+			if c != ',' || more {
+				break
+			}
+			more = true
+		} else if !isSpace(c) {
+			break
+		}
 	}
-	return i, false
+	return i, more
 }
 
 // MemberAt reads the member whose key's opening quote is line[i]: its key
@@ -82,8 +90,21 @@ func (mb Member) Key(line, buf []byte) []byte {
 	return AppendUnescaped(buf, line[mb.KeyStart-1:mb.KeyEnd+1], false)
 }
 
-// SameKey tells whether two members of line have keys of the same text.
-func SameKey(line []byte, a, b Member) bool {
+// KeyIn tells whether a member of ms, members of line, has mb's key: the
+// same text, escaped or not.
+func KeyIn(line []byte, mb *Member, ms []Member) bool {
+	n := mb.KeyEnd - mb.KeyStart
+	for k := range ms {
+		if o := &ms[k]; (o.KeyEnd-o.KeyStart == n || o.Escaped || mb.Escaped) && sameKey(line, o, mb) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameKey tells whether a and b, members of line, have keys of the same
+// text.
+func sameKey(line []byte, a, b *Member) bool {
 	if !a.Escaped && !b.Escaped {
 		return string(line[a.KeyStart:a.KeyEnd]) == string(line[b.KeyStart:b.KeyEnd])
 	}

@@ -20,52 +20,44 @@ func dedupe(line []byte, m ndjson.Marks) ([]byte, bool) {
 
 // hasDuplicate reports whether an object anywhere in line has a key twice.
 func hasDuplicate(line []byte, m ndjson.Marks) bool {
-	w := dupFinder{line: line, marks: m}
-	w.stack = w.buf[:0]
-	w.visit(ndjson.SkipSpace(line, 0))
-	return w.found
+	var keys [16]ndjson.Member // on the stack, for the common line
+	_, found := visitDup(line, m, ndjson.SkipSpace(line, 0), keys[:0])
+	return found
 }
 
-// dupFinder walks a valid JSON text for an object with a key twice.
-type dupFinder struct {
-	line  []byte
-	marks ndjson.Marks
-	stack []ndjson.Member // the members of the objects being walked, outermost first
-	buf   [16]ndjson.Member
-	found bool
-}
-
-// visit walks the value at line[i] and returns the index after it.
-func (w *dupFinder) visit(i int) int {
-	line := w.line
-	if i >= len(line) || w.found {
-		return len(line)
+// visitDup walks the value at line[i], a valid JSON text, for an object
+// with a key twice: it returns the index after the value, and whether it
+// found one (then at once). keys is room for the members of the objects
+// it walks, in order, each compared with those of its own object.
+func visitDup(line []byte, m ndjson.Marks, i int, keys []ndjson.Member) (int, bool) {
+	c := line[i]
+	if c != '{' && c != '[' {
+		return ndjson.ValueEnd(line, m, i), false
 	}
-	switch line[i] {
-	case '{':
-		base := len(w.stack)
-		i, more := ndjson.Into(line, i)
-		for more {
-			mb := ndjson.MemberAt(line, w.marks, i)
-			for _, o := range w.stack[base:] {
-				if ndjson.SameKey(line, o, mb) {
-					w.found = true
-					return len(line)
-				}
+	base := len(keys)
+	i, more := ndjson.Into(line, i)
+	for more {
+		if c == '{' {
+			mb := ndjson.MemberAt(line, m, i)
+			if ndjson.KeyIn(line, &mb, keys[base:]) {
+				return i, true
 			}
-			w.stack = append(w.stack, mb)
-			i, more = ndjson.Past(line, w.visit(mb.Start))
+			keys = append(keys, mb)
+			i = mb.Start
 		}
-		w.stack = w.stack[:base]
-		return i + 1
-	case '[':
-		i, more := ndjson.Into(line, i)
-		for more {
-			i, more = ndjson.Past(line, w.visit(i))
+		// An object or an array is walked, a scalar only passed: no call
+		// of this one's own for it.
+		if v := line[i]; v == '{' || v == '[' {
+			var found bool
+			if i, found = visitDup(line, m, i, keys); found {
+				return i, true
+			}
+		} else {
+			i = ndjson.ValueEnd(line, m, i)
 		}
-		return i + 1
+		i, more = ndjson.Past(line, i)
 	}
-	return ndjson.ValueEnd(line, w.marks, i)
+	return i + 1, false
 }
 
 // appendDeduped appends the value at line[i], its objects deduplicated, and
