@@ -56,7 +56,7 @@ func fmtHolding(ctx context.Context, st *Stream, o FmtOptions, slack int) error 
 		default:
 			return &fmtOut{}
 		}
-	}, func(out *fmtOut, line []byte, _ lineView) *fmtOut {
+	}, func(out *fmtOut, line []byte, lv lineView) *fmtOut {
 		out.in += len(line)
 		room := slack + fmtRatio*out.in - out.held
 		if sty.worst(len(line)) > room && sty.size(line) > room {
@@ -65,7 +65,7 @@ func fmtHolding(ctx context.Context, st *Stream, o FmtOptions, slack int) error 
 			return out
 		}
 		n := len(out.buf)
-		out.p.init(line, sty)
+		out.p.initMarked(line, lv.marks, sty)
 		out.buf = out.p.appendTo(out.buf)
 		out.held += len(out.buf) - n
 		return out

@@ -50,6 +50,7 @@ const (
 // where each object's members begin (fmtOrder); never the output.
 type fmtPrinter struct {
 	line  []byte
+	marks ndjson.Marks // line's, or nil
 	st    fmtStyle
 	ord   *fmtOrder // sorted keys: each object's members in pretty's order
 	base  int       // levels around the value printed (a member's value compared when sorting)
@@ -90,10 +91,14 @@ func newFmtPrinter(line []byte, st fmtStyle) *fmtPrinter {
 }
 
 // init makes p print line, reusing its memory.
-func (p *fmtPrinter) init(line []byte, st fmtStyle) {
-	p.line, p.st, p.style, p.ord = line, st, pretty.TerminalStyle, nil
+func (p *fmtPrinter) init(line []byte, st fmtStyle) { p.initMarked(line, nil, st) }
+
+// initMarked is init with line's marks from its check (nil for none), for
+// the ends of its strings to be found from.
+func (p *fmtPrinter) initMarked(line []byte, m ndjson.Marks, st fmtStyle) {
+	p.line, p.marks, p.st, p.style, p.ord = line, m, st, pretty.TerminalStyle, nil
 	if st.sortKeys {
-		p.order.build(line, st.indent)
+		p.order.build(line, m, st.indent)
 		p.ord = &p.order
 	}
 	p.reset(0, 0)
@@ -185,7 +190,7 @@ func (p *fmtPrinter) step() {
 	line := p.line
 	switch p.state {
 	case fpValue:
-		i := fmtSkipSpace(line, p.pos)
+		i := ndjson.SkipSpace(line, p.pos)
 		switch c := line[i]; c {
 		case '{', '[':
 			if c == '{' {
@@ -202,7 +207,7 @@ func (p *fmtPrinter) step() {
 		case '"':
 			p.str(i, false, fpNext)
 		default:
-			j := fmtScalarEnd(line, i)
+			j := ndjson.ValueEnd(line, p.marks, i)
 			if p.st.color {
 				var col [2]string
 				switch {
@@ -238,9 +243,9 @@ func (p *fmtPrinter) step() {
 				at, p.pos = -1, o.end
 			}
 		} else {
-			at = fmtSkipSpace(line, p.pos)
+			at = ndjson.SkipSpace(line, p.pos)
 			if line[at] == ',' {
-				at = fmtSkipSpace(line, at+1)
+				at = ndjson.SkipSpace(line, at+1)
 			}
 			if line[at] == f.open+2 { // '}' is '{'+2, ']' is '['+2
 				at, p.pos = -1, at+1
@@ -272,7 +277,7 @@ func (p *fmtPrinter) step() {
 			p.pos, p.state = at, fpValue
 		}
 	case fpColon:
-		i := fmtSkipSpace(line, p.pos) // at the colon
+		i := ndjson.SkipSpace(line, p.pos) // at the colon
 		p.punct(":", true)
 		if !p.st.compact {
 			p.text(" ")
@@ -315,7 +320,7 @@ func (p *fmtPrinter) step() {
 
 // str prints the string at line[i], a key or not, then goes on in state then.
 func (p *fmtPrinter) str(i int, key bool, then int) {
-	j := fmtStringEnd(p.line, i)
+	j, _ := ndjson.StringEnd(p.line, p.marks, i)
 	if !p.st.color {
 		p.bytes(p.line[i:j])
 		p.pos, p.state = j, then
@@ -328,46 +333,6 @@ func (p *fmtPrinter) str(i int, key bool, then int) {
 	}
 	p.text(`"`)
 	p.spos, p.send, p.skey, p.sthen, p.state = i+1, j, key, then, fpString
-}
-
-// fmtSkipSpace returns the index of the first byte from i that is not
-// JSON's white space.
-func fmtSkipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// fmtStringEnd returns the index just past the string that begins at b[i].
-func fmtStringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		q := j + k
-		bs := 0
-		for m := q - 1; b[m] == '\\'; m-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-}
-
-// fmtScalarEnd returns the index just past the number or literal at b[i].
-func fmtScalarEnd(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n', ',', ':', ']', '}':
-			return i
-		}
-		i++
-	}
-	return i
 }
 
 // fmtOrder is the order in which pretty prints each object's members with
@@ -407,14 +372,17 @@ type fmtMember struct {
 // innermost first (pretty breaks a tie between equal keys by comparing
 // the values' output, nested objects already sorted): one walk of the
 // line, holding only the members of the objects still open.
-func (o *fmtOrder) build(line []byte, indent int) {
+func (o *fmtOrder) build(line []byte, m ndjson.Marks, indent int) {
 	o.objs, o.keys = o.objs[:0], o.keys[:0]
 	stack, pend := o.stack[:0], o.pend[:0]
 	s := &o.sort
-	s.line, s.ord, s.indent = line, o, indent
+	s.line, s.marks, s.ord, s.indent = line, m, o, indent
 	expectKey := false
 	last := 0 // just past the last token
 	for i := 0; i < len(line); {
+		if i = ndjson.SkipSpace(line, i); i == len(line) {
+			break
+		}
 		switch c := line[i]; c {
 		case '{':
 			stack = append(stack, fmtOpen{len(o.objs), len(pend)})
@@ -453,19 +421,17 @@ func (o *fmtOrder) build(line []byte, indent int) {
 			}
 			i++
 		case ':':
-			pend[len(pend)-1].v = fmtSkipSpace(line, i+1)
+			pend[len(pend)-1].v = ndjson.SkipSpace(line, i+1)
 			i++
 		case '"':
-			j := fmtStringEnd(line, i)
+			j, _ := ndjson.StringEnd(line, m, i)
 			if expectKey {
 				pend = append(pend, fmtMember{k: i, kend: j})
 				expectKey = false
 			}
 			i, last = j, j
-		case ' ', '\t', '\r', '\n':
-			i++
 		default:
-			i = fmtScalarEnd(line, i)
+			i = ndjson.ValueEnd(line, m, i)
 			last = i
 		}
 	}
@@ -476,6 +442,7 @@ func (o *fmtOrder) build(line []byte, indent int) {
 // by key, then by value.
 type fmtSorter struct {
 	line    []byte
+	marks   ndjson.Marks // line's, or nil
 	ord     *fmtOrder
 	indent  int
 	members []fmtMember
@@ -561,8 +528,8 @@ func (s *fmtSorter) compare(i, j int) int {
 		s.abuf, s.bbuf = make([]byte, 4096), make([]byte, 4096)
 	}
 	st := fmtStyle{indent: s.indent}
-	s.a.line, s.a.st, s.a.ord, s.a.style = s.line, st, s.ord, pretty.TerminalStyle
-	s.b.line, s.b.st, s.b.ord, s.b.style = s.line, st, s.ord, pretty.TerminalStyle
+	s.a.line, s.a.marks, s.a.st, s.a.ord, s.a.style = s.line, s.marks, st, s.ord, pretty.TerminalStyle
+	s.b.line, s.b.marks, s.b.st, s.b.ord, s.b.style = s.line, s.marks, st, s.ord, pretty.TerminalStyle
 	s.a.reset(i, s.base)
 	s.b.reset(j, s.base)
 	var a, b []byte // what is read and not yet compared
@@ -609,11 +576,11 @@ func (st fmtStyle) size(line []byte) int {
 	depth := 0
 	var prev byte // the last token's first byte, or the last punctuation
 	for i := 0; i < len(line); {
-		c := line[i]
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-			i++
+		if j := ndjson.SkipSpace(line, i); j != i {
+			i = j
 			continue
 		}
+		c := line[i]
 		if expand && (prev == '{' || prev == '[' || prev == ',') && c != '}' && c != ']' {
 			n += 1 + depth*w // an element's line
 		}
@@ -642,14 +609,14 @@ func (st fmtStyle) size(line []byte) int {
 			}
 			i++
 		case '"':
-			j := fmtStringEnd(line, i)
+			j, _ := ndjson.StringEnd(line, nil, i)
 			n += j - i
 			if st.color {
 				n += 22 * bytes.Count(line[i:j], []byte{'\\'}) // each escape in its own colour
 			}
 			i = j
 		default:
-			j := fmtScalarEnd(line, i)
+			j := ndjson.ValueEnd(line, nil, i)
 			n += j - i
 			i = j
 		}

@@ -80,6 +80,14 @@ func checkFmtStream(t *testing.T, line []byte, st fmtStyle, size int) {
 	t.Helper()
 	want := fmtByPretty(line, st)
 	got := fmtByStream(line, st, size)
+	var ck ndjson.Checker
+	if ck.Check(line) == ndjson.Valid { // printed from the check's marks, as a verb prints it: the same bytes
+		var p fmtPrinter
+		p.initMarked(line, ck.Marks(), st)
+		if marked := p.appendTo(nil); !bytes.Equal(marked, got) {
+			t.Fatalf("%v, %q: from the marks %q, without %q", st, clip(line), clip(marked), clip(got))
+		}
+	}
 	if !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {
