@@ -8,7 +8,7 @@ import "bytes"
 // elements, a key compared by its text. The walk of Check is the one
 // scanner; these are its steps, written once, for the verbs that rebuild
 // a line (set, del, join's merge, the duplicate keys dropped for gjson),
-// describe it (schema) or key it (lib/jsoncmp). They trust the line: on
+// print it (fmt), describe it (schema) or key it (lib/jsoncmp). They trust the line: on
 // one that is not valid, their answers mean nothing.
 //
 // A walk over an object or an array goes:

@@ -7,8 +7,8 @@
 // chunks spread over the machine's cores, and checks every line with
 // lib/ndjson's scanner, which finds on its way the values the verb asks
 // for; a verb that walks a line itself (set, del, join's merge, schema,
-// the duplicate keys dropped for gjson's paths) takes lib/ndjson's steps
-// over the checked line. The verbs that print lines or values (get, pick,
+// fmt, the duplicate keys dropped for gjson's paths) takes lib/ndjson's
+// steps over the checked line. The verbs that print lines or values (get, pick,
 // csv, tsv, where, fmt, uniq, set, del) write each chunk's output with one
 // write, in input order — so output is as prompt as the input on a pipe,
 // and nothing is held beyond a few chunks whatever the stream's size (uniq
