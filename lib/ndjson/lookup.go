@@ -1,6 +1,7 @@
 package ndjson
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -120,7 +121,9 @@ func element(b []byte, m Marks, i int, k string) (int, bool) {
 // stringEnd returns the index after the string that starts at b[i], and
 // whether it holds an escape. With marks, it jumps from stop to stop;
 // without, it looks for a quote or a backslash eight bytes at a step (the
-// line is valid: no other byte needs a look).
+// line is valid: no other byte needs a look), and past the first few
+// words, where a string is a long text, for the quotes alone with
+// bytes.IndexByte (vector instructions where the CPU has them).
 func stringEnd(b []byte, m Marks, i int) (int, bool) {
 	escaped := false
 	i++
@@ -128,7 +131,10 @@ func stringEnd(b []byte, m Marks, i int) (int, bool) {
 		if m != nil {
 			i = m.Next(i)
 		} else {
-			for i+8 <= len(b) {
+			for n := 0; i+8 <= len(b); n++ {
+				if n == 4 {
+					return longStringEnd(b, i, escaped)
+				}
 				x := binary.LittleEndian.Uint64(b[i:])
 				q := x ^ '"'*lsb
 				bs := x ^ '\\'*lsb
@@ -151,6 +157,28 @@ func stringEnd(b []byte, m Marks, i int) (int, bool) {
 		default:
 			i++
 		}
+	}
+}
+
+// longStringEnd is stringEnd without marks from b[i], inside a string and
+// not within an escape: its closing quote is the first quote after an even
+// run of backslashes (none, say).
+func longStringEnd(b []byte, i int, escaped bool) (int, bool) {
+	from := i
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return len(b), escaped || bytes.IndexByte(b[from:], '\\') >= 0
+		}
+		q := i + k
+		run := 0
+		for j := q - 1; j >= from && b[j] == '\\'; j-- {
+			run++
+		}
+		if run%2 == 0 {
+			return q + 1, escaped || bytes.IndexByte(b[from:q], '\\') >= 0
+		}
+		i = q + 1
 	}
 }
 

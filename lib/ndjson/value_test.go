@@ -104,3 +104,33 @@ func TestKeyIn(t *testing.T) {
 		}
 	}
 }
+
+// TestStringEnd: a string's end and whether it has an escape, with the
+// marks and without, over strings of every length up to a few hundred
+// bytes, runs of backslashes and escaped quotes anywhere in them (past
+// the first words too, where the search without marks goes by quotes).
+func TestStringEnd(t *testing.T) {
+	parts := []string{"a", "é", `\\`, `\"`, `\\\"`, `\\\\`, `\n`, `\u00e9`, "xyz012345", " "}
+	r := uint64(1)
+	for n := range 400 {
+		var sb strings.Builder
+		sb.WriteByte('"')
+		for sb.Len() < n {
+			r = r*6364136223846793005 + 1442695040888963407
+			sb.WriteString(parts[r>>33%uint64(len(parts))])
+		}
+		sb.WriteByte('"')
+		lit := sb.String()
+		line := []byte(`{"k":` + lit + `,"z":"\\"}`)
+		var ck Checker
+		if ck.Check(line) != Valid {
+			t.Fatalf("%s: not valid", line)
+		}
+		for _, m := range []Marks{nil, ck.Marks()} {
+			end, escaped := StringEnd(line, m, 5)
+			if end != 5+len(lit) || escaped != strings.Contains(lit, `\`) {
+				t.Fatalf("%s (marks %v): end %d escaped %v, want %d %v", lit, m != nil, end, escaped, 5+len(lit), strings.Contains(lit, `\`))
+			}
+		}
+	}
+}
