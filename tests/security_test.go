@@ -99,9 +99,19 @@ func TestRunagentCleanEnvHidesItsOwnEnviron(t *testing.T) {
 	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// runagent from a directory the other user can reach: the checkout's
+	// bin may be under a home it cannot enter.
+	runagent := filepath.Join(dir, "runagent")
+	b, err := os.ReadFile(filepath.Join(binDir, "runagent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(runagent, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	spy := filepath.Join(u.Home, "spy")
 	const secret = "ghp_0123456789abcdefSECRET"
-	cmd := u.Command(filepath.Join(binDir, "runagent"), "-l", "2", "--clean-env", "--env-allow", "SPY_OUT")
+	cmd := u.Command(runagent, "-l", "2", "--clean-env", "--env-allow", "SPY_OUT")
 	cmd.Env = append(cmd.Env, "RUNAGENT_CLAUDE_BIN="+agent, "GH_TOKEN="+secret, "SPY_OUT="+spy)
 	cmd.Stdin = strings.NewReader("hello")
 	out, err := cmd.CombinedOutput()
