@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -71,10 +72,11 @@ func connUID(c net.Conn) (int, error) {
 var refused = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" +
 	"svc mcp serves only the user who started it.\n"
 
-// refuse answers a connection of another user 403 and closes it, reading
-// what it sent first for a moment so the close is not a reset that loses
-// the answer. At most maxRefusing are answered at once; the rest are
-// closed at once.
+// refuse answers a connection of another user 403 and closes it: once
+// its request's head has come (an answer before it is one the client has
+// not asked for yet, and drops), or a moment has passed; then it reads on
+// for a moment, so the close is not a reset that loses the answer. At most
+// maxRefusing are answered at once; the rest are closed at once.
 func (l *ownerListener) refuse(c net.Conn) {
 	if l.refusing.Add(1) > maxRefusing {
 		l.refusing.Add(-1)
@@ -85,12 +87,27 @@ func (l *ownerListener) refuse(c net.Conn) {
 		defer l.refusing.Add(-1)
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(refuseWithin))
+		readHead(c)
 		io.WriteString(c, refused)
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
 		io.Copy(io.Discard, io.LimitReader(c, 64<<10))
 	}()
+}
+
+// readHead reads c up to the end of a request's head (a blank line), at
+// most 16 KiB, or until its deadline.
+func readHead(c net.Conn) {
+	var head []byte
+	buf := make([]byte, 4096)
+	for len(head) < 16<<10 {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if bytes.Contains(head, []byte("\r\n\r\n")) || err != nil {
+			return
+		}
+	}
 }
 
 // ownedConn gives its place back when it closes, once.
