@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -62,4 +63,17 @@ func DescribeTool(b Backend, name string, input json.RawMessage) ToolView {
 		return d.DescribeTool(name, input)
 	}
 	return ToolView{Title: name, Kind: ToolOther}
+}
+
+// CommandText is a command given as a string or as argv.
+func CommandText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil {
+		return strings.Join(argv, " ")
+	}
+	return ""
 }

@@ -56,7 +56,7 @@ func titled(name, file string, in toolInput) host.ToolView {
 	switch name {
 	case "Bash", "BashOutput", "KillShell":
 		kind = host.ToolExecute
-		if c := commandText(in.Command); c != "" {
+		if c := host.CommandText(in.Command); c != "" {
 			title = c
 		}
 	case "Read", "NotebookRead":
@@ -111,17 +111,4 @@ func todos(name string, in toolInput) []protocol.PlanStep {
 		steps = append(steps, protocol.PlanStep{Step: td.Content, Status: st})
 	}
 	return steps
-}
-
-// commandText is a command given as a string or as argv.
-func commandText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
-		return strings.Join(argv, " ")
-	}
-	return ""
 }

@@ -28,7 +28,7 @@ func (*Backend) DescribeTool(name string, input json.RawMessage) host.ToolView {
 	switch name {
 	case "command":
 		v.Kind = host.ToolExecute
-		if c := commandText(in.Command); c != "" {
+		if c := host.CommandText(in.Command); c != "" {
 			v.Title = c
 		}
 	case "file_change":
@@ -39,19 +39,6 @@ func (*Backend) DescribeTool(name string, input json.RawMessage) host.ToolView {
 	}
 	v.Title = strings.TrimSpace(v.Title)
 	return v
-}
-
-// commandText is a command given as a string or as argv.
-func commandText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
-		return strings.Join(argv, " ")
-	}
-	return ""
 }
 
 // changedFiles are the paths of a file_change call's changes.
