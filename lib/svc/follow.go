@@ -11,12 +11,14 @@ import (
 
 // Follow calls fn for each row after since as the log grows, and flush
 // after each batch, until the service has ended and its log is drained
-// (nil), or ctx is done (nil: the caller asked to stop).
+// (nil), or ctx is done (nil: the caller asked to stop). A restart is no
+// end: it follows the new run.
 func Follow(ctx context.Context, d Dir, since int64, fn func(Row) error, flush func() error) error {
 	w, _ := newWatcher(d.Path())
 	defer w.close()
 	for {
-		alive := Supervised(d)
+		// Down and not restarting, unless a restart ended in between.
+		alive := Supervised(d) || Restarting(d) || Supervised(d)
 		last, err := logfile.ReadRows(d.Path(), since, fn)
 		if err == nil {
 			err = flush()

@@ -41,3 +41,28 @@ func Supervised(d Dir) bool {
 	}
 	return errors.Is(err, unix.EWOULDBLOCK)
 }
+
+// holdRestart takes the service's restart lock, shared, for a restart
+// that stops it and starts it again: Restarting tells a Follow that the
+// gap between the two runs is not the service's end. The lock is the
+// restart's until the returned release, or until its process ends.
+func holdRestart(d Dir) (release func()) {
+	f, err := os.OpenFile(d.restartLockPath(), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_SH)
+	return func() { f.Close() }
+}
+
+// Restarting reports whether a restart of the service is under way.
+func Restarting(d Dir) bool {
+	f, err := os.Open(d.restartLockPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), unix.EWOULDBLOCK)
+}
+
+func (d Dir) restartLockPath() string { return d.Path() + "/restart.lock" }

@@ -416,6 +416,7 @@ func RestartWith(ctx context.Context, d Dir, stopSignal string) (*StartResult, e
 			return nil, err
 		}
 	}
+	defer holdRestart(d)() // a Follow follows the new run
 	if _, err := Stop(d, 0); err != nil {
 		return nil, err
 	}
