@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,8 +97,8 @@ func TestSvcRunInterrupt(t *testing.T) {
 	}
 }
 
-// Ctrl-C during svc wait ends the wait at once with 130, and leaves the
-// service alone.
+// Ctrl-C during svc wait, its way out, ends the wait at once with 130
+// and no error, says the service runs on, and leaves it alone.
 func TestSvcWaitInterrupt(t *testing.T) {
 	svcCmd := svcIn(t.TempDir())
 	if out, err := svcCmd("start", "--name", "slow", "--ready-regex", "NEVER", "--ready-timeout", "1h", "--settle", "0s", "--", "sleep 4711").CombinedOutput(); err != nil {
@@ -113,16 +114,23 @@ func TestSvcWaitInterrupt(t *testing.T) {
 	// An inotify descriptor shows the wait has begun, so its handlers are in.
 	pollUntil(t, cmd, "svc wait to begin its wait", func() bool { return hasInotify(cmd.Process.Pid) })
 	signalAndWait(t, cmd, syscall.SIGINT)
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
+	checkQuietInterrupt(t, cmd, stderr.String(), "svc: interrupted; slow runs on (starting): svc stop slow stops it\n")
 	if out, _ := svcCmd("ls").Output(); !bytes.Contains(out, []byte("starting")) {
 		t.Errorf("the service should still be starting:\n%s", out)
 	}
 }
 
+// checkQuietInterrupt holds a command ended by Ctrl-C, its way out, to
+// status 130, no error, and the note saying what was left running.
+func checkQuietInterrupt(t *testing.T, cmd *exec.Cmd, stderr, note string) {
+	t.Helper()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stderr, note) || strings.Contains(stderr, "error:") {
+		t.Errorf("exit %d, stderr %q; want 130 and %q, no error", code, stderr, note)
+	}
+}
+
 // Ctrl-C while svc start waits for readiness ends the wait at once with
-// 130, shows the service, and leaves it running.
+// 130 and no error, shows the service, and leaves it running.
 func TestSvcStartInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	svcCmd := svcIn(dir)
@@ -139,14 +147,62 @@ func TestSvcStartInterrupt(t *testing.T) {
 		return bytes.Contains(b, []byte(`"pid":`))
 	})
 	signalAndWait(t, cmd, syscall.SIGINT)
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "svc: error: interrupted by SIGINT") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "slow is starting (pid ") || !strings.Contains(stdout.String(), "svc stop slow to stop it") {
+	checkQuietInterrupt(t, cmd, stderr.String(), "svc: interrupted; slow runs on (starting): svc stop slow stops it\n")
+	if !strings.Contains(stdout.String(), "slow is starting (pid ") {
 		t.Errorf("stdout %q", stdout.String())
 	}
 	if out, _ := svcCmd("ls").Output(); !bytes.Contains(out, []byte("starting")) {
 		t.Errorf("the service should still be starting:\n%s", out)
+	}
+}
+
+// Ctrl-C, the documented way out of svc up --attach, stops the project,
+// says nothing is left running, and exits 130 with no error.
+func TestSvcUpAttachInterrupt(t *testing.T) {
+	home, dir := t.TempDir(), filepath.Join(t.TempDir(), "att")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toml := "[services.tick]\ncommand = \"echo tick says hello; exec sleep 4721\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "svc.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svcCmd := svcIn(home)
+	defer svcCmd("stop", "--all").Run()
+	cmd := svcCmd("up", "--attach")
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The service's row shows svc up is attached and following.
+	seen := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasSuffix(sc.Text(), "| tick says hello") || sc.Text() == "tick says hello" {
+				seen <- true
+				break
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case <-seen:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("svc up --attach did not show the service's log within 20s; stderr %q", stderr.String())
+	}
+	signalAndWait(t, cmd, syscall.SIGINT)
+	checkQuietInterrupt(t, cmd, stderr.String(), "svc: interrupted; att is stopped: none of its services is left running\n")
+	if left := liveProcs(regexp.MustCompile(`^sleep 4721$`)); len(left) > 0 {
+		t.Errorf("left running: %v", left)
 	}
 }
 

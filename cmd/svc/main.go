@@ -59,6 +59,22 @@ type grammar struct {
 	Who     whoCmd     `cmd:"" help:"Say which process holds a port, and which service, worktree and scope it belongs to."`
 	Gc      gcCmd      `cmd:"" name:"gc" help:"Stop and remove the services whose worktree, directory or owner is gone."`
 	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.WORKTREE.localhost:PORT/ (a service itself)."`
+
+	// The verbs other tools taught (pm2, docker, heroku), each answered
+	// with svc's own.
+	Logs otherVerb `cmd:"" hidden:"" passthrough:""`
+	Log  otherVerb `cmd:"" hidden:"" passthrough:""`
+	Kill otherVerb `cmd:"" hidden:"" passthrough:""`
+	Ps   otherVerb `cmd:"" hidden:"" passthrough:""`
+}
+
+// otherVerb is a verb svc does not have.
+type otherVerb struct {
+	Args []string `arg:"" optional:""`
+}
+
+func (c *otherVerb) Run(kctx *kong.Context) error {
+	return svccmd.OtherVerb(kctx.Selected().Name, c.Args)
 }
 
 type proxyCmd struct {
@@ -93,8 +109,8 @@ func (c *envCmd) Run(v *svccmd.Verbs) error {
 }
 
 type whoCmd struct {
-	JSON bool `name:"json" help:"Print the answer as one JSON object."`
-	Port int  `arg:"" help:"The port."`
+	JSON bool   `name:"json" help:"Print the answer as one JSON object."`
+	Port string `arg:"" help:"The port."`
 }
 
 func (c *whoCmd) Run(v *svccmd.Verbs) error {

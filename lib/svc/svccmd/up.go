@@ -68,12 +68,9 @@ func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
 	}
 	switch {
 	case ctx.Err() != nil && a.Attach:
-		v.Voice.Notef("stopping %s, dependents first", proj)
-		v.down(proj, nil, 0)
-		return ctx.Err()
+		return v.detach(ctx, proj)
 	case ctx.Err() != nil:
-		v.Voice.Notef("interrupted: what started runs on (svc ls --project %s; svc down to stop it)", f.Dir)
-		return ctx.Err()
+		return v.interrupted(ctx, fmt.Sprintf("what started runs on: svc ls --project %s lists it, svc down stops it", f.Dir))
 	case err != nil:
 		return err
 	case !ok && a.Attach:
@@ -190,15 +187,22 @@ func (v *Verbs) attach(ctx context.Context, proj string, f *project.File, since 
 	o := TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv)}
 	terr := Tail(ctx, v.Out, ds, o, v.JSON)
 	if ctx.Err() != nil {
-		v.Voice.Notef("stopping %s, dependents first", proj)
+		return v.detach(ctx, proj)
 	}
 	if err := v.down(proj, nil, 0); err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	return terr
+}
+
+// detach stops the project of svc up --attach when a signal ends it (Ctrl-C
+// is the way out), dependents first.
+func (v *Verbs) detach(ctx context.Context, proj string) error {
+	v.Voice.Notef("stopping %s, dependents first", proj)
+	if err := v.down(proj, nil, 0); err != nil {
+		return err
+	}
+	return v.interrupted(ctx, fmt.Sprintf("%s is stopped: none of its services is left running", proj))
 }
 
 // DownArgs are svc down's flags.

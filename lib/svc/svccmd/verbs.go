@@ -13,9 +13,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/dotenv"
@@ -90,7 +92,18 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	if res == nil {
 		return cli.WithCode(wordName(err, name), cli.ExitUsage) // nothing was started
 	}
-	return v.started(ctx, res, err, "")
+	err = v.started(ctx, res, err, "")
+	if finished(res) && !v.JSON {
+		run := cmdline.ShellLine(append([]string{"svc", "run", "--"}, spec.Command...))
+		v.Voice.Notef("hint: svc start is for a command that keeps running; %s runs one that finishes", run)
+	}
+	return err
+}
+
+// finished is a start whose command ended at once with success: a
+// command that finishes, which svc run is for.
+func finished(res *svc.StartResult) bool {
+	return res.Status == svc.Exited && res.ExitCode != nil && *res.ExitCode == 0 && res.Restarts == 0
 }
 
 // envFiles puts the lines of the --env-file files before the --env
@@ -109,7 +122,7 @@ func envFiles(files, env []string) ([]string, error) {
 
 // Port prints a service's port.
 func (v *Verbs) Port(name string) error {
-	d, err := v.Dir(name)
+	d, err := v.Resolve(name)
 	if err != nil {
 		return err
 	}
@@ -208,7 +221,7 @@ func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, no
 		return word(err)
 	}
 	if interrupted {
-		note = fmt.Sprintf("svc stop %s to stop it", res.Name)
+		note = ""
 	}
 	if v.JSON {
 		// stopNote as it always was, beside the cause it says
@@ -222,7 +235,7 @@ func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, no
 	}
 	switch {
 	case interrupted:
-		return ctx.Err()
+		return v.interrupted(ctx, fmt.Sprintf("%s runs on (%s): svc stop %s stops it", res.Name, res.Status, res.Name))
 	case res.Status.Live():
 		return nil
 	}
@@ -232,7 +245,7 @@ func (v *Verbs) started(ctx context.Context, res *svc.StartResult, err error, no
 // Restart stops the service and starts it again from its spec, with
 // stopSignal as its stop signal when it is not "".
 func (v *Verbs) Restart(ctx context.Context, name, stopSignal string) error {
-	d, err := v.Dir(name)
+	d, err := v.Resolve(name)
 	if err != nil {
 		return err
 	}
@@ -318,7 +331,7 @@ func (v *Verbs) List(projectDir string) error {
 
 // Status prints one service: 0 when it is live, 3 when it is not.
 func (v *Verbs) Status(name string) error {
-	d, err := v.Dir(name)
+	d, err := v.Resolve(name)
 	if err != nil {
 		return err
 	}
@@ -364,20 +377,9 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 	if len(names) == 0 {
 		return cli.Usagef("name a service to tail, --project DIR or --all")
 	}
-	var ds []svc.Dir
-	seen := map[string]bool{}
-	for _, n := range names {
-		d, err := v.Dir(n)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(d.Path()); err != nil {
-			return cli.Usagef("no service called %s", n)
-		}
-		if !seen[n] {
-			seen[n] = true
-			ds = append(ds, d)
-		}
+	ds, err := v.ResolveAll(names)
+	if err != nil {
+		return err
 	}
 	o.Color = cli.UseColor("auto", v.Out, v.Getenv)
 	return Tail(ctx, v.Out, ds, o, v.JSON)
@@ -391,12 +393,12 @@ func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 	} else if len(names) == 0 {
 		return cli.Usagef("name a service to stop, or --all")
 	}
+	ds, err := v.ResolveAll(names)
+	if err != nil {
+		return err // nothing stopped
+	}
 	failed := false
-	for _, n := range names {
-		d, err := v.Dir(n)
-		if err != nil {
-			return err
-		}
+	for _, d := range ds {
 		rep, err := svc.Stop(d, grace)
 		if err != nil {
 			v.Voice.Error(say(err))
@@ -418,11 +420,11 @@ func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 
 // Remove forgets stopped services; force stops a live one first.
 func (v *Verbs) Remove(names []string, force bool) error {
-	for _, n := range names {
-		d, err := v.Dir(n)
-		if err != nil {
-			return err
-		}
+	ds, err := v.ResolveAll(names)
+	if err != nil {
+		return err // nothing removed
+	}
+	for _, d := range ds {
 		if force && svc.Supervised(d) {
 			if _, err := svc.Stop(d, 0); err != nil {
 				return say(err)
@@ -437,24 +439,39 @@ func (v *Verbs) Remove(names []string, force bool) error {
 
 // Wait waits until the service is ready: 0 ready, 1 ended, 124 timeout.
 func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) error {
-	d, err := v.Dir(name)
+	d, err := v.Resolve(name)
 	if err != nil {
 		return err
 	}
 	l, err := svc.WaitReady(ctx, d, timeout)
-	if ctx.Err() != nil {
-		return ctx.Err() // interrupted: reported as the signal
+	if ctx.Err() != nil && l != nil {
+		return v.interrupted(ctx, fmt.Sprintf("%s runs on (%s): svc stop %s stops it", d.Name, l.Status, d.Name))
+	} else if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if l != nil && (v.JSON || err == nil) {
 		v.listing(l)
 	}
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return cli.Timeoutf("%s was not ready within %v", name, timeout)
+		return cli.Timeoutf("%s was not ready within %v", d.Name, timeout)
 	case err != nil && l == nil:
 		return cli.Usagef("%v", say(err))
 	case err != nil:
 		return cli.Failf("%v", say(err))
 	}
 	return nil
+}
+
+// interrupted is how a verb ends when a signal ends its wait. Ctrl-C is
+// the intended way out of a wait, so SIGINT is no error: the note says
+// what was left running, and the status is 130. Any other signal is
+// reported as the signal, after the note.
+func (v *Verbs) interrupted(ctx context.Context, left string) error {
+	v.Voice.Notef("interrupted; %s", left)
+	var sig *cli.SignalError
+	if errors.As(context.Cause(ctx), &sig) && sig.Signal == syscall.SIGINT {
+		return cli.Quiet(128 + int(sig.Signal))
+	}
+	return ctx.Err()
 }

@@ -94,9 +94,10 @@ func execWith(argv []string, vars []svc.EnvVar) error {
 // Who says who holds a port: 0 when a service does, 1 when a process
 // that is no service does (or a process svc cannot see), 3 when nothing
 // listens there.
-func (v *Verbs) Who(port int) error {
-	if port < 1 || port > 65535 {
-		return cli.Usagef("%d is not a port", port)
+func (v *Verbs) Who(given string) error {
+	port, err := strconv.Atoi(given)
+	if err != nil || port < 1 || port > 65535 {
+		return cli.Usagef("%s is not a port number", given)
 	}
 	u := svc.Who(v.Home, port)
 	if v.JSON {
