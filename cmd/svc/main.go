@@ -37,6 +37,10 @@ func app() cli.App {
 			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
 			"logKeep": fmt.Sprint(svc.DefaultLogKeep), "proxyPort": fmt.Sprint(svc.DefaultProxyPort),
 		}, kong.BindToProvider(verbs)},
+		Completers: map[string]func() []string{
+			"service": func() []string { return svccmd.CompleteNames(os.Getenv) },
+			"project": svccmd.CompleteProjectNames,
+		},
 	}
 }
 
@@ -172,7 +176,7 @@ type upCmd struct {
 	Attach       bool          `help:"Then follow every service's log, and on Ctrl-C stop the project, dependents first."`
 	ReadyTimeout time.Duration `help:"The ready timeout of services whose file gives none." default:"${readyTimeout}" placeholder:"DUR"`
 	JSON         bool          `name:"json" help:"One JSON object per service as its result is known (with --dry-run: per step)."`
-	Names        []string      `arg:"" optional:"" name:"name" help:"The services to bring up, with what they depend on (default: all)."`
+	Names        []string      `arg:"" optional:"" name:"name" help:"The services to bring up, with what they depend on (default: all)." predictor:"project"`
 }
 
 func (c *upCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
@@ -184,7 +188,7 @@ type downCmd struct {
 	Grace   time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: each service's own)." placeholder:"DUR"`
 	Archive bool          `help:"Then run conductor.json's archive script in the project's directory."`
 	JSON    bool          `name:"json" help:"Print each stop report as JSON."`
-	Names   []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)."`
+	Names   []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)." predictor:"project"`
 }
 
 func (c *downCmd) Run(v *svccmd.Verbs) error {
@@ -263,7 +267,7 @@ func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 }
 
 type portCmd struct {
-	Name string `arg:"" help:"The service."`
+	Name string `arg:"" help:"The service." predictor:"service"`
 }
 
 func (c *portCmd) Run(v *svccmd.Verbs) error {
@@ -281,7 +285,7 @@ func (c *lsCmd) Run(v *svccmd.Verbs) error {
 
 type statusCmd struct {
 	JSON bool   `name:"json" help:"Print the service as one JSON object."`
-	Name string `arg:"" help:"The service."`
+	Name string `arg:"" help:"The service." predictor:"service"`
 }
 
 func (c *statusCmd) Run(v *svccmd.Verbs) error {
@@ -296,7 +300,7 @@ type tailCmd struct {
 	All        bool     `help:"Every service, interleaved."`
 	Project    string   `help:"Every service svc up started from this directory, interleaved." placeholder:"DIR" type:"path"`
 	JSON       bool     `name:"json" help:"Print {\"row\":N,\"line\":\"…\",\"ts\":\"…\"} per row (and \"name\" for several services)."`
-	Names      []string `arg:"" optional:"" name:"name" help:"The services: several are interleaved in the order their rows were received."`
+	Names      []string `arg:"" optional:"" name:"name" help:"The services: several are interleaved in the order their rows were received." predictor:"service"`
 }
 
 func (c *tailCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
@@ -307,7 +311,7 @@ type stopCmd struct {
 	All   bool          `help:"Stop every live service."`
 	Grace time.Duration `help:"Wait this long after the stop signal before SIGKILL (default: the service's own)." placeholder:"DUR"`
 	JSON  bool          `name:"json" help:"Print each stop report as JSON: pids signalled, signals, time, SIGKILL, escapers."`
-	Names []string      `arg:"" optional:"" name:"name" help:"The services."`
+	Names []string      `arg:"" optional:"" name:"name" help:"The services." predictor:"service"`
 }
 
 func (c *stopCmd) Run(v *svccmd.Verbs) error {
@@ -317,7 +321,7 @@ func (c *stopCmd) Run(v *svccmd.Verbs) error {
 type restartCmd struct {
 	JSON       bool   `name:"json" help:"Print the start result as one JSON object."`
 	StopSignal string `help:"From now on, stop it with this signal first (as svc start --stop-signal)." placeholder:"SIG"`
-	Name       string `arg:"" help:"The service."`
+	Name       string `arg:"" help:"The service." predictor:"service"`
 }
 
 func (c *restartCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
@@ -326,7 +330,7 @@ func (c *restartCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 
 type rmCmd struct {
 	Force bool     `help:"Stop a live service first."`
-	Names []string `arg:"" name:"name" help:"The services."`
+	Names []string `arg:"" name:"name" help:"The services." predictor:"service"`
 }
 
 func (c *rmCmd) Run(v *svccmd.Verbs) error {
@@ -336,7 +340,7 @@ func (c *rmCmd) Run(v *svccmd.Verbs) error {
 type waitCmd struct {
 	Timeout time.Duration `help:"Give up after this long (exit 124); 0 waits for ever." default:"60s" placeholder:"DUR"`
 	JSON    bool          `name:"json" help:"Print the service as one JSON object."`
-	Name    string        `arg:"" help:"The service."`
+	Name    string        `arg:"" help:"The service." predictor:"service"`
 }
 
 func (c *waitCmd) Run(ctx context.Context, v *svccmd.Verbs) error {

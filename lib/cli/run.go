@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	posener "github.com/posener/complete"
 	"github.com/willabides/kongplete"
 )
 
@@ -46,7 +47,10 @@ type App struct {
 	// arguments after it are the command's operands (ndjson's files), which
 	// kong never parses, bound as Operands for Run to take. Without it,
 	// "--" is kong's: the end of flags.
-	Operands bool
+	Operands bool // Completers complete the arguments tagged predictor:"NAME" in the
+	// grammar: each returns the candidates, which the shell's word then
+	// narrows by prefix. They run only for a completion request.
+	Completers map[string]func() []string
 }
 
 // Operands are the arguments after a command line's first "--", for an App
@@ -279,7 +283,11 @@ func complete(app App, env *Env) (code int) {
 			os.Setenv("COMP_POINT", strconv.Itoa(point+len(with)-len(line)))
 		}
 	}
-	kongplete.Complete(parser, kongplete.WithExitFunc(func(c int) { panic(exitRequest{c}) }))
+	predictors := map[string]posener.Predictor{}
+	for name, f := range app.Completers {
+		predictors[name] = posener.PredictFunc(func(posener.Args) []string { return f() })
+	}
+	kongplete.Complete(parser, kongplete.WithExitFunc(func(c int) { panic(exitRequest{c}) }), kongplete.WithPredictors(predictors))
 	return ExitOK
 }
 
