@@ -96,12 +96,15 @@ func suggestName(name, proj string, all []string) string {
 	// a letter wrong in a short name, two in a longer one
 	best, bestD := "", min(2, len(name)/3+1)+1
 	for _, n := range all {
-		said := n
-		if p, bare, ok := strings.Cut(n, "/"); ok && p == proj {
-			said = bare
+		said, cands := n, []string{n}
+		if p, bare, ok := strings.Cut(n, "/"); ok {
+			cands = append(cands, bare)
+			if p == proj {
+				said = bare
+			}
 		}
-		for _, cand := range []string{said, n} {
-			if d := editDistance(name, cand); d < bestD {
+		for _, c := range cands {
+			if d := editDistance(name, c); d < bestD {
 				best, bestD = said, d
 			}
 		}
@@ -109,25 +112,30 @@ func suggestName(name, proj string, all []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, by bytes.
+// editDistance is the number of letters to insert, delete, change or
+// swap with the next to make b of a (optimal string alignment), by bytes.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // OtherVerb is the error for a verb svc does not have that another tool
