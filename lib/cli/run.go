@@ -47,7 +47,8 @@ type App struct {
 	// arguments after it are the command's operands (ndjson's files), which
 	// kong never parses, bound as Operands for Run to take. Without it,
 	// "--" is kong's: the end of flags.
-	Operands bool // Completers complete the arguments tagged predictor:"NAME" in the
+	Operands bool
+	// Completers complete the arguments tagged predictor:"NAME" in the
 	// grammar: each returns the candidates, which the shell's word then
 	// narrows by prefix. They run only for a completion request.
 	Completers map[string]func() []string
