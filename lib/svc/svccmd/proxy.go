@@ -26,7 +26,10 @@ func (v *Verbs) Proxy(ctx context.Context, a ProxyArgs) error {
 	if l, err := svc.Look(d); err == nil && l.Status.Live() {
 		return v.proxyRuns(l)
 	}
-	spec := svc.Spec{Command: []string{a.Self, "proxy", "--serve"}, Cwd: v.Home, ReadyURL: "http://127.0.0.1:{port}/"}
+	// It runs in /, which is always there: not in the home, which its
+	// first start makes (after the spec is checked), nor in a worktree,
+	// whose removal would take it along.
+	spec := svc.Spec{Command: []string{a.Self, "proxy", "--serve"}, Cwd: "/", ReadyURL: "http://127.0.0.1:{port}/"}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: svc.ProxyName, Spec: spec, Port: a.Port})
 	if res == nil {
 		if pe := (*svc.PortError)(nil); errors.As(err, &pe) {
