@@ -306,10 +306,10 @@ func (v *Verbs) List(projectDir string) error {
 		rows = slices.DeleteFunc(rows, func(l *svc.Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
-		fmt.Fprint(v.Out, FormatList(rows, time.Now(), svc.ProxyPort(v.Home)))
+		fmt.Fprint(v.Out, FormatList(rows, time.Now(), svc.LookProxied(v.Home)))
 		return nil
 	}
-	proxy := svc.ProxyPort(v.Home)
+	proxy := svc.LookProxied(v.Home)
 	for _, l := range rows {
 		cli.PrintJSON(v.Out, ListJSON(l, proxy))
 	}
@@ -335,9 +335,9 @@ func (v *Verbs) Status(name string) error {
 
 func (v *Verbs) listing(l *svc.Listing) {
 	if v.JSON {
-		cli.PrintJSON(v.Out, ListJSON(l, svc.ProxyPort(v.Home)))
+		cli.PrintJSON(v.Out, ListJSON(l, svc.LookProxied(v.Home)))
 	} else {
-		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.ProxyPort(v.Home)))
+		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.LookProxied(v.Home)))
 	}
 }
 
