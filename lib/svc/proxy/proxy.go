@@ -375,6 +375,7 @@ func (p *Proxy) known() string {
 // the names it answers for.
 func (p *Proxy) index(w http.ResponseWriter, host string) {
 	p.lookup(host, true)
+	w.Header().Set(homeHeader, p.Home)
 	page(w, http.StatusOK, "svc proxy", "Services are reached as http://NAME.localhost:PORT/ (NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost when two projects have a NAME). "+p.known())
 }
 
