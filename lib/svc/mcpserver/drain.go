@@ -21,7 +21,9 @@ import (
 // service, find nothing, and leave the service the start then made
 // running. So a request that names a service (or lists them all) is not
 // passed on while a start or run read before it that may make that
-// service is unanswered: a start without a name may make any.
+// service is unanswered (a start without a name may make any), nor a
+// start or run while a stop read before it of the service it may make is:
+// start, stop, start leaves it running.
 //
 // A request is a line with an id and a method; its answer, a line written
 // with the same id and no method. A request the client cancels (MCP's
@@ -29,14 +31,21 @@ import (
 // answered.
 type drain struct {
 	mu      sync.Mutex
-	pending map[string]bool   // ids of requests read and not answered
-	starts  map[string]string // of those, the starts and runs: the service each names ("": any)
-	changed chan struct{}     // closed, and made anew, when an answer or a cancel comes
-	in, out []byte            // partial lines
+	pending map[string]bool  // ids of requests read and not answered
+	touch   map[string]touch // of those, the starts, runs and stops
+	changed chan struct{}    // closed, and made anew, when an answer or a cancel comes
+	in, out []byte           // partial lines
 }
 
 func newDrain() *drain {
-	return &drain{pending: map[string]bool{}, starts: map[string]string{}, changed: make(chan struct{})}
+	return &drain{pending: map[string]bool{}, touch: map[string]touch{}, changed: make(chan struct{})}
+}
+
+// touch is a start, run or stop under way: the service it names ("":
+// any, for a start or run without a name), and whether it may make it.
+type touch struct {
+	name  string
+	maker bool
 }
 
 // message is what drain reads of a JSON-RPC line.
@@ -98,8 +107,8 @@ func (d *drain) read(p []byte) {
 			d.done(string(m.Params.RequestID))
 		case m.Method != "":
 			d.pending[string(m.ID)] = true
-			if m.Method == "tools/call" && makers[m.Params.Name] {
-				d.starts[string(m.ID)] = m.Params.Arguments.Name
+			if tool := m.Params.Name; m.Method == "tools/call" && (makers[tool] || tool == "stop") {
+				d.touch[string(m.ID)] = touch{name: m.Params.Arguments.Name, maker: makers[tool]}
 			}
 		}
 	})
@@ -109,7 +118,7 @@ func (d *drain) read(p []byte) {
 // d.mu is held.
 func (d *drain) done(id string) {
 	delete(d.pending, id)
-	delete(d.starts, id)
+	delete(d.touch, id)
 	close(d.changed)
 	d.changed = make(chan struct{})
 }
@@ -147,16 +156,28 @@ func (d *drain) wait(ctx context.Context) {
 }
 
 // hold returns once line may be passed on: it is no tool call that reads
-// what an unanswered start or run may be making.
+// what an unanswered start or run may be making, nor a start or run of
+// what an unanswered stop is stopping.
 func (d *drain) hold(ctx context.Context, line []byte) {
 	m, ok := parse(bytes.TrimSuffix(line, []byte("\n")))
-	if !ok || m.Method != "tools/call" || !readers[m.Params.Name] && !lookers[m.Params.Name] {
+	if !ok || m.Method != "tools/call" {
 		return
 	}
-	all, name := lookers[m.Params.Name], m.Params.Arguments.Name
+	tool, name := m.Params.Name, m.Params.Arguments.Name
+	var waits func(t touch) bool
+	switch {
+	case makers[tool]:
+		waits = func(t touch) bool { return !t.maker && (name == "" || t.name == name) }
+	case readers[tool]:
+		waits = func(t touch) bool { return t.maker && (t.name == "" || t.name == name) }
+	case lookers[tool]:
+		waits = func(t touch) bool { return t.maker }
+	default:
+		return
+	}
 	d.until(ctx, func() bool {
-		for _, made := range d.starts {
-			if all || made == "" || made == name {
+		for _, t := range d.touch {
+			if waits(t) {
 				return false
 			}
 		}
