@@ -126,10 +126,18 @@ type Proxied struct {
 // LookProxied is the proxy of home, and when it is ready, the names of
 // every service of home.
 func LookProxied(home string) Proxied {
+	return ProxiedAmong(home, nil)
+}
+
+// ProxiedAmong is LookProxied for a caller that has read every service
+// of home already (all; nil: it has not).
+func ProxiedAmong(home string, all []*Listing) Proxied {
 	p := Proxied{Port: ProxyPort(home)}
 	if p.Port > 0 {
-		rows, _ := LookAll(home)
-		p.Names = NameProxied(rows)
+		if all == nil {
+			all, _ = LookAll(home)
+		}
+		p.Names = NameProxied(all)
 	}
 	return p
 }

@@ -298,6 +298,7 @@ func (v *Verbs) List(projectDir string) error {
 	for _, err := range errs {
 		v.Voice.Warnf("%v", say(err))
 	}
+	proxy := svc.ProxiedAmong(v.Home, rows)
 	if projectDir != "" {
 		project, _, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
@@ -306,10 +307,9 @@ func (v *Verbs) List(projectDir string) error {
 		rows = slices.DeleteFunc(rows, func(l *svc.Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
-		fmt.Fprint(v.Out, FormatList(rows, time.Now(), svc.LookProxied(v.Home)))
+		fmt.Fprint(v.Out, FormatList(rows, time.Now(), proxy))
 		return nil
 	}
-	proxy := svc.LookProxied(v.Home)
 	for _, l := range rows {
 		cli.PrintJSON(v.Out, ListJSON(l, proxy))
 	}
