@@ -204,10 +204,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with the names of each: 300 Multiple Choices, never one of them.
 func choose(w http.ResponseWriter, r *http.Request, rt *route) {
 	_, port, _ := net.SplitHostPort(r.Host)
-	var b strings.Builder
 	title := rt.host + " is not one service's"
-	fmt.Fprintf(&b, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p><ul>\n", html.EscapeString(title), html.EscapeString(title),
-		html.EscapeString(strings.Join(rt.shared, " and ")+" would all have this name, so each has its own instead:"))
+	text := strings.Join(rt.shared, " and ") + " would all have this name, so each has its own instead:"
+	if len(rt.choices) == 0 {
+		// Names that are one host name, and so have none.
+		text = strings.Join(rt.shared, " and ") + " would all have this name, and have no other: svc status NAME says where each is."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p><ul>\n", html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
 	for _, h := range rt.choices {
 		u := "http://" + h
 		if port != "" {

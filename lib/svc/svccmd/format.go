@@ -115,6 +115,11 @@ func sharedNote(ls []*svc.Listing, proxy svc.Proxied) string {
 				own = append(own, h)
 			}
 		}
+		if len(own) == 0 {
+			notes = append(notes, fmt.Sprintf("note: %s would be %s's, which have no other: each is at its own URL only\n",
+				proxy.HostURL(host), strings.Join(names, "'s and ")))
+			continue
+		}
 		notes = append(notes, fmt.Sprintf("note: %s would be %s's: each has its own name (%s), and %s lists them\n",
 			proxy.HostURL(host), strings.Join(names, "'s and "), strings.Join(own, ", "), host))
 	}
