@@ -302,3 +302,42 @@ func TestProxyIndexOnlyForLoopback(t *testing.T) {
 		t.Errorf("the service by its name: %d %q", code, body)
 	}
 }
+
+// svc proxy on a port another state home's proxy holds says so, naming
+// that home and its user: another user's proxy (whose process this one
+// can see, being root) and this user's, seen from the other user (who can
+// see neither the process nor its state home, and asks the proxy).
+func TestProxyPortOfAnotherHome(t *testing.T) {
+	u := newOtherUser(t)
+	reachable(t, binDir)
+	other := func(args ...string) (string, error) {
+		out, err := u.Command(filepath.Join(binDir, "svc"), args...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	t.Cleanup(func() { other("stop", "--all", "--grace", "1s") })
+	if out, err := other("proxy", "--port", "auto"); err != nil {
+		t.Fatalf("the other user's svc proxy: %v\n%s", err, out)
+	}
+	theirs, err := other("port", "svc-proxy")
+	if err != nil {
+		t.Fatal(theirs)
+	}
+	run := svcHome(t)
+	out, err := svcIn(filepath.Join(t.TempDir(), "svc"))("proxy", "--port", theirs).CombinedOutput()
+	want := fmt.Sprintf("svc: error: --port %s is held by another svc proxy: uid %d's, of the state home %s\n", theirs, u.UID, filepath.Join(u.Home, "svc"))
+	if err == nil || !strings.HasPrefix(string(out), want) {
+		t.Errorf("on the other user's proxy's port: %v\n%s\nwant %s", err, out, want)
+	}
+
+	run("proxy", "--port", "auto")
+	mine := run("port", "svc-proxy")
+	// From another home of the other user's.
+	c := u.Command(filepath.Join(binDir, "svc"), "proxy", "--port", mine)
+	c.Env = append(c.Env, "SVC_HOME="+filepath.Join(u.Home, "svc2"))
+	b, err := c.CombinedOutput()
+	out2 := string(b)
+	want = fmt.Sprintf("svc: error: --port %s is held by another svc proxy: user root's (uid 0), of the state home ", mine)
+	if err == nil || !strings.HasPrefix(out2, want) || strings.Contains(out2, "port port") {
+		t.Errorf("the other user, on this user's proxy's port: %v\n%s\nwant %s", err, out2, want)
+	}
+}

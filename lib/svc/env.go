@@ -26,39 +26,10 @@ func ProxyPort(home string) int {
 	return l.Port
 }
 
-// ProxyHost is the name the proxy answers for a service: NAME.WORKTREE.localhost
-// for a service of a linked worktree, NAME.localhost for one of a main
-// checkout or outside git. NAME is the service's name within its project
-// or scope, lower case, with '_' and '.' as '-'.
-func ProxyHost(name string, wt *WorktreeTag) string {
-	if _, short, ok := strings.Cut(name, "/"); ok {
-		name = short
-	}
-	label := strings.Map(func(r rune) rune {
-		if r == '_' || r == '.' {
-			return '-'
-		}
-		return r
-	}, strings.ToLower(name))
-	if wt != nil && !wt.Main {
-		return label + "." + wt.Slug + ".localhost"
-	}
-	return label + ".localhost"
-}
-
 // IsHTTP reports whether a service is reached over HTTP: it was found
 // ready at an http URL, or its readiness is one.
 func (l *Listing) IsHTTP() bool {
 	return strings.HasPrefix(l.URL, "http://") || strings.HasPrefix(l.Spec.ReadyURL, "http://")
-}
-
-// ProxyURL is the proxy's URL for a service that is reached over HTTP,
-// when the proxy runs on proxyPort (0: it does not, and the URL is "").
-func ProxyURL(proxyPort int, l *Listing) string {
-	if proxyPort == 0 || !l.IsHTTP() || l.Name == ProxyName {
-		return ""
-	}
-	return "http://" + ProxyHost(l.Name, l.Spec.Worktree) + ":" + strconv.Itoa(proxyPort) + "/"
 }
 
 // EnvVar is one line of svc env.
@@ -80,7 +51,7 @@ func Env(home string, wt *registry.Worktree, rows []*Listing) []EnvVar {
 			out = append(out, EnvVar{"SVC_PORT_BASE", strconv.Itoa(wt.PortBase)})
 		}
 	}
-	proxy := ProxyPort(home)
+	proxy := LookProxied(home)
 	for _, l := range rows {
 		port, err := Port(Dir{Home: home, Name: l.Name})
 		if err != nil || !l.Status.Live() {
@@ -89,7 +60,7 @@ func Env(home string, wt *registry.Worktree, rows []*Listing) []EnvVar {
 		port = reachedOn(l, port)
 		key := envKey(l.Name)
 		out = append(out, EnvVar{"PORT_" + key, strconv.Itoa(port)})
-		if u := ProxyURL(proxy, l); u != "" {
+		if u := proxy.URL(l); u != "" {
 			out = append(out, EnvVar{key + "_URL", u})
 		} else if l.IsHTTP() && l.URL != "" {
 			out = append(out, EnvVar{key + "_URL", l.URL})

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,23 +9,43 @@ import (
 	"sync"
 )
 
-// drain holds back the end of a stdio client's input until every request
-// read has been answered. The SDK ends the session at the end of its input
-// and drops the calls still running, so a script that pipes requests in
-// (printf … | svc mcp) would get no answer to any that had not finished.
+// drain keeps a stdio client's requests in the order it wrote them where
+// order matters, and holds back the end of its input until every request
+// read has been answered.
+//
+// The SDK runs each request as soon as it is read, concurrently, and ends
+// the session at the end of its input, dropping the calls still running.
+// A script that pipes its requests in (printf … | svc mcp) would get no
+// answer to any that had not finished, and a stop, status, output, list
+// or who written after a start would run before the start had made its
+// service, find nothing, and leave the service the start then made
+// running. So a request that names a service (or lists them all) is not
+// passed on while a start or run read before it that may make that
+// service is unanswered (a start without a name may make any), nor a
+// start or run while a stop read before it of the service it may make is:
+// start, stop, start leaves it running.
+//
 // A request is a line with an id and a method; its answer, a line written
 // with the same id and no method. A request the client cancels (MCP's
 // notifications/cancelled) is not waited for, whether or not it is
 // answered.
 type drain struct {
-	mu       sync.Mutex
-	pending  map[string]bool // ids of requests read and not answered
-	answered chan struct{}   // signalled when pending may have reached 0
-	in, out  []byte          // partial lines
+	mu      sync.Mutex
+	pending map[string]bool  // ids of requests read and not answered
+	touch   map[string]touch // of those, the starts, runs and stops
+	changed chan struct{}    // closed, and made anew, when an answer or a cancel comes
+	in, out []byte           // partial lines
 }
 
 func newDrain() *drain {
-	return &drain{pending: map[string]bool{}, answered: make(chan struct{}, 1)}
+	return &drain{pending: map[string]bool{}, touch: map[string]touch{}, changed: make(chan struct{})}
+}
+
+// touch is a start, run or stop under way: the service it names ("":
+// any, for a start or run without a name), and whether it may make it.
+type touch struct {
+	name  string
+	maker bool
 }
 
 // message is what drain reads of a JSON-RPC line.
@@ -33,11 +54,32 @@ type message struct {
 	Method string          `json:"method"`
 	Params struct {
 		RequestID json.RawMessage `json:"requestId"`
+		// A tool call's tool, and the service it names.
+		Name      string `json:"name"`
+		Arguments struct {
+			Name string `json:"name"`
+		} `json:"arguments"`
 	} `json:"params"`
 }
 
 // cancel is the notification that withdraws a request.
 const cancel = "notifications/cancelled"
+
+// The tools that may make a service, and those that read one (or all).
+var (
+	makers  = map[string]bool{"start": true, "run": true}
+	readers = map[string]bool{"stop": true, "status": true, "output": true}
+	lookers = map[string]bool{"list": true, "who": true}
+)
+
+// parse is a line's message, when it is a request or a cancel.
+func parse(line []byte) (message, bool) {
+	var m message
+	if json.Unmarshal(line, &m) == nil && (has(m.ID) || m.Method == cancel && has(m.Params.RequestID)) {
+		return m, true
+	}
+	return m, false
+}
 
 // lines calls f with each whole line of p, keeping the rest in *part.
 func lines(part *[]byte, p []byte, f func(message)) {
@@ -47,8 +89,7 @@ func lines(part *[]byte, p []byte, f func(message)) {
 		if i < 0 {
 			return
 		}
-		var m message
-		if json.Unmarshal((*part)[:i], &m) == nil && (has(m.ID) || m.Method == cancel && has(m.Params.RequestID)) {
+		if m, ok := parse((*part)[:i]); ok {
 			f(m)
 		}
 		*part = (*part)[i+1:]
@@ -63,22 +104,23 @@ func (d *drain) read(p []byte) {
 	lines(&d.in, p, func(m message) {
 		switch {
 		case m.Method == cancel:
-			delete(d.pending, string(m.Params.RequestID))
+			d.done(string(m.Params.RequestID))
 		case m.Method != "":
 			d.pending[string(m.ID)] = true
+			if tool := m.Params.Name; m.Method == "tools/call" && (makers[tool] || tool == "stop") {
+				d.touch[string(m.ID)] = touch{name: m.Params.Arguments.Name, maker: makers[tool]}
+			}
 		}
 	})
-	d.signal()
 }
 
-// signal wakes wait when nothing is pending; d.mu is held.
-func (d *drain) signal() {
-	if len(d.pending) == 0 {
-		select {
-		case d.answered <- struct{}{}:
-		default:
-		}
-	}
+// done forgets a request answered or cancelled, and wakes those waiting;
+// d.mu is held.
+func (d *drain) done(id string) {
+	delete(d.pending, id)
+	delete(d.touch, id)
+	close(d.changed)
+	d.changed = make(chan struct{})
 }
 
 func (d *drain) wrote(p []byte) {
@@ -86,46 +128,106 @@ func (d *drain) wrote(p []byte) {
 	defer d.mu.Unlock()
 	lines(&d.out, p, func(m message) {
 		if m.Method == "" {
-			delete(d.pending, string(m.ID))
+			d.done(string(m.ID))
 		}
 	})
-	d.signal()
 }
 
-// wait returns once nothing read is unanswered, or ctx is done.
-func (d *drain) wait(ctx context.Context) {
+// until returns once ok holds (checked with d.mu held), or ctx is done.
+func (d *drain) until(ctx context.Context, ok func() bool) {
 	for {
 		d.mu.Lock()
-		n := len(d.pending)
+		yes, changed := ok(), d.changed
 		d.mu.Unlock()
-		if n == 0 {
+		if yes {
 			return
 		}
 		select {
-		case <-d.answered:
+		case <-changed:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// drainReader is the client's input, whose end waits for the answers.
-type drainReader struct {
-	ctx context.Context
-	r   io.ReadCloser
-	d   *drain
+// wait returns once nothing read is unanswered, or ctx is done.
+func (d *drain) wait(ctx context.Context) {
+	d.until(ctx, func() bool { return len(d.pending) == 0 })
 }
 
-func (r drainReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.d.read(p[:n])
-	if err == io.EOF {
+// hold returns once line may be passed on: it is no tool call that reads
+// what an unanswered start or run may be making, nor a start or run of
+// what an unanswered stop is stopping.
+func (d *drain) hold(ctx context.Context, line []byte) {
+	m, ok := parse(bytes.TrimSuffix(line, []byte("\n")))
+	if !ok || m.Method != "tools/call" {
+		return
+	}
+	tool, name := m.Params.Name, m.Params.Arguments.Name
+	var waits func(t touch) bool
+	switch {
+	case makers[tool]:
+		waits = func(t touch) bool { return !t.maker && (name == "" || t.name == name) }
+	case readers[tool]:
+		waits = func(t touch) bool { return t.maker && (t.name == "" || t.name == name) }
+	case lookers[tool]:
+		waits = func(t touch) bool { return t.maker }
+	default:
+		return
+	}
+	d.until(ctx, func() bool {
+		for _, t := range d.touch {
+			if waits(t) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// drainReader is the client's input, passed on a line at a time (held
+// back as drain says), whose end waits for the answers.
+type drainReader struct {
+	ctx  context.Context
+	r    *bufio.Reader
+	c    io.Closer
+	d    *drain
+	line []byte // what is left of the line being passed on
+	err  error  // what ended the input, once line is passed on
+}
+
+func newDrainReader(ctx context.Context, r io.ReadCloser, d *drain) *drainReader {
+	return &drainReader{ctx: ctx, r: bufio.NewReader(r), c: r, d: d}
+}
+
+func (r *drainReader) Read(p []byte) (int, error) {
+	if len(r.line) == 0 {
+		if r.err != nil {
+			return 0, r.end()
+		}
+		line, err := r.r.ReadBytes('\n')
+		r.err = err
+		if len(line) == 0 {
+			return 0, r.end()
+		}
+		r.d.hold(r.ctx, line)
+		r.d.read(line)
+		r.line = line
+	}
+	n := copy(p, r.line)
+	r.line = r.line[n:]
+	return n, nil
+}
+
+// end is the input's end: at EOF, once every request read is answered.
+func (r *drainReader) end() error {
+	if r.err == io.EOF {
 		r.d.wait(r.ctx)
 	}
-	return n, err
+	return r.err
 }
 
-func (r drainReader) Close() error { return r.r.Close() }
+func (r *drainReader) Close() error { return r.c.Close() }
 
 // drainWriter is the output to the client, whose answers it counts.
 type drainWriter struct {

@@ -74,7 +74,7 @@ const instructions = "svc runs commands for you without blocking. Use start for 
 // At the end of r, the requests already read are answered first.
 func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	d := newDrain()
-	t := &mcp.IOTransport{Reader: drainReader{ctx, r, d}, Writer: drainWriter{w, d}}
+	t := &mcp.IOTransport{Reader: newDrainReader(ctx, r, d), Writer: drainWriter{w, d}}
 	err := s.MCP().Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil

@@ -96,7 +96,7 @@ type StartOut struct {
 	Rows     int64    `json:"rows" jsonschema:"how many output rows it has: output with cursor=rows reads only what comes next"`
 	Summary  string   `json:"summary"`
 	// ProxyURL is its stable URL through svc proxy, when the proxy runs.
-	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.WORKTREE.localhost), when the proxy runs"`
+	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.localhost, NAME.WORKTREE.localhost, or NAME.PROJECT.localhost when another project has a NAME), when the proxy runs"`
 	Worktree string `json:"worktree,omitempty" jsonschema:"the slug of the git worktree it runs in"`
 	Slot     *int   `json:"slot,omitempty" jsonschema:"its worktree's slot: unique among the live worktrees of the repository"`
 }
@@ -141,7 +141,7 @@ func (s *Server) startOut(r *svc.StartResult) StartOut {
 	out.Rows, _ = logfile.LastRow(d.Path())
 	if l, err := svc.Look(d); err == nil {
 		if l.Status == svc.Ready {
-			out.ProxyURL = svc.ProxyURL(svc.ProxyPort(s.Home), l)
+			out.ProxyURL = svc.LookProxied(s.Home).URL(l)
 		}
 		if wt := l.Spec.Worktree; wt != nil {
 			out.Worktree, out.Slot = wt.Slug, &wt.Slot
@@ -325,10 +325,10 @@ func (s *Server) status(_ context.Context, _ *mcp.CallToolRequest, in NameIn) (*
 	if err != nil {
 		return nil, StartOut{}, err
 	}
-	return nil, s.standing(d, l), nil
+	return nil, s.standing(d, l, svc.LookProxied(s.Home)), nil
 }
 
-func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
+func (s *Server) standing(d svc.Dir, l *svc.Listing, proxy svc.Proxied) StartOut {
 	out := StartOut{Name: s.short(l.Name), Status: string(l.Status), URL: l.URL, Port: l.Port, Ports: l.Ports, ExitCode: l.ExitCode,
 		Signal: l.Signal, Error: l.Error}
 	if l.Status.Live() {
@@ -339,7 +339,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing) StartOut {
 	}
 	out.Rows, _ = logfile.LastRow(d.Path())
 	if l.Status == svc.Ready {
-		out.ProxyURL = svc.ProxyURL(svc.ProxyPort(s.Home), l)
+		out.ProxyURL = proxy.URL(l)
 	}
 	if wt := l.Spec.Worktree; wt != nil {
 		out.Worktree, out.Slot = wt.Slug, &wt.Slot
@@ -363,10 +363,11 @@ func (s *Server) list(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*m
 		return nil, ListOut{}, err
 	}
 	out := ListOut{Services: []StartOut{}}
+	proxy := svc.LookProxied(s.Home)
 	for _, n := range names {
 		d := svc.Dir{Home: s.Home, Name: n}
 		if l, err := svc.Look(d); err == nil {
-			st := s.standing(d, l)
+			st := s.standing(d, l, proxy)
 			st.Tail = nil
 			out.Services = append(out.Services, st)
 		}

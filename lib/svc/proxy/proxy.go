@@ -1,8 +1,9 @@
 // Package proxy is svc proxy's server: an HTTP reverse proxy on loopback
-// that answers http://NAME.WORKTREE.localhost:PORT (NAME.localhost for a
-// main checkout's services and those outside git) with the service of
-// that name and worktree, WebSocket upgrades included, so that a
-// service's URL stays the same whichever port it was given. Its routes
+// that answers each service's name (svc.ProxyNames: NAME.localhost,
+// NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost
+// when two projects have a NAME) with that service, WebSocket upgrades
+// included, so that a service's URL stays the same whichever port it was
+// given; a name two services would share lists theirs. Its routes
 // are the state home's services, read again when a name is unknown or
 // not ready, and at most every half second otherwise; a service that is
 // not ready is answered at once with a page that says so, never held.
@@ -20,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -56,6 +58,9 @@ type route struct {
 	status  svc.Status
 	target  *url.URL // nil when not ready
 	rp      *httputil.ReverseProxy
+	// A name two or more services would share is none's: shared are
+	// their svc names, choices their own names (ProxyNames).
+	shared, choices []string
 }
 
 // The ages of the routes: read again in the background past stale, and
@@ -184,6 +189,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case rt == nil:
 		page(w, http.StatusNotFound, "No service is called "+host, "svc knows no service by that name. "+p.known())
+	case rt.shared != nil:
+		choose(w, r, rt)
 	case rt.target == nil:
 		w.Header().Set("Retry-After", "1")
 		page(w, http.StatusServiceUnavailable, rt.service+" is not ready",
@@ -191,6 +198,33 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rt.rp.ServeHTTP(w, r)
 	}
+}
+
+// choose answers a name that services of several projects would share
+// with the names of each: 300 Multiple Choices, never one of them.
+func choose(w http.ResponseWriter, r *http.Request, rt *route) {
+	_, port, _ := net.SplitHostPort(r.Host)
+	title := rt.host + " is not one service's"
+	text := strings.Join(rt.shared, " and ") + " would all have this name, so each has its own instead:"
+	if len(rt.choices) == 0 {
+		// Names that are one host name, and so have none.
+		text = strings.Join(rt.shared, " and ") + " would all have this name, and have no other: svc status NAME says where each is."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p><ul>\n", html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+	for _, h := range rt.choices {
+		u := "http://" + h
+		if port != "" {
+			u += ":" + port
+		}
+		u += r.URL.RequestURI()
+		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a>\n", html.EscapeString(u), html.EscapeString(u))
+	}
+	b.WriteString("</ul>\n")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusMultipleChoices)
+	io.WriteString(w, b.String())
 }
 
 // loopbackHost reports whether a request's host (hostOf's) names this
@@ -232,17 +266,15 @@ func (p *Proxy) lookup(host string, fresh bool) *route {
 // (and so its idle connections) while its target stays the same.
 func (p *Proxy) refresh() {
 	rows, _ := svc.LookAll(p.Home)
+	names := svc.NameProxied(rows)
 	p.mu.Lock()
 	old := p.routes
 	p.mu.Unlock()
 	routes := map[string]*route{}
 	for _, l := range rows {
-		if l.Name == svc.ProxyName || !l.IsHTTP() {
+		host := names.Host(l.Name)
+		if host == "" || !l.IsHTTP() {
 			continue
-		}
-		host := svc.ProxyHost(l.Name, l.Spec.Worktree)
-		if o, dup := routes[host]; dup && (o.status.Live() || !l.Status.Live()) {
-			continue // the first by name has it, a live one before one that is not
 		}
 		rt := &route{host: host, service: l.Name, status: l.Status}
 		if l.Status == svc.Ready {
@@ -254,6 +286,16 @@ func (p *Proxy) refresh() {
 			rt.rp = p.reverse(rt)
 		}
 		routes[host] = rt
+	}
+	// A short name two services would share is answered with theirs.
+	for host, services := range names.Shared() {
+		var hosts []string
+		for _, s := range services {
+			if h := names.Host(s); h != "" {
+				hosts = append(hosts, h)
+			}
+		}
+		routes[host] = &route{host: host, shared: services, choices: hosts}
 	}
 	p.mu.Lock()
 	p.routes, p.read = routes, time.Now()
@@ -321,8 +363,10 @@ func (p *Proxy) known() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var hosts []string
-	for h := range p.routes {
-		hosts = append(hosts, h)
+	for h, rt := range p.routes {
+		if rt.shared == nil {
+			hosts = append(hosts, h)
+		}
 	}
 	slices.Sort(hosts)
 	if len(hosts) == 0 {
@@ -335,7 +379,8 @@ func (p *Proxy) known() string {
 // the names it answers for.
 func (p *Proxy) index(w http.ResponseWriter, host string) {
 	p.lookup(host, true)
-	page(w, http.StatusOK, "svc proxy", "Services are reached as http://NAME.WORKTREE.localhost:PORT/ (NAME.localhost in a main checkout). "+p.known())
+	w.Header().Set(homeHeader, p.Home)
+	page(w, http.StatusOK, "svc proxy", "Services are reached as http://NAME.localhost:PORT/ (NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost when two projects have a NAME). "+p.known())
 }
 
 // page answers with a short HTML page.

@@ -84,10 +84,15 @@ func TestProxy(t *testing.T) {
 	if code, body := get("old.feat.localhost"); code != 503 || !strings.Contains(body, "feat/old is stopped, not ready") {
 		t.Errorf("stopped: %d %q", code, body)
 	}
+	// docs.localhost is the plain docs's own name: shop/docs has its
+	// project's.
 	if code, _ := get("docs.localhost"); code != 200 {
-		t.Errorf("a live docs before the stopped shop/docs: %d", code)
+		t.Errorf("the plain docs: %d", code)
 	}
-	if code, body := get("nope.feat.localhost"); code != 404 || !strings.Contains(body, "docs.localhost, old.feat.localhost, web.feat.localhost, web.localhost") {
+	if code, body := get("docs.shop.localhost"); code != 503 || !strings.Contains(body, "shop/docs is stopped, not ready") {
+		t.Errorf("shop/docs: %d %q", code, body)
+	}
+	if code, body := get("nope.feat.localhost"); code != 404 || !strings.Contains(body, "docs.localhost, docs.shop.localhost, old.feat.localhost, web.feat.localhost, web.localhost") {
 		t.Errorf("unknown: %d %q", code, body)
 	}
 	if code, body := get("localhost"); code != 200 || !strings.Contains(body, "It knows:") {
@@ -123,6 +128,40 @@ func TestProxy(t *testing.T) {
 	service(t, home, "feat/web", svc.Exited, "", &svc.WorktreeTag{Slug: "feat", Slot: 1})
 	if code, _ := get("web.feat.localhost"); code != 503 && code != 404 {
 		t.Errorf("after the service ended: %d", code)
+	}
+}
+
+// Two projects' web: each is reached at its project's name, and the
+// short name they would share lists both, never one of them.
+func TestShared(t *testing.T) {
+	home := t.TempDir()
+	for _, p := range []string{"shop", "blog"} {
+		b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page of "+p) }))
+		defer b.Close()
+		service(t, home, p+"/web", svc.Ready, b.URL+"/", &svc.WorktreeTag{Slug: p, Main: true})
+	}
+	front := httptest.NewServer(New(home))
+	defer front.Close()
+	get := func(host, path string) (int, string) {
+		req, _ := http.NewRequest("GET", front.URL+path, nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, p := range []string{"shop", "blog"} {
+		if code, body := get("web."+p+".localhost", "/"); code != 200 || body != "page of "+p {
+			t.Errorf("web.%s: %d %q", p, code, body)
+		}
+	}
+	code, body := get("web.localhost:7780", "/a?b=1")
+	if code != http.StatusMultipleChoices || !strings.Contains(body, `<a href="http://web.blog.localhost:7780/a?b=1">`) ||
+		!strings.Contains(body, `<a href="http://web.shop.localhost:7780/a?b=1">`) || !strings.Contains(body, "blog/web and shop/web") {
+		t.Errorf("the shared name: %d %q", code, body)
 	}
 }
 

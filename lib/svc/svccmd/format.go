@@ -2,6 +2,7 @@ package svccmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,9 +51,9 @@ type listJSON struct {
 	Worktree *svc.WorktreeTag `json:"worktree,omitempty"`
 }
 
-// ListJSON is the --json shape of a listing; proxy is the port of svc
-// proxy (0: it does not run).
-func ListJSON(l *svc.Listing, proxy int) any {
+// ListJSON is the --json shape of a listing; proxy is svc proxy's
+// (its Port 0: it does not run).
+func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
@@ -60,16 +61,17 @@ func ListJSON(l *svc.Listing, proxy int) any {
 }
 
 // proxyURL is a ready service's URL through the proxy, or "".
-func proxyURL(proxy int, l *svc.Listing) string {
+func proxyURL(proxy svc.Proxied, l *svc.Listing) string {
 	if l.Status != svc.Ready {
 		return ""
 	}
-	return svc.ProxyURL(proxy, l)
+	return proxy.URL(l)
 }
 
-// FormatList is svc ls for people; a service the proxy (on port proxy,
-// 0: none) reaches is shown at its URL there.
-func FormatList(ls []*svc.Listing, now time.Time, proxy int) string {
+// FormatList is svc ls for people; a service the proxy (its Port 0:
+// none) reaches is shown at its URL there as well as at its own, and a
+// short name two of them would share is noted.
+func FormatList(ls []*svc.Listing, now time.Time, proxy svc.Proxied) string {
 	if len(ls) == 0 {
 		return "no services\n"
 	}
@@ -87,17 +89,47 @@ func FormatList(ls []*svc.Listing, now time.Time, proxy int) string {
 		}
 		where := svctext.Outcome(l)
 		if u := proxyURL(proxy, l); u != "" {
-			where = u
+			where = u + " (" + where + ")"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, where, cmdline.DisplayLine(l.Spec.Command))
 	}
 	w.Flush()
+	b.WriteString(sharedNote(ls, proxy))
 	return b.String()
 }
 
+// sharedNote says which short names of the proxy services of ls would
+// share, and so are none's, when the proxy runs.
+func sharedNote(ls []*svc.Listing, proxy svc.Proxied) string {
+	if proxy.Port == 0 {
+		return ""
+	}
+	var notes []string
+	for host, names := range proxy.Names.Shared() {
+		if !slices.ContainsFunc(ls, func(l *svc.Listing) bool { return slices.Contains(names, l.Name) }) {
+			continue
+		}
+		var own []string
+		for _, n := range names {
+			if h := proxy.Names.Host(n); h != "" {
+				own = append(own, h)
+			}
+		}
+		if len(own) == 0 {
+			notes = append(notes, fmt.Sprintf("note: %s would be %s's, which have no other: each is at its own URL only\n",
+				proxy.HostURL(host), strings.Join(names, "'s and ")))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("note: %s would be %s's: each has its own name (%s), and %s lists them\n",
+			proxy.HostURL(host), strings.Join(names, "'s and "), strings.Join(own, ", "), host))
+	}
+	slices.Sort(notes)
+	return strings.Join(notes, "")
+}
+
 // FormatStatus is one service for people, with its worktree and its URL
-// through the proxy (on port proxy, 0: none).
-func FormatStatus(l *svc.Listing, now time.Time, proxy int) string {
+// through the proxy (its Port 0: none).
+func FormatStatus(l *svc.Listing, now time.Time, proxy svc.Proxied) string {
 	text := svctext.Status(l, now, words)
 	if wt := l.Spec.Worktree; wt != nil {
 		text += fmt.Sprintf("worktree: %s (slot %d, %s)\n", wt.Slug, wt.Slot, wt.Top)

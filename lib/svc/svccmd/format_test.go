@@ -23,7 +23,7 @@ func TestStopCauseStatus(t *testing.T) {
 		{nil, "gave up after 3 restarts (--max-restarts)", "note: gave up after 3 restarts (--max-restarts)"},
 	} {
 		l := &svc.Listing{State: svc.State{Name: "web", Status: svc.Exited, StopCause: c.cause, StopNote: c.note}}
-		if got := FormatStatus(l, time.Now(), 0); !strings.Contains(got, "\n"+c.want+"\n") {
+		if got := FormatStatus(l, time.Now(), svc.Proxied{}); !strings.Contains(got, "\n"+c.want+"\n") {
 			t.Errorf("%+v: %q\nwant %q", c.cause, got, c.want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/user"
 	"strconv"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -26,11 +28,14 @@ func (v *Verbs) Proxy(ctx context.Context, a ProxyArgs) error {
 	if l, err := svc.Look(d); err == nil && l.Status.Live() {
 		return v.proxyRuns(l)
 	}
-	spec := svc.Spec{Command: []string{a.Self, "proxy", "--serve"}, Cwd: v.Home, ReadyURL: "http://127.0.0.1:{port}/"}
+	// It runs in /, which is always there: not in the home, which its
+	// first start makes (after the spec is checked), nor in a worktree,
+	// whose removal would take it along.
+	spec := svc.Spec{Command: []string{a.Self, "proxy", "--serve"}, Cwd: "/", ReadyURL: "http://127.0.0.1:{port}/"}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: v.Home, Name: svc.ProxyName, Spec: spec, Port: a.Port})
 	if res == nil {
 		if pe := (*svc.PortError)(nil); errors.As(err, &pe) {
-			return cli.WithHint(cli.Usagef("--port %v", err), "give another with --port N, or --port auto")
+			return cli.WithHint(portTaken(pe), "give another with --port N, or --port auto")
 		}
 		return cli.WithCode(word(err), cli.ExitUsage)
 	}
@@ -45,6 +50,33 @@ func (v *Verbs) Proxy(ctx context.Context, a ProxyArgs) error {
 	return v.proxyRuns(l)
 }
 
+// portTaken words a --port that is not free: another state home's svc
+// proxy (this user's or another's) is named as such.
+func portTaken(pe *svc.PortError) error {
+	if pe.Service != "" {
+		return cli.Usagef("--port %d is given to service %s", pe.Port, pe.Service)
+	}
+	switch h := proxy.Probe(pe.Port); {
+	case h == nil:
+		return cli.Usagef("--port %d is in use by %s", pe.Port, pe.Holder)
+	case h.Home != "":
+		return cli.Usagef("--port %d is held by another svc proxy: %s, of the state home %s", pe.Port, userOf(h.UID), h.Home)
+	default:
+		return cli.Usagef("--port %d is held by another svc proxy: %s", pe.Port, userOf(h.UID))
+	}
+}
+
+// userOf names a user: "yours", or by name and uid.
+func userOf(uid uint32) string {
+	if int(uid) == os.Geteuid() {
+		return "yours"
+	}
+	if u, err := user.LookupId(strconv.Itoa(int(uid))); err == nil {
+		return fmt.Sprintf("user %s's (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d's", uid)
+}
+
 func (v *Verbs) proxyRuns(l *svc.Listing) error {
 	port := l.Spec.Port
 	if v.JSON {
@@ -52,7 +84,7 @@ func (v *Verbs) proxyRuns(l *svc.Listing) error {
 			"url": "http://localhost:" + strconv.Itoa(port) + "/"})
 		return nil
 	}
-	fmt.Fprintf(v.Out, "svc proxy is %s on port %d (pid %d): a service is at http://NAME.WORKTREE.localhost:%d/ (NAME.localhost in a main checkout); svc ls shows each\n",
+	fmt.Fprintf(v.Out, "svc proxy is %s on port %d (pid %d): a service is at http://NAME.localhost:%d/ (NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost when two projects have a NAME); svc ls shows each\n",
 		l.Status, port, l.PID, port)
 	return nil
 }

@@ -311,6 +311,7 @@ func (v *Verbs) List(projectDir string) error {
 	for _, err := range errs {
 		v.Voice.Warnf("%v", say(err))
 	}
+	proxy := svc.ProxiedAmong(v.Home, rows)
 	if projectDir != "" {
 		project, _, err := svc.ProjectServices(v.Home, projectDir)
 		if err != nil {
@@ -319,10 +320,9 @@ func (v *Verbs) List(projectDir string) error {
 		rows = slices.DeleteFunc(rows, func(l *svc.Listing) bool { return project == "" || !strings.HasPrefix(l.Name, project+"/") })
 	}
 	if !v.JSON {
-		fmt.Fprint(v.Out, FormatList(rows, time.Now(), svc.ProxyPort(v.Home)))
+		fmt.Fprint(v.Out, FormatList(rows, time.Now(), proxy))
 		return nil
 	}
-	proxy := svc.ProxyPort(v.Home)
 	for _, l := range rows {
 		cli.PrintJSON(v.Out, ListJSON(l, proxy))
 	}
@@ -348,9 +348,9 @@ func (v *Verbs) Status(name string) error {
 
 func (v *Verbs) listing(l *svc.Listing) {
 	if v.JSON {
-		cli.PrintJSON(v.Out, ListJSON(l, svc.ProxyPort(v.Home)))
+		cli.PrintJSON(v.Out, ListJSON(l, svc.LookProxied(v.Home)))
 	} else {
-		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.ProxyPort(v.Home)))
+		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.LookProxied(v.Home)))
 	}
 }
 
