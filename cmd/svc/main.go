@@ -62,7 +62,7 @@ type grammar struct {
 	Env     envCmd     `cmd:"" help:"Print the ports, URLs, worktree and slot of this project's services as KEY=VALUE lines, or run a command with them."`
 	Who     whoCmd     `cmd:"" help:"Say which process holds a port, and which service, worktree and scope it belongs to."`
 	Gc      gcCmd      `cmd:"" name:"gc" help:"Stop and remove the services whose worktree, directory or owner is gone."`
-	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.WORKTREE.localhost:PORT/ (a service itself)."`
+	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.localhost:PORT/ (NAME.WORKTREE or NAME.PROJECT where the short name would be shared; a service itself)."`
 
 	// The verbs other tools taught (pm2, docker, heroku), each answered
 	// with svc's own.
