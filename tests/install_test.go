@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
 	"os/exec"
@@ -135,6 +136,7 @@ func TestMakeTestSetup(t *testing.T) {
 		name  string
 		uid   string
 		sudo  bool
+		apt   string // the fake apt-get's exit status
 		args  []string
 		code  int
 		calls []string // what apt-get and sudo were asked, in order
@@ -154,6 +156,9 @@ func TestMakeTestSetup(t *testing.T) {
 			calls: []string{"sudo -n true", "sudo -n apt-get update -qq", "apt-get update -qq",
 				"sudo -n apt-get install -y -qq python3 nodejs", "apt-get install -y -qq python3 nodejs"},
 			says: []string{"with sudo -n apt-get:"}},
+		{name: "apt-get fails", uid: "0", apt: "100", args: []string{"test"}, code: 2,
+			calls: []string{"apt-get update -qq"},
+			says:  []string{"setup: apt-get failed (above), so no test runs; once it works: sudo apt-get install -y python3 nodejs"}},
 		{name: "SETUP=no", uid: "1000", args: []string{"setup", "SETUP=no"}, code: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +180,7 @@ func TestMakeTestSetup(t *testing.T) {
 			}
 			fake("go", "echo \"go $*\" >> '"+log+"'\nexec '"+realGo+"' \"$@\"")
 			fake("id", "echo "+tc.uid)
-			fake("apt-get", "echo \"apt-get $*\" >> '"+log+"'")
+			fake("apt-get", "echo \"apt-get $*\" >> '"+log+"'\nexit "+cmp.Or(tc.apt, "0"))
 			if tc.sudo {
 				fake("sudo", "echo \"sudo $*\" >> '"+log+"'\n[ \"$1\" = -n ] && shift\nexec \"$@\"")
 			}

@@ -220,7 +220,8 @@ func runPageExamples(t *testing.T, page string, examples []example, data string)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "HOME" || k == "PATH" || k == "TMPDIR" || k == "SVC_HOME" || strings.HasPrefix(k, "XDG_") ||
-			strings.HasPrefix(k, "RUNAGENT_") || strings.HasPrefix(k, "AGENTRY_") || k == "NO_COLOR" || strings.HasPrefix(k, "LC_") || k == "LANG" {
+			strings.HasPrefix(k, "RUNAGENT_") || strings.HasPrefix(k, "AGENTRY_") || k == "NO_COLOR" || strings.HasPrefix(k, "LC_") || k == "LANG" ||
+			strings.HasPrefix(k, "MAKE") || k == "MFLAGS" { // make test's own make
 			continue
 		}
 		env = append(env, kv)
@@ -522,16 +523,9 @@ func (pe *pageEnv) stopAll() {
 	cmd := exec.Command(filepath.Join(binDir, "svc"), "stop", "--all", "--grace", "2s")
 	cmd.Env, cmd.Dir = pe.env, pe.scratch
 	cmd.Run()
-	home := "HOME=" + filepath.Join(pe.scratch, "home")
 	var left []string
 	await.Until(5*time.Second, func() bool {
-		left = left[:0]
-		for _, p := range proc.All() {
-			if p.State != 'Z' && envHas(p.PID, home) {
-				cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
-				left = append(left, fmt.Sprintf("%d %s", p.PID, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte{' '})))
-			}
-		}
+		left = leftovers(filepath.Join(pe.scratch, "home"))
 		return len(left) == 0
 	})
 	if len(left) > 0 {
@@ -540,5 +534,93 @@ func (pe *pageEnv) stopAll() {
 			pid, _ := strconv.Atoi(strings.Fields(l)[0])
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// leftovers lists the live processes whose HOME is home: "PID ARGS".
+func leftovers(home string) []string {
+	var left []string
+	for _, p := range proc.All() {
+		if p.State != 'Z' && envHas(p.PID, "HOME="+home) {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
+			left = append(left, fmt.Sprintf("%d %s", p.PID, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte{' '})))
+		}
+	}
+	return left
+}
+
+// The parts of TestManExamples find what they claim to: the marks, the
+// folds and varying text of shown output, a process left behind.
+func TestManExamplesHarness(t *testing.T) {
+	page := `.Sh EXAMPLES
+.\" example: cd shop
+.\" example: vary [0-9]+
+.\" example: interrupt svc tail -f
+.Bd -literal -offset indent
+$ svc up \e
+    --project .
+shop/db is ready (pid 12)
+.Ed
+.\" example: skip needs a real claude
+.Dl runagent \(dqhi\(dq
+.\" example: file svc.toml
+.\" example: then svc up
+.\" example: prints ^ok$
+.Bd -literal
+[services.db]
+.Ed
+.Sh SEE ALSO
+`
+	ex, err := parseExamples(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 3 || ex[0].cd != "shop" || len(ex[0].vary) != 1 || ex[0].interrupt[0] != "svc tail -f" ||
+		ex[0].text != "$ svc up \\\n    --project .\nshop/db is ready (pid 12)\n" || !isSession(ex[0].text) ||
+		ex[1].skip != "needs a real claude" || ex[1].text != "runagent \"hi\"\n" ||
+		ex[2].file != "svc.toml" || ex[2].then[0] != "svc up" || len(ex[2].prints) != 1 || isSession(ex[2].text) {
+		t.Errorf("parseExamples: %+v", ex)
+	}
+	if _, err := parseExamples(".Sh EXAMPLES\n.\\\" example: bogus x\n.Dl x\n"); err == nil {
+		t.Error("an unknown mark is not an error")
+	}
+	if _, err := parseExamples(".Sh EXAMPLES\n.\\\" example: skip x\n.Sh SEE ALSO\n"); err == nil {
+		t.Error("a mark with no display after it is not an error")
+	}
+
+	num := []*regexp.Regexp{regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)}
+	for _, tc := range []struct {
+		want, got string
+		vary      []*regexp.Regexp
+		match     bool
+	}{
+		{"dev is ready at http://localhost:5173/ (pid 4242; from its output\nand its socket after 0.41s)\n",
+			"dev is ready at http://localhost:36001/ (pid 7; from its output and its socket after 1.2s)\n", num, true},
+		{"dev is ready (pid 4242)\n", "dev is ready (pid 7)\n", nil, false},
+		{"dev is ready (pid 4242)\n", "dev is starting (pid 7)\n", num, false},
+		{"{\"a\":1,\n    \"b\":2}\n{\"c\":3}\n", "{\"a\":1,\"b\":2}\n{\"c\":3}\n", nil, true},
+		{"one\ntwo\n", "one\ntwo\nthree\n", nil, false},
+		{"", "", nil, true},
+		{"", "something\n", nil, false},
+	} {
+		if got := outputMatches(tc.want, tc.got, tc.vary); got != tc.match {
+			t.Errorf("outputMatches(%q, %q) = %v, want %v (%s)", tc.want, tc.got, got, tc.match, outputRE(tc.want, tc.vary))
+		}
+	}
+
+	home := t.TempDir()
+	cmd := exec.Command("sleep", "600")
+	cmd.Env = []string{"HOME=" + home}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	left := leftovers(home)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(left) != 1 || !strings.HasPrefix(left[0], strconv.Itoa(cmd.Process.Pid)+" sleep 600") {
+		t.Errorf("leftovers = %q, want the sleep %d", left, cmd.Process.Pid)
+	}
+	if left := leftovers(home); len(left) != 0 {
+		t.Errorf("leftovers after the kill = %q", left)
 	}
 }

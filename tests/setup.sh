@@ -109,14 +109,16 @@ if [ ${#installer[@]} -gt 0 ]; then
 	if [ -n "$pkgs" ]; then
 		echo "setup: installing what the tests need and this machine lacks, with ${installer[*]}:"
 		explain "$all"
+		# shellcheck disable=SC2086
 		if [ "${installer[0]}" = brew ]; then
-			# shellcheck disable=SC2086
-			brew install $pkgs
+			brew install $pkgs || failed=1
 		else
 			export DEBIAN_FRONTEND=noninteractive
-			"${installer[@]}" update -qq
-			# shellcheck disable=SC2086
-			"${installer[@]}" install -y -qq $pkgs </dev/null >/dev/null
+			{ "${installer[@]}" update -qq && "${installer[@]}" install -y -qq $pkgs >/dev/null; } </dev/null || failed=1
+		fi
+		if [ -n "${failed:-}" ]; then
+			echo "setup: ${installer[*]} failed (above), so no test runs; once it works: ${ask[*]} $pkgs" >&2
+			exit 2
 		fi
 	fi
 	req=$(missing "$required")
