@@ -36,7 +36,10 @@ need required 'has perl' perl perl "svc's real servers"
 need required 'has redis-server' redis-server redis "svc's real servers and svc up's examples"
 need required 'has redis-cli' redis-tools redis "svc_up.txtar's migration"
 need required 'has memcached' memcached memcached "svc's real servers"
-need required has_nginx nginx-light nginx "svc's real servers"
+# nginx-light where the release still has it (Debian 12), else nginx.
+nginx_deb=nginx-light
+has apt-cache && ! apt-cache show nginx-light >/dev/null 2>&1 && nginx_deb=nginx
+need required has_nginx $nginx_deb nginx "svc's real servers"
 need required 'has busybox' busybox - "svc's real servers (busybox httpd)"
 need required has_postgres postgresql postgresql "svc: ready means usable, after a crash"
 need required 'has psql' postgresql-client postgresql "svc: PostgreSQL's readiness"
@@ -116,16 +119,16 @@ if [ ${#installer[@]} -gt 0 ]; then
 			export DEBIAN_FRONTEND=noninteractive
 			{ "${installer[@]}" update -qq && "${installer[@]}" install -y -qq $pkgs >/dev/null; } </dev/null || failed=1
 		fi
-		if [ -n "${failed:-}" ]; then
-			echo "setup: ${installer[*]} failed (above), so no test runs; once it works: ${ask[*]} $pkgs" >&2
-			exit 2
-		fi
 	fi
 	req=$(missing "$required")
 	opt=$(missing "$optional")
 	if [ -n "$req" ]; then
-		echo "setup: still missing after the install, so no test runs:" >&2
-		explain "$req" >&2
+		if [ -n "${failed:-}" ]; then
+			echo "setup: ${installer[*]} failed (above), so no test runs; once it works: ${ask[*]} $(packages "$req")" >&2
+		else
+			echo "setup: still missing after the install, so no test runs:" >&2
+			explain "$req" >&2
+		fi
 		exit 2
 	fi
 fi
