@@ -29,12 +29,12 @@ import (
 // If lines of it begin with "$ ", it is a session: each such line (and
 // the lines it continues with a trailing \) is a command, run by sh in a
 // shell of its own, and the lines after it, up to the next "$ ", are what
-// it prints, stdout and stderr as a terminal shows them. A line break in
-// the page, with the indentation after it, matches any white space or none
-// (the page folds long lines). Otherwise the display is a script whose
-// output the page does not show: sh -e runs it whole, and it must exit 0
-// and print nothing on stderr; a line "..." in it is the reader's own work,
-// and is not run.
+// it prints, stdout and stderr as a terminal shows them; it must exit 0.
+// A line break in the page, with the indentation after it, matches any
+// white space or none (the page folds long lines). Otherwise the display
+// is a script whose output the page does not show: sh -e runs it whole,
+// and it must exit 0 and print nothing on stderr; a line "..." in it is
+// the reader's own work, and is not run.
 //
 // Comment lines just before a display, which do not render, mark it:
 //
@@ -59,7 +59,8 @@ import (
 //	                              lines "<- " what it prints; notices
 //	                              (log, metric) of a type the page does not
 //	                              show are left out of the comparison
-//	.\" example: cd DIR          this example and those after it run in DIR
+//	.\" example: cd DIR          this example and those after it run in DIR,
+//	                              a directory of the page's scratch one
 //
 // Before a page's first example, tests/testdata/man-examples/PAGE.sh, if
 // there is one, makes the files the examples read (sh -e, in the scratch
