@@ -67,6 +67,7 @@ scripts: all ## only the testscript suite in tests/scripts
 
 PEERS_DIR ?= $(HOME)/.cache/agentry-peers
 test-peers: all ## runagent against the real claude and codex CLIs, offline (installs them, pinned, into PEERS_DIR)
+	@if [ "$(SETUP)" != no ]; then bash tests/setup.sh --peers; fi
 	@bash tests/peers/install.sh "$(PEERS_DIR)"
 	$(GO) test -count=1 -run XXX ./tests/peers/ >/dev/null  # compile while the network is there
 	@# Where a network namespace can be made (root), the tests run with loopback
