@@ -16,7 +16,7 @@ MAN1  := $(wildcard man/*.1)
 MAN5  := $(wildcard man/*.5)
 MAN7  := $(wildcard man/*.7)
 
-.PHONY: all test test-peers fmt-check vet race scripts man-lint fuzz install demo bench pgo clean help FORCE
+.PHONY: all test test-gates setup test-peers fmt-check vet race scripts man-lint fuzz install demo bench pgo clean help FORCE
 
 all: $(BINS) ## build every command into ./bin
 
@@ -35,7 +35,17 @@ endef
 bin/%: FORCE
 	$(call build-bin,,./cmd/$*)
 
-test: fmt-check vet race man-lint ## every gate: gofmt, vet, race tests with the script suite, man lint
+# make test first installs what the tests need and the machine lacks, or
+# stops with the command that does, before anything runs (tests/setup.sh);
+# SETUP=no skips that step.
+SETUP ?= yes
+test: setup ## every gate: gofmt, vet, race tests with the script suite, man lint (SETUP=no: skip installing what they need)
+	@$(MAKE) --no-print-directory test-gates
+
+test-gates: fmt-check vet race man-lint
+
+setup: ## install what make test needs besides Go (apt-get as root or with sudo -n, or brew), or say how
+	@if [ "$(SETUP)" != no ]; then bash tests/setup.sh; fi
 
 fmt-check: ## fail if any Go file is not gofmt-clean
 	@out="$$(gofmt -l cmd lib tests bench)"; \
@@ -57,6 +67,7 @@ scripts: all ## only the testscript suite in tests/scripts
 
 PEERS_DIR ?= $(HOME)/.cache/agentry-peers
 test-peers: all ## runagent against the real claude and codex CLIs, offline (installs them, pinned, into PEERS_DIR)
+	@if [ "$(SETUP)" != no ]; then bash tests/setup.sh --peers; fi
 	@bash tests/peers/install.sh "$(PEERS_DIR)"
 	$(GO) test -count=1 -run XXX ./tests/peers/ >/dev/null  # compile while the network is there
 	@# Where a network namespace can be made (root), the tests run with loopback

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
 	"os/exec"
@@ -116,5 +117,115 @@ func TestGoInstall(t *testing.T) {
 	out, errText, code = run("", []string{"RUNAGENT_CLAUDE_BIN=" + claude}, "runagent", "-l", "1", "--schema", "good.json", "hi")
 	if code != 0 || out != "{\"answer\":42}\n" {
 		t.Errorf("runagent --schema good.json: exit %d, stdout %q, stderr %q; want {\"answer\":42}", code, out, errText)
+	}
+}
+
+// TestMakeTestSetup runs make test on what looks like a machine with Go
+// and nothing else: a PATH of go, make and the shell's tools, with fakes of
+// id, apt-get and sudo that record what they were asked. Where it can
+// install (root, or sudo -n), make test installs what is missing, saying
+// why; where it cannot, it stops at once with the command to run. Either
+// way no test runs while something the tests need is missing: go is never
+// asked to vet or test.
+func TestMakeTestSetup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make five times")
+	}
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	for _, tc := range []struct {
+		name  string
+		uid   string
+		sudo  bool
+		apt   string // the fake apt-get's exit status
+		args  []string
+		code  int
+		calls []string // what apt-get and sudo were asked, in order
+		says  []string // in make's output
+	}{
+		{name: "cannot install", uid: "1000", args: []string{"test"}, code: 2,
+			says: []string{"this machine cannot install them unasked, so no test runs",
+				"\n  jq                 ndjson's verbs are checked against jq\n",
+				"Install them with:\n  sudo apt-get install -y python3 nodejs perl redis-server redis-tools memcached busybox postgresql-client uwsgi-core gunicorn python3-flask jq",
+				"make test SETUP=no"}},
+		{name: "root", uid: "0", args: []string{"test"}, code: 2,
+			calls: []string{"apt-get update -qq", "apt-get install -y -qq python3 nodejs perl redis-server redis-tools memcached busybox postgresql-client uwsgi-core gunicorn python3-flask jq"},
+			says: []string{"setup: installing what the tests need and this machine lacks, with apt-get:",
+				"\n  redis-server       svc's real servers and svc up's examples\n",
+				"still missing after the install, so no test runs"}},
+		{name: "sudo", uid: "1000", sudo: true, args: []string{"test"}, code: 2,
+			calls: []string{"sudo -n true", "sudo -n apt-get update -qq", "apt-get update -qq",
+				"sudo -n apt-get install -y -qq python3 nodejs", "apt-get install -y -qq python3 nodejs"},
+			says: []string{"with sudo -n apt-get:"}},
+		{name: "apt-get fails", uid: "0", apt: "100", args: []string{"test"}, code: 2,
+			calls: []string{"apt-get update -qq"},
+			says:  []string{"setup: apt-get failed (above), so no test runs; once it works: sudo apt-get install -y python3 nodejs"}},
+		{name: "SETUP=no", uid: "1000", args: []string{"setup", "SETUP=no"}, code: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, work := t.TempDir(), t.TempDir()
+			for _, name := range []string{"make", "bash", "sh", "env", "cut", "grep", "awk", "tr", "sed", "uname", "ls", "cat", "dirname", "true"} {
+				p, err := exec.LookPath(name)
+				if err != nil {
+					t.Skipf("no %s: %v", name, err)
+				}
+				if err := os.Symlink(p, filepath.Join(tools, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			log := filepath.Join(work, "calls")
+			fake := func(name, body string) {
+				if err := os.WriteFile(filepath.Join(tools, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fake("go", "echo \"go $*\" >> '"+log+"'\nexec '"+realGo+"' \"$@\"")
+			fake("id", "echo "+tc.uid)
+			fake("apt-get", "echo \"apt-get $*\" >> '"+log+"'\nexit "+cmp.Or(tc.apt, "0"))
+			if tc.sudo {
+				fake("sudo", "echo \"sudo $*\" >> '"+log+"'\n[ \"$1\" = -n ] && shift\nexec \"$@\"")
+			}
+			cmd := exec.Command("make", tc.args...)
+			cmd.Dir = ".."
+			cmd.Env = []string{"PATH=" + tools, "HOME=" + work, "TMPDIR=" + work}
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("make %s: exit %d, want %d; output:\n%s", strings.Join(tc.args, " "), code, tc.code, out)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("make %s does not say %q; output:\n%s", strings.Join(tc.args, " "), want, out)
+				}
+			}
+			if tc.says == nil && len(out) != 0 {
+				t.Errorf("make %s says %q, want nothing", strings.Join(tc.args, " "), out)
+			}
+			calls, _ := os.ReadFile(log)
+			var asked []string
+			for _, l := range strings.Split(strings.TrimSpace(string(calls)), "\n") {
+				if strings.HasPrefix(l, "go ") {
+					t.Errorf("make %s ran %q with the tests' needs missing", strings.Join(tc.args, " "), l)
+				} else if l != "" {
+					asked = append(asked, l)
+				}
+			}
+			if len(asked) != len(tc.calls) {
+				t.Fatalf("apt-get and sudo were asked %q, want %q", asked, tc.calls)
+			}
+			for i, want := range tc.calls {
+				if !strings.HasPrefix(asked[i], want) {
+					t.Errorf("call %d: %q, want %q…", i+1, asked[i], want)
+				}
+			}
+		})
 	}
 }
