@@ -21,6 +21,7 @@ import (
 	"github.com/agentry/agentry/lib/backend/echo"
 	"github.com/agentry/agentry/lib/backend/exec"
 	"github.com/agentry/agentry/lib/cli"
+	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/proc"
 )
@@ -43,12 +44,12 @@ type grammar struct {
 
 	ACP               bool          `name:"acp" help:"Speak the Agent Client Protocol (v1) as an agent on stdin and stdout instead, for editors; see agent-host-acp(7)."`
 	Config            string        `help:"With --acp: the backend's configuration, as hello.config gives it in protocol v1 (a JSON object), such as '{\"claude\":{\"models\":[...]}}'." placeholder:"JSON"`
-	Backend           string        `help:"Backend to host: echo, exec, claude or codex (hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
-	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice." default:"64MiB" placeholder:"SIZE"`
-	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error." default:"64" placeholder:"N"`
-	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them." default:"30s" placeholder:"DUR"`
-	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started." default:"5s" placeholder:"DUR"`
-	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
+	Backend           string        `help:"Backend to host: echo, exec, claude or codex (default: ${default}; hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
+	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice (default: ${default})." default:"64MiB" placeholder:"SIZE"`
+	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error (default: ${default})." default:"64" placeholder:"N"`
+	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them (default: ${default})." default:"30s" placeholder:"DUR"`
+	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started (default: ${default})." default:"5s" placeholder:"DUR"`
+	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error (default: ${default})." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
 }
 
@@ -97,8 +98,13 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec, claude and codex)", name)
 	}
 	// Check the flag's backend now, so a mistake is a usage error before
-	// any protocol is spoken.
-	if _, err := factory(g.Backend, nil); err != nil {
+	// any protocol is spoken. A CLI that is not installed is no mistake
+	// of the command line: the daemon's hello is answered
+	// backend_unavailable, saying so, unless it names another backend.
+	var notInstalled *grant.NotInstalledError
+	if _, err := factory(g.Backend, nil); errors.As(err, &notInstalled) && !g.ACP {
+		env.Voice().Warnf("%v", err)
+	} else if err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if g.Backend != "exec" && len(command) > 0 {

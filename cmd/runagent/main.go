@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,8 +50,44 @@ func app() cli.App {
 		Grammar:     &grammar{},
 		// Every run pays for the parse, and a run over a fast agent is a
 		// few milliseconds: kong's model of run is half a millisecond.
-		Direct: true,
+		Direct:  true,
+		Options: []kong.Option{kong.Help(help)},
 	}
+}
+
+// help is kong's help, but runagent's own (no command named) is run's,
+// the default command, with the commands after its flags: the flags a
+// run takes are what runagent --help is asked for.
+func help(o kong.HelpOptions, ctx *kong.Context) error {
+	if ctx.Selected() != nil {
+		return kong.DefaultHelpPrinter(o, ctx)
+	}
+	run, err := kong.Trace(ctx.Kong, []string{"run"})
+	if err != nil || run.Selected() == nil {
+		return kong.DefaultHelpPrinter(o, ctx)
+	}
+	out := ctx.Kong.Stdout
+	defer func() { ctx.Kong.Stdout = out }()
+	var top, cmd strings.Builder
+	ctx.Kong.Stdout = &top
+	if err := kong.DefaultHelpPrinter(o, ctx); err != nil {
+		return err
+	}
+	ctx.Kong.Stdout = &cmd
+	if err := kong.DefaultHelpPrinter(o, run); err != nil {
+		return err
+	}
+	head, _, ok1 := strings.Cut(top.String(), "\n\nFlags:\n")
+	_, cmds, ok2 := strings.Cut(top.String(), "\n\nCommands:\n")
+	usage, body, ok3 := strings.Cut(cmd.String(), "\n\n")
+	_, body, ok4 := strings.Cut(body, "\n\n") // run's one-line description
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return kong.DefaultHelpPrinter(o, ctx)
+	}
+	_, desc, _ := strings.Cut(head, "\n\n")
+	usage = strings.Replace(usage, ctx.Model.Name+" run ", ctx.Model.Name+" [run] ", 1)
+	_, err = fmt.Fprintf(out, "%s\n       %s grants [--json]\n\n%s\n\n%s\n\nCommands:\n%s", usage, ctx.Model.Name, desc, strings.TrimRight(body, "\n"), cmds)
+	return err
 }
 
 type grammar struct {
@@ -59,7 +97,7 @@ type grammar struct {
 }
 
 type runCmd struct {
-	Level              int           `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (required; or RUNAGENT_LEVEL)." placeholder:"N"`
+	Level              int           `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (3 is today the same grant as 2; required, or RUNAGENT_LEVEL)." placeholder:"N"`
 	Agent              string        `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
 	Dir                string        `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
 	ToolsURL           string        `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
@@ -98,20 +136,58 @@ type runCmd struct {
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
+	res, err := c.run(ctx, env)
+	if err != nil {
+		if c.JSON {
+			c.printNotStarted(env, err)
+		}
+		return err
+	}
+	if res == nil { // --print-args
+		return nil
+	}
+	if c.Summary != "" {
+		writeSummary(env, c.Summary, agentrun.Summary(res))
+	}
+	if !c.JSON {
+		reportServices(env, res.Services)
+	}
+	return c.report(env, res)
+}
+
+// notStarted is --json's object for a run that failed before its agent
+// started (exit 2): no pid, no exit code, no usage.
+type notStarted struct {
+	OK     bool   `json:"ok"`
+	Reason string `json:"reason"`
+	Hint   string `json:"hint,omitempty"`
+	Agent  string `json:"agent"`
+	Level  int    `json:"level"`
+}
+
+// printNotStarted prints --json's object for err, a failure before the
+// agent started; stderr says it too.
+func (c *runCmd) printNotStarted(env *cli.Env, err error) {
+	cli.PrintJSON(env.Stdout, notStarted{Reason: err.Error(), Hint: cli.Hint(err), Agent: c.Agent, Level: c.Level})
+}
+
+// run runs the agent, or with --print-args says what it would run
+// (nil, nil); an error is a failure before the agent started, worded.
+func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error) {
 	opts, schema, err := c.options(env)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	g, err := grant.For(opts)
 	if err != nil {
-		return wordGrant(err, opts.Harness)
+		return nil, wordGrant(err, opts.Harness)
 	}
 	if c.PrintArgs {
-		return c.printArgs(env, g, opts)
+		return nil, c.printArgs(env, g, opts)
 	}
 	req, closeEvents, err := c.request(env, g, opts, schema)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeEvents()
 	// A Direct command: from here on there are children, and a signal
@@ -125,31 +201,38 @@ func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
 		return syscall.SIGTERM
 	}
 	res, err := agentrun.Run(ctx, req)
+	if err != nil {
+		return nil, wordStart(err, env)
+	}
+	return res, nil
+}
+
+// wordStart words a run that did not get to start its agent (exit 2), or
+// another failure of agentrun.Run as it is.
+func wordStart(err error, env *cli.Env) error {
 	var se *agentrun.StartError
-	if errors.Is(err, agentrun.ErrNoSvc) {
+	var ni *grant.NotInstalledError
+	var pe *agentrun.PreflightError
+	switch {
+	case errors.Is(err, agentrun.ErrNoSvc):
 		return cli.WithHint(cli.Usagef("--services needs svc, which is neither beside runagent nor on PATH"),
 			"go install github.com/agentry/agentry/cmd/svc@latest (make install puts it beside runagent)")
-	}
-	if errors.Is(err, agenthome.ErrNotSignedIn) {
-		return cli.Usagef("codex is not signed in on this machine (no credential and no model provider; run codex login, or give --codex-config)")
-	}
-	if errors.As(err, &se) {
+	case errors.As(err, &ni):
+		variable := "RUNAGENT_" + strings.ToUpper(ni.Harness) + "_BIN"
+		if env.Getenv(variable) != "" { // a base name: no reason holds an absolute path
+			return cli.WithHint(cli.Usagef("%s names %s, which is not on this machine", variable, filepath.Base(ni.Program)),
+				"point "+variable+" at the "+ni.Harness+" to run, or unset it to run the one on PATH ("+grant.InstallCommand(ni.Harness)+")")
+		}
+		return cli.WithHint(cli.Usagef("%s", ni), grant.InstallAdvice(ni.Harness, variable))
+	case errors.Is(err, agenthome.ErrNotSignedIn):
+		return cli.WithHint(cli.Usagef("codex is not signed in on this machine (no credential and no model provider)"),
+			"run codex login, set OPENAI_API_KEY, or give --codex-config a config.toml that names a model provider")
+	case errors.As(err, &se):
 		return cli.Usagef("%s", se.Reason)
-	}
-	var pe *agentrun.PreflightError
-	if errors.As(err, &pe) {
+	case errors.As(err, &pe):
 		return cli.Usagef("%v; nothing was sent to the model", pe)
 	}
-	if err != nil {
-		return err
-	}
-	if c.Summary != "" {
-		writeSummary(env, c.Summary, agentrun.Summary(res))
-	}
-	if !c.JSON {
-		reportServices(env, res.Services)
-	}
-	return c.report(env, res)
+	return err
 }
 
 // options are the grant's inputs from the flags; schema is --schema,

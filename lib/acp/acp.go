@@ -213,6 +213,9 @@ type caps struct {
 	efforts []string
 	// images are the image types it takes in a prompt, if any.
 	images []string
+	// said is a prompt as its user wrote it, less what is for the
+	// backend (host.Directed), for the session's title.
+	said func(string) string
 }
 
 func newAgent(opts Options, out io.Writer) (*agent, error) {
@@ -233,6 +236,10 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 		c.efforts = e.Efforts()
 	}
 	c.images = host.ImageTypes(b)
+	c.said = func(p string) string { return p }
+	if d, ok := b.(host.Directed); ok {
+		c.said = d.Said
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	a := &agent{opts: opts, w: newWire(ndjson.NewWriter(out)), caps: c, ctx: ctx, stop: stop, backend: b,
 		sessions: map[string]*session{}, prompts: map[string]promptRef{}}

@@ -173,7 +173,7 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
 	if s.title == "" {
-		s.title = titleOf(in.text)
+		s.title = titleOf(a.caps.said(in.text))
 	}
 	s.mu.Unlock()
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: in.text, Attachments: in.images, Workspace: s.cwd, Level: m.level, Model: model,

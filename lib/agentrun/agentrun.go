@@ -183,7 +183,7 @@ type CleanEnv struct{ Allow []string }
 // StartError is a run that could not start: nothing ran (exit 2).
 type StartError struct {
 	Reason string
-	Err    error // what it was, where a caller may ask (ErrNoSvc, agenthome.ErrNotSignedIn), else nil
+	Err    error // what it was, where a caller may ask (ErrNoSvc, agenthome.ErrNotSignedIn, *grant.NotInstalledError), else nil
 }
 
 func (e *StartError) Error() string { return e.Reason }
@@ -234,6 +234,11 @@ type Result struct {
 func Run(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, &StartError{Reason: "the prompt is empty"}
+	}
+	// An agent that is not there is said so before anything else is
+	// prepared or checked (codex's credential, svc's tools).
+	if err := grant.Installed(req.Grant.Harness, req.Grant.Argv[0]); err != nil {
+		return nil, &StartError{Reason: err.Error(), Err: err}
 	}
 	// What the agent's argv would otherwise carry (its MCP servers, a
 	// system prompt) goes in files of a directory of the run's own.

@@ -27,8 +27,12 @@ func (g *Grant) Describe(w io.Writer) {
 			tools = "sandbox: workspace-write, network on"
 		}
 	}
-	fmt.Fprintf(w, "# level %d, %s: runs %s; %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
-		g.Level, g.Harness, where, tools, orNone(g.MCPServers))
+	same := ""
+	if g.Level == 3 {
+		same = " (today the same grant as level 2)"
+	}
+	fmt.Fprintf(w, "# level %d%s, %s: runs %s; %s; MCP servers: %s; subagents: none; the prompt goes on stdin\n",
+		g.Level, same, g.Harness, where, tools, orNone(g.MCPServers))
 	for _, f := range g.Files {
 		fmt.Fprintf(w, "# %s, a file of the run's own (0600), not on the argv:\n", f.Path)
 		for _, l := range strings.Split(strings.TrimSpace(f.Content), "\n") {
@@ -47,8 +51,12 @@ func (g *Grant) Describe(w io.Writer) {
 // is Table's.
 func DescribeTable(w io.Writer, services string) {
 	for _, r := range Table(services) {
-		fmt.Fprintf(w, "level %d: runs in %s\n  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",
-			r.Level, r.Where, orNone(r.Claude), r.Codex, r.MCP, r.Settings)
+		fmt.Fprintf(w, "level %d: runs in %s\n", r.Level, r.Where)
+		if r.SameAs != 0 {
+			fmt.Fprintf(w, "  today the same grant as level %d (level %d is kept to mean more later)\n", r.SameAs, r.Level)
+		}
+		fmt.Fprintf(w, "  claude built-in tools: %s\n  codex sandbox: %s\n  MCP: %s; subagents: none; the user's own settings: %s\n",
+			orNone(r.Claude), r.Codex, r.MCP, r.Settings)
 	}
 }
 

@@ -425,6 +425,9 @@ type Row struct {
 	MCP       string   `json:"mcp"`
 	Subagents bool     `json:"subagents"`
 	Settings  string   `json:"userSettings"`
+	// SameAs is the level whose grant this one is today, if any: level 3
+	// grants what level 2 does, until it means more.
+	SameAs int `json:"sameAs,omitempty"`
 }
 
 // Table is the level table runagent grants prints; services is how a run
@@ -438,6 +441,9 @@ func Table(services string) []Row {
 			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only, no shell"
 		} else if services != "" {
 			r.MCP += " (and svc's, with " + services + ")"
+		}
+		if level == 3 {
+			r.SameAs = 2
 		}
 		rows = append(rows, r)
 	}

@@ -163,3 +163,18 @@ func TestAskGrant(t *testing.T) {
 		t.Error("codex exec was given an asking grant")
 	}
 }
+
+// The version an error tells a user to install is the one make
+// test-peers tests against.
+func TestPinnedIsWhatThePeersInstall(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "tests", "peers", "install.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{Claude, Codex} {
+		want := "want_" + h + "=\"" + Pinned(h) + "\"\n"
+		if !strings.Contains(string(b), want) {
+			t.Errorf("tests/peers/install.sh has no %s: grant.Pinned(%q) and the peers' pin differ", strings.TrimSpace(want), h)
+		}
+	}
+}

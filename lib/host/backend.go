@@ -164,3 +164,11 @@ type Said struct {
 type Efforter interface {
 	Efforts() []string
 }
+
+// Directed is a backend whose prompts may begin with words for the
+// backend, not the user's (the echo backend's line of directives). Said
+// is the prompt as the user would read it, those words left out: what
+// the ACP face titles a session with.
+type Directed interface {
+	Said(prompt string) string
+}

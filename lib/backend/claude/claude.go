@@ -82,7 +82,7 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	cfg := c.Claude
 	prog, err := grant.Program(grant.Claude, cfg.Program, env.Getenv("AGENT_HOST_CLAUDE_BIN"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s", err, grant.InstallAdvice(grant.Claude, "AGENT_HOST_CLAUDE_BIN"))
 	}
 	cfg.Program = prog
 	if cfg.Level == 0 {

@@ -79,7 +79,7 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	cfg := c.Codex
 	prog, err := grant.Program(grant.Codex, cfg.Program, env.Getenv("AGENT_HOST_CODEX_BIN"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s", err, grant.InstallAdvice(grant.Codex, "AGENT_HOST_CODEX_BIN"))
 	}
 	cfg.Program = prog
 	if cfg.Level == 0 {

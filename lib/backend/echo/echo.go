@@ -127,6 +127,15 @@ func (b *Backend) parse(prompt string) (directives, string, error) {
 
 func (b *Backend) Name() string { return "echo" }
 
+// Said is the prompt less its line of directives: a line of them is not
+// what the user said to the agent.
+func (b *Backend) Said(prompt string) string {
+	if first, rest, _ := strings.Cut(prompt, "\n"); strings.HasPrefix(first, "!") {
+		return rest
+	}
+	return prompt
+}
+
 // AsksPermissions: a !tool call is put to the daemon in a run that asks.
 func (b *Backend) AsksPermissions() bool { return true }
 
