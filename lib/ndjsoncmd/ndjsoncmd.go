@@ -28,25 +28,29 @@ type LoadSchema func(file string) (ndjsontool.Schema, error)
 // App is ndjson's command line, every verb, with load serving check
 // --schema.
 func App(load LoadSchema) cli.App {
-	return cli.App{
+	app := cli.App{
 		Name:        Name,
 		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
 		Grammar:     &grammar{},
 		Options:     []kong.Option{kong.Bind(load)},
 		Operands:    true,
 	}
+	app.ParseError = parseError(app)
+	return app
 }
 
 // CheckApp is the command line of check alone, as the program name (its
 // voice and its --version) with load serving --schema: ndjson-schema's.
 func CheckApp(name string, load LoadSchema) cli.App {
-	return cli.App{
+	app := cli.App{
 		Name:        name,
 		Description: "Check newline-delimited JSON, each line against a JSON Schema too (ndjson check, with the validator linked).",
 		Grammar:     &checkGrammar{},
 		Options:     []kong.Option{kong.Bind(load)},
 		Operands:    true,
 	}
+	app.ParseError = parseError(app)
+	return app
 }
 
 // checkGrammar is CheckApp's: check, with the same flags as in ndjson's.
