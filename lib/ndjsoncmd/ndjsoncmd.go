@@ -215,6 +215,9 @@ func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
 		if c.Time == "" {
 			return cli.Usagef("--every needs --time PATH, where each line's time is")
 		}
+		if day := 24 * time.Hour; o.Every%day != 0 && day%o.Every != 0 {
+			env.Voice().Notef("--every %s does not divide a day: its buckets run on from 1970-01-01 in --tz, not from each midnight", c.Every)
+		}
 	}
 	return worded("stats", ndjsontool.Stats(ctx, st, o))
 }
