@@ -112,7 +112,8 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 		func(c *editChunk, line []byte, lv lineView) *editChunk {
 			cur, m := line, lv.marks // the marks are the line's: for the first edit only
 			var buf [2][]byte
-			for i, ed := range eds {
+			for i := range eds {
+				ed := &eds[i]
 				next, ok := ed.apply(buf[i%2][:0], cur, m)
 				if !ok {
 					if ed.raw != nil {
@@ -145,23 +146,68 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 // apply appends line with the edit made to out; false when it could not
 // be made (set) or there was nothing to delete (del). m is line's marks,
 // or nil.
-func (ed edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
+func (ed *edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
 	lo, hi := ndjson.SkipSpace(line, 0), len(line)
 	if len(ed.path) == 0 {
 		hi = ndjson.ValueEnd(line, m, lo)
 	}
-	out = append(out, line[:lo]...)
-	out, ok := ed.editValue(out, line, m, lo, hi, 0)
-	if !ok {
-		return nil, false
+	if slices.Contains(ed.every, true) {
+		out = append(out, line[:lo]...)
+		out, ok := ed.editValue(out, line, m, lo, hi, 0)
+		if !ok {
+			return nil, false
+		}
+		return append(out, line[hi:]...), true
 	}
+	// One value at the path: found first, the line copied once, with
+	// nothing copied for a line the edit cannot reach.
+	for d, k := range ed.path {
+		last := d == len(ed.path)-1
+		switch line[lo] {
+		case '{':
+			if ed.raw == nil && last {
+				return deleteMembers(out, line, m, lo, 0, len(line), k)
+			}
+			vs, ve, close, ok := findMember(line, m, lo, k)
+			if !ok {
+				if ed.raw == nil {
+					return nil, false
+				}
+				out = append(out, line[:close]...)
+				if first, _ := ndjson.Into(line, lo); first != close {
+					out = append(out, ',') // after the members before
+				}
+				out = append(append(out, quote(k)...), ':')
+				out = appendNested(out, ed.path[d+1:], ed.raw)
+				return append(out, line[close:]...), true
+			}
+			lo, hi = vs, ve
+		case '[':
+			n, ok := index(k)
+			if !ok {
+				return nil, false
+			}
+			if ed.raw == nil && last {
+				return deleteElement(out, line, m, lo, 0, len(line), n)
+			}
+			vs, ve, ok := findElement(line, m, lo, n)
+			if !ok {
+				return nil, false
+			}
+			lo, hi = vs, ve
+		default:
+			return nil, false
+		}
+	}
+	out = append(out, line[:lo]...)
+	out = append(out, ed.raw...)
 	return append(out, line[hi:]...), true
 }
 
 // editValue appends line[lo:hi], a value (and the space after it), with
 // the edit made at its path from key d on: every element of an array
 // where the key is a bare '#'.
-func (ed edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
+func (ed *edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
 	if d == len(ed.path) {
 		out = append(out, ed.raw...)
 		return append(out, line[ndjson.ValueEnd(line, m, lo):hi]...), true
@@ -173,7 +219,7 @@ func (ed edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byt
 			return nil, false
 		}
 		if ed.raw == nil && last {
-			return deleteMembers(out, line, m, lo, hi, k)
+			return deleteMembers(out, line, m, lo, lo, hi, k)
 		}
 		vs, ve, close, ok := findMember(line, m, lo, k)
 		if !ok {
@@ -202,7 +248,7 @@ func (ed edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byt
 			return nil, false
 		}
 		if ed.raw == nil && last {
-			return deleteElement(out, line, m, lo, hi, n)
+			return deleteElement(out, line, m, lo, lo, hi, n)
 		}
 		vs, ve, ok := findElement(line, m, lo, n)
 		if !ok {
@@ -214,11 +260,11 @@ func (ed edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byt
 }
 
 // isEvery says whether key d is a bare '#'.
-func (ed edit) isEvery(d int) bool { return d < len(ed.every) && ed.every[d] }
+func (ed *edit) isEvery(d int) bool { return d < len(ed.every) && ed.every[d] }
 
 // editIn appends line[lo:hi] with the value at line[vs:ve] in it edited
 // from key d+1 on.
-func (ed edit) editIn(out, line []byte, m ndjson.Marks, lo, hi, vs, ve, d int) ([]byte, bool) {
+func (ed *edit) editIn(out, line []byte, m ndjson.Marks, lo, hi, vs, ve, d int) ([]byte, bool) {
 	edited, ok := ed.editValue(append(out, line[lo:vs]...), line, m, vs, ve, d+1)
 	if !ok {
 		return nil, false
@@ -230,7 +276,7 @@ func (ed edit) editIn(out, line []byte, m ndjson.Marks, lo, hi, vs, ve, d int) (
 // element from key d+1 on (del of a last '#': every element deleted). An
 // element the edit cannot reach stays as it is; false when it reached
 // none (an empty array is no failure of set's).
-func (ed edit) editEvery(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
+func (ed *edit) editEvery(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
 	all := elements(line, m, lo)
 	if ed.raw == nil && d == len(ed.path)-1 {
 		del := make([]bool, len(all))
@@ -313,14 +359,15 @@ func findMember(line []byte, m ndjson.Marks, lo int, k string) (vs, ve, close in
 // deleteMembers appends line without the members named k of the object
 // at line[lo]: each with the comma after it, or the last with the comma
 // before it.
-func deleteMembers(out, line []byte, m ndjson.Marks, lo, hi int, k string) ([]byte, bool) {
+// from and to bound what of line is appended.
+func deleteMembers(out, line []byte, m ndjson.Marks, lo, from, to int, k string) ([]byte, bool) {
 	var all []item
 	var del []bool
 	eachMember(line, m, lo, func(mb ndjson.Member) {
 		all = append(all, item{mb.KeyStart - 1, mb.End})
 		del = append(del, mb.KeyIs(line, k))
 	})
-	return cutItems(out, line, lo, hi, all, del)
+	return cutItems(out, line, from, to, all, del)
 }
 
 // cutItems appends line[lo:hi] without the items marked: an item goes with the
@@ -385,12 +432,12 @@ func findElement(line []byte, m ndjson.Marks, lo, n int) (vs, ve int, ok bool) {
 	return all[n].at, all[n].end, true
 }
 
-func deleteElement(out, line []byte, m ndjson.Marks, lo, hi, n int) ([]byte, bool) {
+func deleteElement(out, line []byte, m ndjson.Marks, lo, from, to, n int) ([]byte, bool) {
 	all := elements(line, m, lo)
 	if n >= len(all) {
 		return nil, false
 	}
 	del := make([]bool, len(all))
 	del[n] = true
-	return cutItems(out, line, lo, hi, all, del)
+	return cutItems(out, line, from, to, all, del)
 }
