@@ -116,7 +116,7 @@ func TestRun(t *testing.T) {
 // line; nil leaves kong's words.
 func TestRunParseError(t *testing.T) {
 	var got []string
-	app := App{Name: "prog", Grammar: &testGrammar{}, Operands: true, ParseError: func(args []string, err error) error {
+	app := App{Name: "prog", Grammar: &testGrammar{}, Operands: true, ParseError: func(_ *Env, args []string, err error) error {
 		got = args
 		if args[0] == "filter" {
 			return Usagef("no verb filter: did you mean do?")

@@ -49,9 +49,9 @@ type App struct {
 	Operands bool
 	// ParseError, when set, may say a command line kong could not parse
 	// in the program's own terms (a file where its own arguments go, a
-	// verb of another tool): given the whole line and kong's error, it
-	// returns the error to report, nil to report kong's.
-	ParseError func(args []string, err error) error
+	// verb of another tool): given the environment, the whole line and
+	// kong's error, it returns the error to report, nil to report kong's.
+	ParseError func(env *Env, args []string, err error) error
 }
 
 // Operands are the arguments after a command line's first "--", for an App
@@ -148,7 +148,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		if app.ParseError != nil {
-			if own := app.ParseError(line, err); own != nil {
+			if own := app.ParseError(env, line, err); own != nil {
 				return Report(app.Name, env.Stderr, own)
 			}
 		}

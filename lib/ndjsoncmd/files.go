@@ -26,9 +26,9 @@ type inputFiles struct {
 
 // AfterApply takes the operands (kong calls it once the line is parsed),
 // and refuses a file given before "--" (misplaced.go).
-func (f *inputFiles) AfterApply(ops cli.Operands, kctx *kong.Context) error {
+func (f *inputFiles) AfterApply(ops cli.Operands, kctx *kong.Context, env *cli.Env) error {
 	f.files, f.line = ops, kctx.Args
-	return checkPlaced(kctx, ops)
+	return checkPlaced(kctx, ops, env)
 }
 
 // open makes st read the files, or stdin when there are none: stdin too

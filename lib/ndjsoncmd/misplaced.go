@@ -25,12 +25,49 @@ import (
 // fileExts are the names' ends that say "a file" wherever they are.
 var fileExts = []string{".json", ".jsonl", ".ndjson", ".gz", ".zst"}
 
+// places is what tells a file among a verb's own arguments.
+type places struct {
+	// existing: a regular file of an argument's name makes it a file,
+	// stdin bringing no lines (a terminal, /dev/null). Next to lines
+	// piped or redirected in, such a name is a path more likely ("ndjson
+	// get port < state.json" in a directory that has a file "port").
+	existing bool
+	// out is the file stdout writes to, never a file given: "ndjson get
+	// port < s.json > port" has the shell make "port" first.
+	out fs.FileInfo
+}
+
+func newPlaces(env *cli.Env) places {
+	return places{existing: !givesLines(env.Stdin), out: statOf(env.Stdout)}
+}
+
+// givesLines says whether stdin brings lines: a pipe, a socket, a regular
+// file; or a reader that is no file at all.
+func givesLines(r io.Reader) bool {
+	if _, ok := r.(interface{ Stat() (fs.FileInfo, error) }); !ok {
+		return true
+	}
+	fi := statOf(r)
+	return fi != nil && (fi.Mode().IsRegular() || fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0)
+}
+
+// statOf is what r or w is, when it is a file; nil otherwise.
+func statOf(f any) fs.FileInfo {
+	if f, ok := f.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil {
+			return fi
+		}
+	}
+	return nil
+}
+
 // fileLike says whether arg, given where a path, a predicate or a field
-// goes, is a file: a regular file of that name exists, or the name ends
-// as a file's does. A predicate with an operator, a field KEY=PATH, a
-// negated path and a path with a backslash (a.b\.json is the key
-// "b.json": the way to say a path that looks like a file) are never files.
-func fileLike(arg string, stat func(string) (fs.FileInfo, error)) bool {
+// goes, is a file: its name ends as a file's does, or (see places) a
+// regular file of that name exists. A predicate with an operator, a field
+// KEY=PATH, a negated path and a path with a backslash (a.b\.json is the
+// key "b.json", \type the key "type": the way to say a path that looks
+// like a file) are never files.
+func (pl places) fileLike(arg string) bool {
 	if arg == "" || strings.ContainsAny(arg, "=<>~\\") || arg[0] == '!' || arg[0] == '-' {
 		return false
 	}
@@ -39,8 +76,11 @@ func fileLike(arg string, stat func(string) (fs.FileInfo, error)) bool {
 			return true
 		}
 	}
-	fi, err := stat(arg)
-	return err == nil && fi.Mode().IsRegular()
+	if !pl.existing {
+		return false
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.Mode().IsRegular() && (pl.out == nil || !os.SameFile(fi, pl.out))
 }
 
 // misplaced is a file given before "--": the error names the first and
@@ -71,23 +111,24 @@ func misplacedError(own []string, at []int, ops []string) error {
 
 // checkPlaced refuses the files among the selected command's own
 // positional arguments (paths, predicates, fields; not join's FILE).
-func checkPlaced(kctx *kong.Context, ops cli.Operands) error {
+func checkPlaced(kctx *kong.Context, ops cli.Operands, env *cli.Env) error {
 	node := kctx.Selected()
 	if node == nil {
 		return nil
 	}
 	var files []string
+	pl := newPlaces(env)
 	for _, p := range node.Positional {
 		if p.Name == "file" || !p.Set {
 			continue
 		}
 		switch t := p.Target; t.Kind() {
 		case reflect.String:
-			files = appendFileLike(files, t.String())
+			files = pl.appendFileLike(files, t.String())
 		case reflect.Slice:
 			for i := range t.Len() {
 				if s, ok := t.Index(i).Interface().(string); ok {
-					files = appendFileLike(files, s)
+					files = pl.appendFileLike(files, s)
 				}
 			}
 		}
@@ -113,8 +154,8 @@ func checkPlaced(kctx *kong.Context, ops cli.Operands) error {
 	return misplacedError(kctx.Args, at, ops)
 }
 
-func appendFileLike(files []string, arg string) []string {
-	if fileLike(arg, os.Stat) {
+func (pl places) appendFileLike(files []string, arg string) []string {
+	if pl.fileLike(arg) {
 		return append(files, arg)
 	}
 	return files
@@ -135,8 +176,8 @@ var habits = map[string]string{
 // parseError words what kong could not parse in ndjson's terms: a verb of
 // another tool, count --by, or a file given before "--" (which, once
 // moved after it, is parsed again, for the files before it too).
-func parseError(app cli.App) func(args []string, err error) error {
-	return func(args []string, err error) error {
+func parseError(app cli.App) func(env *cli.Env, args []string, err error) error {
+	return func(env *cli.Env, args []string, err error) error {
 		own, ops := args, []string{}
 		if i := slices.Index(args, "--"); i >= 0 {
 			own, ops = args[:i], args[i+1:]
@@ -159,19 +200,20 @@ func parseError(app cli.App) func(args []string, err error) error {
 			return nil
 		}
 		arg, _, _ = strings.Cut(arg, ", did you mean")
+		pl := newPlaces(env)
 		first := slices.Index(own, arg)
 		if next := slices.Index(own[first+1:], arg); first >= 0 && next >= 0 {
 			// the same name twice: kong took the first (join's FILE, a
 			// path) and not the second
 			first += 1 + next
 		}
-		if first < 1 || !fileLike(arg, os.Stat) {
+		if first < 1 || !pl.fileLike(arg) {
 			return nil
 		}
 		var at []int
 		var rest []string
 		for i, a := range own {
-			if i >= first && fileLike(a, os.Stat) {
+			if i >= first && pl.fileLike(a) {
 				at = append(at, i)
 			} else {
 				rest = append(rest, a)
@@ -183,8 +225,8 @@ func parseError(app cli.App) func(args []string, err error) error {
 		// The line with these files after "--" may have more before it.
 		again := app
 		again.Options = append(slices.Clip(app.Options), kong.Bind(cli.Operands(m.line[len(rest)+1:])))
-		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: os.Getenv, Prog: Name}
-		if p, perr := cli.NewParser(again, env); perr == nil {
+		quiet := &cli.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: io.Discard, Getenv: env.Getenv, Prog: Name}
+		if p, perr := cli.NewParser(again, quiet); perr == nil {
 			if _, perr := p.Parse(rest); perr != nil && errors.As(perr, &m) {
 				return cli.Usagef("%w", m)
 			}
