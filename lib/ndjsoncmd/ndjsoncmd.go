@@ -263,15 +263,18 @@ type checkCmd struct {
 }
 
 func (c *checkCmd) Run(ctx context.Context, env *cli.Env, load LoadSchema) error {
-	st, err := c.stream(env)
-	if err != nil {
-		return err
-	}
 	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
 	if c.Schema != "" {
+		// first: ndjson's load hands the whole run to ndjson-schema,
+		// which opens the stream (and says a terminal is read) itself
+		var err error
 		if o.Schema, err = load(c.Schema); err != nil {
 			return err
 		}
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
 	}
 	return worded("check", ndjsontool.Check(ctx, st, o))
 }
