@@ -27,7 +27,7 @@ func TestFileLike(t *testing.T) {
 	noLines := places{existing: true, out: out}
 	lines := places{existing: false, out: out}
 	for _, c := range []struct {
-		arg             string
+		arg            string
 		noLines, piped bool
 	}{
 		{"x.jsonl", true, true},
