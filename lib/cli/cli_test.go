@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,6 +108,35 @@ func TestRun(t *testing.T) {
 		code, out, errs := run(t, ctx, c.args...)
 		if code != c.code || !strings.HasPrefix(out, c.out) || !strings.HasPrefix(errs, c.errer) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, out, errs, c.code, c.out, c.errer)
+		}
+	}
+}
+
+// An App's ParseError words what kong could not parse, given the whole
+// line; nil leaves kong's words.
+func TestRunParseError(t *testing.T) {
+	var got []string
+	app := App{Name: "prog", Grammar: &testGrammar{}, Operands: true, ParseError: func(_ *Env, args []string, err error) error {
+		got = args
+		if args[0] == "filter" {
+			return Usagef("no verb filter: did you mean do?")
+		}
+		return nil
+	}}
+	for _, c := range []struct {
+		args []string
+		errs string
+	}{
+		{[]string{"filter", "--", "f"}, "prog: error: no verb filter: did you mean do?\n"},
+		{[]string{"nope"}, "prog: error: unexpected argument nope\nprog: hint: run 'prog --help' for usage\n"},
+	} {
+		var out, errb bytes.Buffer
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+		if code := Run(context.Background(), app, env, c.args); code != 2 || errb.String() != c.errs {
+			t.Errorf("%q: exit %d, stderr %q; want 2, %q", c.args, code, errb.String(), c.errs)
+		}
+		if !slices.Equal(got, c.args) {
+			t.Errorf("%q: ParseError was given %q", c.args, got)
 		}
 	}
 }

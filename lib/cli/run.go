@@ -52,6 +52,11 @@ type App struct {
 	// grammar: each returns the candidates, which the shell's word then
 	// narrows by prefix. They run only for a completion request.
 	Completers map[string]func() []string
+	// ParseError, when set, may say a command line kong could not parse
+	// in the program's own terms (a file where its own arguments go, a
+	// verb of another tool): given the environment, the whole line and
+	// kong's error, it returns the error to report, nil to report kong's.
+	ParseError func(env *Env, args []string, err error) error
 }
 
 // Operands are the arguments after a command line's first "--", for an App
@@ -117,6 +122,7 @@ func Main(app App) int {
 // any error in the suite's voice on env.Stderr. It returns the exit code.
 func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	env.Prog = app.Name
+	line := args
 	if app.Operands {
 		var ops Operands
 		args, ops = splitOperands(args)
@@ -146,6 +152,11 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 	}()
 	kctx, err := parser.Parse(args)
 	if err != nil {
+		if app.ParseError != nil {
+			if own := app.ParseError(env, line, err); own != nil {
+				return Report(app.Name, env.Stderr, own)
+			}
+		}
 		return Report(app.Name, env.Stderr, usageError(app.Name, err))
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))

@@ -4,7 +4,9 @@
 // 9007199254740992; 1.0000000000000000000001 is not 1; 1e400 is a number
 // larger than any double), strings by their text whatever their escapes,
 // arrays element by element, objects by their members whatever their
-// order, a key given twice counting once with its last value.
+// order, a key given twice counting once with its last value; values of
+// different types by one order at every depth (numbers, strings, false,
+// true, arrays, objects, null: sort's).
 //
 // It gives each value a key, bytes that are equal when the values are and
 // that order as numbers order (for sort), and a comparison of two numbers

@@ -8,17 +8,19 @@ import (
 	"github.com/agentry/agentry/lib/ndjson"
 )
 
-// A value's key begins with its type's tag, in the order sort puts
-// values of different types that it does not class apart itself.
+// A value's key begins with its type's tag, in ndjson sort's order of
+// types, the same at every depth: numbers, strings, false, true, arrays,
+// objects, and null last (a missing value is last at the top, and null
+// with it).
 const (
 	tagEnd    = 0x00 // after an array's last element, an object's last member
-	tagNull   = 0x01
-	tagFalse  = 0x02
-	tagTrue   = 0x03
-	tagNumber = 0x04
-	tagString = 0x05
-	tagArray  = 0x06
-	tagObject = 0x07
+	tagNumber = 0x01
+	tagString = 0x02
+	tagFalse  = 0x03
+	tagTrue   = 0x04
+	tagArray  = 0x05
+	tagObject = 0x06
+	tagNull   = 0x07
 	tagMember = 0x01 // before each member of an object
 	tagDouble = 0x08 // AppendEqualKey's exact doubles
 )

@@ -45,7 +45,7 @@ ndjson: hint: name one of them: NAME=PATH`},
 ndjson: hint: quote a string as JSON: --missing '"none"', or use -r`},
 		{"{\"a\":1}\nbad\n", []string{"count", "--strict"}, 1, `ndjson: error: skipped 1 malformed line (first at line 2)
 ndjson: hint: run 'ndjson check' to list every bad line`},
-		{"{\"a\":1}\nbad\n", []string{"where", "--strict", "--time", "t", "--since", "1h"}, 1, `ndjson: error: skipped 1 malformed line (first at line 2)
+		{"{\"t\":\"soon\"}\nbad\n", []string{"where", "--strict", "--time", "t", "--since", "1h"}, 1, `ndjson: error: skipped 1 malformed line (first at line 2)
 ndjson: error: skipped 1 line whose time at t could not be read (first at line 1)
 ndjson: hint: run 'ndjson check' to list every bad line`},
 		{"{\"a\":1}\nbad\n", []string{"check"}, 1, `ndjson: line 2: not valid JSON: "bad"

@@ -31,7 +31,7 @@ func (c *joinCmd) Run(ctx context.Context, env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	if c.File == operands.Stdin && st.In == env.Stdin {
+	if c.File == operands.Stdin && len(c.files) == 0 {
 		return cli.Usagef("join cannot read stdin on both sides: name the stream's files after --")
 	}
 	r := operands.New([]string{c.File}, env.Stdin, func(name string) (io.ReadCloser, error) { return os.Open(name) })

@@ -28,25 +28,29 @@ type LoadSchema func(file string) (ndjsontool.Schema, error)
 // App is ndjson's command line, every verb, with load serving check
 // --schema.
 func App(load LoadSchema) cli.App {
-	return cli.App{
+	app := cli.App{
 		Name:        Name,
 		Description: "Get, filter, build and check newline-delimited JSON, at the speed of the disk.",
 		Grammar:     &grammar{},
 		Options:     []kong.Option{kong.Bind(load)},
 		Operands:    true,
 	}
+	app.ParseError = parseError(app)
+	return app
 }
 
 // CheckApp is the command line of check alone, as the program name (its
 // voice and its --version) with load serving --schema: ndjson-schema's.
 func CheckApp(name string, load LoadSchema) cli.App {
-	return cli.App{
+	app := cli.App{
 		Name:        name,
 		Description: "Check newline-delimited JSON, each line against a JSON Schema too (ndjson check, with the validator linked).",
 		Grammar:     &checkGrammar{},
 		Options:     []kong.Option{kong.Bind(load)},
 		Operands:    true,
 	}
+	app.ParseError = parseError(app)
+	return app
 }
 
 // checkGrammar is CheckApp's: check, with the same flags as in ndjson's.
@@ -211,6 +215,9 @@ func (c *statsCmd) Run(ctx context.Context, env *cli.Env) error {
 		if c.Time == "" {
 			return cli.Usagef("--every needs --time PATH, where each line's time is")
 		}
+		if day := 24 * time.Hour; o.Every%day != 0 && day%o.Every != 0 {
+			env.Voice().Notef("--every %s does not divide a day: its buckets run on from 1970-01-01 in --tz, not from each midnight", c.Every)
+		}
 	}
 	return worded("stats", ndjsontool.Stats(ctx, st, o))
 }
@@ -256,15 +263,18 @@ type checkCmd struct {
 }
 
 func (c *checkCmd) Run(ctx context.Context, env *cli.Env, load LoadSchema) error {
-	st, err := c.stream(env)
-	if err != nil {
-		return err
-	}
 	o := ndjsontool.CheckOptions{Protocol: c.Protocol, JSON: c.JSON}
 	if c.Schema != "" {
+		// first: ndjson's load hands the whole run to ndjson-schema,
+		// which opens the stream (and says a terminal is read) itself
+		var err error
 		if o.Schema, err = load(c.Schema); err != nil {
 			return err
 		}
+	}
+	st, err := c.stream(env)
+	if err != nil {
+		return err
 	}
 	return worded("check", ndjsontool.Check(ctx, st, o))
 }

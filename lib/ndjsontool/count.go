@@ -205,9 +205,9 @@ func (t *tally) groups() []group {
 func (t *tally) print(st *Stream, o CountOptions) error {
 	var b []byte
 	switch {
-	case o.Path == "" && o.JSON:
+	case o.Path == "" && o.JSON, o.JSON && t.lines == 0:
 		b = fmt.Appendf(b, "{\"count\":%d}\n", t.lines)
-	case o.Path == "":
+	case o.Path == "", t.lines == 0: // nothing selected is a count too: 0
 		b = strconv.AppendInt(b, t.lines, 10)
 		b = append(b, '\n')
 	default:

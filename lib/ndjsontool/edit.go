@@ -2,6 +2,7 @@ package ndjsontool
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agentry/agentry/lib/ndjson"
 )
@@ -10,9 +11,29 @@ import (
 // is make's: keys split at unescaped dots, a backslash escaping a dot or
 // a backslash; a key of digits indexes an array it meets.
 type edit struct {
-	arg  string
-	path []string
-	raw  []byte // the value to set; nil to delete
+	arg   string
+	path  []string
+	every []bool // path[i] is a bare '#': every element of the array there
+	raw   []byte // the value to set; nil to delete
+}
+
+// everyAt marks the keys of key, split as splitKey splits it, that are
+// a bare '#' (not '\#', the key "#"): each element of an array.
+func everyAt(key string) []bool {
+	var every []bool
+	start, escaped := 0, false
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || key[i] == '.' {
+			every = append(every, !escaped && key[start:i] == "#")
+			start, escaped = i+1, false
+			continue
+		}
+		if key[i] == '\\' {
+			escaped = true
+			i++
+		}
+	}
+	return every
 }
 
 // parseSets reads set's arguments: PATH=STRING and PATH:=JSON.
@@ -34,7 +55,7 @@ func parseSets(args []string) ([]edit, error) {
 			}
 			raw = compact([]byte(val))
 		}
-		eds = append(eds, edit{arg: a, path: path, raw: raw})
+		eds = append(eds, edit{arg: a, path: path, every: everyAt(key), raw: raw})
 	}
 	return eds, nil
 }
@@ -46,7 +67,7 @@ func parseDels(args []string) ([]edit, error) {
 		if err != nil || appendTo {
 			return nil, argError(a, nil, "path %q: keys separated by dots", a)
 		}
-		eds = append(eds, edit{arg: a, path: path})
+		eds = append(eds, edit{arg: a, path: path, every: everyAt(a)})
 	}
 	return eds, nil
 }
@@ -91,7 +112,8 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 		func(c *editChunk, line []byte, lv lineView) *editChunk {
 			cur, m := line, lv.marks // the marks are the line's: for the first edit only
 			var buf [2][]byte
-			for i, ed := range eds {
+			for i := range eds {
+				ed := &eds[i]
 				next, ok := ed.apply(buf[i%2][:0], cur, m)
 				if !ok {
 					if ed.raw != nil {
@@ -124,17 +146,27 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 // apply appends line with the edit made to out; false when it could not
 // be made (set) or there was nothing to delete (del). m is line's marks,
 // or nil.
-func (ed edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
+func (ed *edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
 	lo, hi := ndjson.SkipSpace(line, 0), len(line)
 	if len(ed.path) == 0 {
 		hi = ndjson.ValueEnd(line, m, lo)
 	}
+	if slices.Contains(ed.every, true) {
+		out = append(out, line[:lo]...)
+		out, ok := ed.editValue(out, line, m, lo, hi, 0)
+		if !ok {
+			return nil, false
+		}
+		return append(out, line[hi:]...), true
+	}
+	// One value at the path: found first, the line copied once, with
+	// nothing copied for a line the edit cannot reach.
 	for d, k := range ed.path {
 		last := d == len(ed.path)-1
 		switch line[lo] {
 		case '{':
 			if ed.raw == nil && last {
-				return deleteMembers(out, line, m, lo, k)
+				return deleteMembers(out, line, m, lo, 0, len(line), k)
 			}
 			vs, ve, close, ok := findMember(line, m, lo, k)
 			if !ok {
@@ -156,7 +188,7 @@ func (ed edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
 				return nil, false
 			}
 			if ed.raw == nil && last {
-				return deleteElement(out, line, m, lo, n)
+				return deleteElement(out, line, m, lo, 0, len(line), n)
 			}
 			vs, ve, ok := findElement(line, m, lo, n)
 			if !ok {
@@ -170,6 +202,103 @@ func (ed edit) apply(out, line []byte, m ndjson.Marks) ([]byte, bool) {
 	out = append(out, line[:lo]...)
 	out = append(out, ed.raw...)
 	return append(out, line[hi:]...), true
+}
+
+// editValue appends line[lo:hi], a value (and the space after it), with
+// the edit made at its path from key d on: every element of an array
+// where the key is a bare '#'.
+func (ed *edit) editValue(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
+	if d == len(ed.path) {
+		out = append(out, ed.raw...)
+		return append(out, line[ndjson.ValueEnd(line, m, lo):hi]...), true
+	}
+	k, last := ed.path[d], d == len(ed.path)-1
+	switch line[lo] {
+	case '{':
+		if ed.isEvery(d) {
+			return nil, false
+		}
+		if ed.raw == nil && last {
+			return deleteMembers(out, line, m, lo, lo, hi, k)
+		}
+		vs, ve, close, ok := findMember(line, m, lo, k)
+		if !ok {
+			if ed.raw == nil {
+				return nil, false
+			}
+			if slices.Contains(ed.every[min(d+1, len(ed.every)):], true) {
+				// every element of an array that is not there: none
+				return append(out, line[lo:hi]...), true
+			}
+			out = append(out, line[lo:close]...)
+			if first, _ := ndjson.Into(line, lo); first != close {
+				out = append(out, ',') // after the members before
+			}
+			out = append(append(out, quote(k)...), ':')
+			out = appendNested(out, ed.path[d+1:], ed.raw)
+			return append(out, line[close:hi]...), true
+		}
+		return ed.editIn(out, line, m, lo, hi, vs, ve, d)
+	case '[':
+		if ed.isEvery(d) {
+			return ed.editEvery(out, line, m, lo, hi, d)
+		}
+		n, ok := index(k)
+		if !ok {
+			return nil, false
+		}
+		if ed.raw == nil && last {
+			return deleteElement(out, line, m, lo, lo, hi, n)
+		}
+		vs, ve, ok := findElement(line, m, lo, n)
+		if !ok {
+			return nil, false
+		}
+		return ed.editIn(out, line, m, lo, hi, vs, ve, d)
+	}
+	return nil, false
+}
+
+// isEvery says whether key d is a bare '#'.
+func (ed *edit) isEvery(d int) bool { return d < len(ed.every) && ed.every[d] }
+
+// editIn appends line[lo:hi] with the value at line[vs:ve] in it edited
+// from key d+1 on.
+func (ed *edit) editIn(out, line []byte, m ndjson.Marks, lo, hi, vs, ve, d int) ([]byte, bool) {
+	edited, ok := ed.editValue(append(out, line[lo:vs]...), line, m, vs, ve, d+1)
+	if !ok {
+		return nil, false
+	}
+	return append(edited, line[ve:hi]...), true
+}
+
+// editEvery appends the array at line[lo:hi] with the edit made in each
+// element from key d+1 on (del of a last '#': every element deleted). An
+// element the edit cannot reach stays as it is; false when it reached
+// none (an empty array is no failure of set's).
+func (ed *edit) editEvery(out, line []byte, m ndjson.Marks, lo, hi, d int) ([]byte, bool) {
+	all := elements(line, m, lo)
+	if ed.raw == nil && d == len(ed.path)-1 {
+		del := make([]bool, len(all))
+		for i := range del {
+			del[i] = true
+		}
+		return cutItems(out, line, lo, hi, all, del)
+	}
+	at, any := lo, len(all) == 0 && ed.raw != nil
+	for _, e := range all {
+		out = append(out, line[at:e.at]...)
+		if edited, ok := ed.editValue(out, line, m, e.at, e.end, d+1); ok {
+			out, any = edited, true
+		} else {
+			out = append(out, line[e.at:e.end]...)
+		}
+		at = e.end
+	}
+	if !any {
+		return nil, false
+	}
+	return append(out, line[at:hi]...), true
 }
 
 func index(k string) (int, bool) {
@@ -230,23 +359,24 @@ func findMember(line []byte, m ndjson.Marks, lo int, k string) (vs, ve, close in
 // deleteMembers appends line without the members named k of the object
 // at line[lo]: each with the comma after it, or the last with the comma
 // before it.
-func deleteMembers(out, line []byte, m ndjson.Marks, lo int, k string) ([]byte, bool) {
+// from and to bound what of line is appended.
+func deleteMembers(out, line []byte, m ndjson.Marks, lo, from, to int, k string) ([]byte, bool) {
 	var all []item
 	var del []bool
 	eachMember(line, m, lo, func(mb ndjson.Member) {
 		all = append(all, item{mb.KeyStart - 1, mb.End})
 		del = append(del, mb.KeyIs(line, k))
 	})
-	return cutItems(out, line, all, del)
+	return cutItems(out, line, from, to, all, del)
 }
 
-// cutItems appends line without the items marked: an item goes with the
+// cutItems appends line[lo:hi] without the items marked: an item goes with the
 // separator after it, up to the next item; a last item kept-less goes
 // with the separator before it, from the end of the item kept before;
 // when none is kept, all go.
-func cutItems(out, line []byte, all []item, del []bool) ([]byte, bool) {
+func cutItems(out, line []byte, lo, hi int, all []item, del []bool) ([]byte, bool) {
 	any := false
-	at := 0
+	at := lo
 	for i, it := range all {
 		if !del[i] {
 			continue
@@ -279,7 +409,7 @@ func cutItems(out, line []byte, all []item, del []bool) ([]byte, bool) {
 	if !any {
 		return nil, false
 	}
-	return append(out, line[at:]...), true
+	return append(out, line[at:hi]...), true
 }
 
 // elements lists the elements of the array at line[lo].
@@ -302,12 +432,12 @@ func findElement(line []byte, m ndjson.Marks, lo, n int) (vs, ve int, ok bool) {
 	return all[n].at, all[n].end, true
 }
 
-func deleteElement(out, line []byte, m ndjson.Marks, lo, n int) ([]byte, bool) {
+func deleteElement(out, line []byte, m ndjson.Marks, lo, from, to, n int) ([]byte, bool) {
 	all := elements(line, m, lo)
 	if n >= len(all) {
 		return nil, false
 	}
 	del := make([]bool, len(all))
 	del[n] = true
-	return cutItems(out, line, all, del)
+	return cutItems(out, line, from, to, all, del)
 }

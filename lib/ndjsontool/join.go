@@ -132,7 +132,8 @@ func Join(ctx context.Context, st *Stream, o JoinOptions) error {
 // the lines' marks, or nil.
 func mergeLine(out, line []byte, lm ndjson.Marks, r []byte, rm ndjson.Marks, as string) []byte {
 	if as != "" {
-		res, ok := edit{path: []string{as}, raw: r}.apply(out, line, lm)
+		ed := edit{path: []string{as}, raw: r}
+		res, ok := ed.apply(out, line, lm)
 		if !ok {
 			return append(out, line...)
 		}

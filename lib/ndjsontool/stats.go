@@ -267,7 +267,7 @@ func (f *fieldStats) cells(number func(float64) string) statsCells {
 	}
 	c.mean = number(f.sum / float64(f.count))
 	if f.sketch != nil {
-		c.p50, c.p95 = number(f.sketch.quantile(0.5)), number(f.sketch.quantile(0.95))
+		c.p50, c.p95 = number(f.sketch.shown(0.5, f.min, f.max)), number(f.sketch.shown(0.95, f.min, f.max))
 	}
 	return c
 }
@@ -391,15 +391,36 @@ func textNumber(v float64) string {
 }
 
 // sketch approximates quantiles with logarithmic buckets: every value
-// falls in a bucket whose bounds are within 2% of each other, so the
-// quantile it returns is within 1% of a value of the right rank.
+// falls in a bucket whose bounds are within 1% of each other, so the
+// quantile it returns is within 0.5% of a value of the right rank; shown
+// rounds that to the digits it has, within 1%.
 type sketch struct {
 	pos, neg map[int]int64
 	zeros    int64
 	n        int64
+	fraction bool // a value added was not a whole number
 }
 
-const sketchGamma = 1.02
+const sketchGamma = 1.01
+
+// shown is the quantile of rank q as it is printed: within [lo, hi] (the
+// least and the greatest value), to three significant digits (0.5% at
+// most), and, when every value was whole, a whole number; below 100 that
+// is the exact value of the rank, the estimate being within 0.5 of it.
+func (s *sketch) shown(q, lo, hi float64) float64 {
+	v := min(max(s.quantile(q), lo), hi)
+	if !s.fraction && math.Abs(v) < 100 {
+		return math.Round(v)
+	}
+	if v != 0 {
+		scale := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
+		v = math.Round(v*scale) / scale
+	}
+	if !s.fraction {
+		v = math.Round(v)
+	}
+	return v
+}
 
 func newSketch() *sketch { return &sketch{pos: map[int]int64{}, neg: map[int]int64{}} }
 
@@ -407,6 +428,9 @@ func bucket(x float64) int { return int(math.Ceil(math.Log(x) / math.Log(sketchG
 
 func (s *sketch) add(x float64) {
 	s.n++
+	if x != math.Trunc(x) {
+		s.fraction = true
+	}
 	switch {
 	case x > 0:
 		s.pos[bucket(x)]++

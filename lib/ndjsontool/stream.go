@@ -301,8 +301,11 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 			}
 			if tw := st.Time; tw != nil {
 				lv.marks = ck.Marks()
-				t, ok := tw.read(l, lv)
-				if !ok {
+				t, how := tw.read(l, lv)
+				if how == timeNone {
+					continue
+				}
+				if how == timeBad {
 					if r.badTime == 0 {
 						r.firstTime = r.lines
 					}

@@ -122,6 +122,24 @@ func Sniff(head []byte) Format {
 	return Plain
 }
 
+// peekHead is the first bytes of br, as many as tell its format: a first
+// byte that begins no magic number is enough, so that a stream's first
+// line (a pipe's, a terminal's) is never held back waiting for more; a
+// zstd stream's are its frame header, up to 18 bytes (fewer at the end of
+// a short file).
+func peekHead(br *bufio.Reader) []byte {
+	head, _ := br.Peek(1)
+	if len(head) == 0 || head[0] != gzipMagic[0] && head[0] != zstdMagic[0] {
+		return head
+	}
+	if head, _ = br.Peek(len(zstdMagic)); Sniff(head) == Zstd {
+		head, _ = br.Peek(18)
+	} else if len(head) < len(gzipMagic) {
+		head, _ = br.Peek(len(gzipMagic))
+	}
+	return head
+}
+
 // Size is what the files hold, summed, as they are stored: a gzip or zstd
 // file counts at its compressed size. "-" is stdin, counted from where it
 // is read from. known is false when a file is not a regular file (a pipe,
@@ -301,7 +319,7 @@ func (r *Reader) openNext() {
 		f, closeFile = rc, func() { rc.Close() }
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(18) // the longest zstd frame header; fewer at the end of a short file
+	head := peekHead(br)
 	var cur io.Reader = br
 	closer := closeFile
 	switch Sniff(head) {

@@ -113,6 +113,11 @@ func Parse(expr string) (*Pred, error) {
 	if p.Path == "" {
 		return nil, fmt.Errorf("predicate %q has no path before %q", expr, op.String())
 	}
+	if strings.TrimSpace(p.Value) == "" {
+		// an operand forgotten (a shell variable unset) is no operand,
+		// never the empty string: "" says that
+		return nil, fmt.Errorf("predicate %q has no value after %q (the empty string is \"\")", expr, op.String())
+	}
 	if op == Match {
 		re, err := regexp.Compile(p.Value)
 		if err != nil {
