@@ -162,6 +162,20 @@ func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	return w.wait(ctx, releaseOnStarted(readReports(launch.reports), release))
 }
 
+// Resolved is s as Start records it for a service of the worktree t
+// (nil: none) given port (0: none): what a recorded spec is compared
+// with, since the recorded one has SVC_WORKTREE, SVC_SLOT and the port
+// in place.
+func (s Spec) Resolved(t *WorktreeTag, port int) Spec {
+	if t != nil {
+		s = s.withWorktree(t)
+	}
+	if port > 0 {
+		s = s.withPort(port)
+	}
+	return s
+}
+
 // withPort gives the spec its --port, also in place of {port} in the
 // readiness URL and command and in the environment's values (the monitor
 // puts it in the command's arguments).

@@ -512,7 +512,7 @@ func decide(l *svc.Listing, spec svc.Spec) (action, reason string) {
 // changed names the parts of a definition that differ: never values,
 // which may be secrets.
 func changed(old, new svc.Spec) []string {
-	new = new.WithDefaults()
+	new = new.WithDefaults().Resolved(old.Worktree, old.Port)
 	var out []string
 	add := func(diff bool, what string) {
 		if diff {
