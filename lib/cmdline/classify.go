@@ -29,6 +29,17 @@ func LooksLongRunning(command string) bool {
 	return endless || classifyCommand(words) != OneShot
 }
 
+// RunsAtOnce tells, from a command line alone, whether what it starts
+// has nothing to be ready for: a watcher, or a loop that never ends by
+// itself of a command not known to serve (while true; do echo tick;
+// sleep 1; done). It is running from its start, and ready only if it
+// listens later.
+func RunsAtOnce(command string) bool {
+	words, endless := readLine(command)
+	k := classifyCommand(words)
+	return k == Watcher || endless && k != Server
+}
+
 // Classify tells, from a command line alone, what it starts. It looks at
 // the command lastCommand finds (the last of a && or ; chain that is not
 // shell plumbing, past environment assignments and wrappers such as npx,

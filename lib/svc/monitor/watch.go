@@ -79,8 +79,8 @@ func (w *watch) decide() {
 	case spec.ReadyCmd != "":
 		w.poll(100*time.Millisecond, 100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
-		if cmdline.Classify(cmdline.ShellLine(spec.Command)) == cmdline.Watcher {
-			w.running() // a watcher is running at once; it is ready if it listens later
+		if cmdline.RunsAtOnce(cmdline.ShellLine(spec.Command)) {
+			w.running() // a watcher or a loop is running at once; it is ready if it listens later
 		}
 		w.byListening()
 	}

@@ -333,7 +333,7 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	n.res.Up = n.final != nil && isUp(n.def, n.final)
 	n.res.Worker = n.final != nil && !n.def.Oneshot && !n.awaited &&
 		(n.final.Status == svc.Running || n.final.Status == svc.Starting)
-	n.res.Watcher = n.res.Worker && cmdline.Classify(cmdline.ShellLine(n.def.Command)) == cmdline.Watcher
+	n.res.Watcher = n.res.Worker && cmdline.RunsAtOnce(cmdline.ShellLine(n.def.Command))
 	u.report(n)
 }
 
