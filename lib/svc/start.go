@@ -243,7 +243,7 @@ func taken(d Dir) error {
 	case err != nil && Supervised(d), err == nil && l.Supervised:
 		return &TakenError{Name: d.Name}
 	case err == nil && l.Status.Live():
-		return &TakenError{Name: d.Name, PID: l.PID}
+		return &TakenError{Name: d.Name, PID: l.State.PID}
 	}
 	return nil
 }
@@ -375,6 +375,9 @@ func (w *startWait) withState() *StartResult {
 		}
 		if s.PID != 0 {
 			res.PID = s.PID
+		}
+		if s.ServerPID != 0 && s.Status.Live() && proc.Alive(proc.Info{PID: s.ServerPID, Start: s.ServerStart}) {
+			res.PID = s.ServerPID
 		}
 		if res.Port == 0 {
 			res.Port = s.Port
