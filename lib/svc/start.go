@@ -75,6 +75,9 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err := o.Spec.Check(); err != nil {
 		return nil, err
 	}
+	if err := portsHeld(o.Home, o.Spec.Command); err != nil {
+		return nil, err // started, it could not listen
+	}
 	if o.Monitor == "" {
 		var err error
 		if o.Monitor, err = MonitorBinary(); err != nil {
