@@ -225,7 +225,7 @@ func jsonc(b []byte) []byte {
 
 // NotFoundError is a project looked for and not found: no project file
 // in Dir nor in any directory above it up to Top (the git checkout's
-// top, or the root outside git).
+// top; Dir itself outside git).
 type NotFoundError struct {
 	Dir, Top string
 }
@@ -241,13 +241,15 @@ func (e *NotFoundError) Error() string {
 // Locate is the directory of the project dir (absolute) is in: dir, or
 // the nearest above it that has a project file or that known says is a
 // project's (nil: none is), looking no higher than the top of dir's git
-// checkout, as git and docker compose look for theirs; outside git, up
-// to the root. A *NotFoundError when there is none.
+// checkout, as git and docker compose look for theirs. Outside git only
+// dir is looked in: with no checkout to stop at, a stray svc.toml in /tmp
+// or a home directory would be every directory's below it. A
+// *NotFoundError when there is none.
 func Locate(dir string, known func(dir string) bool) (string, error) {
 	dir = filepath.Clean(dir)
 	top, ok := svc.CheckoutTop(dir)
 	if !ok {
-		top = "/"
+		top = dir
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if hasProjectFile(d) || known != nil && known(d) {
