@@ -29,6 +29,33 @@ func LooksLongRunning(command string) bool {
 	return endless || classifyCommand(words) != OneShot
 }
 
+// RunsAtOnce tells, from a command line alone, whether what it starts
+// has nothing to be ready for: a watcher, or a loop that never ends by
+// itself of commands known never to serve — the shell's plumbing, sleep,
+// and the few tools a ticker or a poller runs (while true; do echo tick;
+// sleep 0.5; done; while :; do curl -s URL; sleep 5; done). It is running
+// from its start, and ready only if it listens later. A loop of a
+// command svc does not know (while :; do node server.js; done) may serve,
+// and is waited for as any command is.
+func RunsAtOnce(command string) bool {
+	words, endless := readLine(command)
+	if classifyCommand(words) == Watcher {
+		return true
+	}
+	return endless && (len(words) == 0 || neverServes(filepath.Base(words[0])))
+}
+
+// neverServes tells a program that never listens: the shell's plumbing,
+// sleep, and tools that print, fetch or look and exit.
+func neverServes(prog string) bool {
+	switch prog {
+	case "sleep", "date", "curl", "wget", "ping", "ls", "cat", "df", "du", "free", "uptime", "ps", "touch",
+		"logger", "wc", "tee", "head", "tail", "grep", "find", "stat", "redis-cli", "psql", "mysql", "pg_isready":
+		return true
+	}
+	return isPlumbing(prog)
+}
+
 // Classify tells, from a command line alone, what it starts. It looks at
 // the command lastCommand finds (the last of a && or ; chain that is not
 // shell plumbing, past environment assignments and wrappers such as npx,

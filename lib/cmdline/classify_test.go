@@ -62,3 +62,18 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsAtOnce(t *testing.T) {
+	cases := map[string]bool{
+		"tail -f x.log": true, "npm run watch": true, "while true; do echo tick; sleep 0.5; done": true,
+		`sh -c "while true; do echo tick; sleep 0.5; done"`: true, "while :; do curl -s localhost:3000/health; sleep 5; done": true,
+		"while true; do date; sleep 1; done": true, "while :; do sleep 1; done": true, "while :; do node server.js; done": false,
+		"while true; do uvicorn app:app; done": false, "npm run dev": false, "sleep 600": false,
+		"python3 -m http.server": false, "for f in *.js; do node $f; done": false, "while read l; do echo $l; done": false,
+	}
+	for c, want := range cases {
+		if got := RunsAtOnce(c); got != want {
+			t.Errorf("RunsAtOnce(%q) = %v, want %v", c, got, want)
+		}
+	}
+}

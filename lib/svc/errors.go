@@ -128,18 +128,25 @@ func (e *FieldError) Error() string { return fmt.Sprintf("%s %q: %v", e.Field, e
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // PortError is a port that is not free for a service: Field is "port"
-// (StartOptions.Port, which must be free) or "readyPort" (Spec.ReadyPort,
-// which another process must not hold already). Service is set when the
-// port is given to another live service, Holder when a process holds it.
+// (StartOptions.Port, which must be free), "readyPort" (Spec.ReadyPort,
+// which another process must not hold already) or "command" (a port the
+// command names, which another live service holds). Service is set when
+// the port is given to another live service, Holder when a process holds
+// it. Held: Service listens on it; Same: Service runs the same command.
 type PortError struct {
-	Field   string
-	Port    int
-	Service string
-	Holder  string
+	Field      string
+	Port       int
+	Service    string
+	Holder     string
+	Held, Same bool
 }
 
 func (e *PortError) Error() string {
 	switch {
+	case e.Service != "" && e.Same:
+		return fmt.Sprintf("port %d is held by service %s (same command)", e.Port, e.Service)
+	case e.Service != "" && e.Held:
+		return fmt.Sprintf("port %d is held by service %s", e.Port, e.Service)
 	case e.Service != "":
 		return fmt.Sprintf("port %d is given to service %s", e.Port, e.Service)
 	case e.Field == "readyPort":

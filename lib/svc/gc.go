@@ -70,17 +70,31 @@ func FindGarbage(home string, going ...string) ([]Garbage, error) {
 // gone says why a service's place is gone, or ""; owner: because the
 // process it was tied to ended.
 func gone(s Spec) (why string, owner bool) {
-	switch {
-	case s.Worktree != nil && s.Worktree.Worktree().Gone():
-		return "its worktree " + s.Worktree.Top + " is gone", false
-	case s.Cwd != "" && registry.DirGone(s.Cwd):
-		return "its directory " + s.Cwd + " is gone", false
-	case s.Project != nil && registry.DirGone(s.Project.Dir):
-		return "its project's directory " + s.Project.Dir + " is gone", false
-	case s.UntilExit > 0 && !ownerRuns(s):
+	if why := placeGone(s); why != "" {
+		return why, false
+	}
+	if s.UntilExit > 0 && !ownerRuns(s) {
 		return fmt.Sprintf("its owner, process %d, has ended", s.UntilExit), true
 	}
 	return "", false
+}
+
+// placeGone says why the place a service runs in is gone, or "". A
+// service whose working directory is there runs where it ran: a worktree
+// that is no longer one (its .git removed, or one git never knew) or a
+// project's directory elsewhere is no reason to stop it.
+func placeGone(s Spec) string {
+	switch {
+	case s.Cwd != "" && !registry.DirGone(s.Cwd):
+		return ""
+	case s.Worktree != nil && s.Worktree.Worktree().Gone():
+		return "its worktree " + s.Worktree.Top + " is gone"
+	case s.Cwd != "":
+		return "its directory " + s.Cwd + " is gone"
+	case s.Project != nil && registry.DirGone(s.Project.Dir):
+		return "its project's directory " + s.Project.Dir + " is gone"
+	}
+	return ""
 }
 
 // MayBeGoing reports whether svc gc may be told dir (absolute, clean) is

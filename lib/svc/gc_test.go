@@ -102,3 +102,23 @@ func TestGoneOnlyWhenCertain(t *testing.T) {
 		t.Error("a file where the directory was is not gone")
 	}
 }
+
+// A service whose working directory is there is never gone, whatever
+// became of its checkout: gc would stop what still runs where it ran.
+func TestNotGoneWhileCwdIsThere(t *testing.T) {
+	_, dirs := fakeRepo(t, "feat")
+	wt := dirs[0]
+	top, repo, _, _ := registry.FindGit(wt)
+	tag := &WorktreeTag{Top: top, Repo: repo, Slug: "feat", Slot: 1}
+	must(t, os.Remove(filepath.Join(wt, ".git")))
+	if !tag.Worktree().Gone() {
+		t.Fatal("a worktree whose .git was removed is not gone")
+	}
+	if why, _ := gone(Spec{Cwd: filepath.Join(wt, "src"), Worktree: tag}); why != "" {
+		t.Errorf("its directory is there, yet: %s", why)
+	}
+	must(t, os.RemoveAll(wt))
+	if why, _ := gone(Spec{Cwd: filepath.Join(wt, "src"), Worktree: tag}); why != "its worktree "+top+" is gone" {
+		t.Errorf("all gone: %q", why)
+	}
+}

@@ -12,6 +12,9 @@ import (
 // Listing is one service as svc ls shows it, liveness reconciled.
 type Listing struct {
 	State
+	// PID is the pid a person is shown: the server's (State.ServerPID)
+	// once found, else State.PID, which stops and liveness go by.
+	PID int `json:"pid,omitempty"`
 	// Supervised: a monitor holds the lock.
 	Supervised bool `json:"supervised"`
 }
@@ -47,12 +50,16 @@ func Look(d Dir) (*Listing, error) {
 		}
 	}
 	if !l.Supervised && l.Status.Live() {
-		if l.PID == 0 || !proc.Alive(proc.Info{PID: l.PID, Start: l.PIDStart}) {
+		if l.State.PID == 0 || !proc.Alive(proc.Info{PID: l.State.PID, Start: l.PIDStart}) {
 			l.Status = Stopped
 		} else if l.LogNote == "" {
 			last, _ := logfile.LastRow(d.Path())
 			l.LogNote = fmt.Sprintf("its monitor is gone: the log ends at row %d, and nothing it prints now is kept", last)
 		}
+	}
+	l.PID = l.State.PID
+	if l.ServerPID != 0 && l.Status.Live() && proc.Alive(proc.Info{PID: l.ServerPID, Start: l.ServerStart}) {
+		l.PID = l.ServerPID
 	}
 	return l, nil
 }

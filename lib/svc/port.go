@@ -6,9 +6,11 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/svc/ready"
 	"github.com/agentry/agentry/lib/svc/registry"
 	"github.com/agentry/agentry/lib/svc/sock"
@@ -133,6 +135,26 @@ func portsGiven(d Dir) map[int]string {
 		}
 	}
 	return taken
+}
+
+// portsHeld is a *PortError when command names a port to listen on
+// (cmdline.Ports) that a live service of the home holds, or was given and
+// may yet listen on; nil otherwise, whoever else holds it: only a
+// service of svc's is known to be what the command would collide with.
+func portsHeld(home string, command []string) error {
+	if len(command) == 0 {
+		return nil
+	}
+	for _, p := range cmdline.Ports(cmdline.ShellLine(command)) {
+		u := Who(home, p)
+		if u.Service == "" {
+			continue
+		}
+		l, err := Look(Dir{Home: home, Name: u.Service})
+		same := err == nil && slices.Equal(l.Spec.Command, command)
+		return &PortError{Field: "command", Port: p, Service: u.Service, Held: u.Listening, Same: same}
+	}
+	return nil
 }
 
 // free reports whether the port can be listened on, on every address.

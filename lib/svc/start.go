@@ -75,6 +75,9 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err := o.Spec.Check(); err != nil {
 		return nil, err
 	}
+	if err := portsHeld(o.Home, o.Spec.Command); err != nil {
+		return nil, err // started, it could not listen
+	}
 	if o.Monitor == "" {
 		var err error
 		if o.Monitor, err = MonitorBinary(); err != nil {
@@ -162,6 +165,20 @@ func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	return w.wait(ctx, releaseOnStarted(readReports(launch.reports), release))
 }
 
+// Resolved is s as Start records it for a service of the worktree t
+// (nil: none) given port (0: none): what a recorded spec is compared
+// with, since the recorded one has SVC_WORKTREE, SVC_SLOT and the port
+// in place.
+func (s Spec) Resolved(t *WorktreeTag, port int) Spec {
+	if t != nil {
+		s = s.withWorktree(t)
+	}
+	if port > 0 {
+		s = s.withPort(port)
+	}
+	return s
+}
+
 // withPort gives the spec its --port, also in place of {port} in the
 // readiness URL and command and in the environment's values (the monitor
 // puts it in the command's arguments).
@@ -229,7 +246,7 @@ func taken(d Dir) error {
 	case err != nil && Supervised(d), err == nil && l.Supervised:
 		return &TakenError{Name: d.Name}
 	case err == nil && l.Status.Live():
-		return &TakenError{Name: d.Name, PID: l.PID}
+		return &TakenError{Name: d.Name, PID: l.State.PID}
 	}
 	return nil
 }
@@ -361,6 +378,9 @@ func (w *startWait) withState() *StartResult {
 		}
 		if s.PID != 0 {
 			res.PID = s.PID
+		}
+		if s.ServerPID != 0 && s.Status.Live() && proc.Alive(proc.Info{PID: s.ServerPID, Start: s.ServerStart}) {
+			res.PID = s.ServerPID
 		}
 		if res.Port == 0 {
 			res.Port = s.Port

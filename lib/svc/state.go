@@ -67,6 +67,12 @@ type State struct {
 	// with a random part (NewSocketName); a state written before there
 	// was one has none, and its monitor answers on Dir.legacySocket.
 	Socket string `json:"socket,omitempty"`
+	// ServerPID is the process of the service's tree that holds the
+	// listening socket it was found ready on, when that is not PID (a
+	// server /bin/sh -c started): the pid shown, while PID stays the one
+	// stops and liveness go by.
+	ServerPID   int    `json:"serverPid,omitempty"`
+	ServerStart uint64 `json:"serverPidStart,omitempty"`
 	// Followed is set when the command exited 0 and left a daemon, which
 	// is then the service: PID and PIDStart are the daemon's.
 	Followed *Followed `json:"followed,omitempty"`

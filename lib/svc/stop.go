@@ -151,7 +151,7 @@ func stopOrphan(d Dir, grace time.Duration) (*StopReport, error) {
 		return nil, err
 	}
 	// Identity first: the recorded pid must still have its start time.
-	if !l.Status.Live() || !proc.Alive(proc.Info{PID: l.PID, Start: l.PIDStart}) {
+	if !l.Status.Live() || !proc.Alive(proc.Info{PID: l.State.PID, Start: l.PIDStart}) {
 		return notRunning(d.Name, Stopped), nil
 	}
 	if grace <= 0 {
@@ -160,7 +160,7 @@ func stopOrphan(d Dir, grace time.Duration) (*StopReport, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	rep := &StopReport{Name: d.Name, LadderReport: proc.LadderFrom(l.PID, l.Spec.Signal(), grace), Status: Stopped,
+	rep := &StopReport{Name: d.Name, LadderReport: proc.LadderFrom(l.State.PID, l.Spec.Signal(), grace), Status: Stopped,
 		Note: "its monitor was gone; stopped by pid and start time"}
 	now := time.Now()
 	s := l.State

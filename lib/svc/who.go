@@ -78,8 +78,8 @@ func serviceOf(rows []*Listing, pid int) *Listing {
 		if !l.Status.Live() {
 			continue
 		}
-		if l.PID > 0 {
-			roots[l.PID] = l
+		if l.State.PID > 0 {
+			roots[l.State.PID] = l
 		}
 		if l.MonitorPID > 0 {
 			roots[l.MonitorPID] = l

@@ -129,6 +129,9 @@ type Report struct {
 	Event Event  `json:"event"`
 	Error string `json:"error,omitempty"`
 	PID   int    `json:"pid,omitempty"`
+	// Server (ready): the process holding the listening socket readiness
+	// came from, when known.
+	Server int `json:"server,omitempty"`
 	Endpoint
 	By      string  `json:"by,omitempty"`
 	Warning string  `json:"warning,omitempty"`

@@ -18,6 +18,13 @@ func Registry(home string) registry.Home {
 	return registry.Home{Dir: home, Ready: func() error { return ensureHome(home) }}
 }
 
+// CheckoutTop is the top directory of the git checkout dir (absolute)
+// is in; ok is false outside git.
+func CheckoutTop(dir string) (top string, ok bool) {
+	top, _, _, ok = registry.FindGit(dir)
+	return top, ok
+}
+
 // ReservePorts gives the worktree of dir (or dir itself, outside git) a
 // block of n consecutive ports, 1 to 1000, the same for as long as it is
 // listed: ports another worktree reserved, or that cannot be listened on

@@ -16,6 +16,9 @@ func fakeRepo(t *testing.T, linked ...string) (root string, dirs []string) {
 	root = t.TempDir()
 	main := filepath.Join(root, "shop")
 	must(t, os.MkdirAll(filepath.Join(main, ".git", "worktrees"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(main, ".git", "objects"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(main, ".git", "refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(main, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	for _, name := range linked {
 		gd := filepath.Join(main, ".git", "worktrees", name)
 		must(t, os.MkdirAll(gd, 0o755))

@@ -355,16 +355,35 @@ func (m *monitor) becameReady(r readyReport) {
 	}
 	now := r.at
 	rep := r.Report
+	rep.PID = m.cur.main().PID()
+	server := m.server(rep)
 	m.rec.set(func(s *svc.State) {
 		if s.Status == svc.Starting || s.Status == svc.Running {
 			s.Status, s.URL, s.Port, s.Ports, s.ReadyBy, s.ReadyAt = svc.Ready, rep.URL, rep.Port, rep.Ports, rep.By, &now
 			s.Warning = rep.Warning
 			s.PortPreoccupied, s.PortHolder = false, ""
+			s.ServerPID, s.ServerStart = server.PID, server.Start
 		}
 		rep.Restarts, rep.Followed = s.Restarts, s.Followed
 	})
-	rep.PID = m.cur.main().PID()
+	if server.PID != 0 {
+		rep.PID = server.PID
+	}
 	m.send(rep)
+}
+
+// server is the process that holds the listening socket a ready report
+// came from, when it is not the service's own (a server /bin/sh -c
+// started and waits for): the pid every face shows from then on.
+func (m *monitor) server(rep svc.Report) proc.Info {
+	if rep.Server == 0 || rep.Server == rep.PID {
+		return proc.Info{}
+	}
+	p, err := proc.Stat(rep.Server)
+	if err != nil {
+		return proc.Info{}
+	}
+	return p
 }
 
 // endLaunch stops what an ended launch left in its tree, waits for its output
@@ -422,7 +441,9 @@ func (m *monitor) relaunch() error {
 	}
 	m.cur = r
 	info, _ := proc.Stat(r.child.PID())
-	m.rec.set(func(s *svc.State) { s.PID, s.PIDStart, s.Error = r.child.PID(), info.Start, "" })
+	m.rec.set(func(s *svc.State) {
+		s.PID, s.PIDStart, s.Error, s.ServerPID, s.ServerStart = r.child.PID(), info.Start, "", 0, 0
+	})
 	return nil
 }
 

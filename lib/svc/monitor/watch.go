@@ -79,8 +79,8 @@ func (w *watch) decide() {
 	case spec.ReadyCmd != "":
 		w.poll(100*time.Millisecond, 100*time.Millisecond, w.commandSucceeds, svc.Report{By: "command"})
 	default:
-		if cmdline.Classify(cmdline.ShellLine(spec.Command)) == cmdline.Watcher {
-			w.running() // a watcher is running at once; it is ready if it listens later
+		if cmdline.RunsAtOnce(cmdline.ShellLine(spec.Command)) {
+			w.running() // a watcher or a loop is running at once; it is ready if it listens later
 		}
 		w.byListening()
 	}
@@ -294,7 +294,7 @@ func (w *watch) listening(tree *ready.Listens, ls []sockdiag.Listener, since tim
 		if u, ok := urlOn(*printed, l.Port); ok { // printed while svc asked
 			url, by = u, "output"
 		}
-		return svc.Report{Endpoint: svc.Endpoint{URL: url, Port: l.Port, Ports: ports}, By: by, Warning: warning}, l.Inode, isReady
+		return svc.Report{Endpoint: svc.Endpoint{URL: url, Port: l.Port, Ports: ports}, By: by, Warning: warning, Server: holder}, l.Inode, isReady
 	}
 	// A server most often prints its URL just after listen(): a few
 	// milliseconds for it spare the server a probe request in its log.

@@ -458,6 +458,10 @@ func portValue(v any) (string, error) {
 		if v == svc.PortAuto {
 			return v, nil
 		}
+		if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= 65535 {
+			return "", fmt.Errorf("port %q is a string: write the number without quotes (port = %d)", v, n)
+		}
+		return "", fmt.Errorf(`port is "auto" or a number from 1 to 65535, not %q`, v)
 	case int64:
 		if v >= 1 && v <= 65535 {
 			return strconv.FormatInt(v, 10), nil

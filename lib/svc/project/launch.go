@@ -223,6 +223,66 @@ func jsonc(b []byte) []byte {
 	return out
 }
 
+// NotFoundError is a project looked for and not found: no project file
+// in Dir nor in any directory above it up to Top (the git checkout's
+// top; Dir itself outside git).
+type NotFoundError struct {
+	Dir, Top string
+}
+
+func (e *NotFoundError) Error() string {
+	where := e.Dir
+	if e.Top != e.Dir {
+		where += " or above it up to " + e.Top
+	}
+	return fmt.Sprintf("no svc.toml, Procfile, %s or %s in %s", LaunchFile, ConductorFile, where)
+}
+
+// Locate is the directory of the project dir (absolute) is in: dir, or
+// the nearest above it that has a project file or that known says is a
+// project's (nil: none is), looking no higher than the top of dir's git
+// checkout, as git and docker compose look for theirs. Outside git only
+// dir is looked in: with no checkout to stop at, a stray svc.toml in /tmp
+// or a home directory would be every directory's below it. A
+// *NotFoundError when there is none.
+func Locate(dir string, known func(dir string) bool) (string, error) {
+	dir = filepath.Clean(dir)
+	top, ok := svc.CheckoutTop(dir)
+	if !ok {
+		top = dir
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if hasProjectFile(d) || known != nil && known(d) {
+			return d, nil
+		}
+		if d == top || d == filepath.Dir(d) {
+			return "", &NotFoundError{Dir: dir, Top: d}
+		}
+	}
+}
+
+// hasProjectFile reports whether dir has a file svc up reads.
+func hasProjectFile(dir string) bool {
+	for _, name := range []string{"svc.toml", "Procfile", LaunchFile, ConductorFile} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// FindNearest is FindAll of the project dir is in (Locate), or of the
+// file given.
+func FindNearest(given, dir string) ([]string, error) {
+	if given == "" {
+		var err error
+		if dir, err = Locate(dir, nil); err != nil {
+			return nil, err
+		}
+	}
+	return FindAll(given, dir)
+}
+
 // FindAll is the files svc up reads in dir: the one given, else svc.toml
 // (or a Procfile when there is none) and .claude/launch.json and
 // conductor.json, those of them that exist.
@@ -240,7 +300,7 @@ func FindAll(given, dir string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no svc.toml, Procfile, %s or %s in %s", LaunchFile, ConductorFile, dir)
+		return nil, &NotFoundError{Dir: dir, Top: dir}
 	}
 	return out, nil
 }

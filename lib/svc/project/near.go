@@ -25,11 +25,24 @@ func knownKeys(depth int) []string {
 	return keys
 }
 
+// serviceAliases are a service's keys by the names other tools give
+// them (docker compose, Procfile managers, systemd), which no edit
+// distance finds: cmd is one letter from cwd, but meant command.
+var serviceAliases = map[string]string{
+	"cmd": "command", "exec": "command", "run": "command", "script": "command",
+	"dir": "cwd", "workdir": "cwd", "working_dir": "cwd", "directory": "cwd",
+	"environment": "env", "env_files": "env_file", "ports": "port",
+	"needs": "depends_on", "after": "depends_on", "requires": "depends_on",
+}
+
 // suggestion is the key an unknown key path most likely meant at its
 // first part svc.toml does not have, or "".
 func suggestion(path []string) string {
 	for i, k := range path {
 		if known := knownKeys(i + 1); known != nil && !slices.Contains(known, k) {
+			if a, ok := serviceAliases[k]; ok && i == 2 {
+				return a
+			}
 			return closest(k, known)
 		}
 	}

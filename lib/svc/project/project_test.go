@@ -1,6 +1,7 @@
 package project
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +254,41 @@ depends_on = { loop = "started" }
 		if got := awaited(d, f.Services); got != want[d.Name] {
 			t.Errorf("%s: awaited %v, want %v", d.Name, got, want[d.Name])
 		}
+	}
+}
+
+// Locate looks above a directory for the project, no higher than its git
+// checkout's top, and outside git not at all.
+func TestLocate(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	for _, d := range []string{".git/objects", ".git/refs", "src/deep", "app/src"} {
+		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"../svc.toml", ".git/HEAD", "svc.toml", "app/Procfile"} {
+		if err := os.WriteFile(filepath.Join(repo, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for from, want := range map[string]string{"src/deep": repo, "app/src": filepath.Join(repo, "app"), ".": repo} {
+		if got, err := Locate(filepath.Join(repo, from), nil); err != nil || got != want {
+			t.Errorf("Locate(%s) = %q, %v; want %q", from, got, err, want)
+		}
+	}
+	os.Remove(filepath.Join(repo, "svc.toml"))
+	_, err := Locate(filepath.Join(repo, "src/deep"), nil)
+	if nf := (*NotFoundError)(nil); !errors.As(err, &nf) || nf.Top != repo {
+		t.Errorf("above the checkout's top: %v", err)
+	}
+	known := func(d string) bool { return d == filepath.Join(repo, "src") }
+	if got, _ := Locate(filepath.Join(repo, "src/deep"), known); got != filepath.Join(repo, "src") {
+		t.Errorf("a known project's directory: %q", got)
+	}
+	outside := filepath.Join(root, "plain", "sub")
+	os.MkdirAll(outside, 0o755)
+	if _, err := Locate(outside, nil); err == nil || !strings.HasSuffix(err.Error(), "in "+outside) {
+		t.Errorf("outside git: %v", err)
 	}
 }

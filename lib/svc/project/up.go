@@ -333,7 +333,7 @@ func (u *Up) walk(ctx context.Context, n *node, nodes []*node) {
 	n.res.Up = n.final != nil && isUp(n.def, n.final)
 	n.res.Worker = n.final != nil && !n.def.Oneshot && !n.awaited &&
 		(n.final.Status == svc.Running || n.final.Status == svc.Starting)
-	n.res.Watcher = n.res.Worker && cmdline.Classify(cmdline.ShellLine(n.def.Command)) == cmdline.Watcher
+	n.res.Watcher = n.res.Worker && cmdline.RunsAtOnce(cmdline.ShellLine(n.def.Command))
 	u.report(n)
 }
 
@@ -512,7 +512,7 @@ func decide(l *svc.Listing, spec svc.Spec) (action, reason string) {
 // changed names the parts of a definition that differ: never values,
 // which may be secrets.
 func changed(old, new svc.Spec) []string {
-	new = new.WithDefaults()
+	new = new.WithDefaults().Resolved(old.Worktree, old.Port)
 	var out []string
 	add := func(diff bool, what string) {
 		if diff {

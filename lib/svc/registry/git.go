@@ -26,15 +26,31 @@ func FindGit(dir string) (top, repo string, main, ok bool) {
 		g := filepath.Join(d, ".git")
 		st, err := os.Stat(g)
 		switch {
-		case err == nil && st.IsDir():
+		case err == nil && st.IsDir() && isGitDir(g):
 			return d, g, true, true
-		case err == nil:
+		case err == nil && !st.IsDir():
 			return linkedGit(d, g)
 		}
 		if d == filepath.Dir(d) {
 			return "", "", false, false
 		}
 	}
+}
+
+// isGitDir reports whether g is a repository's directory as git tells
+// one (setup.c's is_git_directory): HEAD, objects/ and refs/ in it. An
+// empty .git another program made is not, and git looks above it.
+func isGitDir(g string) bool {
+	for _, p := range []struct {
+		name string
+		dir  bool
+	}{{"HEAD", false}, {"objects", true}, {"refs", true}} {
+		st, err := os.Stat(filepath.Join(g, p.name))
+		if err != nil || st.IsDir() != p.dir {
+			return false
+		}
+	}
+	return true
 }
 
 // linkedGit is the checkout at top whose .git, g, is a file.

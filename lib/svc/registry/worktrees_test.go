@@ -15,6 +15,9 @@ func fakeRepo(t *testing.T, linked ...string) (root string, dirs []string) {
 	root = t.TempDir()
 	main := filepath.Join(root, "shop")
 	must(t, os.MkdirAll(filepath.Join(main, ".git", "worktrees"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(main, ".git", "objects"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(main, ".git", "refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(main, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	for _, name := range linked {
 		gd := filepath.Join(main, ".git", "worktrees", name)
 		must(t, os.MkdirAll(gd, 0o755))
@@ -132,5 +135,20 @@ func TestWorktreesFileAsHomesHaveIt(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(h.Dir, ".worktrees.json"))
 	if want := `[{"top":"/src/shop","repo":"/src/shop/.git","main":true,"slug":"shop","slot":0}]` + "\n"; string(b) != want {
 		t.Errorf("written back %q, want %q", b, want)
+	}
+}
+
+// An empty .git directory (another program's, in a shared directory) is
+// not a checkout: git looks above it, and so does FindGit.
+func TestEmptyGitDirIsNotACheckout(t *testing.T) {
+	main, _ := fakeRepo(t)
+	sub := filepath.Join(main, "tmp", "app")
+	must(t, os.MkdirAll(filepath.Join(main, "tmp", ".git"), 0o755))
+	must(t, os.MkdirAll(sub, 0o755))
+	if top, _, _, ok := FindGit(sub); !ok || top != main {
+		t.Errorf("below an empty .git: %q %v, want %q", top, ok, main)
+	}
+	if _, _, _, ok := FindGit(t.TempDir()); ok {
+		t.Error("outside git: a checkout")
 	}
 }

@@ -34,7 +34,7 @@ func (v *Verbs) load(given string) (*project.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	paths, err := project.FindAll(given, cwd)
+	paths, err := project.FindNearest(given, cwd)
 	if err != nil {
 		return nil, "", cli.WithHint(cli.Usagef("%v", err), "write a svc.toml or a Procfile there, or give one with -f FILE")
 	}
@@ -232,8 +232,8 @@ func (v *Verbs) Down(a DownArgs) error {
 		}
 	}
 	switch {
-	case proj == "" && len(a.Names) > 0:
-		return cli.Usagef("svc up never ran in %s", dir)
+	case proj == "" && (len(a.Names) > 0 || archive == nil):
+		return cli.Usagef("nothing to stop: svc up never ran in %s", dir)
 	case proj == "":
 		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
 	default:
@@ -287,10 +287,20 @@ func (v *Verbs) archive(f *project.File, dir string) error {
 	return nil
 }
 
-// projectDir is the project's directory: the given file's, else this one.
+// projectDir is the project's directory: the given file's, else the
+// nearest one at or above this one (within its git checkout) with a
+// project file or a project svc up started, else this one.
 func (v *Verbs) projectDir(file string) (string, error) {
 	if file == "" {
-		return os.Getwd()
+		cwd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		known := func(d string) bool { p, _ := svc.Registry(v.Home).FindProject(d); return p != "" }
+		if dir, err := project.Locate(cwd, known); err == nil {
+			return dir, nil
+		}
+		return cwd, nil
 	}
 	abs, err := filepath.Abs(file)
 	return filepath.Dir(abs), err

@@ -32,6 +32,10 @@ func word(err error) error {
 		return cli.WithHint(cli.Usagef("%v", err), fmt.Sprintf("svc stop %s, or choose another --name", taken.Name))
 	case errors.As(err, &field):
 		return wordField(field)
+	case errors.As(err, &port) && port.Field == "command" && port.Same:
+		return cli.Usagef("%v: svc restart %s?", err, port.Service)
+	case errors.As(err, &port) && port.Field == "command":
+		return cli.WithHint(cli.Usagef("%v", err), fmt.Sprintf("svc stop %s, or give the command another port", port.Service))
 	case errors.As(err, &port) && port.Field == "readyPort":
 		return cli.WithHint(cli.Usagef("%v", err), "stop that process, choose another port, or svc start --force to start anyway")
 	case errors.As(err, &port) && port.Service == "":
