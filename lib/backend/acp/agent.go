@@ -427,4 +427,3 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 	}
 	return cancelled, nil
 }
-
