@@ -1,0 +1,257 @@
+package peers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentry/agentry/lib/await"
+	"github.com/agentry/agentry/lib/hostclient"
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
+	"github.com/agentry/agentry/tests/acpclient"
+)
+
+// acpAgentPeer is an ACP agent agent-host --backend acp runs: its argv
+// and environment, a prompt that has it write file in its working copy
+// (asking first), and one that has it run a command that holds the turn.
+type acpAgentPeer struct {
+	argv  []string
+	env   []string
+	write string
+	file  string
+	hold  string
+	// holding says the held command runs (its process is there).
+	holding func() bool
+}
+
+func hostBin() string { return filepath.Join(filepath.Dir(runagentBin), "agent-host") }
+
+// hostWithACP starts agent-host --backend acp -- argv through the
+// subprocess client.
+func hostWithACP(t *testing.T, p acpAgentPeer) hostclient.Client {
+	t.Helper()
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: hostBin(),
+		Args: append([]string{"--backend", "acp", "--interrupt-grace", "3s", "--"}, p.argv...), Env: p.env, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx, "peers", nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func acpTurn(t *testing.T, c hostclient.Client, runID string, p protocol.ChatRunParams) ([]protocol.AgentEvent, *protocol.RunDone) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	r, err := c.RunTurn(ctx, runID, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, done, err := r.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, done
+}
+
+func kinds(evs []protocol.AgentEvent) string {
+	var ks []string
+	for _, ev := range evs {
+		k := ev.Type
+		if ev.Error != nil {
+			k += ":" + ev.Error.Code + ":" + ev.Error.Message
+		}
+		ks = append(ks, k)
+	}
+	return strings.Join(ks, " ")
+}
+
+// acpBackendScenario is the tests against one agent: level 1
+// stops the write, level 2 lets it happen, an ask level puts it to the
+// daemon whose answer decides, and SIGTERM mid-turn leaves nothing of the
+// agent's tree.
+func acpBackendScenario(t *testing.T, p acpAgentPeer) {
+	c := hostWithACP(t, p)
+	work := t.TempDir()
+	file := filepath.Join(work, p.file)
+	chat := 0
+	params := func(level int) protocol.ChatRunParams {
+		chat++
+		return protocol.ChatRunParams{ChatID: fmt.Sprint("c", chat), Prompt: p.write, Workspace: work, Level: level}
+	}
+
+	t.Run("level 1", func(t *testing.T) {
+		os.Remove(file)
+		evs, done := acpTurn(t, c, "r1", params(1))
+		if _, err := os.Stat(file); err == nil {
+			t.Errorf("%s written at level 1: %s", p.file, kinds(evs))
+		}
+		t.Logf("level 1: %s %s", done.StopReason, kinds(evs))
+	})
+	t.Run("level 2", func(t *testing.T) {
+		os.Remove(file)
+		evs, done := acpTurn(t, c, "r2", params(2))
+		if _, err := os.Stat(file); err != nil || done.StopReason != protocol.StopCompleted {
+			t.Errorf("level 2: %s %v: %s", done.StopReason, err, kinds(evs))
+		}
+	})
+	for _, answer := range []string{"allow", "deny"} {
+		t.Run("ask "+answer, func(t *testing.T) {
+			os.Remove(file)
+			pp := params(2)
+			pp.Permissions = protocol.PermissionsAsk
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			r, err := c.RunTurn(ctx, "r-"+answer, pp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case q := <-r.Asks():
+				if q == nil {
+					evs, done, _ := r.Collect(ctx)
+					t.Fatalf("ended without asking: %+v %s", done, kinds(evs))
+				}
+				if err := c.AnswerPermission(ctx, "r-"+answer, q.RequestID, hostclient.Answer{Decision: answer}); err != nil {
+					t.Fatal(err)
+				}
+			case <-ctx.Done():
+				t.Fatal("no permission request")
+			}
+			evs, done, err := r.Collect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(file)
+			if (statErr == nil) != (answer == "allow") {
+				t.Errorf("%s: %s exists %v; %s %s", answer, p.file, statErr == nil, done.StopReason, kinds(evs))
+			}
+		})
+	}
+	c.Close()
+	t.Run("SIGTERM mid-turn", func(t *testing.T) { acpSIGTERM(t, p) })
+}
+
+// acpSIGTERM starts agent-host on a turn that holds, and once the held
+// command runs, sends it SIGTERM: within 3 s nothing of its tree is left.
+func acpSIGTERM(t *testing.T, p acpAgentPeer) {
+	work := t.TempDir()
+	cmd := exec.Command(hostBin(), append([]string{"--backend", "acp", "--drain-timeout", "1ms", "--interrupt-grace", "1s", "--"}, p.argv...)...)
+	cmd.Env, cmd.Dir = p.env, t.TempDir()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	run, _ := json.Marshal(map[string]any{"type": "run_turn", "id": "t1", "runId": "r1",
+		"params": map[string]any{"chatId": "c1", "prompt": p.hold, "workspace": work, "level": 2}})
+	fmt.Fprintf(stdin, "{\"type\":\"hello\",\"id\":\"h1\",\"protocol\":1}\n%s\n", run)
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var tree []int
+	ok := await.Until(90*time.Second, func() bool {
+		tree = proc.Descendants(cmd.Process.Pid)
+		return p.holding()
+	})
+	if !ok {
+		t.Fatalf("the held command never ran; tree %v", tree)
+	}
+	tree = proc.Descendants(cmd.Process.Pid)
+	began := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	var left []int
+	for _, pid := range tree {
+		if !await.Until(3*time.Second-time.Since(began), func() bool { return gone(pid) }) {
+			left = append(left, pid)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("%d of the agent's tree of %d %v left 3 s after SIGTERM: %v", len(left), len(tree), tree, left)
+		killTree(left)
+	}
+	if p.holding() {
+		t.Error("the held command still runs")
+	}
+	t.Logf("SIGTERM: the tree of %d processes was gone after %v", len(tree), time.Since(began))
+	_ = cmd.Wait()
+}
+
+func fakeAgentPeer(t *testing.T) acpAgentPeer {
+	sdk := acpclient.SDK()
+	if sdk == "" {
+		t.Skip("no @agentclientprotocol/sdk in $AGENTRY_PEERS/acp")
+	}
+	wd, _ := os.Getwd()
+	return acpAgentPeer{
+		argv: []string{"node", filepath.Join(wd, "fakeagent.mjs")}, env: append(os.Environ(), "ACP_SDK="+sdk),
+		write: "RUN", file: "w", hold: "HOLD",
+		holding: func() bool {
+			return len(procsWhere("cmdline", func(f []string) bool { return strings.Join(f, " ") == "sleep 300 " })) > 0
+		},
+	}
+}
+
+// The fake agent on the official SDK: the level's edges, the tripwire and
+// the cost.
+func TestACPBackendFake(t *testing.T) {
+	need(t)
+	p := fakeAgentPeer(t)
+	acpBackendScenario(t, p)
+
+	c := hostWithACP(t, p)
+	work := t.TempDir()
+	t.Run("mode that asks the most, text and cost", func(t *testing.T) {
+		evs, done := acpTurn(t, c, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: "RUN", Workspace: work, Level: 2})
+		text := ""
+		for _, ev := range evs {
+			if ev.Type == protocol.EvText {
+				text = ev.Text
+			}
+		}
+		if text != "mode default; ran it all" {
+			t.Errorf("said %q: %s", text, kinds(evs))
+		}
+		if done.Usage == nil || done.Usage.CostUSD != 0.4 {
+			t.Errorf("usage %+v", done.Usage)
+		}
+	})
+	t.Run("tripwire", func(t *testing.T) {
+		evs, done := acpTurn(t, c, "r2", protocol.ChatRunParams{ChatID: "c2", Prompt: "SNEAK", Workspace: work, Level: 1})
+		l := last(evs)
+		if done.StopReason != protocol.StopError || l.Error == nil || l.Error.Code != "level_violated" || !strings.Contains(l.Error.Message, "Write sneaked.txt") {
+			t.Errorf("an unasked edit at level 1: %s %s", done.StopReason, kinds(evs))
+		}
+		for _, ev := range evs {
+			if ev.Type == protocol.EvTextDelta && strings.Contains(ev.Text, "unasked") {
+				t.Error("what the agent said after the violation was passed on")
+			}
+		}
+		// The next turn of the chat starts another agent.
+		evs, done = acpTurn(t, c, "r3", protocol.ChatRunParams{ChatID: "c2", Prompt: "SAY again", Workspace: work, Level: 2})
+		if done.StopReason != protocol.StopCompleted {
+			t.Errorf("after the tripwire: %s %s", done.StopReason, kinds(evs))
+		}
+	})
+}
