@@ -96,6 +96,7 @@ type agentTree struct {
 	mu     sync.Mutex
 	seen   map[int]proc.Info
 	last   time.Time
+	leader proc.Info // the agent: the oldest of runagent's new children when last looked
 }
 
 func newAgentTree() *agentTree {
@@ -111,9 +112,18 @@ func (t *agentTree) look() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.last = time.Now()
+	var leader proc.Info
+	defer func() {
+		if leader.PID != 0 { // else the agent seen last, which has ended
+			t.leader = leader
+		}
+	}()
 	for _, c := range proc.Children(t.self) {
 		if t.before[c] {
 			continue
+		}
+		if in, err := proc.Stat(c); err == nil && (leader.PID == 0 || in.Start < leader.Start) {
+			leader = in
 		}
 		for _, pid := range append([]int{c}, proc.Descendants(c)...) {
 			if in, err := proc.Stat(pid); err == nil {
@@ -121,6 +131,13 @@ func (t *agentTree) look() {
 			}
 		}
 	}
+}
+
+// agent is the agent's pid as last seen, or 0.
+func (t *agentTree) agent() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.leader.PID
 }
 
 // glance is look, at most every 100 ms.
@@ -163,6 +180,22 @@ func (t *agentTree) end() {
 	proc.WaitGone(left, time.Now().Add(2*time.Second), nil)
 }
 
+// warm is a host agent's preflight: the agent started, initialized, and
+// its session made, before the prompt is sent.
+func warm(ctx context.Context, req Request, w *workspace) error {
+	h, err := w.hostFor(ctx, req, req.Grant)
+	if err == nil {
+		err = h.client.WarmSession(ctx, chatID)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return errStopped
+	case err != nil:
+		return &PreflightError{"starts", req.Grant.Harness + " did not start its session: " + err.Error()}
+	}
+	return nil
+}
+
 // SchemaPrompt is what a prompt to an agent without a schema of its own
 // (ACP) ends with, when the answer must conform to one.
 const SchemaPrompt = "\n\nAnswer with one JSON value, and nothing else (no prose, no code fence), that conforms to this JSON Schema:\n%s\n"
@@ -189,6 +222,10 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	}
 	st := &hostStream{caps: c, events: events}
 	res.waitHosted(ctx, req, w, h, run, st)
+	if w.hosted != nil {
+		h.tree.glance()
+	}
+	res.PID = h.tree.agent()
 	res.DurationMs = proc.Ms(time.Since(start))
 	usage := st.result()
 	usage.DurationMs = res.DurationMs
@@ -230,7 +267,7 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 			if timer != nil && idle != nil {
 				timer.Reset(req.IdleTimeout)
 			}
-			if done != nil {
+			if done != nil && res.StoppedBy == "" {
 				h.tree.glance()
 			}
 			if hit := st.event(e); hit != NoLimit && res.Limit == NoLimit && res.StoppedBy == "" && !res.Stalled {
