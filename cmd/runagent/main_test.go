@@ -20,6 +20,7 @@ var samples = [][]string{
 	{"--level", "1", "--session-id", "11111111-2222-4333-8444-555555555555", "-f", "task.md"},
 	{"-l", "3", "--new-session", "--print-args"},
 	{"grants", "--json"},
+	{"--agent", "acp", "-l", "1", "--max-budget-usd", "0.3", "--", "npx", "some-acp-agent", "--flag"},
 }
 
 // TestGrammar builds the kong grammar and parses samples of every flag.
