@@ -147,3 +147,69 @@ func TestRunagentACPClaudeAgentSIGTERM(t *testing.T) {
 	}
 	t.Logf("%d processes of the agent's tree, all gone in %v", len(tree), time.Since(start))
 }
+
+// The fake agent on the official SDK (fakeagent.mjs) under runagent
+// --agent acp: level 1 rejects its command (no file), level 2 runs it;
+// its $0.40 is over a $0.30 budget (exit 3); its unasked edit at level 1
+// trips the wire (exit 4); and SIGTERM mid-turn leaves none of its tree,
+// the sleep it started and its terminal's included.
+func TestRunagentACPFakeSDK(t *testing.T) {
+	need(t)
+	p := fakeAgentPeer(t)
+	agent := append([]string{"--env-allow", "ACP_SDK", "--"}, p.argv...)
+
+	work := t.TempDir()
+	r := runagentACP(t, p.env, work, "RUN", append([]string{"-l", "1", "--json"}, agent...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"text":"mode default; ran it all"`) || !strings.Contains(r.stdout, `"costUsd":0.4`) {
+		t.Fatalf("level 1: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, "w")); err == nil {
+		t.Fatal("level 1: the command ran")
+	}
+	r = runagentACP(t, p.env, work, "RUN", append([]string{"-l", "2", "--max-budget-usd", "0.30", "--json"}, agent...)...)
+	if r.code != 3 || !strings.Contains(r.stdout, `"limit":"--max-budget-usd"`) {
+		t.Fatalf("level 2 over budget: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, "w")); err != nil {
+		t.Fatal("level 2: the command did not run")
+	}
+	r = runagentACP(t, p.env, work, "SNEAK", append([]string{"-l", "1", "--json"}, agent...)...)
+	if r.code != 4 || !strings.Contains(r.stdout, `"violation":true`) || !strings.Contains(r.stdout, "Write sneaked.txt") {
+		t.Fatalf("the tripwire: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+
+	f := filepath.Join(t.TempDir(), "prompt")
+	os.WriteFile(f, []byte("HOLD"), 0o600)
+	cmd := exec.Command(runagentBin, append([]string{"--agent", "acp", "-l", "2", "-f", f}, agent...)...)
+	cmd.Env, cmd.Dir = p.env, t.TempDir()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var tree []proc.Info
+	if !await.Until(30*time.Second, p.holding) {
+		t.Fatalf("the held command never ran; stderr %s", errb.String())
+	}
+	for _, pid := range proc.Descendants(cmd.Process.Pid) {
+		if in, err := proc.Stat(pid); err == nil {
+			tree = append(tree, in)
+		}
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatalf("runagent did not end within 3s of SIGTERM; stderr %s", errb.String())
+	}
+	if left := proc.WaitGone(tree, start.Add(3*time.Second), nil); len(left) > 0 || p.holding() {
+		t.Fatalf("3s after SIGTERM these of the agent's %d processes still run: %+v (held command: %v)", len(tree), left, p.holding())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Errorf("exit %d, want 143; stderr %s", code, errb.String())
+	}
+}
