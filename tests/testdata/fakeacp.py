@@ -11,6 +11,7 @@ stdio). Each line of a prompt is a command:
                    DIR/sleep.pid, stream, and wait for session/cancel
   DIE FLAG         the first time (FLAG absent): create FLAG and die mid-turn
   TOOLS N          report N tool calls of kind read, each completed
+  SPAWN N          leave a grandchild `sleep N` running (in its group)
 
 Every turn appends "turn N session S" to turns.log in its working directory.
 A prompt with none of these commands is answered "continued".
@@ -130,6 +131,8 @@ def prompt(msg):
                 cid = "%s-%d" % (tcid, i)
                 update(sid, {"sessionUpdate": "tool_call", "toolCallId": cid, "title": "look %d" % i, "kind": "read", "status": "in_progress"})
                 done(sid, cid, "completed", "looked")
+        elif word == "SPAWN":
+            subprocess.Popen(["sleep", arg])
         elif word == "HANG":
             sleeper = subprocess.Popen(["sleep", "6917"])
             with open(os.path.join(arg, "sleep.pid"), "w") as f:
