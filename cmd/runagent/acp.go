@@ -30,7 +30,7 @@ func acpAgent() *agentrun.HostAgent {
 // after --, its prompt comes from -f or standard input, and the flags
 // that set what an ACP agent has no way to be told are refused.
 func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
-	o := grant.Options{Level: c.Level, Harness: agentrun.ACP}
+	o := grant.Options{Level: c.Level, Harness: agentrun.ACP, Resume: c.Resume}
 	if len(c.Prompt) == 0 {
 		return o, nil, cli.WithHint(cli.Usagef("--agent acp needs the agent's command after --"),
 			"runagent --agent acp -l N -- CMD [ARG...]; the prompt comes from -f FILE or standard input")
@@ -43,7 +43,7 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 		flag string
 	}{
 		{c.ToolsURL != "", "--tools-url"}, {c.Model != "", "--model"}, {c.SessionID != "", "--session-id"},
-		{c.Resume != "", "--resume"}, {c.NewSession, "--new-session"}, {c.CodexConfig != "", "--codex-config"},
+		{c.NewSession, "--new-session"}, {c.CodexConfig != "", "--codex-config"},
 		{c.Price != "", "--price"}, {c.Effort != "", "--effort"}, {c.AppendSystemPrompt != "", "--append-system-prompt"},
 		{c.Services, "--services"}, {c.PidFile != "", "--pid-file"},
 	}

@@ -103,7 +103,7 @@ type runCmd struct {
 	ToolsURL           string        `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
 	Model              string        `help:"The model." placeholder:"MODEL"`
 	SessionID          string        `help:"Start a claude session with this UUID." placeholder:"UUID"`
-	Resume             string        `help:"Continue a claude session or a codex thread." placeholder:"ID"`
+	Resume             string        `help:"Continue a claude session, a codex thread, or an ACP agent's session (where it can load one)." placeholder:"ID"`
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`

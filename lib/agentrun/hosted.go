@@ -3,6 +3,7 @@ package agentrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -37,6 +38,10 @@ type HostAgent struct {
 	Violation string
 }
 
+// ErrCannotResume is a host agent that could not take up the session a
+// run was to continue.
+var ErrCannotResume = errors.New("agentrun: the agent could not take up the session")
+
 // chatID is the one chat of a run's host: its attempts are its turns.
 const chatID = "runagent"
 
@@ -58,9 +63,10 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 	tree := newAgentTree()
 	env := host.Env{Environ: w.env, Stderr: tail}
 	var openErr error
+	var backend host.Backend
 	factory := func(string, json.RawMessage) (host.Backend, error) {
 		b, err := req.Host.Open(g.Argv, g.Level, w.dir, env)
-		openErr = err
+		openErr, backend = err, b
 		return b, err
 	}
 	c := hostclient.InProcess(host.Options{Backend: ACP, Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, nil)
@@ -72,6 +78,17 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
 	w.hosted = &hosted{client: c, stderr: tail, tree: tree}
+	if id := req.Options.Resume; id != "" {
+		// The session to continue, taken up before the first turn: the
+		// backend's own request, which protocol v1 has none for.
+		loader, ok := backend.(host.SessionLoader)
+		if !ok {
+			return nil, &StartError{Reason: g.Harness + " cannot take up a session", Err: ErrCannotResume}
+		}
+		if _, err := loader.LoadSession(ctx, chatID, id, w.dir); err != nil {
+			return nil, &StartError{Reason: "could not take up session " + id + ": " + err.Error(), Err: ErrCannotResume}
+		}
+	}
 	return w.hosted, nil
 }
 
