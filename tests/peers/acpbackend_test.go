@@ -31,6 +31,9 @@ type acpAgentPeer struct {
 	hold  string
 	// holding says the held command runs (its process is there).
 	holding func() bool
+	// unasked: the agent runs its commands without asking, and an ask
+	// level's tripwire ends the turn instead.
+	unasked bool
 }
 
 func hostBin() string { return filepath.Join(filepath.Dir(runagentBin), "agent-host") }
@@ -40,7 +43,12 @@ func hostBin() string { return filepath.Join(filepath.Dir(runagentBin), "agent-h
 func hostWithACP(t *testing.T, p acpAgentPeer) hostclient.Client {
 	t.Helper()
 	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: hostBin(),
-		Args: append([]string{"--backend", "acp", "--interrupt-grace", "3s", "--"}, p.argv...), Env: p.env, Dir: t.TempDir()})
+		Args: append([]string{"--backend", "acp", "--interrupt-grace", "3s", "--log-level", "debug", "--"}, p.argv...), Env: p.env, Dir: t.TempDir(),
+		Notice: func(m protocol.Msg) {
+			if l, ok := m.(*protocol.Log); ok {
+				t.Logf("agent-host: %s %s", l.Level, l.Msg)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +108,24 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 		if _, err := os.Stat(file); err == nil {
 			t.Errorf("%s written at level 1: %s", p.file, kinds(evs))
 		}
+		if l := last(evs); p.unasked && (l.Error == nil || l.Error.Code != "level_violated") {
+			t.Errorf("the agent's unasked command at level 1 did not trip the wire: %s", kinds(evs))
+		}
 		t.Logf("level 1: %s %s", done.StopReason, kinds(evs))
+		for _, ev := range evs {
+			if ev.Type == protocol.EvToolCall || ev.Type == protocol.EvToolResult {
+				t.Logf("%s %s %s", ev.Type, ev.Input, ev.Output)
+			}
+		}
 	})
 	t.Run("level 2", func(t *testing.T) {
 		os.Remove(file)
 		evs, done := acpTurn(t, c, "r2", params(2))
 		if _, err := os.Stat(file); err != nil || done.StopReason != protocol.StopCompleted {
 			t.Errorf("level 2: %s %v: %s", done.StopReason, err, kinds(evs))
+			for _, ev := range evs {
+				t.Logf("%s %s %s", ev.Type, ev.Input, ev.Output)
+			}
 		}
 	})
 	for _, answer := range []string{"allow", "deny"} {
@@ -119,6 +138,19 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 			r, err := c.RunTurn(ctx, "r-"+answer, pp)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if p.unasked {
+				evs, done, err := r.Collect(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l := last(evs); done.StopReason != protocol.StopError || l.Error == nil || l.Error.Code != "level_violated" {
+					t.Errorf("an unasked command at an ask level: %s %s", done.StopReason, kinds(evs))
+				}
+				if _, err := os.Stat(file); err == nil {
+					t.Errorf("%s written", p.file)
+				}
+				return
 			}
 			select {
 			case q := <-r.Asks():
@@ -253,5 +285,49 @@ func TestACPBackendFake(t *testing.T) {
 		if done.StopReason != protocol.StopCompleted {
 			t.Errorf("after the tripwire: %s %s", done.StopReason, kinds(evs))
 		}
+	})
+}
+
+func acpAdapter(t *testing.T, rel string) string {
+	sdk := acpclient.SDK()
+	if sdk == "" {
+		t.Skip("no ACP adapters in $AGENTRY_PEERS/acp")
+	}
+	return filepath.Join(sdk, "node_modules", rel)
+}
+
+// sleeping: the held command, python3 sleeping 4817 s, runs.
+func sleeping() bool {
+	return len(procsWhere("cmdline", func(f []string) bool { return strings.Contains(strings.Join(f, " "), "time.sleep(4817)") })) > 0
+}
+
+// claude-agent-acp (pinned), on the pinned claude, against the fake
+// Anthropic API: it asks before its Bash runs, in its "default" mode.
+func TestACPBackendClaude(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "CLAUDE_CODE_EXECUTABLE="+claudeBin)
+	acpBackendScenario(t, acpAgentPeer{
+		argv: []string{"node", acpAdapter(t, "@zed-industries/claude-agent-acp/dist/index.js")}, env: env,
+		write: writeCall, file: "out.txt",
+		hold:    `CALL Bash {"command":"python3 -c 'import time; time.sleep(4817)'","description":"wait"}`,
+		holding: sleeping,
+	})
+}
+
+// codex-acp (pinned), on its own codex, against the fake OpenAI API; its
+// sandbox needs a bwrap on PATH, which the pinned codex ships.
+func TestACPBackendCodex(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	bwrap := filepath.Join(filepath.Dir(filepath.Dir(codexBin)), "codex-resources")
+	env := append(codexEnv(t, api), "PATH="+bwrap+":"+os.Getenv("PATH"))
+	acpBackendScenario(t, acpAgentPeer{
+		argv: []string{acpAdapter(t, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env: env,
+		write:   `CALL exec_command {"cmd":"echo hello > out.txt"}`,
+		file:    "out.txt",
+		hold:    `CALL exec_command {"cmd":"python3 -c 'import time; time.sleep(4817)'"}`,
+		holding: sleeping,
+		unasked: true,
 	})
 }
