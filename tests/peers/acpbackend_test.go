@@ -331,3 +331,84 @@ func TestACPBackendCodex(t *testing.T) {
 		unasked: true,
 	})
 }
+
+// agent-host --acp --backend acp in front of claude-agent-acp, driven by
+// the official SDK's client: the modes are agentry's levels, level 1
+// stops a write before the editor is asked, and level 2 ask puts it to
+// the editor, whose answer decides.
+func TestACPProxyClaude(t *testing.T) {
+	need(t)
+	sdk := acpclient.SDK()
+	if sdk == "" {
+		t.Skip("no ACP SDK in $AGENTRY_PEERS/acp")
+	}
+	api := fakeAnthropic(t)
+	env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "CLAUDE_CODE_EXECUTABLE="+claudeBin, "XDG_STATE_HOME="+t.TempDir())
+	c := acpclient.Start(t, sdk, env, t.TempDir(), hostBin(), "--acp", "--backend", "acp", "--",
+		"node", acpAdapter(t, "@zed-industries/claude-agent-acp/dist/index.js"))
+	work := t.TempDir()
+	_, res := c.Call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
+	if res.Error != nil {
+		t.Fatalf("session/new: %s", res.Error.Message)
+	}
+	var ns struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			AvailableModes []struct{ ID string } `json:"availableModes"`
+		} `json:"modes"`
+	}
+	_ = json.Unmarshal(res.Result, &ns)
+	var ids []string
+	for _, m := range ns.Modes.AvailableModes {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, " ") != "level-1 level-1-ask level-2 level-2-ask level-3 level-3-ask" {
+		t.Errorf("the modes are not agentry's levels: %v", ids)
+	}
+	s := ns.SessionID
+	out := filepath.Join(work, "out.txt")
+
+	t.Run("level 1 stops the write unasked", func(t *testing.T) {
+		setMode(t, c, s, "level-1")
+		c.Permission("allow")
+		evs, _ := c.Call("session/prompt", acpclient.Prompt(s, writeCall))
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("out.txt written at level 1: %v", acpclient.Kinds(evs))
+		}
+		for _, ev := range evs {
+			if ev.Event == "permission" {
+				t.Error("the editor was asked at level 1")
+			}
+		}
+	})
+	for _, answer := range []string{"allow", "reject"} {
+		t.Run("level 2 ask "+answer, func(t *testing.T) {
+			os.Remove(out)
+			setMode(t, c, s, "level-2-ask")
+			c.Permission(answer)
+			evs, res := c.Call("session/prompt", acpclient.Prompt(s, writeCall))
+			asked := false
+			for _, ev := range evs {
+				asked = asked || ev.Event == "permission"
+			}
+			_, err := os.Stat(out)
+			if !asked || (err == nil) != (answer == "allow") || acpclient.StopReason(res) != "end_turn" {
+				t.Errorf("%s: asked %v, out.txt %v, %s: %v", answer, asked, err, acpclient.StopReason(res), acpclient.Kinds(evs))
+			}
+		})
+	}
+	t.Run("end of input leaves nothing", func(t *testing.T) {
+		pids := append([]int{c.PID}, proc.Descendants(c.PID)...)
+		c.End()
+		var left []int
+		for _, pid := range pids {
+			if !await.Until(3*time.Second, func() bool { return gone(pid) }) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%d of the tree's %d processes left 3 s after stdin closed: %v", len(left), len(pids), left)
+			killTree(left)
+		}
+	})
+}
