@@ -412,3 +412,21 @@ func TestACPProxyClaude(t *testing.T) {
 		}
 	})
 }
+
+// Qwen Code (pinned), an agent that speaks ACP itself (qwen --acp), on
+// the fake OpenAI API through its Responses wire (--auth-type
+// openai-responses, OPENAI_BASE_URL): no adapter of a CLI agentry already
+// runs.
+func TestACPBackendQwen(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	env := append(os.Environ(), "HOME="+t.TempDir(), "OPENAI_API_KEY=fake-key", "OPENAI_BASE_URL="+api.URL+"/v1",
+		"OPENAI_MODEL=gpt-5.5", "QWEN_CODE_NO_RELAUNCH=1")
+	acpBackendScenario(t, acpAgentPeer{
+		argv: []string{"node", acpAdapter(t, "@qwen-code/qwen-code/cli.js"), "--acp", "--auth-type", "openai-responses"}, env: env,
+		write:   `CALL run_shell_command {"command":"echo hello > out.txt","description":"write out.txt"}`,
+		file:    "out.txt",
+		hold:    `CALL run_shell_command {"command":"python3 -c 'import time; time.sleep(4817)'","description":"wait"}`,
+		holding: sleeping,
+	})
+}
