@@ -53,7 +53,7 @@ func TestConfine(t *testing.T) {
 	os.Symlink("sub", filepath.Join(root, "in"))
 	os.Symlink("loop", filepath.Join(root, "loop"))
 	for path, ok := range map[string]bool{
-		filepath.Join(root, "a.txt"):          true,
+		filepath.Join(root, "a.txt"):           true,
 		filepath.Join(root, "sub", "new.txt"):  true,
 		filepath.Join(root, "in", "new.txt"):   true,
 		"rel.txt":                              true,
