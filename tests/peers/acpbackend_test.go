@@ -175,12 +175,12 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 		})
 	}
 	c.Close()
-	t.Run("SIGTERM mid-turn", func(t *testing.T) { acpSIGTERM(t, p) })
+	t.Run("SIGTERM mid-turn", func(t *testing.T) { acpSignal(t, p, syscall.SIGTERM) })
 }
 
-// acpSIGTERM starts agent-host on a turn that holds, and once the held
-// command runs, sends it SIGTERM: within 3 s nothing of its tree is left.
-func acpSIGTERM(t *testing.T, p acpAgentPeer) {
+// acpSignal starts agent-host on a turn that holds, and once the held
+// command runs, sends it sig: within 3 s nothing of its tree is left.
+func acpSignal(t *testing.T, p acpAgentPeer, sig syscall.Signal) {
 	work := t.TempDir()
 	cmd := exec.Command(hostBin(), append([]string{"--backend", "acp", "--drain-timeout", "1ms", "--interrupt-grace", "1s", "--"}, p.argv...)...)
 	cmd.Env, cmd.Dir = p.env, t.TempDir()
@@ -212,7 +212,7 @@ func acpSIGTERM(t *testing.T, p acpAgentPeer) {
 	}
 	tree = proc.Descendants(cmd.Process.Pid)
 	began := time.Now()
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(sig)
 	var left []int
 	for _, pid := range tree {
 		if !await.Until(3*time.Second-time.Since(began), func() bool { return gone(pid) }) {
@@ -220,13 +220,13 @@ func acpSIGTERM(t *testing.T, p acpAgentPeer) {
 		}
 	}
 	if len(left) > 0 {
-		t.Errorf("%d of the agent's tree of %d %v left 3 s after SIGTERM: %v", len(left), len(tree), tree, left)
+		t.Errorf("%d of the agent's tree of %d %v left 3 s after %v: %v", len(left), len(tree), tree, sig, left)
 		killTree(left)
 	}
 	if p.holding() {
 		t.Error("the held command still runs")
 	}
-	t.Logf("SIGTERM: the tree of %d processes was gone after %v", len(tree), time.Since(began))
+	t.Logf("%v: the tree of %d processes was gone after %v", sig, len(tree), time.Since(began))
 	_ = cmd.Wait()
 }
 
@@ -429,4 +429,64 @@ func TestACPBackendQwen(t *testing.T) {
 		hold:    `CALL run_shell_command {"command":"python3 -c 'import time; time.sleep(4817)'","description":"wait"}`,
 		holding: sleeping,
 	})
+}
+
+// agent-host --acp --backend acp in front of the fake agent:
+// session/close ends the agent's whole tree mid-turn, its terminal and
+// its grandchild included, and an image goes to an agent that takes
+// images.
+func TestACPProxyFake(t *testing.T) {
+	need(t)
+	p := fakeAgentPeer(t)
+	c := acpclient.Start(t, acpclient.SDK(), p.env, t.TempDir(), append([]string{hostBin(), "--acp", "--backend", "acp", "--interrupt-grace", "1s", "--"}, p.argv...)...)
+	work := t.TempDir()
+	_, res := c.Call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
+	s := sessionID(res)
+
+	t.Run("image", func(t *testing.T) {
+		data := testPNG(t)
+		evs, res := c.Call("session/prompt", map[string]any{"sessionId": s, "prompt": []any{
+			map[string]any{"type": "text", "text": "SEE"},
+			map[string]any{"type": "image", "mimeType": "image/png", "data": data},
+		}})
+		if got, want := acpclient.Text(evs), fmt.Sprintf("mode default; SEE image image/png %d", len(data)); got != want || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("said %q, want %q; %s", got, want, acpclient.StopReason(res))
+		}
+	})
+	t.Run("session/close ends the tree", func(t *testing.T) {
+		setMode(t, c, s, "level-2")
+		tag := c.Send("session/prompt", acpclient.Prompt(s, "HOLD"))
+		c.Until(func(ev acpclient.Event) bool { return strings.Contains(ev.Update.Text(), "holding") })
+		running := await.Until(10*time.Second, p.holding)
+		tree := proc.Descendants(c.PID)
+		if !running || len(tree) < 4 {
+			t.Fatalf("the terminal's sleep runs %v; the tree is %v", running, tree)
+		}
+		began := time.Now()
+		evs, _ := c.Call("session/close", map[string]any{"sessionId": s})
+		answered := false
+		for _, ev := range evs {
+			answered = answered || ev.Tag == tag
+		}
+		if !answered {
+			c.Wait(tag) // the prompt is answered after the close
+		}
+		var left []int
+		for _, pid := range tree {
+			if pid != c.PID && !await.Until(3*time.Second-time.Since(began), func() bool { return gone(pid) }) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%d of the tree's %d processes %v left 3 s after session/close: %v", len(left), len(tree), tree, left)
+			killTree(left)
+		}
+	})
+	c.End()
+}
+
+// SIGHUP (an SSH session gone) ends the agent's tree as SIGTERM does.
+func TestACPBackendFakeSIGHUP(t *testing.T) {
+	need(t)
+	acpSignal(t, fakeAgentPeer(t), syscall.SIGHUP)
 }
