@@ -10,6 +10,7 @@
 //          tool_call of kind edit, completed
 //   HOLD   starts a grandchild `sleep 600`, runs `sleep 300` in a terminal
 //          when allowed, streams text, and waits for session/cancel
+//   (else) says the prompt's text, and the type of each image it holds
 //
 //   env ACP_SDK  the directory npm installed the SDK into
 import { spawn } from "node:child_process";
@@ -61,7 +62,7 @@ async function finish(client, sessionId, id, terminalId) {
 
 const app = acp
   .agent({ name: "agentry-fake-agent" })
-  .onRequest("initialize", () => ({ protocolVersion: 1, agentCapabilities: { loadSession: false } }))
+  .onRequest("initialize", () => ({ protocolVersion: 1, agentCapabilities: { loadSession: false, promptCapabilities: { image: true } } }))
   .onRequest("session/new", ({ params }) => {
     const sessionId = `fake-${++n}`;
     sessions.set(sessionId, { cwd: params.cwd });
@@ -102,7 +103,8 @@ const app = acp
       await cancelled;
       return { stopReason: "cancelled" };
     }
-    await say(client, sessionId, text);
+    const images = params.prompt.filter((b) => b.type === "image").map((b) => ` image ${b.mimeType} ${b.data.length}`);
+    await say(client, sessionId, text + images.join(""));
     return { stopReason: "end_turn" };
   });
 

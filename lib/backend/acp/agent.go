@@ -22,8 +22,10 @@ type agent struct {
 	root    string
 	environ []string
 	terms   terminals
-	// Mode is the mode picked for the session, "" when it offers none.
-	mode string
+	session string
+	// modes are the session's modes, mode the one it is in.
+	modes []Mode
+	mode  string
 
 	mu   sync.Mutex
 	turn *turnState          // the turn in flight, if any
@@ -124,7 +126,8 @@ func (ag *agent) newSession(ctx context.Context, root string) (string, error) {
 	if err := json.Unmarshal(res, &s); err != nil || s.SessionID == "" {
 		return "", ag.fail("session/new", fmt.Errorf("no sessionId in %.200s", res))
 	}
-	return s.SessionID, ag.setMode(ctx, s)
+	ag.keepModes(s)
+	return s.SessionID, nil
 }
 
 // reopen takes up session id, by session/load (its replay given to said,
@@ -157,34 +160,59 @@ func (ag *agent) reopen(ctx context.Context, id, root string, said *[]host.Said)
 	var s sessionResult
 	_ = json.Unmarshal(res, &s)
 	s.SessionID = id
-	return ag.setMode(ctx, s)
-}
-
-// setMode picks the session's mode that asks the most, when it has modes.
-func (ag *agent) setMode(ctx context.Context, s sessionResult) error {
-	if s.Modes == nil || len(s.Modes.AvailableModes) == 0 {
-		return nil
-	}
-	id := PickMode(s.Modes.AvailableModes, s.Modes.CurrentModeID)
-	ag.mode = id
-	if id == s.Modes.CurrentModeID {
-		return nil
-	}
-	if _, err := ag.conn.call(ctx, "session/set_mode", map[string]any{"sessionId": s.SessionID, "modeId": id}); err != nil {
-		return ag.fail("session/set_mode", err)
-	}
+	ag.keepModes(s)
 	return nil
 }
 
-// modeRank is how much a mode asks, by its id: the lower the more. Modes
-// that ask less than the agent's default, or plan instead of acting, are
-// never picked.
-var modeRank = []string{"read-only", "readonly", "read_only", "default", "ask", "always-ask", "manual"}
+// keepModes keeps what a session says of its modes, for setMode.
+func (ag *agent) keepModes(s sessionResult) {
+	ag.session = s.SessionID
+	if s.Modes != nil {
+		ag.modes, ag.mode = s.Modes.AvailableModes, s.Modes.CurrentModeID
+	}
+}
 
-// PickMode is the mode, of those an agent offers, that asks the most:
-// the first of modeRank's it offers, else the current one.
-func PickMode(modes []Mode, current string) string {
-	for _, want := range modeRank {
+// setMode puts the session in the mode, of those it offers, that asks the
+// most for pol (PickMode), unless it is in it already.
+func (ag *agent) setMode(ctx context.Context, pol Policy) error {
+	ag.mu.Lock()
+	cur := ag.mode
+	ag.mu.Unlock()
+	if len(ag.modes) == 0 {
+		return nil
+	}
+	id := PickMode(ag.modes, cur, pol)
+	if id == cur {
+		return nil
+	}
+	if _, err := ag.conn.call(ctx, "session/set_mode", map[string]any{"sessionId": ag.session, "modeId": id}); err != nil {
+		return host.Failed(protocol.CodeBackendFailed, "acp: the agent's session/set_mode: "+err.Error(), false)
+	}
+	ag.mu.Lock()
+	ag.mode = id
+	ag.mu.Unlock()
+	return nil
+}
+
+// Modes by how much they ask, the most first, by id. Modes that ask less
+// than the agent's default, or plan instead of acting, are never picked.
+// A read-only mode (codex-acp's) comes first where nothing may change
+// (level 1, or a level that asks: the agent's own sandbox then stops what
+// it runs unasked), and never where the level lets it change the working
+// copy, which it would stop.
+var (
+	modeRankReadOnly = []string{"read-only", "readonly", "read_only", "default", "ask", "always-ask", "manual", "auto"}
+	modeRank         = []string{"default", "ask", "always-ask", "manual", "auto"}
+)
+
+// PickMode is the mode, of those an agent offers, that asks the most at
+// pol: the first of the ranked ids it offers, else the current one.
+func PickMode(modes []Mode, current string, pol Policy) string {
+	rank := modeRank
+	if pol.Level < 2 || pol.Ask {
+		rank = modeRankReadOnly
+	}
+	for _, want := range rank {
 		for _, m := range modes {
 			if strings.EqualFold(m.ID, want) {
 				return m.ID
@@ -214,8 +242,16 @@ func (ag *agent) notify(method string, params json.RawMessage) {
 	if json.Unmarshal(params, &n) != nil {
 		return
 	}
+	var u struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		CurrentModeID string `json:"currentModeId"`
+	}
+	_ = json.Unmarshal(n.Update, &u)
 	ag.mu.Lock()
 	sink := ag.sink
+	if u.SessionUpdate == "current_mode_update" && u.CurrentModeID != "" {
+		ag.mode = u.CurrentModeID // the agent changed it itself
+	}
 	ag.mu.Unlock()
 	if sink != nil {
 		sink(n)

@@ -45,17 +45,11 @@ func (p Policy) Allows(kind string, paths []string) bool {
 }
 
 // Forbids reports whether a call of kind touching paths is one the level
-// forbids running at all: one the agent must not run without agentry's
-// leave (the tripwire's test). Only the changing kinds are: "other" is
-// too vague to end a turn over.
+// forbids running unless agentry allowed it: a changing call (edit,
+// delete, move, execute) the level does not allow outright. It is the
+// tripwire's test. "other" is too vague to end a turn over.
 func (p Policy) Forbids(kind string, paths []string) bool {
-	if !changing[kind] {
-		return false
-	}
-	if p.Level < 2 {
-		return true
-	}
-	return kind != "execute" && !p.inside(paths)
+	return changing[kind] && !p.Allows(kind, paths)
 }
 
 func (p Policy) inside(paths []string) bool {

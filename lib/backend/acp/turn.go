@@ -301,6 +301,10 @@ func promptOf(p protocol.ChatRunParams) []any {
 // turn runs one session/prompt and translates until its response.
 func (c *chat) turn(ctx context.Context, t *host.Turn, pol Policy) error {
 	ag := c.ag
+	if err := ag.setMode(ctx, pol); err != nil {
+		return err
+	}
+	t.Log("debug", fmt.Sprintf("acp: level %d, ask %v, the agent's mode %q of %v", pol.Level, pol.Ask, ag.mode, ag.modes))
 	tctx, done := context.WithCancel(ctx)
 	defer done()
 	ts := newTurn(tctx, t, pol)
