@@ -318,7 +318,7 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted) {
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
 	case res.Limit != NoLimit:
 		res.LimitName = req.Words.limit(res.Limit, 0)
-		res.Text = res.secretsText(st.answer(), req)
+		res.Text = res.cut(st.answer(), req)
 		res.Reason = fmt.Sprintf("stopped at %s: the answer is what %s had said so far", limitDesc(res.Limit, req), res.Agent)
 	case st.failure != nil && st.failure.Code == req.Host.Violation && req.Host.Violation != "":
 		res.Violation, res.code = true, st.failure.Code
@@ -343,16 +343,16 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted) {
 			return
 		}
 		res.OK = true
-		res.Text = res.secretsText(text, req)
+		res.Text = res.cut(text, req)
 		if req.Schema != nil {
 			res.conformText(req.Schema, text)
 		}
 	}
 }
 
-// secretsText is text cut at the run's MaxOutput (what is redacted is
+// cut is text cut at the run's MaxOutput (what is redacted is
 // redacted by the run as a whole, before it says anything).
-func (res *Result) secretsText(text string, req Request) string {
+func (res *Result) cut(text string, req Request) string {
 	if n := len([]rune(text)); req.MaxOutput > 0 && n > req.MaxOutput {
 		res.Truncated = true
 		return string([]rune(text)[:req.MaxOutput]) + fmt.Sprintf("\n[cut off at %d characters]", req.MaxOutput)
