@@ -253,7 +253,7 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 			res.Session = info.SessionID
 		}
 	}
-	res.hostedOutcome(req, st, h)
+	res.hostedOutcome(req, st, h, w.secrets)
 	res.tr = &grant.Transcript{Harness: g.Harness}
 	return res, nil
 }
@@ -308,7 +308,7 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 }
 
 // hostedOutcome decides the turn's outcome from how it ended.
-func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted) {
+func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted, s *secrets) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	switch {
@@ -318,7 +318,7 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted) {
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
 	case res.Limit != NoLimit:
 		res.LimitName = req.Words.limit(res.Limit, 0)
-		res.Text = res.cut(st.answer(), req)
+		res.Text = res.cut(s.apply(st.answer()), req)
 		res.Reason = fmt.Sprintf("stopped at %s: the answer is what %s had said so far", limitDesc(res.Limit, req), res.Agent)
 	case st.failure != nil && st.failure.Code == req.Host.Violation && req.Host.Violation != "":
 		res.Violation, res.code = true, st.failure.Code
@@ -343,15 +343,15 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted) {
 			return
 		}
 		res.OK = true
-		res.Text = res.cut(text, req)
+		res.Text = res.cut(s.apply(text), req)
 		if req.Schema != nil {
 			res.conformText(req.Schema, text)
 		}
 	}
 }
 
-// cut is text cut at the run's MaxOutput (what is redacted is
-// redacted by the run as a whole, before it says anything).
+// cut is text, redacted, cut at the run's MaxOutput: redacted before the
+// cut, so that no cut leaves part of a secret.
 func (res *Result) cut(text string, req Request) string {
 	if n := len([]rune(text)); req.MaxOutput > 0 && n > req.MaxOutput {
 		res.Truncated = true
