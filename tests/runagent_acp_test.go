@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/proc"
+	"golang.org/x/sys/unix"
 )
 
 // fakeACP is the tiny ACP agent runagent's tests run (tests/testdata).
@@ -26,11 +27,17 @@ func fakeACP(t *testing.T) string {
 	return abs
 }
 
-// SIGTERM to runagent mid-turn of an ACP agent: within 3 s runagent has
-// exited 143 and no process of the agent's tree survives — the agent,
-// the sleep it started in the background, and what a terminal agentry ran
-// for it left behind.
+// SIGTERM (or SIGHUP) to runagent mid-turn of an ACP agent: within 3 s
+// runagent has exited 128+N and no process of the agent's tree survives —
+// the agent, the sleep it started in the background, and what a terminal
+// agentry ran for it left behind.
 func TestRunagentACPSIGTERMLeavesNothing(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) { signalACP(t, sig) })
+	}
+}
+
+func signalACP(t *testing.T, sig syscall.Signal) {
 	dir := t.TempDir()
 	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "acp", "-l", "2", "-C", dir, "--json", "--", "python3", fakeACP(t))
 	cmd.Stdin = strings.NewReader("RUN sleep 6918 & echo $! > term.pid\nHANG " + dir + "\n")
@@ -59,13 +66,13 @@ func TestRunagentACPSIGTERMLeavesNothing(t *testing.T) {
 		t.Fatalf("the agent's tree is not running: %v; stderr %s", tree, stderr.String())
 	}
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(sig)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		t.Fatalf("runagent did not end within 3s of SIGTERM; stderr %s", stderr.String())
+		t.Fatalf("runagent did not end within 3s of %v; stderr %s", sig, stderr.String())
 	}
 	left := proc.WaitGone(tree, start.Add(3*time.Second), nil)
 	for _, in := range proc.All() { // the agent's group, whoever is in it now
@@ -77,12 +84,13 @@ func TestRunagentACPSIGTERMLeavesNothing(t *testing.T) {
 		for _, in := range left {
 			proc.Signal(in, syscall.SIGKILL)
 		}
-		t.Fatalf("3s after SIGTERM these of the agent's tree still run: %+v", left)
+		t.Fatalf("3s after %v these of the agent's tree still run: %+v", sig, left)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 143 {
-		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
+		t.Errorf("exit %d, want %d; stderr %s", code, 128+int(sig), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), `"stoppedBy":"SIGTERM"`) || !strings.Contains(stderr.String(), "runagent: stopped by SIGTERM") {
+	name := unix.SignalName(sig)
+	if !strings.Contains(stdout.String(), `"stoppedBy":"`+name+`"`) || !strings.Contains(stderr.String(), "runagent: stopped by "+name) {
 		t.Errorf("stdout %s stderr %s", stdout.String(), stderr.String())
 	}
 }
