@@ -52,6 +52,22 @@ type hosted struct {
 	stderr *proc.Tail
 	turns  int
 	tree   *agentTree
+
+	mu  sync.Mutex
+	log *eventLog // where the host's warnings go: the run's --events, once it has one
+}
+
+// notice passes the host's warnings (an agent that could not take up its
+// session, say) to the run's event log.
+func (h *hosted) notice(m protocol.Msg) {
+	l, ok := m.(*protocol.Log)
+	if !ok || l.Level != "warn" && l.Level != "error" {
+		return
+	}
+	h.mu.Lock()
+	log := h.log
+	h.mu.Unlock()
+	log.message(l)
 }
 
 // hostFor is the workspace's host, opened if it has none.
@@ -69,7 +85,9 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		openErr, backend = err, b
 		return b, err
 	}
-	c := hostclient.InProcess(host.Options{Backend: ACP, Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, nil)
+	h := &hosted{stderr: tail, tree: tree}
+	c := hostclient.InProcess(host.Options{Backend: ACP, Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, h.notice)
+	h.client = c
 	if _, err := c.Hello(ctx, "runagent", nil); err != nil {
 		c.Close()
 		if openErr != nil {
@@ -77,7 +95,7 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		}
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
-	w.hosted = &hosted{client: c, stderr: tail, tree: tree}
+	w.hosted = h
 	if id := req.Options.Resume; id != "" {
 		// The session to continue, taken up before the first turn: the
 		// backend's own request, which protocol v1 has none for.
@@ -224,6 +242,9 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 		return nil, err
 	}
 	h.turns++
+	h.mu.Lock()
+	h.log = events
+	h.mu.Unlock()
 	res := &Result{Agent: g.Harness, Level: g.Level}
 	level := g.Level
 	if c.noTools {

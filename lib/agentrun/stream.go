@@ -334,6 +334,18 @@ func (l *eventLog) done(res *Result) {
 	l.write(&protocol.RunDone{ID: l.runID, RunID: l.runID, StopReason: stop, Events: l.seq})
 }
 
+// message writes a message that is not one of the run's events (a
+// host's log notice), in its place among them.
+func (l *eventLog) message(m protocol.Msg) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flush()
+	l.write(m)
+}
+
 func (l *eventLog) write(m protocol.Msg) {
 	b, err := protocol.Encode(m)
 	if err == nil {

@@ -13,6 +13,8 @@ stdio). Each line of a prompt is a command:
   TOOLS N          report N tool calls of kind read, each completed
   SPAWN N          leave a grandchild `sleep N` running (in its group)
 
+With FAKEACP_NOLOAD set, it cannot load a session.
+
 Every turn appends "turn N session S" to turns.log in its working directory.
 A prompt with none of these commands is answered "continued".
 """
@@ -163,7 +165,7 @@ def serve(msg):
     m = msg["method"]
     if m == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
-            "loadSession": True, "promptCapabilities": {"image": False}}}})
+            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False}}}})
     elif m == "session/new":
         state["session"] = "sess-%d" % os.getpid()
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": state["session"], "modes": {
