@@ -202,7 +202,7 @@ func (b *Backend) open(ctx context.Context, c *chat, root string, logf func(leve
 		c.endAgent(time.Second)
 		return err
 	}
-	c.session = id
+	c.session, c.cost = id, 0 // a new session's cost starts at nothing
 	return nil
 }
 

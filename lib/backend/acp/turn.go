@@ -92,6 +92,7 @@ type turnState struct {
 	text        strings.Builder
 	usage       *protocol.Usage
 	cost        *float64 // the session's cost as last reported
+	base        float64  // and at the turn's start
 	interrupted bool
 	violation   string
 	tripped     chan struct{}
@@ -240,14 +241,20 @@ func (ts *turnState) update(n sessionNote) {
 		}
 		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvCommands, Commands: cs})
 	case "usage_update":
+		// Passed on as it comes, so that a budget is kept during the turn:
+		// the context's tokens, and the turn's part of the session's cost.
 		ts.mu.Lock()
 		us := protocol.Usage{InputTokens: u.Used}
 		if u.Cost != nil && (u.Cost.Currency == "" || strings.EqualFold(u.Cost.Currency, "USD")) {
 			c := u.Cost.Amount
 			ts.cost = &c
 		}
+		if ts.cost != nil {
+			us.CostUSD = max(*ts.cost-ts.base, 0)
+		}
 		ts.usage = &us
 		ts.mu.Unlock()
+		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &us})
 	}
 }
 
@@ -308,6 +315,14 @@ func (c *chat) turn(ctx context.Context, t *host.Turn, pol Policy) error {
 	tctx, done := context.WithCancel(ctx)
 	defer done()
 	ts := newTurn(tctx, t, pol)
+	ts.base = c.cost
+	defer func() {
+		ts.mu.Lock()
+		if ts.cost != nil {
+			c.cost = *ts.cost // however the turn ended
+		}
+		ts.mu.Unlock()
+	}()
 	ag.mu.Lock()
 	ag.turn, ag.sink = ts, ts.update
 	ag.mu.Unlock()
@@ -386,8 +401,9 @@ func (c *chat) ended(ts *turnState, r reply) error {
 		if usage == nil {
 			usage = &protocol.Usage{}
 		}
-		usage.CostUSD = max(*ts.cost-c.cost, 0)
-		c.cost = *ts.cost
+		u := *usage
+		u.CostUSD = max(*ts.cost-ts.base, 0)
+		usage = &u
 	}
 	ts.mu.Unlock()
 	switch res.StopReason {
@@ -401,9 +417,6 @@ func (c *chat) ended(ts *turnState, r reply) error {
 	}
 	if text != "" {
 		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvText, Text: text})
-	}
-	if usage != nil {
-		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: usage})
 	}
 	ts.t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Usage: usage})
 	return nil
