@@ -20,7 +20,7 @@ func fakeACP(t *testing.T) string {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	abs, err := filepath.Abs(filepath.Join("testdata", "fakeacp.py"))
+	abs, err := filepath.Abs(filepath.Join("testdata", "acpagent.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func params(dir string) testscript.Params {
 				env.Setenv("TRANSCRIPTS", td)
 			}
 			// runagent --agent acp's tiny ACP agent.
-			if f, err := filepath.Abs(filepath.Join("testdata", "fakeacp.py")); err == nil {
+			if f, err := filepath.Abs(filepath.Join("testdata", "acpagent.py")); err == nil {
 				env.Setenv("FAKEACP", f)
 			}
 			// runagent's harnesses are the fake that replays transcripts.
