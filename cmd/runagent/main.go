@@ -340,7 +340,7 @@ func wordGrant(err error, harness string) error {
 	}
 	switch {
 	case o.Option == "Harness":
-		return cli.Usagef("unknown agent %q: runagent runs claude or codex", o.Value)
+		return cli.Usagef("unknown agent %q: runagent runs claude, codex or acp (any ACP agent, its command after --)", o.Value)
 	case o.Option == "SessionID" && o.With == "Resume":
 		return cli.Usagef("--session-id and --resume cannot be used together")
 	case o.Option == "SessionID" && o.With == "Harness":
