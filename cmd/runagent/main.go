@@ -1,4 +1,4 @@
-// Command runagent runs one headless Claude Code or Codex agent at a
+// Command runagent runs one headless Claude Code, Codex or ACP agent at a
 // permission level: prompt on stdin, answer on stdout. See runagent(1).
 package main
 
@@ -46,7 +46,7 @@ func main() {
 func app() cli.App {
 	return cli.App{
 		Name:        "runagent",
-		Description: "Run one headless Claude Code or Codex agent at a permission level: prompt on stdin, answer on stdout.",
+		Description: "Run one headless Claude Code, Codex or ACP agent at a permission level: prompt on stdin, answer on stdout.",
 		Grammar:     &grammar{},
 		// Every run pays for the parse, and a run over a fast agent is a
 		// few milliseconds: kong's model of run is half a millisecond.
