@@ -490,3 +490,49 @@ func TestACPBackendFakeSIGHUP(t *testing.T) {
 	need(t)
 	acpSignal(t, fakeAgentPeer(t), syscall.SIGHUP)
 }
+
+// session/load through agent-host --acp --backend acp, after a restart,
+// takes the session up with claude-agent-acp's own session/load: its
+// replay reaches the editor, and the next turn remembers.
+func TestACPProxyClaudeLoad(t *testing.T) {
+	need(t)
+	sdk := acpclient.SDK()
+	if sdk == "" {
+		t.Skip("no ACP SDK in $AGENTRY_PEERS/acp")
+	}
+	api := fakeAnthropic(t)
+	env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "CLAUDE_CODE_EXECUTABLE="+claudeBin, "XDG_STATE_HOME="+t.TempDir())
+	argv := []string{hostBin(), "--acp", "--backend", "acp", "--", "node", acpAdapter(t, "@zed-industries/claude-agent-acp/dist/index.js")}
+	c := acpclient.Start(t, sdk, env, t.TempDir(), argv...)
+	work := t.TempDir()
+	s := c.NewSession(work)
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY ACP-FIRST-ANSWER"))
+	if got := acpclient.Text(evs); got != "ACP-FIRST-ANSWER" || acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("said %q, %s", got, acpclient.StopReason(res))
+	}
+	c.End()
+
+	c = acpclient.Start(t, sdk, env, t.TempDir(), argv...)
+	c.Call("initialize", map[string]any{"protocolVersion": 1})
+	evs, res = c.Call("session/load", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}})
+	if res.Error != nil {
+		t.Fatalf("session/load: %s", res.Error.Message)
+	}
+	var user, said bool
+	for _, ev := range evs {
+		switch ev.Update.SessionUpdate {
+		case "user_message_chunk":
+			user = user || strings.Contains(ev.Update.Text(), "SAY ACP-FIRST-ANSWER")
+		case "agent_message_chunk":
+			said = said || strings.Contains(ev.Update.Text(), "ACP-FIRST-ANSWER")
+		}
+	}
+	if !user || !said {
+		t.Errorf("the replay: the prompt %v, the answer %v: %v", user, said, acpclient.Kinds(evs))
+	}
+	evs, res = c.Call("session/prompt", acpclient.Prompt(s, "RECALL"))
+	if got := acpclient.Text(evs); !strings.HasSuffix(got, "SAY ACP-FIRST-ANSWER") {
+		t.Errorf("the loaded session's next turn: %q, %s", got, acpclient.StopReason(res))
+	}
+	c.End()
+}

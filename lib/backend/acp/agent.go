@@ -302,6 +302,9 @@ func refused(format string, args ...any) error {
 	return &RPCError{Code: codeRefused, Message: fmt.Sprintf(format, args...)}
 }
 
+// maxReadFile is the largest file fs/read_text_file reads.
+const maxReadFile = 64 << 20
+
 func (ag *agent) readFile(params json.RawMessage) (any, error) {
 	var p struct {
 		Path  string `json:"path"`
@@ -314,6 +317,9 @@ func (ag *agent) readFile(params json.RawMessage) (any, error) {
 	path, err := Confine(ag.root, p.Path)
 	if err != nil {
 		return nil, refused("agentry refuses to read %s: %v", p.Path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxReadFile {
+		return nil, refused("agentry refuses to read %s: %d bytes, over %d", p.Path, fi.Size(), maxReadFile)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -32,8 +32,11 @@ type terminal struct {
 }
 
 // defaultOutputLimit is how much of a terminal's output is kept when the
-// agent does not say.
-const defaultOutputLimit = 1 << 20
+// agent does not say; maxOutputLimit the most it may ask for.
+const (
+	defaultOutputLimit = 1 << 20
+	maxOutputLimit     = 64 << 20
+)
 
 func (t *terminal) Write(b []byte) (int, error) {
 	t.mu.Lock()
@@ -82,7 +85,7 @@ func (ts *terminals) create(p createTerminal, dir string, environ []string) (str
 	}
 	t := &terminal{done: make(chan struct{}), limit: defaultOutputLimit}
 	if p.OutputByteLimit != nil && *p.OutputByteLimit >= 0 {
-		t.limit = *p.OutputByteLimit
+		t.limit = min(*p.OutputByteLimit, maxOutputLimit)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -341,15 +341,16 @@ func (c *chat) turn(ctx context.Context, t *host.Turn, pol Policy) error {
 	for {
 		select {
 		case r := <-ch:
+			select {
+			case <-ts.tripped:
+				// The wire tripped before the answer came (both are
+				// read on one goroutine, in order): the violation wins.
+				return c.tripped(ts)
+			default:
+			}
 			return c.ended(ts, r)
 		case <-ts.tripped:
-			_ = ag.conn.notify("session/cancel", map[string]string{"sessionId": c.session})
-			c.endAgent(0)
-			ts.mu.Lock()
-			msg := ts.violation
-			ts.mu.Unlock()
-			t.Log("warn", "acp: "+msg)
-			return host.Failed(CodeLevelViolated, msg, false)
+			return c.tripped(ts)
 		case <-interrupted:
 			interrupted = nil
 			ts.mu.Lock()
@@ -364,6 +365,18 @@ func (c *chat) turn(ctx context.Context, t *host.Turn, pol Policy) error {
 			return host.ErrInterrupted
 		}
 	}
+}
+
+// tripped ends a turn whose agent ran a call the level forbids: the agent
+// goes, with everything it started.
+func (c *chat) tripped(ts *turnState) error {
+	_ = c.ag.conn.notify("session/cancel", map[string]string{"sessionId": c.session})
+	c.endAgent(0)
+	ts.mu.Lock()
+	msg := ts.violation
+	ts.mu.Unlock()
+	ts.t.Log("warn", "acp: "+msg)
+	return host.Failed(CodeLevelViolated, msg, false)
 }
 
 // ended ends a turn with the agent's response to its prompt.
