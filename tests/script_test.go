@@ -91,6 +91,10 @@ func params(dir string) testscript.Params {
 			if td, err := filepath.Abs(filepath.Join("..", "lib", "grant", "testdata")); err == nil {
 				env.Setenv("TRANSCRIPTS", td)
 			}
+			// runagent --agent acp's tiny ACP agent.
+			if f, err := filepath.Abs(filepath.Join("testdata", "acpagent.py")); err == nil {
+				env.Setenv("FAKEACP", f)
+			}
 			// runagent's harnesses are the fake that replays transcripts.
 			env.Setenv("RUNAGENT_CLAUDE_BIN", "fakeagent")
 			env.Setenv("RUNAGENT_CODEX_BIN", "fakeagent")

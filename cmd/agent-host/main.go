@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/acp"
+	acpbackend "github.com/agentry/agentry/lib/backend/acp"
 	"github.com/agentry/agentry/lib/backend/claude"
 	"github.com/agentry/agentry/lib/backend/codex"
 	"github.com/agentry/agentry/lib/backend/echo"
@@ -44,13 +45,13 @@ type grammar struct {
 
 	ACP               bool          `name:"acp" help:"Speak the Agent Client Protocol (v1) as an agent on stdin and stdout instead, for editors; see agent-host-acp(7)."`
 	Config            string        `help:"With --acp: the backend's configuration, as hello.config gives it in protocol v1 (a JSON object), such as '{\"claude\":{\"models\":[...]}}'." placeholder:"JSON"`
-	Backend           string        `help:"Backend to host: echo, exec, claude or codex (default: ${default}; hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
+	Backend           string        `help:"Backend to host: echo, exec, claude, codex or acp (default: ${default}; hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice (default: ${default})." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error (default: ${default})." default:"64" placeholder:"N"`
 	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them (default: ${default})." default:"30s" placeholder:"DUR"`
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started (default: ${default})." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error (default: ${default})." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
-	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn, after --."`
+	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn; for --backend acp: the ACP agent to start; after --."`
 }
 
 // acpStateDir is where the ACP face keeps its sessions for session/load:
@@ -94,8 +95,10 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 			return claude.New(config, benv)
 		case "codex":
 			return codex.New(config, benv)
+		case "acp":
+			return acpbackend.New(config, command, benv)
 		}
-		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec, claude and codex)", name)
+		return nil, fmt.Errorf("unknown backend %q (agent-host has echo, exec, claude, codex and acp)", name)
 	}
 	// Check the flag's backend now, so a mistake is a usage error before
 	// any protocol is spoken. A CLI that is not installed is no mistake
@@ -107,8 +110,8 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	} else if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if g.Backend != "exec" && len(command) > 0 {
-		return cli.Usagef("a command is only for --backend exec")
+	if g.Backend != "exec" && g.Backend != "acp" && len(command) > 0 {
+		return cli.Usagef("a command is only for --backend exec and --backend acp")
 	}
 	// Lines up to the cap must be held; the heap's soft limit keeps what
 	// holding one costs (the reader's growth, GC headroom) within twice

@@ -1,4 +1,4 @@
-// Command runagent runs one headless Claude Code or Codex agent at a
+// Command runagent runs one headless Claude Code, Codex or ACP agent at a
 // permission level: prompt on stdin, answer on stdout. See runagent(1).
 package main
 
@@ -46,7 +46,7 @@ func main() {
 func app() cli.App {
 	return cli.App{
 		Name:        "runagent",
-		Description: "Run one headless Claude Code or Codex agent at a permission level: prompt on stdin, answer on stdout.",
+		Description: "Run one headless Claude Code, Codex or ACP agent at a permission level: prompt on stdin, answer on stdout.",
 		Grammar:     &grammar{},
 		// Every run pays for the parse, and a run over a fast agent is a
 		// few milliseconds: kong's model of run is half a millisecond.
@@ -98,16 +98,16 @@ type grammar struct {
 
 type runCmd struct {
 	Level              int           `short:"l" env:"RUNAGENT_LEVEL" help:"The permission level: 1, 2 or 3 (3 is today the same grant as 2; required, or RUNAGENT_LEVEL)." placeholder:"N"`
-	Agent              string        `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude or codex (or RUNAGENT_AGENT)." placeholder:"NAME"`
+	Agent              string        `env:"RUNAGENT_AGENT" default:"claude" help:"The harness: claude, codex, or acp (any ACP agent, its command after --) (or RUNAGENT_AGENT)." placeholder:"NAME"`
 	Dir                string        `short:"C" help:"The working copy, for levels 2 and 3 (default: the current directory)." placeholder:"DIR"`
 	ToolsURL           string        `help:"The run's MCP server: the only one the agent gets." placeholder:"URL"`
 	Model              string        `help:"The model." placeholder:"MODEL"`
 	SessionID          string        `help:"Start a claude session with this UUID." placeholder:"UUID"`
-	Resume             string        `help:"Continue a claude session or a codex thread." placeholder:"ID"`
+	Resume             string        `help:"Continue a claude session, a codex thread, or an ACP agent's session (where it can load one)." placeholder:"ID"`
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
@@ -132,7 +132,7 @@ type runCmd struct {
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
-	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv."`
+	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -178,9 +178,16 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	if err != nil {
 		return nil, err
 	}
-	g, err := grant.For(opts)
-	if err != nil {
+	var g *grant.Grant
+	if c.Agent == agentrun.ACP {
+		if opts, g, err = c.acpOptions(); err != nil {
+			return nil, err
+		}
+	} else if g, err = grant.For(opts); err != nil {
 		return nil, wordGrant(err, opts.Harness)
+	}
+	if c.PrintArgs && g.Harness == agentrun.ACP {
+		return nil, c.printACPArgs(env, g)
 	}
 	if c.PrintArgs {
 		return nil, c.printArgs(env, g, opts)
@@ -217,6 +224,8 @@ func wordStart(err error, env *cli.Env) error {
 	case errors.Is(err, agentrun.ErrNoSvc):
 		return cli.WithHint(cli.Usagef("--services needs svc, which is neither beside runagent nor on PATH"),
 			"go install github.com/agentry/agentry/cmd/svc@latest (make install puts it beside runagent)")
+	case errors.As(err, &ni) && ni.Harness == agentrun.ACP:
+		return cli.Usagef("the agent's command %s is not on this machine", filepath.Base(ni.Program))
 	case errors.As(err, &ni):
 		variable := "RUNAGENT_" + strings.ToUpper(ni.Harness) + "_BIN"
 		if env.Getenv(variable) != "" { // a base name: no reason holds an absolute path
@@ -255,6 +264,9 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	case c.Attempts > 0 && c.Until == "":
 		return o, nil, cli.Usagef("--attempts goes with --until")
 	}
+	if c.Agent == agentrun.ACP {
+		return c.schemaOnly()
+	}
 	harness, err := grant.ParseHarness(c.Agent)
 	if err != nil {
 		return o, nil, wordGrant(err, "")
@@ -288,7 +300,19 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	// own, not on its argv (codex's are in its configuration file).
 	o.FilesDir = agentrun.FilesPending
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
+	_, schema, err := c.schemaOnly()
+	if schema != nil {
+		o.Schema, o.SchemaFile = schema.Compact, schema.File
+	}
+	return o, schema, err
+}
+
+// schemaOnly compiles --schema, if given; a file that is no schema is a
+// usage error.
+func (c *runCmd) schemaOnly() (grant.Options, *agentrun.Schema, error) {
+	var o grant.Options
 	var schema *agentrun.Schema
+	var err error
 	if c.Schema != "" {
 		schema, err = agentrun.LoadSchema(c.Schema)
 		var se *agentrun.SchemaError
@@ -303,7 +327,6 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		case err != nil: // ndjson-schema's own words, which name the file
 			return o, nil, cli.Usagef("%v", err)
 		}
-		o.Schema, o.SchemaFile = schema.Compact, schema.File
 	}
 	return o, schema, nil
 }
@@ -317,7 +340,7 @@ func wordGrant(err error, harness string) error {
 	}
 	switch {
 	case o.Option == "Harness":
-		return cli.Usagef("unknown agent %q: runagent runs claude or codex", o.Value)
+		return cli.Usagef("unknown agent %q: runagent runs claude, codex or acp (any ACP agent, its command after --)", o.Value)
 	case o.Option == "SessionID" && o.With == "Resume":
 		return cli.Usagef("--session-id and --resume cannot be used together")
 	case o.Option == "SessionID" && o.With == "Harness":
@@ -356,6 +379,9 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 		if req.RetryBase, err = time.ParseDuration(base); err != nil || req.RetryBase <= 0 {
 			return req, nil, cli.Usagef("RUNAGENT_RETRY_BASE=%s is not a duration such as 2s", base)
 		}
+	}
+	if g.Harness == agentrun.ACP {
+		req.Host = acpAgent()
 	}
 	if c.Services {
 		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
@@ -431,6 +457,8 @@ func exitStatus(res *agentrun.Result) int {
 		return exitStalled
 	case res.Limit != agentrun.NoLimit:
 		return exitLimit
+	case res.Violation:
+		return exitViolation
 	}
 	return 1
 }

@@ -20,6 +20,7 @@ var samples = [][]string{
 	{"--level", "1", "--session-id", "11111111-2222-4333-8444-555555555555", "-f", "task.md"},
 	{"-l", "3", "--new-session", "--print-args"},
 	{"grants", "--json"},
+	{"--agent", "acp", "-l", "1", "--max-budget-usd", "0.3", "--", "npx", "some-acp-agent", "--flag"},
 }
 
 // TestGrammar builds the kong grammar and parses samples of every flag.
@@ -91,7 +92,7 @@ func TestWordGrant(t *testing.T) {
 		want string
 	}{
 		{grant.Options{Level: 5}, "level 5: the levels are 1, 2 and 3"},
-		{grant.Options{Level: 1, Harness: "gemini"}, `unknown agent "gemini": runagent runs claude or codex`},
+		{grant.Options{Level: 1, Harness: "gemini"}, `unknown agent "gemini": runagent runs claude, codex or acp (any ACP agent, its command after --)`},
 		{grant.Options{Level: 1, SessionID: uuid, Resume: "x"}, "--session-id and --resume cannot be used together"},
 		{grant.Options{Level: 1, Harness: grant.Codex, SessionID: uuid}, "--session-id is for claude; codex names its own threads (resume one with --resume)"},
 		{grant.Options{Level: 1, SessionID: "x"}, `--session-id "x" is not a UUID, which claude requires`},

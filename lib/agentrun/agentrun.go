@@ -127,6 +127,9 @@ type Request struct {
 	Services *ServicesOptions
 	// Words are the face's names for the run's limits.
 	Words Words
+	// Host, when set, runs the agent through an agent-host backend in
+	// this process (Grant.Argv its command) instead of as a CLI.
+	Host *HostAgent
 }
 
 // Limit is a limit the run was given that stopped it.
@@ -222,12 +225,16 @@ type Result struct {
 	// Attempts are the run's starts of the agent, when there was more
 	// than one or a check ran: why each ended, what it cost.
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// Violation: the agent ran what its level forbids without asking, and
+	// the backend's tripwire ended it (a host agent's); Reason says what.
+	Violation bool `json:"violation,omitempty"`
 
 	tr      *grant.Transcript // the attempt's
 	work    work              // what the agent did, for Summary
 	secrets *secrets          // what is redacted from what the run says
 	fault   string            // the attempt's transient failure, or ""
 	retry   time.Duration     // the wait its API asked for
+	code    string            // a host agent's error code, when it failed with one
 }
 
 // Run runs the agent to its end, with its services when it has them.
@@ -403,6 +410,7 @@ type workspace struct {
 	redact  *redactor
 	secrets *secrets // values redacted from what the run says
 	runID   string   // the run's id in --events
+	hosted  *hosted  // a host agent's host, once its first attempt opened it
 	cleanup func()
 }
 
@@ -413,6 +421,8 @@ func prepare(req Request) (*workspace, error) {
 	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}, runID: "runagent-" + strconv.Itoa(os.Getpid())}
 	var made []string
 	w.cleanup = func() {
+		w.hosted.close() // a host agent's processes end before its directories go
+		w.hosted = nil
 		for _, d := range made {
 			os.RemoveAll(d)
 		}

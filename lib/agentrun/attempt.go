@@ -11,6 +11,9 @@ import (
 // once starts the agent with grant g and prompt and reads it to its end:
 // one attempt of the run, decided as a run of its own.
 func once(ctx context.Context, req Request, w *workspace, g *grant.Grant, prompt string, events *eventLog, c caps) (*Result, error) {
+	if req.Host != nil {
+		return onceHosted(ctx, req, w, g, prompt, events, c)
+	}
 	a, err := startAgent(req, w, g, prompt)
 	if err != nil {
 		return nil, err

@@ -356,6 +356,13 @@ func (l *loop) caps() (c caps, stop Limit) {
 	if req.MaxBudgetUSD > 0 && l.tally.total.CostUSD != nil && *l.tally.total.CostUSD >= req.MaxBudgetUSD {
 		return c, LimitBudget
 	}
+	if req.MaxBudgetUSD > 0 && req.Host != nil {
+		spent := 0.0
+		if l.tally.total.CostUSD != nil {
+			spent = *l.tally.total.CostUSD
+		}
+		c.budget = req.MaxBudgetUSD - spent
+	}
 	return c, NoLimit
 }
 

@@ -37,6 +37,9 @@ func preflight(ctx context.Context, req Request, w *workspace) error {
 		f.Close()
 		os.Remove(f.Name())
 	}
+	if req.Host != nil {
+		return warm(ctx, req, w) // its own proof that it starts
+	}
 	if err := starts(ctx, g, w); err != nil {
 		return err
 	}

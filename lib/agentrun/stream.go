@@ -72,6 +72,9 @@ type caps struct {
 	toolCalls int
 	// noTools: stopped at its first tool call (a wrap-up turn).
 	noTools bool
+	// budget: a host agent is stopped as its usage reaches what is left
+	// of the run's budget (0: none).
+	budget float64
 	// What the resumed session had reported before the attempt (claude's
 	// running cost, codex's running tokens), taken from its usage events
 	// so that each is the attempt's own.
@@ -319,12 +322,28 @@ func (l *eventLog) done(res *Result) {
 		l.emit(protocol.AgentEvent{Type: protocol.EvError, Error: &protocol.ErrorInfo{Code: protocol.CodeInterrupted, Message: res.Reason}})
 	default:
 		stop = protocol.StopError
-		l.emit(protocol.AgentEvent{Type: protocol.EvError, Error: &protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: res.Reason}})
+		code := protocol.CodeBackendFailed
+		if res.code != "" {
+			code = res.code // a host agent's own: its level violated
+		}
+		l.emit(protocol.AgentEvent{Type: protocol.EvError, Error: &protocol.ErrorInfo{Code: code, Message: res.Reason}})
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flush()
 	l.write(&protocol.RunDone{ID: l.runID, RunID: l.runID, StopReason: stop, Events: l.seq})
+}
+
+// message writes a message that is not one of the run's events (a
+// host's log notice), in its place among them.
+func (l *eventLog) message(m protocol.Msg) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flush()
+	l.write(m)
 }
 
 func (l *eventLog) write(m protocol.Msg) {

@@ -1,0 +1,354 @@
+// Package acp is the agent-host backend for any agent that speaks the
+// Agent Client Protocol (v1): agentry is the ACP client of an agent
+// command it starts, one process per chat, in a process group of its own.
+//
+// The level is agentry's, not the agent's (Policy): agentry answers the
+// agent's session/request_permission from the level (or, with
+// params.permissions "ask", puts what the level does not allow outright to
+// the daemon), serves fs/read_text_file and fs/write_text_file confined to
+// the working copy after resolving symlinks (no write at level 1), and
+// serves terminal/* through lib/proc, each terminal a process group of
+// agentry's (none at level 1). At session start it picks, where the agent
+// offers modes, the one that asks the most (PickMode).
+//
+// Where the agent does not ask, a tripwire: a tool_call or
+// tool_call_update that shows a call of a kind the level forbids running
+// (Policy.Forbids) in progress or completed, which agentry did not allow,
+// ends the turn with an error of code CodeLevelViolated and ends the
+// agent, with everything it started.
+//
+// The translation: agent_message_chunk → text_delta (and the whole text
+// at the end), agent_thought_chunk → thinking, tool_call → tool_call
+// (its input the agent's whole tool call, which DescribeTool reads back
+// for a face: title, kind, locations, diffs), a finished tool_call_update
+// → tool_result, plan → plan, available_commands_update → commands,
+// usage_update → usage (its cost, when the agent sends one, as the turn's
+// part of the session's). An interrupt is session/cancel; the host giving
+// up kills the agent's group.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// ProtocolVersion is the ACP version agentry speaks to agents.
+const ProtocolVersion = 1
+
+// CodeLevelViolated is the error code of a turn the tripwire ended: the
+// agent ran a call its level forbids without asking.
+const CodeLevelViolated = "level_violated"
+
+// Config is hello.config's "acp" object.
+type Config struct {
+	// Command is the agent's argv (default: agent-host's own, after --).
+	Command []string `json:"command"`
+	// Level is the level when a turn does not give one (default 2).
+	Level int `json:"level"`
+	// Workspace is the working copy when a turn does not give one
+	// (default: the host's directory).
+	Workspace string `json:"workspace"`
+}
+
+// Backend runs turns on ACP agents, one per chat.
+type Backend struct {
+	cfg Config
+	env host.Env
+
+	mu    sync.Mutex
+	chats map[string]*chat
+}
+
+// New makes the backend from hello.config's "acp" object, the agent's
+// command being command unless the configuration gives one.
+func New(config json.RawMessage, command []string, env host.Env) (*Backend, error) {
+	var c struct {
+		ACP Config `json:"acp"`
+	}
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &c); err != nil {
+			return nil, fmt.Errorf("acp: bad config: %v", err)
+		}
+	}
+	cfg := c.ACP
+	if len(cfg.Command) == 0 {
+		cfg.Command = command
+	}
+	return Open(cfg, env)
+}
+
+// Open makes the backend from a Config.
+func Open(cfg Config, env host.Env) (*Backend, error) {
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("acp: no agent command given (agent-host --backend acp -- CMD ARGS...)")
+	}
+	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+		return nil, fmt.Errorf("acp: %v", err)
+	}
+	if cfg.Level == 0 {
+		cfg.Level = 2
+	}
+	if cfg.Level < 1 || cfg.Level > 3 {
+		return nil, fmt.Errorf("acp: level %d: the levels are 1, 2 and 3", cfg.Level)
+	}
+	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
+}
+
+func (b *Backend) Name() string { return "acp" }
+
+// Version names the agent, as its command does until it has said.
+func (b *Backend) Version() string { return "acp " + filepath.Base(b.cfg.Command[0]) }
+
+// chat is one chat's agent and session.
+type chat struct {
+	mu      sync.Mutex // one turn at a time, and the agent's changes
+	ag      *agent
+	session string // the agent's session id
+	turns   int
+	cost    float64 // the session's cost, as the agent last reported it
+	root    string  // the session's working copy, resolved
+}
+
+func (b *Backend) chat(id string) *chat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.chats[id]
+	if c == nil {
+		c = &chat{}
+		b.chats[id] = c
+	}
+	return c
+}
+
+// workspace is the turn's working copy, its symlinks resolved.
+func (b *Backend) workspace(p protocol.ChatRunParams) (string, error) {
+	dir := p.Workspace
+	if dir == "" {
+		dir = b.cfg.Workspace
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// RunTurn runs one turn on the chat's agent, starting it (and its
+// session) when it has none.
+func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	c := b.chat(t.Params.ChatID)
+	if t.OneShot != nil {
+		c = &chat{} // a chat of its own, ended with the turn
+		defer c.close(time.Second)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	level := b.cfg.Level
+	if t.Params.Level > 0 {
+		level = t.Params.Level
+	}
+	if c.ag != nil && !c.ag.conn.alive() {
+		c.endAgent(0)
+	}
+	if c.ag == nil {
+		root, err := b.workspace(t.Params)
+		if err != nil {
+			return host.Failed(protocol.CodeBadRequest, "acp: the working copy: "+err.Error(), false)
+		}
+		if err := b.open(ctx, c, root, t.Log); err != nil {
+			return err
+		}
+	}
+	if len(t.Params.Attachments) > 0 && !c.ag.caps.PromptCapabilities.Image {
+		return host.Failed(protocol.CodeUnsupported, "the agent takes no images (its promptCapabilities)", false)
+	}
+	return c.turn(ctx, t, Policy{Level: level, Ask: t.Ask != nil, Root: c.root})
+}
+
+// open starts the chat's agent in root, initializes it, and starts its
+// session, or loads or resumes the chat's when it has one.
+func (b *Backend) open(ctx context.Context, c *chat, root string, logf func(level, msg string)) error {
+	ag, err := b.startAgent(ctx, root, logf)
+	if err != nil {
+		return err
+	}
+	c.ag, c.root = ag, root
+	if c.session != "" {
+		if err := ag.reopen(ctx, c.session, root, nil); err == nil {
+			return nil
+		}
+		logf("warn", fmt.Sprintf("acp: the agent could not load session %s; this turn starts a new one", c.session))
+	}
+	id, err := ag.newSession(ctx, root)
+	if err != nil {
+		c.endAgent(time.Second)
+		return err
+	}
+	c.session, c.cost = id, 0 // a new session's cost starts at nothing
+	return nil
+}
+
+// endAgent ends the chat's agent, if it has one, with its terminals.
+func (c *chat) endAgent(grace time.Duration) {
+	if c.ag == nil {
+		return
+	}
+	c.ag.end(grace)
+	c.ag = nil
+}
+
+func (c *chat) close(grace time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endAgent(grace)
+}
+
+// SessionInfo reports the chat's session.
+func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.SessionInfo, error) {
+	b.mu.Lock()
+	c := b.chats[chatID]
+	b.mu.Unlock()
+	if c == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.session, Turns: c.turns}, nil
+}
+
+// WarmSession starts the chat's agent and session ahead of its first turn.
+func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ag != nil && c.ag.conn.alive() {
+		return nil
+	}
+	c.endAgent(0)
+	root, err := b.workspace(protocol.ChatRunParams{})
+	if err != nil {
+		return err
+	}
+	return b.open(ctx, c, root, func(string, string) {})
+}
+
+// ResetSession ends the chat's agent and forgets its session.
+func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	c, ok := b.chats[chatID]
+	delete(b.chats, chatID)
+	b.mu.Unlock()
+	if ok {
+		c.close(2 * time.Second)
+	}
+	return ok, nil
+}
+
+// LoadSession makes chat chatID continue the agent's session sessionID
+// (session/load, else session/resume, where the agent offers them) and
+// returns what the agent replayed of it.
+func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]host.Said, error) {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endAgent(time.Second)
+	root, err := b.workspace(protocol.ChatRunParams{Workspace: workspace})
+	if err != nil {
+		return nil, err
+	}
+	ag, err := b.startAgent(ctx, root, func(string, string) {})
+	if err != nil {
+		return nil, err
+	}
+	var said []host.Said
+	if err := ag.reopen(ctx, sessionID, root, &said); err != nil {
+		ag.end(time.Second)
+		return nil, err
+	}
+	c.ag, c.root, c.session = ag, root, sessionID
+	return said, nil
+}
+
+// AsksPermissions: a turn may put the agent's permission requests to the
+// daemon.
+func (b *Backend) AsksPermissions() bool { return true }
+
+// ImageTypes are the images a turn takes, when the agent's prompt
+// capabilities take images (a turn with one is refused otherwise).
+func (b *Backend) ImageTypes() []string {
+	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+}
+
+// Close ends every chat's agent (stdin closed, then SIGTERM, then SIGKILL,
+// to its whole group) and every terminal.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	chats := make([]*chat, 0, len(b.chats))
+	for _, c := range b.chats {
+		chats = append(chats, c)
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.close(time.Second)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// DescribeTool reads back a tool_call event's input, the agent's own
+// ACP tool call, for a face.
+func (b *Backend) DescribeTool(name string, input json.RawMessage) host.ToolView {
+	var tc toolCall
+	_ = json.Unmarshal(input, &tc)
+	v := host.ToolView{Title: tc.Title, Kind: tc.Kind}
+	if v.Title == "" {
+		v.Title = name
+	}
+	if v.Kind == "" {
+		v.Kind = host.ToolOther
+	}
+	for _, l := range tc.Locations {
+		v.Paths = append(v.Paths, l.Path)
+	}
+	for _, raw := range tc.Content {
+		var d struct {
+			Type    string  `json:"type"`
+			Path    string  `json:"path"`
+			OldText *string `json:"oldText"`
+			NewText string  `json:"newText"`
+		}
+		if json.Unmarshal(raw, &d) == nil && d.Type == "diff" {
+			v.Diffs = append(v.Diffs, host.Diff{Path: d.Path, Old: d.OldText, New: d.NewText})
+		}
+	}
+	return v
+}
+
+// firstLine is s's first line, for a title.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,471 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentry/agentry/lib/atomicfile"
+	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/protocol"
+)
+
+// agent is one agent process, its session and what agentry serves it.
+type agent struct {
+	conn    *conn
+	caps    agentCaps
+	root    string
+	environ []string
+	terms   terminals
+	session string
+	// modes are the session's modes, mode the one it is in.
+	modes []Mode
+	mode  string
+
+	mu   sync.Mutex
+	turn *turnState          // the turn in flight, if any
+	sink func(u sessionNote) // where session updates go (a turn, a load)
+}
+
+// agentCaps is what the agent said it can do in initialize.
+type agentCaps struct {
+	LoadSession        bool `json:"loadSession"`
+	PromptCapabilities struct {
+		Image           bool `json:"image"`
+		EmbeddedContext bool `json:"embeddedContext"`
+	} `json:"promptCapabilities"`
+	SessionCapabilities struct {
+		Resume *struct{} `json:"resume"`
+		List   *struct{} `json:"list"`
+		Close  *struct{} `json:"close"`
+	} `json:"sessionCapabilities"`
+}
+
+// sessionNote is one session/update.
+type sessionNote struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+// startAgent starts the command in root and initializes it.
+func (b *Backend) startAgent(ctx context.Context, root string, logf func(level, msg string)) (*agent, error) {
+	cmd := exec.Command(b.cfg.Command[0], b.cfg.Command[1:]...)
+	cmd.Dir = root
+	cmd.Env = b.env.Environ
+	ag := &agent{root: root, environ: b.env.Environ}
+	warn := func(msg string) { logf("warn", msg) }
+	c, err := start(cmd, b.env.StderrOr(), handlers{serve: ag.serve, notify: ag.notify, warn: warn})
+	if err != nil {
+		return nil, host.Failed(protocol.CodeBackendUnavailable, "acp: could not start the agent: "+err.Error(), false)
+	}
+	ag.conn = c
+	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	res, err := c.call(ictx, "initialize", map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"fs":       map[string]bool{"readTextFile": true, "writeTextFile": true},
+			"terminal": true,
+		},
+		"clientInfo": map[string]string{"name": "agentry", "title": "agentry (agent-host --backend acp)", "version": "1"},
+	})
+	if err != nil {
+		return nil, ag.fail("initialize", err)
+	}
+	var init struct {
+		ProtocolVersion   int       `json:"protocolVersion"`
+		AgentCapabilities agentCaps `json:"agentCapabilities"`
+	}
+	if err := json.Unmarshal(res, &init); err != nil {
+		return nil, ag.fail("initialize", err)
+	}
+	if init.ProtocolVersion != ProtocolVersion {
+		return nil, ag.fail("initialize", fmt.Errorf("the agent speaks ACP version %d, not %d", init.ProtocolVersion, ProtocolVersion))
+	}
+	ag.caps = init.AgentCapabilities
+	return ag, nil
+}
+
+// fail ends the agent and words why it could not be used.
+func (ag *agent) fail(what string, err error) error {
+	msg := err.Error()
+	if last := ag.conn.stderr.LastLine(); last != "" {
+		msg += ": " + last
+	}
+	ag.end(0)
+	return host.Failed(protocol.CodeBackendUnavailable, "acp: the agent's "+what+": "+msg, true)
+}
+
+// sessionResult is what session/new, session/load and session/resume say.
+type sessionResult struct {
+	SessionID string `json:"sessionId"`
+	Modes     *struct {
+		CurrentModeID  string `json:"currentModeId"`
+		AvailableModes []Mode `json:"availableModes"`
+	} `json:"modes"`
+}
+
+// Mode is a session mode an agent offers.
+type Mode struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// newSession starts a session in root and picks its mode.
+func (ag *agent) newSession(ctx context.Context, root string) (string, error) {
+	res, err := ag.conn.call(ctx, "session/new", map[string]any{"cwd": root, "mcpServers": []any{}})
+	if err != nil {
+		return "", ag.fail("session/new", err)
+	}
+	var s sessionResult
+	if err := json.Unmarshal(res, &s); err != nil || s.SessionID == "" {
+		return "", ag.fail("session/new", fmt.Errorf("no sessionId in %.200s", res))
+	}
+	ag.keepModes(s)
+	return s.SessionID, nil
+}
+
+// reopen takes up session id, by session/load (its replay given to said,
+// when said is not nil) or session/resume, and picks its mode.
+func (ag *agent) reopen(ctx context.Context, id, root string, said *[]host.Said) error {
+	method := "session/load"
+	switch {
+	case ag.caps.LoadSession:
+	case ag.caps.SessionCapabilities.Resume != nil:
+		method = "session/resume"
+	default:
+		return host.Failed(protocol.CodeUnsupported, "the agent can neither load nor resume a session", false)
+	}
+	var r replay
+	if said != nil {
+		ag.mu.Lock()
+		ag.sink = r.take
+		ag.mu.Unlock()
+		defer func() {
+			ag.mu.Lock()
+			ag.sink = nil
+			ag.mu.Unlock()
+			*said = r.said
+		}()
+	}
+	res, err := ag.conn.call(ctx, method, map[string]any{"sessionId": id, "cwd": root, "mcpServers": []any{}})
+	if err != nil {
+		return host.Failed(protocol.CodeBackendFailed, "acp: "+err.Error(), false)
+	}
+	var s sessionResult
+	_ = json.Unmarshal(res, &s)
+	s.SessionID = id
+	ag.keepModes(s)
+	return nil
+}
+
+// keepModes keeps what a session says of its modes, for setMode.
+func (ag *agent) keepModes(s sessionResult) {
+	ag.session = s.SessionID
+	if s.Modes != nil {
+		ag.modes, ag.mode = s.Modes.AvailableModes, s.Modes.CurrentModeID
+	}
+}
+
+// setMode puts the session in the mode, of those it offers, that asks the
+// most for pol (PickMode), unless it is in it already.
+func (ag *agent) setMode(ctx context.Context, pol Policy) error {
+	ag.mu.Lock()
+	cur := ag.mode
+	ag.mu.Unlock()
+	if len(ag.modes) == 0 {
+		return nil
+	}
+	id := PickMode(ag.modes, cur, pol)
+	if id == cur {
+		return nil
+	}
+	if _, err := ag.conn.call(ctx, "session/set_mode", map[string]any{"sessionId": ag.session, "modeId": id}); err != nil {
+		return host.Failed(protocol.CodeBackendFailed, "acp: the agent's session/set_mode: "+err.Error(), false)
+	}
+	ag.mu.Lock()
+	ag.mode = id
+	ag.mu.Unlock()
+	return nil
+}
+
+// Modes by how much they ask, the most first, by id. Modes that ask less
+// than the agent's default, or plan instead of acting, are never picked.
+// A read-only mode (codex-acp's) comes first where nothing may change
+// (level 1, or a level that asks: the agent's own sandbox then stops what
+// it runs unasked), and never where the level lets it change the working
+// copy, which it would stop.
+var (
+	modeRankReadOnly = []string{"read-only", "readonly", "read_only", "default", "ask", "always-ask", "manual", "auto"}
+	modeRank         = []string{"default", "ask", "always-ask", "manual", "auto"}
+)
+
+// PickMode is the mode, of those an agent offers, that asks the most at
+// pol: the first of the ranked ids it offers, else the current one.
+func PickMode(modes []Mode, current string, pol Policy) string {
+	rank := modeRank
+	if pol.Level < 2 || pol.Ask {
+		rank = modeRankReadOnly
+	}
+	for _, want := range rank {
+		for _, m := range modes {
+			if strings.EqualFold(m.ID, want) {
+				return m.ID
+			}
+		}
+	}
+	return current
+}
+
+// end ends the agent's whole group and its terminals.
+func (ag *agent) end(grace time.Duration) {
+	if grace == 0 {
+		ag.conn.kill()
+	} else {
+		ag.conn.stop(grace)
+	}
+	ag.terms.killAll()
+}
+
+// notify takes the agent's notifications, in order, on the reading
+// goroutine.
+func (ag *agent) notify(method string, params json.RawMessage) {
+	if method != "session/update" {
+		return
+	}
+	var n sessionNote
+	if json.Unmarshal(params, &n) != nil {
+		return
+	}
+	var u struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		CurrentModeID string `json:"currentModeId"`
+	}
+	_ = json.Unmarshal(n.Update, &u)
+	ag.mu.Lock()
+	sink := ag.sink
+	if u.SessionUpdate == "current_mode_update" && u.CurrentModeID != "" {
+		ag.mode = u.CurrentModeID // the agent changed it itself
+	}
+	ag.mu.Unlock()
+	if sink != nil {
+		sink(n)
+	}
+}
+
+// current is the turn in flight, or nil.
+func (ag *agent) current() *turnState {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.turn
+}
+
+// policy is the level the agent's requests are served at: the turn's, or
+// between turns level 1's.
+func (ag *agent) policy() Policy {
+	if ts := ag.current(); ts != nil {
+		return ts.pol
+	}
+	return Policy{Level: 1, Root: ag.root}
+}
+
+// serve answers one request of the agent.
+func (ag *agent) serve(method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "session/request_permission":
+		return ag.permission(params)
+	case "fs/read_text_file":
+		return ag.readFile(params)
+	case "fs/write_text_file":
+		return ag.writeFile(params)
+	case "terminal/create":
+		return ag.createTerminal(params)
+	case "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release":
+		return ag.terminal(method, params)
+	}
+	return nil, &RPCError{Code: codeMethodNotFound, Message: "method not found: " + method}
+}
+
+func decode(params json.RawMessage, v any) error {
+	if err := json.Unmarshal(params, v); err != nil {
+		return &RPCError{Code: codeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	return nil
+}
+
+func refused(format string, args ...any) error {
+	return &RPCError{Code: codeRefused, Message: fmt.Sprintf(format, args...)}
+}
+
+// maxReadFile is the largest file fs/read_text_file reads.
+const maxReadFile = 64 << 20
+
+func (ag *agent) readFile(params json.RawMessage) (any, error) {
+	var p struct {
+		Path  string `json:"path"`
+		Line  *int   `json:"line"`
+		Limit *int   `json:"limit"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	path, err := Confine(ag.root, p.Path)
+	if err != nil {
+		return nil, refused("agentry refuses to read %s: %v", p.Path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxReadFile {
+		return nil, refused("agentry refuses to read %s: %d bytes, over %d", p.Path, fi.Size(), maxReadFile)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &RPCError{Code: codeInternal, Message: err.Error()}
+	}
+	text := string(b)
+	if p.Line != nil || p.Limit != nil {
+		lines := strings.SplitAfter(text, "\n")
+		from := 0
+		if p.Line != nil && *p.Line > 1 {
+			from = min(*p.Line-1, len(lines))
+		}
+		to := len(lines)
+		if p.Limit != nil && *p.Limit >= 0 {
+			to = min(from+*p.Limit, len(lines))
+		}
+		text = strings.Join(lines[from:to], "")
+	}
+	return map[string]string{"content": text}, nil
+}
+
+func (ag *agent) writeFile(params json.RawMessage) (any, error) {
+	var p struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	ts := ag.current()
+	pol := ag.policy()
+	if pol.Level < 2 && (ts == nil || !ts.editAllowed()) {
+		return nil, refused("agentry refuses to write %s: level %d writes nothing", p.Path, pol.Level)
+	}
+	path, err := Confine(ag.root, p.Path)
+	if err != nil {
+		return nil, refused("agentry refuses to write %s: %v", p.Path, err)
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := atomicfile.Write(path, []byte(p.Content), mode); err != nil {
+		return nil, &RPCError{Code: codeInternal, Message: err.Error()}
+	}
+	return nil, nil
+}
+
+func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
+	var p createTerminal
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	ts := ag.current()
+	pol := ag.policy()
+	if pol.Level < 2 && (ts == nil || !ts.execAllowed()) {
+		return nil, refused("agentry refuses to run %q: level %d runs no command", p.Command, pol.Level)
+	}
+	if ts == nil {
+		return nil, refused("agentry runs commands only during a turn")
+	}
+	dir := ag.root
+	if p.Cwd != "" {
+		d, err := Confine(ag.root, p.Cwd)
+		if err != nil {
+			return nil, refused("agentry refuses to run a command in %s: %v", p.Cwd, err)
+		}
+		dir = d
+	}
+	id, err := ag.terms.create(p, dir, ag.environ)
+	if err != nil {
+		return nil, &RPCError{Code: codeInternal, Message: err.Error()}
+	}
+	return map[string]string{"terminalId": id}, nil
+}
+
+func (ag *agent) terminal(method string, params json.RawMessage) (any, error) {
+	var p struct {
+		TerminalID string `json:"terminalId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if method == "terminal/release" {
+		return nil, ag.terms.release(p.TerminalID)
+	}
+	t, err := ag.terms.get(p.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	switch method {
+	case "terminal/output":
+		return t.output(), nil
+	case "terminal/kill":
+		t.kill()
+		return nil, nil
+	}
+	ctx := context.Background()
+	if ts := ag.current(); ts != nil {
+		ctx = ts.ctx
+	}
+	return t.wait(ctx)
+}
+
+// permission answers session/request_permission from the level, or puts
+// it to the daemon where the turn asks and the level does not allow it.
+func (ag *agent) permission(params json.RawMessage) (any, error) {
+	var p struct {
+		ToolCall json.RawMessage `json:"toolCall"`
+		Options  []struct {
+			OptionID string `json:"optionId"`
+			Kind     string `json:"kind"`
+		} `json:"options"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	cancelled := map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}
+	ts := ag.current()
+	if ts == nil {
+		return cancelled, nil
+	}
+	tc := ts.seen(p.ToolCall)
+	allow := ts.pol.Allows(tc.Kind, tc.paths())
+	if !allow && ts.t.Ask != nil {
+		input, _ := json.Marshal(tc)
+		a := ts.t.Ask(host.Ask{Tool: tc.name(), Input: input, Description: tc.Title, ToolCallID: tc.ToolCallID,
+			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}})
+		allow = a.Allowed()
+	}
+	if ts.isInterrupted() {
+		return cancelled, nil
+	}
+	if allow {
+		ts.allow(tc)
+	}
+	want := []string{"reject_once", "reject_always"}
+	if allow {
+		want = []string{"allow_once", "allow_always"}
+	}
+	for _, k := range want {
+		for _, o := range p.Options {
+			if o.Kind == k {
+				return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": o.OptionID}}, nil
+			}
+		}
+	}
+	return cancelled, nil
+}

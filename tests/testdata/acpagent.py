@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A tiny ACP agent for runagent's tests (newline-delimited JSON-RPC on
+stdio). Each line of a prompt is a command:
+
+  SAY TEXT         stream TEXT as the answer
+  COST USD         report usage_update with this cost (the session's total)
+  WRITE PATH       ask to edit PATH; if allowed, write it through fs/write_text_file
+  RUN CMD          ask to execute CMD; if allowed, run it in a terminal of the client's
+  SNEAK PATH       write PATH itself and report the edit, never asking
+  HANG DIR         start a grandchild `sleep 6917`, write DIR/agent.pid and
+                   DIR/sleep.pid, stream, and wait for session/cancel
+  DIE FLAG         the first time (FLAG absent): create FLAG and die mid-turn
+  TOOLS N          report N tool calls of kind read, each completed
+  SPAWN N          leave a grandchild `sleep N` running (in its group)
+
+With FAKEACP_NOLOAD set, it cannot load a session.
+
+Every turn appends "turn N session S" to turns.log in its working directory.
+A prompt with none of these commands is answered "continued".
+"""
+import json
+import os
+import subprocess
+import sys
+
+next_id = [0]
+pending_cancel = [False]
+state = {"turns": 0, "session": None}
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def handle_incoming(msg):
+    """A message that is not the response awaited: a notification, or a
+    request of the client (answered at once)."""
+    if msg.get("method") == "session/cancel":
+        pending_cancel[0] = True
+        return
+    if "method" in msg and "id" in msg:
+        serve(msg)
+
+
+def call(method, params):
+    next_id[0] += 1
+    rid = "a%d" % next_id[0]
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+    while True:
+        msg = read()
+        if msg.get("id") == rid and "method" not in msg:
+            return msg
+        handle_incoming(msg)
+
+
+def update(sid, u):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": u}})
+
+
+def say(sid, text):
+    update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+
+def ask(sid, tcid, title, kind, path=None):
+    tc = {"toolCallId": tcid, "title": title, "kind": kind, "status": "pending"}
+    if path:
+        tc["locations"] = [{"path": path}]
+    update(sid, dict(tc, sessionUpdate="tool_call"))
+    r = call("session/request_permission", {"sessionId": sid, "toolCall": tc, "options": [
+        {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"}]})
+    out = r.get("result", {}).get("outcome", {})
+    return out.get("outcome") == "selected" and out.get("optionId") == "yes"
+
+
+def done(sid, tcid, status, text):
+    update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tcid, "status": status,
+                 "content": [{"type": "content", "content": {"type": "text", "text": text}}]})
+
+
+def prompt(msg):
+    p = msg["params"]
+    sid = p["sessionId"]
+    text = "".join(b.get("text", "") for b in p["prompt"] if b.get("type") == "text")
+    state["turns"] += 1
+    with open("turns.log", "a") as f:
+        f.write("turn %d session %s\n" % (state["turns"], sid))
+    acted = False
+    n = 0
+    for line in text.splitlines():
+        word, _, arg = line.strip().partition(" ")
+        n += 1
+        tcid = "t%d" % n
+        if word == "SAY":
+            for part in arg.split(" "):
+                say(sid, part + " ")
+        elif word == "COST":
+            update(sid, {"sessionUpdate": "usage_update", "used": 1000, "size": 200000,
+                         "cost": {"amount": float(arg), "currency": "USD"}})
+        elif word == "WRITE":
+            if ask(sid, tcid, "write " + arg, "edit", os.path.abspath(arg)):
+                r = call("fs/write_text_file", {"sessionId": sid, "path": os.path.abspath(arg), "content": "written\n"})
+                done(sid, tcid, "failed" if "error" in r else "completed", "wrote it" if "error" not in r else r["error"]["message"])
+            else:
+                done(sid, tcid, "failed", "rejected")
+        elif word == "RUN":
+            if ask(sid, tcid, arg, "execute"):
+                r = call("terminal/create", {"sessionId": sid, "command": "sh", "args": ["-c", arg]})
+                if "error" in r:
+                    done(sid, tcid, "failed", r["error"]["message"])
+                else:
+                    tid = r["result"]["terminalId"]
+                    w = call("terminal/wait_for_exit", {"sessionId": sid, "terminalId": tid})
+                    call("terminal/release", {"sessionId": sid, "terminalId": tid})
+                    done(sid, tcid, "completed", "exit %s" % w.get("result", {}).get("exitCode"))
+            else:
+                done(sid, tcid, "failed", "rejected")
+        elif word == "SNEAK":
+            with open(arg, "w") as f:
+                f.write("sneaked\n")
+            update(sid, {"sessionUpdate": "tool_call", "toolCallId": tcid, "title": "sneak " + arg, "kind": "edit",
+                         "status": "completed", "locations": [{"path": os.path.abspath(arg)}]})
+        elif word == "TOOLS":
+            for i in range(int(arg)):
+                cid = "%s-%d" % (tcid, i)
+                update(sid, {"sessionUpdate": "tool_call", "toolCallId": cid, "title": "look %d" % i, "kind": "read", "status": "in_progress"})
+                done(sid, cid, "completed", "looked")
+        elif word == "SPAWN":
+            subprocess.Popen(["sleep", arg])
+        elif word == "HANG":
+            sleeper = subprocess.Popen(["sleep", "6917"])
+            with open(os.path.join(arg, "sleep.pid"), "w") as f:
+                f.write("%d\n" % sleeper.pid)
+            with open(os.path.join(arg, "agent.pid"), "w") as f:
+                f.write("%d\n" % os.getpid())
+            say(sid, "working ")
+            while not pending_cancel[0]:
+                handle_incoming(read())
+        elif word == "DIE":
+            if not os.path.exists(arg):
+                open(arg, "w").close()
+                say(sid, "dying ")
+                os._exit(1)
+        else:
+            continue
+        acted = True
+    if not acted:
+        say(sid, "continued")
+    if pending_cancel[0]:
+        pending_cancel[0] = False
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"stopReason": "cancelled"}})
+        return
+    send({"jsonrpc": "2.0", "id": msg["id"], "result": {"stopReason": "end_turn"}})
+
+
+def serve(msg):
+    m = msg["method"]
+    if m == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
+            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False}}}})
+    elif m == "session/new":
+        state["session"] = "sess-%d" % os.getpid()
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": state["session"], "modes": {
+            "currentModeId": "yolo", "availableModes": [{"id": "default", "name": "Ask"}, {"id": "yolo", "name": "Never ask"}]}}})
+    elif m == "session/load":
+        state["session"] = msg["params"]["sessionId"]
+        with open("turns.log", "a") as f:
+            f.write("loaded %s\n" % state["session"])
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/set_mode":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/prompt":
+        prompt(msg)
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no " + m}})
+
+
+def main():
+    while True:
+        msg = read()
+        if "method" in msg and "id" in msg:
+            serve(msg)
+        elif msg.get("method") == "session/cancel":
+            pending_cancel[0] = True
+
+
+main()
