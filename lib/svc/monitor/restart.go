@@ -1,0 +1,70 @@
+package monitor
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/svc"
+)
+
+// restartCause is why the monitor restarts a launch that has not ended:
+// neither counts as a crash, against Spec.MaxRestarts or its backoff.
+type restartCause int
+
+const (
+	forUnhealthy restartCause = iota // its health probes failed (health.go)
+	forChange                        // a file changed, or a dependency restarted on one (changes.go, cascade.go)
+)
+
+// restartFor stops the current launch as a stop would (the stop signal
+// to its group, then the rest of the tree, SIGKILL after the grace),
+// records its end and starts the next one at once.
+func (m *monitor) restartFor(cause restartCause, change *svc.Change) error {
+	l := m.cur
+	m.held, m.holdEnds = nil, nil
+	proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace)
+	var exit proc.Exit
+	select {
+	case <-l.main().Exited():
+		exit = l.main().Wait()
+	case <-time.After(5 * time.Second):
+	}
+	l.end()
+	m.drainLaunch(l)
+	m.rec.addLaunch(l, exit)
+	now := time.Now()
+	m.rec.set(func(s *svc.State) {
+		s.Status, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, "", nil, nil, nil
+		s.StopCause, s.StopNote = nil, ""
+		if s.Health != nil {
+			s.Health.Failures, s.Health.Since = 0, nil
+		}
+		switch cause {
+		case forUnhealthy:
+			s.Restarted.Unhealthy++
+		case forChange:
+			s.Restarted.Change++
+			c := *change
+			c.RestartedAt = now
+			s.Change = &c
+		}
+	})
+	return m.relaunch()
+}
+
+// note writes a row of svc's own into the service's log, between the
+// service's rows ("svc: …").
+func (m *monitor) note(format string, args ...any) {
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	fmt.Fprintf(m.log, "svc: "+format+"\n", args...)
+}
+
+// writeLog is the service's output into the log; note's rows go between.
+func (m *monitor) writeLog(data []byte) {
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	m.log.Write(data)
+}
