@@ -35,6 +35,11 @@ func (m *monitor) restartFor(cause restartCause, change *svc.Change) error {
 	m.drainLaunch(l)
 	m.rec.addLaunch(l, exit)
 	now := time.Now()
+	if err := m.relaunch(); err != nil {
+		return err
+	}
+	// One write with the new pid: a state that counts the restart names
+	// the launch it started.
 	m.rec.set(func(s *svc.State) {
 		s.Status, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, "", nil, nil, nil
 		s.StopCause, s.StopNote = nil, ""
@@ -51,7 +56,7 @@ func (m *monitor) restartFor(cause restartCause, change *svc.Change) error {
 			s.Change = &c
 		}
 	})
-	return m.relaunch()
+	return nil
 }
 
 // note writes a row of svc's own into the service's log, between the
