@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -89,6 +90,9 @@ func (m *monitor) watchFiles(f *files, out chan<- fileChange) {
 				break
 			}
 		}
+		// The walk's garbage (an entry for every file of the tree) goes
+		// back to the system now rather than stay in the monitor's RSS.
+		debug.FreeOSMemory()
 		if err == nil {
 			in.run(func(wd int, mask uint32, name string) {
 				dir, ok := dirs[wd]
@@ -224,7 +228,7 @@ func (in *inotify) addTree(dir string, f *files, dirs map[int]string) error {
 // the watch, the event's mask, and the name of the file in the
 // directory watched ("" for the directory itself).
 func (in *inotify) run(fn func(wd int, mask uint32, name string)) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 8<<10) // room for 30 events at the least
 	for {
 		n, err := in.f.Read(buf)
 		if err != nil {

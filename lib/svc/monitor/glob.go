@@ -35,6 +35,9 @@ func (f *files) norm(p string) string {
 		}
 	}
 	p = strings.TrimSuffix(path.Clean(filepath.ToSlash(p)), "/")
+	if p == "." {
+		return "**" // the directory itself: everything under it
+	}
 	return p
 }
 

@@ -19,6 +19,9 @@ func TestFilesWants(t *testing.T) {
 			t.Errorf("wants(%s) = %v, want %v", rel, got, want)
 		}
 	}
+	if _, ok := newFiles(dir, []string{"."}, nil).wants(filepath.Join(dir, "src", "a.py")); !ok {
+		t.Errorf(". does not watch src/a.py")
+	}
 	roots := f.roots()
 	if len(roots) != 1 || roots[0] != dir {
 		t.Errorf("roots = %v, want [%s] (*.toml is any depth)", roots, dir)

@@ -389,6 +389,7 @@ func (m *monitor) becameReady(r readyReport) {
 		rep.Restarts, rep.Followed = s.Restarts, s.Followed
 	})
 	m.probeHealth(m.cur)
+	settled(m.cur)
 	if server.PID != 0 {
 		rep.PID = server.PID
 	}
