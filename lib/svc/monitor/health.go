@@ -126,6 +126,9 @@ func (m *monitor) takeHealth(r probeResult) bool {
 			s.Health.Failures, s.Health.Since = 0, nil
 			if s.Status == svc.Unhealthy {
 				s.Status = svc.Ready
+				if s.ReadyAt == nil {
+					s.Status = svc.Running // it never listened
+				}
 			}
 		})
 		if st.Status == svc.Unhealthy {

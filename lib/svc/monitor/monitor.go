@@ -498,6 +498,9 @@ func (m *monitor) backoff(d time.Duration) *stopRequest {
 	select {
 	case <-t.C:
 		return nil
+	case c := <-m.events.change: // a fix, say: no more waiting
+		m.changedInBackoff(c)
+		return nil
 	case req := <-m.events.stop:
 		return &req
 	case <-m.events.term:

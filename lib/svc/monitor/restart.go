@@ -85,3 +85,10 @@ func settled(l *launched) {
 		debug.FreeOSMemory()
 	}
 }
+
+// changedInBackoff records a change that cut short the wait before a
+// restart after a crash: the restart is the crash's, made at once.
+func (m *monitor) changedInBackoff(c svc.Change) {
+	c.RestartedAt = time.Now()
+	m.rec.set(func(s *svc.State) { s.Change = &c })
+}
