@@ -56,6 +56,9 @@ need optional 'has mandoc' mandoc mandoc "man-lint's full lint and the man-page 
 need optional has_cc gcc - "the race detector (cgo)"
 need optional 'has zsh' zsh zsh "the zsh completion tests"
 need optional 'has fish' fish fish "the fish completion tests"
+if [ "$(uname -s)" = Linux ]; then
+	need optional 'has systemd-analyze' systemd - "svc export systemd's units are checked with systemd-analyze verify"
+fi
 if [ -n "$peers" ]; then
 	need required 'has npm' npm node "make test-peers installs the agent CLIs with it"
 	need required 'has ip' iproute2 - "make test-peers' loopback-only network namespace"

@@ -62,6 +62,7 @@ type grammar struct {
 	Env     envCmd     `cmd:"" help:"Print the ports, URLs, worktree and slot of this project's services as KEY=VALUE lines, or run a command with them."`
 	Who     whoCmd     `cmd:"" help:"Say which process holds a port, and which service, worktree and scope it belongs to."`
 	Gc      gcCmd      `cmd:"" name:"gc" help:"Stop and remove the services whose worktree, directory or owner is gone."`
+	Export  exportCmd  `cmd:"" help:"Write a project's services as units of an init system (systemd)."`
 	Proxy   proxyCmd   `cmd:"" help:"Run the proxy that gives each HTTP service a stable URL, http://NAME.localhost:PORT/ (NAME.WORKTREE or NAME.PROJECT where the short name would be shared; a service itself)."`
 
 	// The verbs other tools taught (pm2, docker, heroku), each answered
@@ -79,6 +80,22 @@ type otherVerb struct {
 
 func (c *otherVerb) Run(kctx *kong.Context) error {
 	return svccmd.OtherVerb(kctx.Selected().Name, c.Args)
+}
+
+type exportCmd struct {
+	Systemd exportSystemdCmd `cmd:"" help:"Write one systemd unit per service of the project, and a target that groups them."`
+}
+
+type exportSystemdCmd struct {
+	File  string   `short:"f" help:"The project file (default: found as svc up finds it)." placeholder:"FILE" type:"path"`
+	User  bool     `help:"Units for a user's manager (systemctl --user), not the system's."`
+	Print bool     `help:"Print the files, each after a ### PATH line, instead of writing them."`
+	Dir   string   `arg:"" name:"dir" help:"Where the units go (with --print, would go: their EnvironmentFile= name files there)." type:"path"`
+	Names []string `arg:"" optional:"" name:"name" help:"The services to export, with what they depend on (default: all)." predictor:"project"`
+}
+
+func (c *exportSystemdCmd) Run(v *svccmd.Verbs) error {
+	return v.ExportSystemd(svccmd.ExportArgs{File: c.File, User: c.User, Print: c.Print, Dir: c.Dir, Names: c.Names})
 }
 
 type proxyCmd struct {

@@ -45,15 +45,34 @@ func Ports(command string) []int {
 		case eq && name == "--port":
 			add(value)
 		case eq && strings.HasPrefix(name, "-"):
-			add(addressPort(value))
+			if listenFlag(name) {
+				add(addressPort(value))
+			}
 		case !strings.HasPrefix(a, "-"):
-			add(addressPort(a))
+			// An address is the command's own after a flag that says
+			// where to listen, or standing alone; after any other flag
+			// (--redis 127.0.0.1:6379) it is one the command connects to.
+			if i == 0 || !strings.HasPrefix(args[i-1], "-") || listenFlag(args[i-1]) {
+				add(addressPort(a))
+			}
 		}
 	}
 	if p, ok := positionalPort(args); ok {
 		add(p)
 	}
 	return out
+}
+
+// listenFlag reports whether a flag's value is where the command
+// listens: -b/--bind (gunicorn), -S (php), -addr (Go's flag package),
+// --listen, --web.listen-address and their kin.
+func listenFlag(flag string) bool {
+	name := strings.TrimLeft(flag, "-")
+	switch name {
+	case "b", "bind", "S", "addr", "address", "l", "listen", "http", "http-addr", "http-address":
+		return true
+	}
+	return strings.HasSuffix(name, "listen-address") || strings.HasSuffix(name, "listen-addr")
 }
 
 // portAssignments are the values of PORT=N in the line's commands, and

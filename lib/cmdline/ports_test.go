@@ -33,6 +33,11 @@ func TestPorts(t *testing.T) {
 		"redis-server --port {port}":                      nil,
 		"tail -f x.log":                                   nil,
 		"npm run dev -- --port 99999":                     nil,
+		"./migrate --redis 127.0.0.1:6379":                nil,
+		"app --db=localhost:5432":                         nil,
+		"caddy file-server --listen :8084":                {8084},
+		"prometheus --web.listen-address=:9090":           {9090},
+		"server :8085":                                    {8085},
 	}
 	for c, want := range cases {
 		if got := Ports(c); !slices.Equal(got, want) {

@@ -75,8 +75,12 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	if err := o.Spec.Check(); err != nil {
 		return nil, err
 	}
-	if err := portsHeld(o.Home, o.Spec.Command); err != nil {
-		return nil, err // started, it could not listen
+	// A one-shot finishes: a port it names is one it connects to (a
+	// migration's database), not one it would listen on.
+	if o.Spec.Project == nil || !o.Spec.Project.Oneshot {
+		if err := portsHeld(o.Home, o.Spec.Command); err != nil {
+			return nil, err // started, it could not listen
+		}
 	}
 	if o.Monitor == "" {
 		var err error
