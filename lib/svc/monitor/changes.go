@@ -132,37 +132,12 @@ const pollEvery = 2 * time.Second
 // pollFiles looks at the files under the roots every pollEvery and
 // passes on those the patterns want whose time or size changed, or that
 // came or went.
-func pollFiles(f *files, out chan<- fileChange) {
-	type stamp struct {
-		mod  time.Time
-		size int64
-	}
-	look := func() map[string]stamp {
-		seen := map[string]stamp{}
-		for _, r := range f.roots() {
-			_ = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil
-				}
-				if d.IsDir() {
-					if p != r && f.skipDir(p) {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if rel, ok := f.wants(p); ok {
-					if info, err := d.Info(); err == nil {
-						seen[rel] = stamp{info.ModTime(), info.Size()}
-					}
-				}
-				return nil
-			})
-		}
-		return seen
-	}
-	last := look()
+func pollFiles(f *files, out chan<- fileChange) { pollFrom(f, f.stamps(), out) }
+
+// pollFrom is pollFiles from a first look taken already.
+func pollFrom(f *files, last map[string]stamp, out chan<- fileChange) {
 	for range time.Tick(pollEvery) {
-		now := look()
+		now := f.stamps()
 		for rel, s := range now {
 			if was, ok := last[rel]; !ok || was != s {
 				out <- fileChange{rel: rel, at: time.Now()}
@@ -175,6 +150,38 @@ func pollFiles(f *files, out chan<- fileChange) {
 		}
 		last = now
 	}
+}
+
+// stamp is what polling compares of a file.
+type stamp struct {
+	mod  time.Time
+	size int64
+}
+
+// stamps are the files under the roots the patterns want, by their
+// paths relative to the directory.
+func (f *files) stamps() map[string]stamp {
+	seen := map[string]stamp{}
+	for _, r := range f.roots() {
+		_ = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if p != r && f.skipDir(p) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if rel, ok := f.wants(p); ok {
+				if info, err := d.Info(); err == nil {
+					seen[rel] = stamp{info.ModTime(), info.Size()}
+				}
+			}
+			return nil
+		})
+	}
+	return seen
 }
 
 // inotify is an inotify instance, read through the runtime's poller: a
