@@ -352,6 +352,7 @@ func (m *monitor) supervise() int {
 			}
 			readyTimer.Reset(m.spec.ReadyTimeout)
 		case c := <-m.events.change:
+			m.noteChange(c)
 			if err := m.restartFor(forChange, &c); err != nil {
 				return 1
 			}

@@ -92,3 +92,18 @@ func (m *monitor) changedInBackoff(c svc.Change) {
 	c.RestartedAt = time.Now()
 	m.rec.set(func(s *svc.State) { s.Change = &c })
 }
+
+// noteChange writes the row that says why the service restarts on a
+// change: "svc: restarting: src/a.py changed (and 2 more)", or after
+// the service depended on.
+func (m *monitor) noteChange(c svc.Change) {
+	more := ""
+	if c.Files > 1 {
+		more = fmt.Sprintf(" (and %d more)", c.Files-1)
+	}
+	if c.Via != "" {
+		m.note("restarting after %s, which restarted: %s changed%s", c.Via, c.File, more)
+		return
+	}
+	m.note("restarting: %s changed%s", c.File, more)
+}
