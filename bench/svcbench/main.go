@@ -36,7 +36,7 @@ func main() {
 	svcBin := flag.String("svc", "bin/svc", "the svc binary")
 	ndjsonBin := flag.String("ndjson", "bin/ndjson", "the ndjson binary")
 	runs := flag.Int("runs", 9, "runs per measurement")
-	only := flag.String("only", "", "run only this measurement (up, worktrees, proxy)")
+	only := flag.String("only", "", "run only this measurement (up, worktrees, proxy, watch)")
 	flag.Parse()
 	self, _ := os.Executable()
 	// Absolute: svc up runs in the project's directory.
@@ -57,6 +57,9 @@ func main() {
 		return
 	case "proxy":
 		b.proxy()
+		return
+	case "watch":
+		b.watch()
 		return
 	}
 	b.run()
@@ -138,6 +141,7 @@ func (b *bench) run() {
 	b.up()
 	b.worktrees()
 	b.proxy()
+	b.watch()
 	b.throughput()
 	if b.fails > 0 {
 		fmt.Printf("svcbench: %d target(s) missed\n", b.fails)

@@ -265,17 +265,20 @@ type startCmd struct {
 	LogKeep      int           `help:"Keep this many log generations." default:"${logKeep}" placeholder:"N"`
 	Force        bool          `help:"Start even when --ready-port is already held by another process (with a warning)."`
 	UntilExit    int           `help:"Stop the service when process PID exits, such as the calling shell: --until-exit $$." placeholder:"PID"`
-	Restart      string        `help:"Restart the command when it ends: no, on-failure or always, with exponential backoff." enum:"no,on-failure,always" default:"no" placeholder:"WHEN"`
+	Restart      string        `help:"Restart the command when it ends: no, on-failure or always, with exponential backoff; unhealthy: on-failure, and when its health probes fail." enum:"no,on-failure,always,unhealthy" default:"no" placeholder:"WHEN"`
 	MaxRestarts  int           `help:"Give up after this many restarts (0: never)." default:"0" placeholder:"N"`
 	JSON         bool          `name:"json" help:"Print the result as one JSON object."`
 	Command      []string      `arg:"" passthrough:"partial" name:"command" help:"The command, after --: one argument runs through /bin/sh -c, several are executed directly."`
+	healthFlags
+	watchFlags
 }
 
 func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
-		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts, StopSignal: c.StopSignal, NoFollow: c.NoFollow}
+		UntilExit: c.UntilExit, Restart: c.Restart, MaxRestarts: c.MaxRestarts, StopSignal: c.StopSignal, NoFollow: c.NoFollow,
+		HealthSpec: c.healthFlags.spec(), WatchSpec: c.watchFlags.spec()}
 	if c.Pty {
 		rows, cols := proc.TerminalSize(1, 2)
 		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}

@@ -23,7 +23,10 @@ var (
 	ErrBadPort    = errors.New("not auto or a port number") // StartOptions.Port
 	ErrNoEnvName  = errors.New("no variable name")          // an Env entry "=V" or "V"
 	ErrManyReady  = errors.New("more than one readiness")   // of ReadyURL, ReadyPort, ReadyRegex, ReadyCmd
-	ErrBadRestart = errors.New("not no, on-failure or always")
+	ErrBadRestart = errors.New("not no, on-failure, always or unhealthy")
+	ErrManyHealth = errors.New("more than one health probe")        // of HealthURL, HealthPort, HealthCmd
+	ErrNoHealth   = errors.New("no health probe")                   // Restart "unhealthy" without one
+	ErrBadGlob    = errors.New("not a pattern")                     // WatchSpec.Watch, WatchSpec.WatchExclude
 	ErrBadSignal  = errors.New("not a signal that stops a process") // Spec.StopSignal
 	ErrNotMonitor = errors.New("not the service's monitor")         // *NotMonitorError
 )

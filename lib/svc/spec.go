@@ -44,10 +44,15 @@ type Spec struct {
 	// given the same pid is not taken for it.
 	UntilExit      int    `json:"untilExit,omitempty"`
 	UntilExitStart uint64 `json:"untilExitStart,omitempty"`
-	// Restart is "no", "on-failure" or "always"; MaxRestarts bounds it
+	// Restart is "no", "on-failure", "always" or "unhealthy" (on-failure,
+	// and when the health probes fail too, with Health); MaxRestarts bounds it
 	// (0: no bound).
 	Restart     string `json:"restart,omitempty"`
 	MaxRestarts int    `json:"maxRestarts,omitempty"`
+	// Health probes the service after it is ready (health.go); Watch
+	// restarts it when a file changes (change.go).
+	HealthSpec
+	WatchSpec
 	// Project ties the service to the project file svc up started it
 	// from; nil for a service started by svc start.
 	Project *ProjectTag `json:"project,omitempty"`
@@ -104,6 +109,8 @@ func (s Spec) WithDefaults() Spec {
 	if s.StopSignal == "" {
 		s.StopSignal = DefaultStopSignal(s.Command)
 	}
+	s.HealthSpec = s.HealthSpec.withDefaults()
+	s.WatchSpec = s.WatchSpec.withDefaults()
 	if sig, ok := proc.ParseSignal(s.StopSignal); ok {
 		s.StopSignal = proc.SignalName(sig)
 	}
@@ -151,7 +158,7 @@ func (s Spec) Check() error {
 		return bad("ready", "", ErrManyReady)
 	case s.ReadyPort < 0 || s.ReadyPort > 65535:
 		return bad("readyPort", strconv.Itoa(s.ReadyPort), ErrBadPort)
-	case !slices.Contains([]string{"", "no", "on-failure", "always"}, s.Restart):
+	case !slices.Contains([]string{"", "no", "on-failure", "always", RestartUnhealthy}, s.Restart):
 		return bad("restart", s.Restart, ErrBadRestart)
 	case s.MaxRestarts < 0:
 		return bad("maxRestarts", strconv.Itoa(s.MaxRestarts), ErrNegative)
@@ -161,6 +168,12 @@ func (s Spec) Check() error {
 		return bad("logMax", strconv.FormatInt(s.LogMax, 10), ErrNegative)
 	case s.StopSignal != "" && !ValidStopSignal(s.StopSignal):
 		return bad("stopSignal", s.StopSignal, ErrBadSignal)
+	}
+	if err := s.HealthSpec.check(s.Restart); err != nil {
+		return err
+	}
+	if err := s.WatchSpec.check(); err != nil {
+		return err
 	}
 	for _, kv := range s.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

@@ -184,13 +184,15 @@ func (s Spec) Resolved(t *WorktreeTag, port int) Spec {
 }
 
 // withPort gives the spec its --port, also in place of {port} in the
-// readiness URL and command and in the environment's values (the monitor
+// readiness and health URL and command and in the environment's values (the monitor
 // puts it in the command's arguments).
 func (s Spec) withPort(port int) Spec {
 	p := strconv.Itoa(port)
 	s.Port = port
 	s.ReadyURL = strings.ReplaceAll(s.ReadyURL, "{port}", p)
 	s.ReadyCmd = strings.ReplaceAll(s.ReadyCmd, "{port}", p)
+	s.HealthURL = strings.ReplaceAll(s.HealthURL, "{port}", p)
+	s.HealthCmd = strings.ReplaceAll(s.HealthCmd, "{port}", p)
 	env := make([]string, len(s.Env))
 	for i, kv := range s.Env {
 		k, v, _ := strings.Cut(kv, "=")

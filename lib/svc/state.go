@@ -20,10 +20,13 @@ const (
 	Exited   Status = "exited"   // ended by itself; exit code or signal recorded
 	Failed   Status = "failed"   // could not start, or a required readiness check failed
 	Stopped  Status = "stopped"  // stopped by the user, or found dead with no exit observed
+	// Unhealthy: ready, then its health probes failed HealthFailures
+	// times in a row; it runs still.
+	Unhealthy Status = "unhealthy"
 )
 
 // Live reports whether a status is one of a running service.
-func (s Status) Live() bool { return s == Starting || s == Ready || s == Running }
+func (s Status) Live() bool { return s == Starting || s == Ready || s == Running || s == Unhealthy }
 
 // Endpoint is where a ready service is reached, as every report of it
 // gives it: a URL when one is known, the port it names, and every TCP port
@@ -102,6 +105,16 @@ type State struct {
 	// the last 20 ended ("runs" in state.json).
 	Restarts int      `json:"restarts,omitempty"`
 	Launches []Launch `json:"runs,omitempty"`
+	// Restarted counts the restarts by cause (Restarts is its Crash).
+	Restarted Restarted `json:"restarted"`
+	// Health is what the health probes found (Spec.HealthSpec), nil
+	// without them.
+	Health *Health `json:"health,omitempty"`
+	// Change is what caused the last restart on change (Spec.WatchSpec).
+	Change *Change `json:"change,omitempty"`
+	// WatchNote says how files are watched when it is not inotify (out
+	// of watches: polled).
+	WatchNote string `json:"watchNote,omitempty"`
 }
 
 // StopCause is why a service's run ended other than by a stop request,

@@ -71,6 +71,7 @@ func (s Spec) withWorktree(t *WorktreeTag) Spec {
 	s.Worktree = t
 	s.Command = replaceAll(r, s.Command)
 	s.ReadyURL, s.ReadyCmd = r.Replace(s.ReadyURL), r.Replace(s.ReadyCmd)
+	s.HealthURL, s.HealthCmd = r.Replace(s.HealthURL), r.Replace(s.HealthCmd)
 	env := make([]string, 0, len(s.Env)+2)
 	has := map[string]bool{}
 	for _, kv := range s.Env {

@@ -84,7 +84,7 @@ type StartIn struct {
 // StartOut is what a start found, or how a service stands.
 type StartOut struct {
 	Name     string   `json:"name"`
-	Status   string   `json:"status" jsonschema:"starting, ready, running, exited, failed or stopped"`
+	Status   string   `json:"status" jsonschema:"starting, ready, running, unhealthy (ready, then its health probes failed), exited, failed or stopped"`
 	PID      int      `json:"pid,omitempty"`
 	URL      string   `json:"url,omitempty"`
 	Port     int      `json:"port,omitempty"`
@@ -99,6 +99,10 @@ type StartOut struct {
 	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.localhost, NAME.WORKTREE.localhost, or NAME.PROJECT.localhost when another project has a NAME), when the proxy runs"`
 	Worktree string `json:"worktree,omitempty" jsonschema:"the slug of the git worktree it runs in"`
 	Slot     *int   `json:"slot,omitempty" jsonschema:"its worktree's slot: unique among the live worktrees of the repository"`
+	// Restarted, Unhealthy and Change: see watched.go.
+	Restarted *svc.Restarted `json:"restarted,omitempty" jsonschema:"its restarts by cause (crash, unhealthy, change), when it has had one not from a crash"`
+	Unhealthy string         `json:"unhealthy,omitempty" jsonschema:"why its health probes find it unhealthy"`
+	Change    *ChangeOut     `json:"last_change,omitempty" jsonschema:"what caused its last restart on a change of files"`
 }
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (*mcp.CallToolResult, StartOut, error) {
@@ -345,6 +349,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing, proxy svc.Proxied) StartOut
 		out.Worktree, out.Slot = wt.Slug, &wt.Slot
 	}
 	l.Name = out.Name
+	watched(&out, l)
 	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
 		out.Tail = svc.LastLines(d, 10)

@@ -50,6 +50,7 @@ type monitor struct {
 	// at most holdReady (holdEnds); only the supervising goroutine uses them.
 	held     *readyReport
 	holdEnds <-chan time.Time
+	logMu    sync.Mutex // the output and svc's own rows into the log (restart.go)
 }
 
 // events are what the supervising loop waits on.
@@ -58,6 +59,11 @@ type events struct {
 	stop  chan stopRequest
 	term  chan os.Signal // SIGTERM to the monitor stops the service
 	until chan struct{}  // the --until-exit process ended
+	// health has the health probes' results (health.go); change, a
+	// burst of changes to restart for (changes.go, cascade.go). Nil
+	// without them.
+	health chan probeResult
+	change chan svc.Change
 }
 
 // launched is one launch of the service's command; with Spec.Restart there
@@ -77,6 +83,7 @@ type launched struct {
 	followedAt time.Time
 	over       chan struct{} // closed once the launch has ended
 	overOnce   sync.Once
+	probing    bool // its health probes run (health.go); only the supervising goroutine sets it
 }
 
 // main is the process the launch follows: the command, or the daemon it
@@ -155,6 +162,7 @@ func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
 	})
 	m.send(svc.Report{Event: svc.EvStarted, PID: r.child.PID(), Holder: preoccupied})
 	go m.serveControl(ln)
+	m.watchChanges()
 	if m.ends.Until != nil {
 		go watchUntilExit(m.ends.Until, m.events.until)
 	}
@@ -324,6 +332,7 @@ func (m *monitor) supervise() int {
 			failures++
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
+				s.Restarted.Crash++
 				s.StopCause, s.StopNote = nil, "" // an earlier run's end is not this one's
 			})
 			if stopped := m.backoff(backoff); stopped != nil {
@@ -331,6 +340,20 @@ func (m *monitor) supervise() int {
 				return 0
 			}
 			if err := m.relaunch(); err != nil {
+				return 1
+			}
+			readyTimer.Reset(m.spec.ReadyTimeout)
+		case h := <-m.events.health:
+			if !m.takeHealth(h) {
+				continue
+			}
+			if err := m.restartFor(forUnhealthy, nil); err != nil {
+				return 1
+			}
+			readyTimer.Reset(m.spec.ReadyTimeout)
+		case c := <-m.events.change:
+			m.noteChange(c)
+			if err := m.restartFor(forChange, &c); err != nil {
 				return 1
 			}
 			readyTimer.Reset(m.spec.ReadyTimeout)
@@ -366,6 +389,8 @@ func (m *monitor) becameReady(r readyReport) {
 		}
 		rep.Restarts, rep.Followed = s.Restarts, s.Followed
 	})
+	m.probeHealth(m.cur)
+	settled(m.cur)
 	if server.PID != 0 {
 		rep.PID = server.PID
 	}
@@ -473,6 +498,9 @@ func (m *monitor) backoff(d time.Duration) *stopRequest {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return nil
+	case c := <-m.events.change: // a fix, say: no more waiting
+		m.changedInBackoff(c)
 		return nil
 	case req := <-m.events.stop:
 		return &req

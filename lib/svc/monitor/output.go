@@ -25,7 +25,7 @@ func (m *monitor) copyOutput(r *launched, w *watch, lines chan<- string) {
 		if n > 0 {
 			data := buf[:n]
 			failed := m.log.Err() != nil
-			m.log.Write(data)
+			m.writeLog(data)
 			if !failed && m.log.Err() != nil {
 				// Logging just stopped (a full disk): the service goes on,
 				// its output is still drained, and the state says so.

@@ -98,6 +98,7 @@ func (m *monitor) becameRunning() {
 		return
 	}
 	m.rec.set(func(s *svc.State) { s.Status = svc.Running })
+	m.probeHealth(m.cur)
 	m.send(svc.Report{Event: svc.EvRunning, PID: m.cur.main().PID(), Followed: m.rec.get().Followed})
 }
 

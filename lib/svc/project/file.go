@@ -73,6 +73,10 @@ type Def struct {
 	PTY                            bool
 	StopSignal                     string // "": the default
 	NoFollow                       bool   // follow = false
+	// Health and Watch: health_* and watch, watch_exclude, debounce,
+	// cascade (watched.go).
+	Health svc.HealthSpec
+	Watch  svc.WatchSpec
 
 	// From is the file that defines it when that is not the project's
 	// own format (.claude/launch.json, conductor.json): "" for svc.toml
@@ -248,6 +252,17 @@ type tomlService struct {
 	Restart      string            `toml:"restart"`
 	MaxRestarts  int               `toml:"max_restarts"`
 	Pty          bool              `toml:"pty"`
+	// Health probes and the watch of files (watched.go).
+	HealthURL      string `toml:"health_url"`
+	HealthCmd      string `toml:"health_cmd"`
+	HealthPort     int    `toml:"health_port"`
+	HealthEvery    string `toml:"health_every"`
+	HealthTimeout  string `toml:"health_timeout"`
+	HealthFailures int    `toml:"health_failures"`
+	Watch          any    `toml:"watch"`
+	WatchExclude   any    `toml:"watch_exclude"`
+	Debounce       string `toml:"debounce"`
+	Cascade        bool   `toml:"cascade"`
 }
 
 func (f *File) parseTOML(b []byte) error {
@@ -359,6 +374,9 @@ func (f *File) def(name string, t tomlService, lines map[string]int) (*Def, erro
 	if d.StopGrace, err = duration(t.StopGrace); err != nil {
 		return nil, f.errorf(at("stop_grace"), "%s: stop_grace: %v", name, err)
 	}
+	if err := f.watched(d, t, at); err != nil {
+		return nil, err
+	}
 	if err := f.checkOptions(d, at); err != nil {
 		return nil, err
 	}
@@ -381,8 +399,8 @@ func (f *File) checkOptions(d *Def, at func(string) int) error {
 	switch {
 	case len(ready) > 1:
 		return f.errorf(at(ready[1]), "%s: give at most one of ready_url, ready_port, ready_regex and ready_cmd", d.Name)
-	case !slices.Contains([]string{"", "no", "on-failure", "always"}, d.Restart):
-		return f.errorf(at("restart"), "%s: restart is no, on-failure or always, not %q", d.Name, d.Restart)
+	case !slices.Contains([]string{"", "no", "on-failure", "always", svc.RestartUnhealthy}, d.Restart):
+		return f.errorf(at("restart"), "%s: restart is no, on-failure, always or unhealthy, not %q", d.Name, d.Restart)
 	case d.MaxRestarts < 0:
 		return f.errorf(at("max_restarts"), "%s: max_restarts cannot be negative", d.Name)
 	case d.Oneshot && d.Restart == "always":

@@ -528,6 +528,9 @@ func changed(old, new svc.Spec) []string {
 	add(old.StopGrace != new.StopGrace, "stop_grace")
 	add(old.StopSignal != new.StopSignal && old.StopSignal != "", "stop_signal")
 	add(old.NoFollow != new.NoFollow, "follow")
+	add(old.HealthSpec != new.HealthSpec, "health")
+	add(!slices.Equal(old.Watch, new.Watch) || !slices.Equal(old.WatchExclude, new.WatchExclude) ||
+		old.Debounce != new.Debounce || old.Cascade != new.Cascade, "watch")
 	if len(out) == 0 {
 		out = append(out, "port, pty or oneshot, or it was not started by svc up")
 	}
@@ -650,7 +653,9 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 	spec := svc.Spec{Command: subAll(d.Command), Cwd: d.Cwd, Env: subAll(n.env), ReadyURL: sub(d.ReadyURL), ReadyPort: d.ReadyPort,
 		ReadyRegex: d.ReadyRegex, ReadyCmd: sub(d.ReadyCmd), ReadyTimeout: u.readyTimeout(n), StopGrace: d.StopGrace,
 		Restart: d.Restart, MaxRestarts: d.MaxRestarts, StopSignal: d.StopSignal,
-		NoFollow: d.NoFollow || d.Oneshot} // a one-shot runs to completion: what it leaves is stopped
+		NoFollow:   d.NoFollow || d.Oneshot, // a one-shot runs to completion: what it leaves is stopped
+		HealthSpec: d.Health, WatchSpec: d.Watch}
+	spec.HealthURL, spec.HealthCmd = sub(spec.HealthURL), sub(spec.HealthCmd)
 	if d.PTY {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
 	}

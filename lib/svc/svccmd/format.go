@@ -49,6 +49,11 @@ type listJSON struct {
 	// ProxyURL is its URL through svc proxy, when the proxy runs.
 	ProxyURL string           `json:"proxyUrl,omitempty"`
 	Worktree *svc.WorktreeTag `json:"worktree,omitempty"`
+	// Restarted, Health and Change: its restarts by cause, what its
+	// health probes found, what caused its last restart on change.
+	Restarted svc.Restarted `json:"restarted"`
+	Health    *svc.Health   `json:"health,omitempty"`
+	Change    *svc.Change   `json:"change,omitempty"`
 }
 
 // ListJSON is the --json shape of a listing; proxy is svc proxy's
@@ -57,7 +62,7 @@ func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
-		Warning: l.Warning}
+		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change}
 }
 
 // proxyURL is a ready service's URL through the proxy, or "".

@@ -100,6 +100,8 @@ func wordField(e *svc.FieldError) error {
 		return cli.Usagef("--ready-port %s is not a port number", e.Value)
 	case "logMax":
 		return cli.Usagef("--log-max cannot be negative")
+	case "restart", "health", "healthPort", "healthFailures", "healthEvery", "healthTimeout", "watch", "watchExclude", "debounce":
+		return wordWatched(e)
 	}
 	return cli.Usagef("%v", e)
 }

@@ -177,6 +177,31 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	if note := StopNote(l.StopCause, l.StopNote, w); note != "" && !l.Status.Live() {
 		fmt.Fprintf(&b, "note: %s\n", note)
 	}
+	b.WriteString(Watched(&l.State, now))
+	return b.String()
+}
+
+// Watched is what status says of a service's health probes and restarts
+// on change: why it is unhealthy, its restarts by cause, the file that
+// caused the last restart on change and when. "" when none applies.
+func Watched(s *svc.State, now time.Time) string {
+	var b strings.Builder
+	if h := s.Health; h != nil && s.Status == svc.Unhealthy && h.Last != nil {
+		fmt.Fprintf(&b, "health: unhealthy for %s: %d probes failed in a row, the last: %s\n", Age(*h.Since, now), h.Failures, h.Last.Said(s.Spec.HealthSpec))
+	}
+	if r := s.Restarted; r.Unhealthy > 0 || r.Change > 0 {
+		fmt.Fprintf(&b, "restarted: %d unhealthy, %d on change, %d %s\n", r.Unhealthy, r.Change, r.Crash, plural(r.Crash, "crash", "crashes"))
+	}
+	if c := s.Change; c != nil {
+		fmt.Fprintf(&b, "last change: %s at %s", c.File, c.At.Local().Format("15:04:05.000"))
+		if c.Files > 1 {
+			fmt.Fprintf(&b, " (and %d more)", c.Files-1)
+		}
+		if c.Via != "" {
+			fmt.Fprintf(&b, ", restarted after %s", c.Via)
+		}
+		fmt.Fprintf(&b, "; restarted %s ago\n", Age(c.RestartedAt, now))
+	}
 	return b.String()
 }
 

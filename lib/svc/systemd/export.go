@@ -240,6 +240,7 @@ func (x *exporter) service(d *project.Def) error {
 	}
 	u.readyCmd = r.fill(d.ReadyCmd)
 	x.readiness(d)
+	x.watched(d)
 	if d.PTY {
 		x.note(d.Name, "pty = true is not expressed: systemd gives it no terminal (its output goes to the journal)")
 	}

@@ -120,6 +120,9 @@ func restart(r string) string {
 	if r == "" {
 		return "no"
 	}
+	if r == svc.RestartUnhealthy {
+		return "on-failure" // and a note (watched)
+	}
 	return r // no, on-failure and always are systemd's words too
 }
 

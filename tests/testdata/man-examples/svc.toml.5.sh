@@ -27,3 +27,7 @@ cat > procfile/worker.py <<'PY'
 import signal
 signal.pause()
 PY
+# The watch example: an API over src/ and a worker.
+mkdir -p watch/src
+touch watch/src/app.py
+cp procfile/worker.py watch/worker.py
