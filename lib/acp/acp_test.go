@@ -533,15 +533,20 @@ func TestCloseAndList(t *testing.T) {
 	}
 }
 
-// The end of input answers what was read: a turn in flight ends first.
+// The end of input is the editor's stop: a turn in flight is cancelled at
+// once, and still answered, long before the drain timeout.
 func TestEndOfInputAnswersTurns(t *testing.T) {
 	c := start(t, loadDefs(t), "")
 	s := c.newSession()
-	id := c.send("session/prompt", prompt(s, "!sleep=100ms\nfinished"))
+	id := c.send("session/prompt", prompt(s, "!sleep=30s\nfinished"))
+	began := time.Now()
 	c.in.Close()
 	ms := c.until(id)
-	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+	if r := stopReason(t, ms[len(ms)-1]); r != "cancelled" {
 		t.Errorf("stopReason %q", r)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("answered %v after the end of input", took)
 	}
 	select {
 	case err := <-c.served:

@@ -470,11 +470,12 @@ func (a *agent) end(s *session) {
 	_, _ = a.hc.ResetSession(ctx, s.id)
 }
 
-// drain is the end of input: the requests read are answered, turns in
-// flight may end within timeout and are then cancelled — at once when a
-// signal comes (ctx) or the client is found gone meanwhile — and every
-// backend process ends.
+// drain is the end of input: for an editor the only way to say stop short
+// of a signal, so the turns in flight are cancelled at once (their answers
+// still written), the other requests read are answered within timeout,
+// and every backend process ends.
 func (a *agent) drain(ctx context.Context, timeout time.Duration) {
+	a.cancelAll()
 	done := make(chan struct{})
 	go func() { a.work.Wait(); close(done) }()
 	t := time.NewTimer(timeout)
@@ -482,7 +483,7 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 	select {
 	case <-done:
 	case <-t.C:
-		a.opts.Warn(fmt.Sprintf("turns still in flight after the %v drain timeout; cancelling them", timeout))
+		a.opts.Warn(fmt.Sprintf("requests still in flight after the %v drain timeout; cancelling them", timeout))
 		a.cancelAll()
 		a.waitCancelled(done)
 	case <-ctx.Done():
