@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -604,4 +605,31 @@ func TestDiffs(t *testing.T) {
 // Code's tools.
 func claudeView(name string, input json.RawMessage) host.ToolView {
 	return new(claude.Backend).DescribeTool(name, input)
+}
+
+// A call allowed for the session (allow_always) is not asked again in the
+// session, whatever the backend remembers (echo, like a CLI started again
+// for a mode change, remembers nothing): the face answers it, allowed for
+// the session again; another call is asked.
+func TestAllowSessionKept(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	var asked atomic.Int32
+	c.answer = func(json.RawMessage) any {
+		asked.Add(1)
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_session"}}
+	}
+	s := c.newSession()
+	c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch made.txt")))
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1"})
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-2-ask"})
+	ms := c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch made.txt")))
+	_, seq := updates(t, ms)
+	want := "tool_call:pending tool_call_update:in_progress tool_call_update:completed"
+	if got := strings.Join(seq, " "); !strings.HasPrefix(got, want) || asked.Load() != 1 {
+		t.Errorf("asked %d times; the second turn's updates %q, want them to start %q", asked.Load(), got, want)
+	}
+	c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch other.txt")))
+	if asked.Load() != 2 {
+		t.Errorf("another command was not asked about (%d asks)", asked.Load())
+	}
 }

@@ -43,6 +43,11 @@ type session struct {
 	title   string // the first prompt's first line
 	// commands is the available_commands_update last sent, as JSON.
 	commands string
+	// grants are the calls the person allowed for the session
+	// (allow_always), by grantKey: kept here, not only in the backend's
+	// process, so that a CLI started again (a mode change, the idle
+	// stop) does not ask again.
+	grants map[string]bool
 }
 
 // mode is a session mode: a level, and whether tool calls outside its

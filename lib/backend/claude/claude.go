@@ -368,10 +368,12 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.cli != nil && (c.asks != (t.Ask != nil) || c.cliLevel != level || c.cliEffort != t.Params.ReasoningEffort) {
+	if c.cli != nil && (c.asks != (t.Ask != nil) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
-		// resuming the session.
+		// resuming the session. A level whose grant is the same (level 3
+		// is level 2's today) keeps the process, and what it was
+		// allowed for the session.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
@@ -414,6 +416,21 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 			return host.ErrInterrupted
 		}
 	}
+}
+
+// sameGrant: whether levels x and y give the CLI the same flags.
+func (b *Backend) sameGrant(x, y int, asks bool) bool {
+	if x == y {
+		return true
+	}
+	flags := func(level int) string {
+		g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Stream: true, Ask: asks})
+		if err != nil {
+			return fmt.Sprint("level ", level, ": ", err)
+		}
+		return strings.Join(g.Argv, "\x00")
+	}
+	return flags(x) == flags(y)
 }
 
 // translator turns the CLI's lines into agent events.
