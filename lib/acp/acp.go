@@ -50,6 +50,24 @@ type Options struct {
 	// session/list (one small file each: the CLI's session id, cwd, title);
 	// "" keeps none.
 	StateDir string
+	// IdleStop is how long a session's backend process may sit idle
+	// between turns before it is stopped, where the backend can stop it
+	// and take the session up again on the next prompt (claude: the CLI,
+	// resumed with --resume); 0 keeps it until session/close or the end.
+	IdleStop time.Duration
+}
+
+// starter is a backend that can start a session's process ahead of its
+// first turn, as that turn will want it (claude).
+type starter interface {
+	StartChat(ctx context.Context, p protocol.ChatRunParams) error
+}
+
+// idleStopper is a backend that can stop a session's process between
+// turns, keeping the session for the next turn to take up (claude); false
+// when there was none to stop, or a turn holds it.
+type idleStopper interface {
+	StopIdle(ctx context.Context, chatID string) (bool, error)
 }
 
 // ErrBackend wraps a backend that could not be made.

@@ -43,6 +43,12 @@ type session struct {
 	title   string // the first prompt's first line
 	// commands is the available_commands_update last sent, as JSON.
 	commands string
+	// warm is closed once the session's process, started at
+	// session/new, has started (nil: none was).
+	warm chan struct{}
+	// idle stops the session's process after Options.IdleStop without
+	// a turn.
+	idle *time.Timer
 	// grants are the calls the person allowed for the session
 	// (allow_always), by grantKey: kept here, not only in the backend's
 	// process, so that a CLI started again (a mode change, the idle
@@ -203,8 +209,69 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.warm(s)
 	ms, opts := a.state(s)
 	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
+}
+
+// warm starts the session's backend process in the background, where the
+// backend can, so that its first prompt finds it ready: an editor opens a
+// session seconds before its first prompt. Never prompted, it is stopped
+// after the idle time like any other.
+func (a *agent) warm(s *session) {
+	st, ok := a.backend.(starter)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	m := s.mode
+	done := make(chan struct{})
+	s.warm = done
+	s.mu.Unlock()
+	p := protocol.ChatRunParams{ChatID: s.id, Workspace: s.cwd, Level: m.level, Permissions: protocol.PermissionsGrant}
+	if m.ask {
+		p.Permissions = protocol.PermissionsAsk
+	}
+	a.work.Add(1)
+	go func() {
+		defer a.work.Done()
+		defer close(done)
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		if err := st.StartChat(ctx, p); err != nil {
+			return // the first prompt starts it, and says why it cannot
+		}
+		a.armIdle(s)
+	}()
+}
+
+// armIdle sets the session's idle stop: after Options.IdleStop with no
+// prompt read, its backend process is stopped (the session kept).
+func (a *agent) armIdle(s *session) {
+	is, ok := a.backend.(idleStopper)
+	if !ok || a.opts.IdleStop <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	seq := s.seq
+	s.idle = time.AfterFunc(a.opts.IdleStop, func() {
+		s.mu.Lock()
+		quiet := !s.closed && s.seq == seq && s.run == nil
+		s.mu.Unlock()
+		if !quiet || a.ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		_, _ = is.StopIdle(ctx, s.id)
+	})
 }
 
 // setServers gives the session's chat the client's MCP servers, as
@@ -467,7 +534,14 @@ func (a *agent) closeSession(params json.RawMessage) (any, error) {
 func (a *agent) end(s *session) {
 	s.mu.Lock()
 	s.closed = true
+	warm := s.warm
+	if s.idle != nil {
+		s.idle.Stop()
+	}
 	s.mu.Unlock()
+	if warm != nil {
+		<-warm // what started last is ended below
+	}
 	a.cancel(s)
 	s.prompts.Wait()
 	ctx, cancel := a.callCtx()

@@ -65,6 +65,7 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		delete(a.prompts, key)
 		a.mu.Unlock()
 		a.w.reply(id, res, err)
+		a.armIdle(s)
 	}()
 }
 

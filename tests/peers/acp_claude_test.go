@@ -185,3 +185,61 @@ func TestACPClaudeAllowAlwaysSurvivesModes(t *testing.T) {
 	})
 	c.End()
 }
+
+// session/new starts the session's CLI in the background, so that the
+// first prompt finds it ready (the same process answers it), and
+// session/new itself stays quick.
+func TestACPClaudeStartsAtSessionNew(t *testing.T) {
+	c, _ := claudeACP(t)
+	began := time.Now()
+	s, _ := newACPSession(t, c)
+	took := time.Since(began)
+	t.Logf("session/new answered in %v", took)
+	if took > time.Second {
+		t.Errorf("session/new took %v", took)
+	}
+	var before []int
+	if !await.Until(20*time.Second, func() bool { before = claudePIDs(c); return len(before) == 1 }) {
+		t.Fatalf("no CLI under agent-host before the first prompt: %v", before)
+	}
+	sent := time.Now()
+	tag := c.Send("session/prompt", acpclient.Prompt(s, "SAY ready"))
+	first := c.Until(func(ev acpclient.Event) bool {
+		return ev.Update.SessionUpdate == "agent_message_chunk" || ev.Tag == tag
+	})
+	t.Logf("the first chunk of turn 1 came %v after the prompt", time.Since(sent))
+	evs := append(first, c.Wait(tag)...)
+	if got := acpclient.Text(evs); got != "ready" {
+		t.Errorf("said %q: %v", got, acpclient.Kinds(evs))
+	}
+	if after := claudePIDs(c); len(after) != 1 || after[0] != before[0] {
+		t.Errorf("the first prompt started another CLI: %v, then %v", before, after)
+	}
+	c.End()
+}
+
+// An idle session's CLI is stopped after the idle time (a session never
+// prompted included), and its next prompt starts it again, resumed: the
+// model sees the session's history.
+func TestACPClaudeIdleStop(t *testing.T) {
+	c, _ := claudeACP(t, "--idle-stop", "2s")
+	s, _ := newACPSession(t, c)
+	newACPSession(t, c) // never prompted
+	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY first words")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the first turn: %s", acpclient.StopReason(res))
+	}
+	began := time.Now()
+	var left []int
+	if !await.Until(20*time.Second, func() bool { left = claudePIDs(c); return len(left) == 0 }) {
+		t.Fatalf("%d CLIs still run 20 s after the last turn, the idle time being 2 s: %v", len(left), left)
+	}
+	t.Logf("every CLI stopped %v after the last turn (idle time 2 s)", time.Since(began))
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "RECALL"))
+	if got := acpclient.Text(evs); !strings.HasSuffix(got, "SAY first words") || acpclient.StopReason(res) != "end_turn" {
+		t.Errorf("the turn after the idle stop: %q, %s (the session not resumed?)", got, acpclient.StopReason(res))
+	}
+	if n := len(claudePIDs(c)); n != 1 {
+		t.Errorf("%d CLIs after the prompt, want the one resumed", n)
+	}
+	c.End()
+}

@@ -212,6 +212,7 @@ type chat struct {
 	asks      bool   // cli was started to ask (--permission-prompt-tool stdio)
 	cliLevel  int    // the level whose grant cli was started with
 	cliEffort string // the --effort cli was started with ("": the CLI's own)
+	cliModel  string // the --model cli was started with ("": the CLI's own)
 	session   string
 	turns     int
 	context   int
@@ -247,23 +248,36 @@ type cli struct {
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
-// start runs the chat's CLI, resuming its session when it has one.
-func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
-	level := c.level
-	if t != nil && t.Params.Level > 0 {
-		level = t.Params.Level
+// launch is what a CLI is started with: a turn's params (its level,
+// model, effort and workspace), and whether it asks.
+type launch struct {
+	params protocol.ChatRunParams
+	asks   bool
+	log    func(level, msg string)
+}
+
+// launchOf is what a turn starts the CLI with; nil is a start ahead of
+// any turn, with the chat's defaults.
+func launchOf(t *host.Turn) launch {
+	if t == nil {
+		return launch{log: func(string, string) {}}
 	}
-	if t != nil && t.Params.Model != "" {
-		c.model = t.Params.Model
+	return launch{params: t.Params, asks: t.Ask != nil, log: t.Log}
+}
+
+// start runs the chat's CLI, resuming its session when it has one.
+func (b *Backend) start(c *chat, l launch) (*cli, error) {
+	level := c.level
+	if l.params.Level > 0 {
+		level = l.params.Level
+	}
+	if l.params.Model != "" {
+		c.model = l.params.Model
 	}
 	b.mu.Lock()
 	session := c.session
 	b.mu.Unlock()
-	asks := t != nil && t.Ask != nil
-	effort := ""
-	if t != nil {
-		effort = t.Params.ReasoningEffort
-	}
+	asks, effort := l.asks, l.params.ReasoningEffort
 	files, err := c.filesDir()
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not make the chat's private directory: "+err.Error(), false)
@@ -278,8 +292,8 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
 	cmd.Dir = c.workspace
-	if t != nil && t.Params.Workspace != "" {
-		cmd.Dir = t.Params.Workspace
+	if l.params.Workspace != "" {
+		cmd.Dir = l.params.Workspace
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
 	// The host's stderr is the backend's.
@@ -289,7 +303,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
-	c.asks, c.cliLevel, c.cliEffort = asks, level, effort
+	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
 	// The CLI's answer says what slash commands it offers (see
 	// translator.response); nothing else of the initialize is asked.
 	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": map[string]any{"subtype": "initialize"}})
@@ -297,9 +311,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		defer stdout.Close()
 		defer close(p.lines)
 		skipped := func(*ndjson.TooLongError) {
-			if t != nil {
-				t.Log("warn", "claude: skipped an over-long line from the CLI")
-			}
+			l.log("warn", "claude: skipped an over-long line from the CLI")
 		}
 		_ = ndjson.Lines(stdout, b.cfg.MaxLine, skipped, func(line []byte) bool {
 			p.lines <- append([]byte(nil), line...)
@@ -368,7 +380,8 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.cli != nil && (c.asks != (t.Ask != nil) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort) {
+	if c.cli != nil && (c.asks != (t.Ask != nil) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
+		(t.Params.Model != "" && t.Params.Model != c.cliModel)) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
 		// resuming the session. A level whose grant is the same (level 3
@@ -378,7 +391,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		c.cli = nil
 	}
 	if c.cli == nil {
-		p, err := b.start(c, t)
+		p, err := b.start(c, launchOf(t))
 		if err != nil {
 			return err
 		}
@@ -630,12 +643,50 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	if c.cli != nil && c.cli.alive() {
 		return nil
 	}
-	p, err := b.start(c, nil)
+	p, err := b.start(c, launchOf(nil))
 	if err != nil {
 		return err
 	}
 	c.cli = p
 	return nil
+}
+
+// StartChat starts the chat's CLI ahead of its first turn, as a turn of
+// params p (its level, workspace, model, effort; asking when
+// p.Permissions is ask) will want it, so that the turn finds it ready. A
+// chat whose CLI runs already is left as it is.
+func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error {
+	c := b.chat(p.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil && c.cli.alive() {
+		return nil
+	}
+	cli, err := b.start(c, launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, log: func(string, string) {}})
+	if err != nil {
+		return err
+	}
+	c.cli = cli
+	return nil
+}
+
+// StopIdle ends the chat's CLI between turns, keeping its session: the
+// next turn starts it again with --resume, its history whole. A chat
+// whose turn runs (or whose CLI is being started) is left alone: false.
+func (b *Backend) StopIdle(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	c := b.chats[chatID]
+	b.mu.Unlock()
+	if c == nil || !c.mu.TryLock() {
+		return false, nil
+	}
+	defer c.mu.Unlock()
+	if c.cli == nil {
+		return false, nil
+	}
+	c.cli.stop(2 * time.Second)
+	c.cli = nil
+	return true, nil
 }
 
 // SessionInfo reports what the backend knows of the chat.
