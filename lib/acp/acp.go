@@ -360,6 +360,7 @@ func (a *agent) methods() map[string]func(json.RawMessage) (any, error) {
 		"session/set_config_option": a.setConfigOption,
 		"session/list":              a.listSessions,
 		"session/close":             a.closeSession,
+		"session/delete":            a.deleteSession,
 		"session/load":              a.loadSession,
 		"session/resume":            a.resumeSession,
 	}
@@ -429,7 +430,7 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 			LoadSession:         a.caps.loads,
 			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
 			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
-			SessionCapabilities: sessionCapabilities{List: &empty{}, Resume: resume, Close: &empty{}},
+			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, Resume: resume, Close: &empty{}},
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},

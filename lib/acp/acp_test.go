@@ -75,6 +75,7 @@ var results = map[string]string{
 	"session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
 	"session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
 	"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "authenticate": "AuthenticateResponse",
+	"session/delete": "DeleteSessionResponse",
 }
 
 // client is a test's ACP client: it writes requests, reads every line the
@@ -256,6 +257,9 @@ type update struct {
 	Kind          string          `json:"kind"`
 }
 
+// updates are a turn's updates, and their kinds in order; the title a
+// session's first turn gives it (session_info_update, TestTitleUpdate's)
+// is left out.
 func updates(t *testing.T, ms []map[string]json.RawMessage) (ups []update, seq []string) {
 	for _, m := range ms {
 		switch string(m["method"]) {
@@ -265,6 +269,9 @@ func updates(t *testing.T, ms []map[string]json.RawMessage) (ups []update, seq [
 			}
 			if err := json.Unmarshal(m["params"], &p); err != nil {
 				t.Fatal(err)
+			}
+			if p.Update.SessionUpdate == "session_info_update" {
+				continue
 			}
 			ups = append(ups, p.Update)
 			s := p.Update.SessionUpdate
@@ -631,5 +638,33 @@ func TestAllowSessionKept(t *testing.T) {
 	c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch other.txt")))
 	if asked.Load() != 2 {
 		t.Errorf("another command was not asked about (%d asks)", asked.Load())
+	}
+}
+
+// A session's first prompt titles it, and the editor is told at once
+// (session_info_update, as session/list has it); later prompts do not.
+func TestTitleUpdate(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	s := c.newSession()
+	titles := func(ms []map[string]json.RawMessage) []string {
+		var out []string
+		for _, m := range ms {
+			var p struct {
+				Update struct {
+					SessionUpdate, Title, UpdatedAt string
+				} `json:"update"`
+			}
+			if json.Unmarshal(m["params"], &p) == nil && p.Update.SessionUpdate == "session_info_update" {
+				out = append(out, p.Update.Title+"@"+p.Update.UpdatedAt)
+			}
+		}
+		return out
+	}
+	got := titles(c.until(c.send("session/prompt", prompt(s, "fix the bug\nin main.go"))))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "fix the bug@20") {
+		t.Errorf("the first turn's title updates: %v", got)
+	}
+	if got := titles(c.until(c.send("session/prompt", prompt(s, "and another")))); len(got) != 0 {
+		t.Errorf("the second turn's title updates: %v", got)
 	}
 }

@@ -98,3 +98,45 @@ func TestLoadAfterRestart(t *testing.T) {
 		t.Errorf("resuming a session open on this connection: %s", r["result"])
 	}
 }
+
+// session/delete takes a session out of session/list, open or kept by an
+// earlier agent-host: its record is gone, and so is the session.
+func TestDeleteSession(t *testing.T) {
+	d, state := loadDefs(t), t.TempDir()
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		b, _ := echo.New(nil)
+		return &loader{Backend: b}, nil
+	}
+	c := startWith(t, d, factory, state)
+	r := c.call("initialize", map[string]any{"protocolVersion": 1})
+	if !strings.Contains(string(r["result"]), `"delete":{}`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	kept, open := c.newSession(), c.newSession()
+	c.until(c.send("session/prompt", prompt(kept, "kept")))
+	c.until(c.send("session/prompt", prompt(open, "open")))
+	c.in.Close()
+	<-c.served
+	c.served <- nil
+
+	c = startWith(t, d, factory, state)
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	if r := c.call("session/load", map[string]any{"sessionId": open, "cwd": "/", "mcpServers": []any{}}); r["error"] != nil {
+		t.Fatalf("session/load: %s", r["error"])
+	}
+	for _, s := range []string{kept, open} {
+		if r := c.call("session/delete", map[string]any{"sessionId": s}); r["error"] != nil {
+			t.Errorf("session/delete %s: %s", s, r["error"])
+		}
+	}
+	r = c.call("session/list", map[string]any{})
+	if strings.Contains(string(r["result"]), kept) || strings.Contains(string(r["result"]), open) {
+		t.Errorf("session/list after the deletes: %s", r["result"])
+	}
+	if r := c.call("session/prompt", prompt(open, "still there?")); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("a prompt to the deleted session: %s", r["error"])
+	}
+	if r := c.call("session/delete", map[string]any{"sessionId": kept}); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("deleting it again: %s", r["error"])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -527,6 +528,35 @@ func (a *agent) closeSession(params json.RawMessage) (any, error) {
 		return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID}
 	}
 	a.end(s)
+	return empty{}, nil
+}
+
+// deleteSession takes a session out of session/list: open, it is closed
+// as by session/close; its record for session/load is removed. The CLI's
+// own record of the session (claude's session file, codex's thread) is
+// the CLI's, and left as it is.
+func (a *agent) deleteSession(params json.RawMessage) (any, error) {
+	var p sessionRef
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s != nil {
+		a.end(s)
+	}
+	err := a.store.remove(p.SessionID)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		if s == nil {
+			return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID, Data: map[string]string{"sessionId": p.SessionID}}
+		}
+	default:
+		return nil, errorf(codeInternal, "removing session %s: %v", p.SessionID, err)
+	}
 	return empty{}, nil
 }
 

@@ -78,3 +78,11 @@ func (st store) all() []record {
 	}
 	return out
 }
+
+// remove forgets a session's record; fs.ErrNotExist when there is none.
+func (st store) remove(id string) error {
+	if st.dir == "" || !validSessionID(id) {
+		return fs.ErrNotExist
+	}
+	return os.Remove(st.path(id))
+}

@@ -173,10 +173,17 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 	}
 	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
+	titled := ""
 	if s.title == "" {
 		s.title = titleOf(a.caps.said(in.text))
+		titled = s.title
 	}
+	updated := s.updated.UTC().Format(time.RFC3339)
 	s.mu.Unlock()
+	if titled != "" {
+		// The editor's list of sessions shows it at once.
+		a.update(s, infoUpdate{SessionUpdate: "session_info_update", Title: titled, UpdatedAt: updated})
+	}
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: in.text, Attachments: in.images, Workspace: s.cwd, Level: m.level, Model: model,
 		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
 	if m.ask {

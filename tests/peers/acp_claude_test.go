@@ -246,3 +246,59 @@ func TestACPClaudeIdleStop(t *testing.T) {
 	}
 	c.End()
 }
+
+// The first prompt titles the session, and the editor is told at once
+// (session_info_update), as session/list then has it.
+func TestACPClaudeTitle(t *testing.T) {
+	c, _ := claudeACP(t)
+	s, work := newACPSession(t, c)
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY titled\nsecond line"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the turn: %s", acpclient.StopReason(res))
+	}
+	var titles []string
+	for _, ev := range evs {
+		if ev.Update.SessionUpdate == "session_info_update" {
+			titles = append(titles, ev.Update.Title)
+		}
+	}
+	if len(titles) != 1 || titles[0] != "SAY titled" {
+		t.Errorf("session_info_update titles %q: %v", titles, acpclient.Kinds(evs))
+	}
+	if _, list := c.Call("session/list", map[string]any{"cwd": work}); !strings.Contains(string(list.Result), `"title":"SAY titled"`) {
+		t.Errorf("session/list: %s", list.Result)
+	}
+	c.End()
+}
+
+// session/delete takes a session out of session/list, here and for the
+// next agent-host, which can no longer load it.
+func TestACPClaudeDelete(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	env := append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin, "XDG_STATE_HOME="+t.TempDir())
+	p := acpPeer{backend: "claude", env: env}
+	c, s, work := startACPPeer(t, p)
+	keep, _ := newACPSession(t, c)
+	for _, id := range []string{s, keep} {
+		if _, res := c.Call("session/prompt", acpclient.Prompt(id, "SAY hello")); acpclient.StopReason(res) != "end_turn" {
+			t.Fatalf("the turn: %s", acpclient.StopReason(res))
+		}
+	}
+	if _, res := c.Call("session/delete", map[string]any{"sessionId": s}); res.Error != nil {
+		t.Fatalf("session/delete: %s", res.Error.Message)
+	}
+	if _, list := c.Call("session/list", map[string]any{}); strings.Contains(string(list.Result), s) || !strings.Contains(string(list.Result), keep) {
+		t.Errorf("session/list after deleting %s: %s", s, list.Result)
+	}
+	c.End()
+	c = runACPPeer(t, p)
+	c.Call("initialize", map[string]any{"protocolVersion": 1})
+	if _, list := c.Call("session/list", map[string]any{}); strings.Contains(string(list.Result), s) || !strings.Contains(string(list.Result), keep) {
+		t.Errorf("the next agent-host's session/list: %s", list.Result)
+	}
+	if _, res := c.Call("session/load", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}}); res.Error == nil {
+		t.Error("the next agent-host loaded the deleted session")
+	}
+	c.End()
+}
