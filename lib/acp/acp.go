@@ -63,6 +63,12 @@ type starter interface {
 	StartChat(ctx context.Context, p protocol.ChatRunParams) error
 }
 
+// dirTaker is a backend whose sessions can reach directories beyond
+// their cwd (claude: --add-dir).
+type dirTaker interface {
+	SetDirectories(ctx context.Context, chatID string, dirs []string) error
+}
+
 // idleStopper is a backend that can stop a session's process between
 // turns, keeping the session for the next turn to take up (claude); false
 // when there was none to stop, or a turn holds it.
@@ -224,9 +230,10 @@ type agent struct {
 // caps is what the backend can do, asked of the backend itself.
 type caps struct {
 	name  string
-	asks  bool // it can put tool calls to the client
-	tools bool // it takes MCP servers
-	loads bool // it can take up a session of its CLI (session/load)
+	asks  bool   // it can put tool calls to the client
+	tools bool   // it takes MCP servers
+	loads bool   // it can take up a session of its CLI (session/load)
+	dirs  *empty // it takes additionalDirectories
 	// efforts are the reasoning efforts it honours, if any.
 	efforts []string
 	// images are the image types it takes in a prompt, if any.
@@ -250,6 +257,9 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	}
 	_, c.tools = b.(host.ToolSetter)
 	_, c.loads = b.(host.SessionLoader)
+	if _, ok := b.(dirTaker); ok {
+		c.dirs = &empty{}
+	}
 	if e, ok := b.(host.Efforter); ok {
 		c.efforts = e.Efforts()
 	}
@@ -430,7 +440,7 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 			LoadSession:         a.caps.loads,
 			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
 			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
-			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, Resume: resume, Close: &empty{}},
+			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, AdditionalDirectories: a.caps.dirs, Resume: resume, Close: &empty{}},
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},

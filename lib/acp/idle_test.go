@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,5 +71,54 @@ func TestStartAtNewAndIdleStop(t *testing.T) {
 	if !await.Until(5*time.Second, func() bool { _, m := b.counts(); return m == 2 }) {
 		_, m := b.counts()
 		t.Fatalf("stopped %d times; want again after the turn's idle time", m)
+	}
+}
+
+// dirs is echo taking additional directories, as claude does.
+type dirs struct {
+	*echo.Backend
+	mu  sync.Mutex
+	got map[string][]string
+}
+
+func (b *dirs) SetDirectories(ctx context.Context, chatID string, d []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.got[chatID] = d
+	return nil
+}
+
+// additionalDirectories reach a backend that takes them, and session/list
+// reports them; a backend that does not take them refuses them, as it
+// refuses relative paths.
+func TestAdditionalDirectories(t *testing.T) {
+	b := &dirs{got: map[string][]string{}}
+	b.Backend, _ = echo.New(nil)
+	c := startWith(t, loadDefs(t), func(string, json.RawMessage) (host.Backend, error) { return b, nil }, "")
+	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); !strings.Contains(string(r["result"]), `"additionalDirectories":{}`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	r := c.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"/lib/x", "/srv/y"}, "mcpServers": []any{}})
+	var res struct{ SessionID string }
+	_ = json.Unmarshal(r["result"], &res)
+	b.mu.Lock()
+	got := b.got[res.SessionID]
+	b.mu.Unlock()
+	if strings.Join(got, " ") != "/lib/x /srv/y" {
+		t.Errorf("the backend got %v (%s)", got, r["error"])
+	}
+	if r := c.call("session/list", map[string]any{}); !strings.Contains(string(r["result"]), `"additionalDirectories":["/lib/x","/srv/y"]`) {
+		t.Errorf("session/list: %s", r["result"])
+	}
+	if r := c.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"rel"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32602") {
+		t.Errorf("a relative directory: %s", r["error"])
+	}
+
+	e := start(t, loadDefs(t), "")
+	if r := e.call("initialize", map[string]any{"protocolVersion": 1}); strings.Contains(string(r["result"]), `additionalDirectories`) {
+		t.Errorf("echo's initialize: %s", r["result"])
+	}
+	if r := e.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"/x"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "takes no additional directories") {
+		t.Errorf("echo given a directory: %s", r["error"])
 	}
 }

@@ -11,9 +11,10 @@ import (
 )
 
 type loadParams struct {
-	SessionID  string      `json:"sessionId"`
-	Cwd        string      `json:"cwd"`
-	MCPServers []mcpServer `json:"mcpServers"`
+	SessionID             string      `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	AdditionalDirectories []string    `json:"additionalDirectories"`
+	MCPServers            []mcpServer `json:"mcpServers"`
 }
 
 type loadResult struct {
@@ -54,7 +55,10 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if cwd == "" {
 		cwd = rec.Cwd
 	}
-	s := &session{id: rec.SessionID, cwd: cwd, created: time.Now(), mode: a.defaultMode(), title: rec.Title}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: rec.SessionID, cwd: cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode(), title: rec.Title}
 	s.updated = s.created
 	if m, ok := a.modeByID(rec.Mode); ok {
 		s.mode = m
@@ -70,6 +74,9 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if err != nil {
 		return nil, hostError(err)
 	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	if a.sessions[s.id] != nil {
 		a.mu.Unlock()
@@ -77,6 +84,7 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.warm(s)
 	if replay {
 		a.replay(s, said)
 	}
@@ -119,7 +127,7 @@ func (t *turn) unfinished() {
 // remember keeps what a later agent-host needs to load the session.
 func (a *agent) remember(s *session, cliSession string) {
 	s.mu.Lock()
-	r := record{SessionID: s.id, Cwd: s.cwd, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
+	r := record{SessionID: s.id, Cwd: s.cwd, Dirs: s.dirs, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
 		UpdatedAt: s.updated.UTC().Format(time.RFC3339), Mode: s.mode.id()}
 	s.mu.Unlock()
 	if err := a.store.save(r); err != nil {

@@ -23,6 +23,7 @@ import (
 // session is one ACP session: a chat of the host.
 type session struct {
 	id, cwd string
+	dirs    []string // additionalDirectories
 	created time.Time
 
 	mu        sync.Mutex
@@ -200,12 +201,18 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
 	}
-	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode()}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: newID(), cwd: p.Cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode()}
 	s.updated = s.created
 	if len(p.MCPServers) > 0 {
 		if err := a.setServers(s, p.MCPServers); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
 	a.sessions[s.id] = s
@@ -273,6 +280,38 @@ func (a *agent) armIdle(s *session) {
 		defer cancel()
 		_, _ = is.StopIdle(ctx, s.id)
 	})
+}
+
+// checkDirs refuses additional directories the backend cannot take, or
+// that are not absolute paths.
+func (a *agent) checkDirs(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	if _, ok := a.backend.(dirTaker); !ok {
+		return errorf(codeInvalidParams, "invalid params: the %s backend takes no additional directories (sessionCapabilities.additionalDirectories is absent)", a.caps.name)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return errorf(codeInvalidParams, "invalid params: additionalDirectories must be absolute paths, not %q", d)
+		}
+	}
+	return nil
+}
+
+// setDirs gives the session's chat its additional directories (claude:
+// --add-dir), where it has any.
+func (a *agent) setDirs(s *session) error {
+	dt, ok := a.backend.(dirTaker)
+	if !ok || len(s.dirs) == 0 {
+		return nil
+	}
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	if err := dt.SetDirectories(ctx, s.id, s.dirs); err != nil {
+		return hostError(err)
+	}
+	return nil
 }
 
 // setServers gives the session's chat the client's MCP servers, as
@@ -433,13 +472,13 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 	byID := map[string]sessionInfo{}
 	for _, r := range a.store.all() {
 		if r.Backend == a.caps.name {
-			byID[r.SessionID] = sessionInfo{SessionID: r.SessionID, Cwd: r.Cwd, Title: r.Title, UpdatedAt: r.UpdatedAt}
+			byID[r.SessionID] = sessionInfo{SessionID: r.SessionID, Cwd: r.Cwd, AdditionalDirectories: r.Dirs, Title: r.Title, UpdatedAt: r.UpdatedAt}
 		}
 	}
 	a.mu.Lock()
 	for _, s := range a.sessions {
 		s.mu.Lock()
-		byID[s.id] = sessionInfo{SessionID: s.id, Cwd: s.cwd, Title: s.title, UpdatedAt: s.updated.UTC().Format(time.RFC3339)}
+		byID[s.id] = sessionInfo{SessionID: s.id, Cwd: s.cwd, AdditionalDirectories: s.dirs, Title: s.title, UpdatedAt: s.updated.UTC().Format(time.RFC3339)}
 		s.mu.Unlock()
 	}
 	a.mu.Unlock()

@@ -16,7 +16,9 @@ import (
 type record struct {
 	SessionID string `json:"sessionId"`
 	Cwd       string `json:"cwd"`
-	Backend   string `json:"backend"`
+	// Dirs are the session's additional directories.
+	Dirs    []string `json:"additionalDirectories,omitempty"`
+	Backend string   `json:"backend"`
 	// CLISession is the backend's session id (claude's session, codex's
 	// thread), as session_info reports it.
 	CLISession string `json:"cliSession"`

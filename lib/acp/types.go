@@ -81,8 +81,9 @@ type nameVal struct {
 }
 
 type newSessionParams struct {
-	Cwd        string      `json:"cwd"`
-	MCPServers []mcpServer `json:"mcpServers"`
+	Cwd                   string      `json:"cwd"`
+	AdditionalDirectories []string    `json:"additionalDirectories"`
+	MCPServers            []mcpServer `json:"mcpServers"`
 }
 
 type newSessionResult struct {
@@ -127,10 +128,11 @@ type listSessionsResult struct {
 }
 
 type sessionInfo struct {
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Title     string `json:"title,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
+	SessionID             string   `json:"sessionId"`
+	Cwd                   string   `json:"cwd"`
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Title                 string   `json:"title,omitempty"`
+	UpdatedAt             string   `json:"updatedAt,omitempty"`
 }
 
 type setModeParams struct {

@@ -302,3 +302,29 @@ func TestACPClaudeDelete(t *testing.T) {
 	}
 	c.End()
 }
+
+// additionalDirectories are claude's --add-dir: the CLI works in them as
+// in its cwd, and tells the model so (its system prompt names them); a
+// session without them does not.
+func TestACPClaudeAdditionalDirectories(t *testing.T) {
+	c, api := claudeACP(t)
+	extra := t.TempDir()
+	told := func(t *testing.T, dirs []string) bool {
+		t.Helper()
+		_, res := c.Call("session/new", map[string]any{"cwd": t.TempDir(), "additionalDirectories": dirs, "mcpServers": []any{}})
+		s := sessionIDOf(t, res)
+		if _, done := c.Call("session/prompt", acpclient.Prompt(s, "SAY hi")); acpclient.StopReason(done) != "end_turn" {
+			t.Fatalf("the turn: %s", acpclient.StopReason(done))
+		}
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		return strings.Contains(api.bodies[len(api.bodies)-1], extra)
+	}
+	if !told(t, []string{extra}) {
+		t.Errorf("the model was not told of the additional directory %s", extra)
+	}
+	if told(t, []string{}) {
+		t.Errorf("a session without additional directories was given %s", extra)
+	}
+	c.End()
+}

@@ -220,6 +220,7 @@ type chat struct {
 	servers   map[string]json.RawMessage
 	level     int
 	workspace string
+	dirs      []string // --add-dir: directories beyond the workspace
 	// private is the chat's private directory (mcp.json), made when its
 	// CLI is first started with MCP servers; removed with the chat.
 	private string
@@ -290,7 +291,11 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	if err := writeFiles(g); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
-	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	argv := g.Argv
+	if len(c.dirs) > 0 {
+		argv = append(append(argv[:len(argv):len(argv)], "--add-dir"), c.dirs...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.workspace
 	if l.params.Workspace != "" {
 		cmd.Dir = l.params.Workspace
@@ -667,6 +672,24 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 		return err
 	}
 	c.cli = cli
+	return nil
+}
+
+// SetDirectories gives the chat's CLI directories beyond its workspace
+// (--add-dir), from its next start: a CLI running with others is ended
+// between turns and started again, resuming the session.
+func (b *Backend) SetDirectories(ctx context.Context, chatID string, dirs []string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.dirs, dirs) {
+		return nil
+	}
+	c.dirs = slices.Clone(dirs)
+	if c.cli != nil {
+		c.cli.stop(5 * time.Second)
+		c.cli = nil
+	}
 	return nil
 }
 
