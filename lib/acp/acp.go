@@ -63,6 +63,12 @@ type starter interface {
 	StartChat(ctx context.Context, p protocol.ChatRunParams) error
 }
 
+// forker is a backend that can start a session as a fork of a session of
+// its CLI (claude: --resume ID --fork-session).
+type forker interface {
+	ForkSession(ctx context.Context, chatID, sessionID, workspace string) error
+}
+
 // dirTaker is a backend whose sessions can reach directories beyond
 // their cwd (claude: --add-dir).
 type dirTaker interface {
@@ -234,6 +240,7 @@ type caps struct {
 	tools bool   // it takes MCP servers
 	loads bool   // it can take up a session of its CLI (session/load)
 	dirs  *empty // it takes additionalDirectories
+	fork  *empty // it can fork a session (session/fork)
 	// efforts are the reasoning efforts it honours, if any.
 	efforts []string
 	// images are the image types it takes in a prompt, if any.
@@ -259,6 +266,9 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	_, c.loads = b.(host.SessionLoader)
 	if _, ok := b.(dirTaker); ok {
 		c.dirs = &empty{}
+	}
+	if _, ok := b.(forker); ok && c.loads {
+		c.fork = &empty{}
 	}
 	if e, ok := b.(host.Efforter); ok {
 		c.efforts = e.Efforts()
@@ -371,6 +381,7 @@ func (a *agent) methods() map[string]func(json.RawMessage) (any, error) {
 		"session/list":              a.listSessions,
 		"session/close":             a.closeSession,
 		"session/delete":            a.deleteSession,
+		"session/fork":              a.forkSession,
 		"session/load":              a.loadSession,
 		"session/resume":            a.resumeSession,
 	}
@@ -440,7 +451,8 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 			LoadSession:         a.caps.loads,
 			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
 			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
-			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, AdditionalDirectories: a.caps.dirs, Resume: resume, Close: &empty{}},
+			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, AdditionalDirectories: a.caps.dirs, Resume: resume, Close: &empty{},
+				Fork: a.caps.fork},
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},

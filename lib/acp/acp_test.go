@@ -76,6 +76,9 @@ var results = map[string]string{
 	"session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
 	"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "authenticate": "AuthenticateResponse",
 	"session/delete": "DeleteSessionResponse",
+	// (session/fork is unstable, not in schema.json: its response is
+	// ForkSessionResponse of schema.unstable.json, shaped as session/new's.)
+	"session/fork": "NewSessionResponse",
 }
 
 // client is a test's ACP client: it writes requests, reads every line the

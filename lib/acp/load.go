@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -142,4 +144,82 @@ func titleOf(prompt string) string {
 		line = string(r[:79]) + "…"
 	}
 	return line
+}
+
+// forkSession starts a session from another's history (open, or kept for
+// session/load), which goes on unchanged: the new session has its mode,
+// model, effort and what it allowed for itself, and its own CLI session.
+func (a *agent) forkSession(params json.RawMessage) (any, error) {
+	var p loadParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	fk, ok := a.backend.(forker)
+	if !ok || a.caps.fork == nil {
+		return nil, errorf(codeMethodNotFound, "the %s backend cannot fork a session", a.caps.name)
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
+	}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: newID(), cwd: p.Cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode()}
+	s.updated = s.created
+	from, err := a.forkOf(p.SessionID, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.MCPServers) > 0 {
+		if err := a.setServers(s, p.MCPServers); err != nil {
+			return nil, err
+		}
+	}
+	if from != "" { // a session never prompted has nothing to fork: s starts afresh
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		if err := fk.ForkSession(ctx, s.id, from, s.cwd); err != nil {
+			return nil, hostError(err)
+		}
+	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.warm(s)
+	ms, opts := a.state(s)
+	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
+}
+
+// forkOf is the CLI session of the session id to fork, giving s its
+// settings: an open session's, or one kept for session/load.
+func (a *agent) forkOf(id string, s *session) (string, error) {
+	if o := a.session(id); o != nil {
+		o.mu.Lock()
+		s.mode, s.model, s.effort = o.mode, o.model, o.effort
+		s.grants = maps.Clone(o.grants)
+		o.mu.Unlock()
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		info, err := a.hc.SessionInfo(ctx, id)
+		if err != nil || info == nil {
+			return "", nil
+		}
+		return info.SessionID, nil
+	}
+	rec, err := a.store.load(id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &rpcError{Code: codeNotFound, Message: "no session " + id, Data: map[string]string{"sessionId": id}}
+	case err != nil:
+		return "", errorf(codeInternal, "reading session %s: %v", id, err)
+	case rec.Backend != a.caps.name:
+		return "", errorf(codeInvalidParams, "invalid params: session %s was a %s session, and this agent-host runs %s", id, rec.Backend, a.caps.name)
+	}
+	if m, ok := a.modeByID(rec.Mode); ok {
+		s.mode = m
+	}
+	return rec.CLISession, nil
 }

@@ -140,3 +140,60 @@ func TestDeleteSession(t *testing.T) {
 		t.Errorf("deleting it again: %s", r["error"])
 	}
 }
+
+// forking is the loader that can also fork, recording what it forks.
+type forking struct {
+	loader
+	forks []string // chat=session@workspace
+}
+
+func (f *forking) ForkSession(ctx context.Context, chatID, sessionID, workspace string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forks = append(f.forks, chatID+"="+sessionID+"@"+workspace)
+	return nil
+}
+
+// session/fork starts a new session from an open one's CLI session, with
+// its mode; the one forked goes on; a session unknown is not found.
+func TestForkSession(t *testing.T) {
+	f := &forking{}
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		f.Backend, _ = echo.New(nil)
+		return f, nil
+	}
+	c := startWith(t, loadDefs(t), factory, t.TempDir())
+	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); !strings.Contains(string(r["result"]), `"fork":{}`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	s := c.newSession()
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1"})
+	c.until(c.send("session/prompt", prompt(s, "first")))
+	r := c.call("session/fork", map[string]any{"sessionId": s, "cwd": "/elsewhere", "mcpServers": []any{}})
+	var res struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
+	}
+	if err := json.Unmarshal(r["result"], &res); err != nil || res.SessionID == "" || res.SessionID == s {
+		t.Fatalf("session/fork: %s %s", r["result"], r["error"])
+	}
+	if res.Modes.CurrentModeID != "level-1" {
+		t.Errorf("the fork's mode is %s, not the session's", res.Modes.CurrentModeID)
+	}
+	f.mu.Lock()
+	forks := f.forks
+	f.mu.Unlock()
+	if len(forks) != 1 || forks[0] != res.SessionID+"=echo-"+s+"@/elsewhere" {
+		t.Errorf("ForkSession calls %v", forks)
+	}
+	for _, id := range []string{s, res.SessionID} {
+		if ups, _ := updates(t, c.until(c.send("session/prompt", prompt(id, "on")))); chunks(ups) != "on" {
+			t.Errorf("session %s after the fork: %q", id, chunks(ups))
+		}
+	}
+	if r := c.call("session/fork", map[string]any{"sessionId": "nope", "cwd": "/", "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("forking no session: %s", r["error"])
+	}
+}

@@ -328,3 +328,34 @@ func TestACPClaudeAdditionalDirectories(t *testing.T) {
 	}
 	c.End()
 }
+
+// session/fork is claude's --resume ID --fork-session: the fork has the
+// session's history, and what is said in it stays out of the session
+// forked from.
+func TestACPClaudeFork(t *testing.T) {
+	c, api := claudeACP(t)
+	s, work := newACPSession(t, c)
+	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY first words")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the first turn: %s", acpclient.StopReason(res))
+	}
+	_, res := c.Call("session/fork", map[string]any{"sessionId": s, "cwd": work, "mcpServers": []any{}})
+	fork := sessionIDOf(t, res)
+	if fork == s {
+		t.Fatalf("the fork is the session itself")
+	}
+	evs, res := c.Call("session/prompt", acpclient.Prompt(fork, "RECALL FORKED-ONLY"))
+	if got := acpclient.Text(evs); !strings.HasSuffix(got, "SAY first words") || acpclient.StopReason(res) != "end_turn" {
+		t.Errorf("the fork's turn: %q, %s (no history?)", got, acpclient.StopReason(res))
+	}
+	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY again")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the session's turn after the fork: %s", acpclient.StopReason(res))
+	}
+	api.mu.Lock()
+	last := api.bodies[len(api.bodies)-1]
+	api.mu.Unlock()
+	if !strings.Contains(last, "SAY first words") || strings.Contains(last, "FORKED-ONLY") {
+		t.Errorf("the session forked from: history kept %v, the fork's words in it %v",
+			strings.Contains(last, "SAY first words"), strings.Contains(last, "FORKED-ONLY"))
+	}
+	c.End()
+}

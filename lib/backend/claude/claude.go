@@ -221,6 +221,9 @@ type chat struct {
 	level     int
 	workspace string
 	dirs      []string // --add-dir: directories beyond the workspace
+	// fork: the CLI starts as a fork of session (--fork-session), until
+	// it says the new session's id; under Backend.mu.
+	fork bool
 	// private is the chat's private directory (mcp.json), made when its
 	// CLI is first started with MCP servers; removed with the chat.
 	private string
@@ -276,7 +279,7 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		c.model = l.params.Model
 	}
 	b.mu.Lock()
-	session := c.session
+	session, fork := c.session, c.fork
 	b.mu.Unlock()
 	asks, effort := l.asks, l.params.ReasoningEffort
 	files, err := c.filesDir()
@@ -292,6 +295,9 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
 	argv := g.Argv
+	if fork && session != "" {
+		argv = append(argv[:len(argv):len(argv)], "--fork-session")
+	}
 	if len(c.dirs) > 0 {
 		argv = append(append(argv[:len(argv):len(argv)], "--add-dir"), c.dirs...)
 	}
@@ -474,7 +480,11 @@ func (x *translator) line(line []byte) (done bool, err error) {
 	case "system":
 		if gjson.Get(s, "subtype").Str == "init" {
 			x.b.mu.Lock()
-			x.c.session = gjson.Get(s, "session_id").Str
+			id := gjson.Get(s, "session_id").Str
+			if x.c.fork && id != "" && id != x.c.session {
+				x.c.fork = false // the fork has a session of its own now
+			}
+			x.c.session = id
 			x.b.mu.Unlock()
 			gjson.Get(s, "mcp_servers").ForEach(func(_, srv gjson.Result) bool {
 				if srv.Get("status").Str == "failed" {
@@ -672,6 +682,30 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 		return err
 	}
 	c.cli = cli
+	return nil
+}
+
+// ForkSession makes the chat a fork of Claude Code's session sessionID,
+// working in workspace: its CLI starts with --resume sessionID
+// --fork-session, so that it has the session's history in a session of
+// its own, and the session forked from goes on unchanged.
+func (b *Backend) ForkSession(ctx context.Context, chatID, sessionID, workspace string) error {
+	if !sessionIDRE(sessionID) {
+		return host.Failed(protocol.CodeBadRequest, "a claude session id is a UUID, not "+sessionID, false)
+	}
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil {
+		c.cli.stop(2 * time.Second)
+		c.cli = nil
+	}
+	b.mu.Lock()
+	c.session, c.fork = sessionID, true
+	b.mu.Unlock()
+	if workspace != "" {
+		c.workspace = workspace
+	}
 	return nil
 }
 
