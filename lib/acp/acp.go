@@ -448,9 +448,9 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
-			LoadSession:         a.caps.loads,
-			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
-			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
+			LoadSession:        a.caps.loads,
+			PromptCapabilities: promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
+			MCPCapabilities:    mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
 			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, AdditionalDirectories: a.caps.dirs, Resume: resume, Close: &empty{},
 				Fork: a.caps.fork},
 		},
