@@ -359,3 +359,32 @@ func TestACPClaudeFork(t *testing.T) {
 	}
 	c.End()
 }
+
+// A model picked for the session reaches the model API from the next turn,
+// though its CLI was started (at session/new) with the default one: the
+// CLI is started again with --model, the session resumed.
+func TestACPClaudeModel(t *testing.T) {
+	c, api := claudeACP(t, "--config", `{"claude":{"models":[{"id":"claude-test-model-1","name":"Test"}]}}`)
+	s, _ := newACPSession(t, c)
+	model := func(t *testing.T, prompt string) string {
+		t.Helper()
+		if _, res := c.Call("session/prompt", acpclient.Prompt(s, prompt)); acpclient.StopReason(res) != "end_turn" {
+			t.Fatalf("the turn: %s", acpclient.StopReason(res))
+		}
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		var body struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal([]byte(api.bodies[len(api.bodies)-1]), &body)
+		return body.Model
+	}
+	first := model(t, "SAY one")
+	if _, res := c.Call("session/set_config_option", map[string]any{"sessionId": s, "configId": "model", "value": "claude-test-model-1"}); res.Error != nil {
+		t.Fatalf("set model: %s", res.Error.Message)
+	}
+	if got := model(t, "SAY two"); got != "claude-test-model-1" {
+		t.Errorf("the turn after picking claude-test-model-1 asked for %q (before: %q)", got, first)
+	}
+	c.End()
+}
