@@ -232,11 +232,12 @@ func (a *agent) warm(s *session) {
 		return
 	}
 	s.mu.Lock()
-	m := s.mode
+	m, model, effort := s.mode, s.model, s.effort
 	done := make(chan struct{})
 	s.warm = done
 	s.mu.Unlock()
-	p := protocol.ChatRunParams{ChatID: s.id, Workspace: s.cwd, Level: m.level, Permissions: protocol.PermissionsGrant}
+	p := protocol.ChatRunParams{ChatID: s.id, Workspace: s.cwd, Level: m.level, Model: model, ReasoningEffort: effort,
+		Permissions: protocol.PermissionsGrant}
 	if m.ask {
 		p.Permissions = protocol.PermissionsAsk
 	}
