@@ -48,9 +48,10 @@ type grammar struct {
 	Backend           string        `help:"Backend to host: echo, exec, claude, codex or acp (default: ${default}; hello.config's \"backend\" overrides it)." default:"echo" placeholder:"NAME"`
 	MaxLine           cli.Size      `help:"Skip input lines longer than this, with a log notice (default: ${default})." default:"64MiB" placeholder:"SIZE"`
 	MaxConcurrentRuns int           `help:"Refuse runs beyond this many in flight, with a busy error (default: ${default})." default:"64" placeholder:"N"`
-	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them (default: ${default})." default:"30s" placeholder:"DUR"`
+	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them (with --acp, end of input cancels them at once; default: ${default})." default:"30s" placeholder:"DUR"`
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started (default: ${default})." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error (default: ${default})." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
+	IdleStop          time.Duration `help:"With --acp: stop a session's CLI after this long without a turn, to resume it on its next prompt (claude; 0: never; default: ${default})." default:"5m" placeholder:"DUR"`
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn; for --backend acp: the ACP agent to start; after --."`
 }
 
@@ -139,7 +140,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		// session's processes before it exits.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		voice := cli.Voice{Prog: "agent-host", W: env.Stderr}
-		err := acp.Serve(ctx, acp.Options{Host: opts, Config: config, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv)},
+		err := acp.Serve(ctx, acp.Options{Host: opts, Config: config, Warn: func(msg string) { voice.Warnf("%s", msg) }, StateDir: acpStateDir(env.Getenv), IdleStop: g.IdleStop},
 			env.Stdin, env.Stdout)
 		if errors.Is(err, acp.ErrBackend) {
 			return cli.Usagef("%v", err) // a configuration error: nothing was started

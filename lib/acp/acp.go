@@ -50,6 +50,36 @@ type Options struct {
 	// session/list (one small file each: the CLI's session id, cwd, title);
 	// "" keeps none.
 	StateDir string
+	// IdleStop is how long a session's backend process may sit idle
+	// between turns before it is stopped, where the backend can stop it
+	// and take the session up again on the next prompt (claude: the CLI,
+	// resumed with --resume); 0 keeps it until session/close or the end.
+	IdleStop time.Duration
+}
+
+// starter is a backend that can start a session's process ahead of its
+// first turn, as that turn will want it (claude).
+type starter interface {
+	StartChat(ctx context.Context, p protocol.ChatRunParams) error
+}
+
+// forker is a backend that can start a session as a fork of a session of
+// its CLI (claude: --resume ID --fork-session).
+type forker interface {
+	ForkSession(ctx context.Context, chatID, sessionID, workspace string) error
+}
+
+// dirTaker is a backend whose sessions can reach directories beyond
+// their cwd (claude: --add-dir).
+type dirTaker interface {
+	SetDirectories(ctx context.Context, chatID string, dirs []string) error
+}
+
+// idleStopper is a backend that can stop a session's process between
+// turns, keeping the session for the next turn to take up (claude); false
+// when there was none to stop, or a turn holds it.
+type idleStopper interface {
+	StopIdle(ctx context.Context, chatID string) (bool, error)
 }
 
 // ErrBackend wraps a backend that could not be made.
@@ -206,9 +236,11 @@ type agent struct {
 // caps is what the backend can do, asked of the backend itself.
 type caps struct {
 	name  string
-	asks  bool // it can put tool calls to the client
-	tools bool // it takes MCP servers
-	loads bool // it can take up a session of its CLI (session/load)
+	asks  bool   // it can put tool calls to the client
+	tools bool   // it takes MCP servers
+	loads bool   // it can take up a session of its CLI (session/load)
+	dirs  *empty // it takes additionalDirectories
+	fork  *empty // it can fork a session (session/fork)
 	// efforts are the reasoning efforts it honours, if any.
 	efforts []string
 	// images are the image types it takes in a prompt, if any.
@@ -232,6 +264,12 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 	}
 	_, c.tools = b.(host.ToolSetter)
 	_, c.loads = b.(host.SessionLoader)
+	if _, ok := b.(dirTaker); ok {
+		c.dirs = &empty{}
+	}
+	if _, ok := b.(forker); ok && c.loads {
+		c.fork = &empty{}
+	}
 	if e, ok := b.(host.Efforter); ok {
 		c.efforts = e.Efforts()
 	}
@@ -342,6 +380,8 @@ func (a *agent) methods() map[string]func(json.RawMessage) (any, error) {
 		"session/set_config_option": a.setConfigOption,
 		"session/list":              a.listSessions,
 		"session/close":             a.closeSession,
+		"session/delete":            a.deleteSession,
+		"session/fork":              a.forkSession,
 		"session/load":              a.loadSession,
 		"session/resume":            a.resumeSession,
 	}
@@ -408,10 +448,11 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
-			LoadSession:         a.caps.loads,
-			PromptCapabilities:  promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
-			MCPCapabilities:     mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
-			SessionCapabilities: sessionCapabilities{List: &empty{}, Resume: resume, Close: &empty{}},
+			LoadSession:        a.caps.loads,
+			PromptCapabilities: promptCapabilities{EmbeddedContext: true, Image: len(a.caps.images) > 0},
+			MCPCapabilities:    mcpCapabilities{HTTP: a.caps.tools, SSE: a.caps.tools},
+			SessionCapabilities: sessionCapabilities{List: &empty{}, Delete: &empty{}, AdditionalDirectories: a.caps.dirs, Resume: resume, Close: &empty{},
+				Fork: a.caps.fork},
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},

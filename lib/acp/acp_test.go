@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +75,10 @@ var results = map[string]string{
 	"session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
 	"session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
 	"session/load": "LoadSessionResponse", "session/resume": "ResumeSessionResponse", "authenticate": "AuthenticateResponse",
+	"session/delete": "DeleteSessionResponse",
+	// (session/fork is unstable, not in schema.json: its response is
+	// ForkSessionResponse of schema.unstable.json, shaped as session/new's.)
+	"session/fork": "NewSessionResponse",
 }
 
 // client is a test's ACP client: it writes requests, reads every line the
@@ -255,6 +260,9 @@ type update struct {
 	Kind          string          `json:"kind"`
 }
 
+// updates are a turn's updates, and their kinds in order; the title a
+// session's first turn gives it (session_info_update, TestTitleUpdate's)
+// is left out.
 func updates(t *testing.T, ms []map[string]json.RawMessage) (ups []update, seq []string) {
 	for _, m := range ms {
 		switch string(m["method"]) {
@@ -264,6 +272,9 @@ func updates(t *testing.T, ms []map[string]json.RawMessage) (ups []update, seq [
 			}
 			if err := json.Unmarshal(m["params"], &p); err != nil {
 				t.Fatal(err)
+			}
+			if p.Update.SessionUpdate == "session_info_update" {
+				continue
 			}
 			ups = append(ups, p.Update)
 			s := p.Update.SessionUpdate
@@ -533,15 +544,20 @@ func TestCloseAndList(t *testing.T) {
 	}
 }
 
-// The end of input answers what was read: a turn in flight ends first.
+// The end of input is the editor's stop: a turn in flight is cancelled at
+// once, and still answered, long before the drain timeout.
 func TestEndOfInputAnswersTurns(t *testing.T) {
 	c := start(t, loadDefs(t), "")
 	s := c.newSession()
-	id := c.send("session/prompt", prompt(s, "!sleep=100ms\nfinished"))
+	id := c.send("session/prompt", prompt(s, "!sleep=30s\nfinished"))
+	began := time.Now()
 	c.in.Close()
 	ms := c.until(id)
-	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+	if r := stopReason(t, ms[len(ms)-1]); r != "cancelled" {
 		t.Errorf("stopReason %q", r)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("answered %v after the end of input", took)
 	}
 	select {
 	case err := <-c.served:
@@ -599,4 +615,59 @@ func TestDiffs(t *testing.T) {
 // Code's tools.
 func claudeView(name string, input json.RawMessage) host.ToolView {
 	return new(claude.Backend).DescribeTool(name, input)
+}
+
+// A call allowed for the session (allow_always) is not asked again in the
+// session, whatever the backend remembers (echo, like a CLI started again
+// for a mode change, remembers nothing): the face answers it, allowed for
+// the session again; another call is asked.
+func TestAllowSessionKept(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	var asked atomic.Int32
+	c.answer = func(json.RawMessage) any {
+		asked.Add(1)
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_session"}}
+	}
+	s := c.newSession()
+	c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch made.txt")))
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1"})
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-2-ask"})
+	ms := c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch made.txt")))
+	_, seq := updates(t, ms)
+	want := "tool_call:pending tool_call_update:in_progress tool_call_update:completed"
+	if got := strings.Join(seq, " "); !strings.HasPrefix(got, want) || asked.Load() != 1 {
+		t.Errorf("asked %d times; the second turn's updates %q, want them to start %q", asked.Load(), got, want)
+	}
+	c.until(c.send("session/prompt", prompt(s, "!tool=Bash\ntouch other.txt")))
+	if asked.Load() != 2 {
+		t.Errorf("another command was not asked about (%d asks)", asked.Load())
+	}
+}
+
+// A session's first prompt titles it, and the editor is told at once
+// (session_info_update, as session/list has it); later prompts do not.
+func TestTitleUpdate(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	s := c.newSession()
+	titles := func(ms []map[string]json.RawMessage) []string {
+		var out []string
+		for _, m := range ms {
+			var p struct {
+				Update struct {
+					SessionUpdate, Title, UpdatedAt string
+				} `json:"update"`
+			}
+			if json.Unmarshal(m["params"], &p) == nil && p.Update.SessionUpdate == "session_info_update" {
+				out = append(out, p.Update.Title+"@"+p.Update.UpdatedAt)
+			}
+		}
+		return out
+	}
+	got := titles(c.until(c.send("session/prompt", prompt(s, "fix the bug\nin main.go"))))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "fix the bug@20") {
+		t.Errorf("the first turn's title updates: %v", got)
+	}
+	if got := titles(c.until(c.send("session/prompt", prompt(s, "and another")))); len(got) != 0 {
+		t.Errorf("the second turn's title updates: %v", got)
+	}
 }

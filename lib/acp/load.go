@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,9 +13,10 @@ import (
 )
 
 type loadParams struct {
-	SessionID  string      `json:"sessionId"`
-	Cwd        string      `json:"cwd"`
-	MCPServers []mcpServer `json:"mcpServers"`
+	SessionID             string      `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	AdditionalDirectories []string    `json:"additionalDirectories"`
+	MCPServers            []mcpServer `json:"mcpServers"`
 }
 
 type loadResult struct {
@@ -54,7 +57,10 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if cwd == "" {
 		cwd = rec.Cwd
 	}
-	s := &session{id: rec.SessionID, cwd: cwd, created: time.Now(), mode: a.defaultMode(), title: rec.Title}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: rec.SessionID, cwd: cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode(), title: rec.Title}
 	s.updated = s.created
 	if m, ok := a.modeByID(rec.Mode); ok {
 		s.mode = m
@@ -70,6 +76,9 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if err != nil {
 		return nil, hostError(err)
 	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	if a.sessions[s.id] != nil {
 		a.mu.Unlock()
@@ -77,6 +86,7 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.warm(s)
 	if replay {
 		a.replay(s, said)
 	}
@@ -119,7 +129,7 @@ func (t *turn) unfinished() {
 // remember keeps what a later agent-host needs to load the session.
 func (a *agent) remember(s *session, cliSession string) {
 	s.mu.Lock()
-	r := record{SessionID: s.id, Cwd: s.cwd, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
+	r := record{SessionID: s.id, Cwd: s.cwd, Dirs: s.dirs, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
 		UpdatedAt: s.updated.UTC().Format(time.RFC3339), Mode: s.mode.id()}
 	s.mu.Unlock()
 	if err := a.store.save(r); err != nil {
@@ -134,4 +144,82 @@ func titleOf(prompt string) string {
 		line = string(r[:79]) + "…"
 	}
 	return line
+}
+
+// forkSession starts a session from another's history (open, or kept for
+// session/load), which goes on unchanged: the new session has its mode,
+// model, effort and what it allowed for itself, and its own CLI session.
+func (a *agent) forkSession(params json.RawMessage) (any, error) {
+	var p loadParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	fk, ok := a.backend.(forker)
+	if !ok || a.caps.fork == nil {
+		return nil, errorf(codeMethodNotFound, "the %s backend cannot fork a session", a.caps.name)
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
+	}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: newID(), cwd: p.Cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode()}
+	s.updated = s.created
+	from, err := a.forkOf(p.SessionID, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.MCPServers) > 0 {
+		if err := a.setServers(s, p.MCPServers); err != nil {
+			return nil, err
+		}
+	}
+	if from != "" { // a session never prompted has nothing to fork: s starts afresh
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		if err := fk.ForkSession(ctx, s.id, from, s.cwd); err != nil {
+			return nil, hostError(err)
+		}
+	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.warm(s)
+	ms, opts := a.state(s)
+	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
+}
+
+// forkOf is the CLI session of the session id to fork, giving s its
+// settings: an open session's, or one kept for session/load.
+func (a *agent) forkOf(id string, s *session) (string, error) {
+	if o := a.session(id); o != nil {
+		o.mu.Lock()
+		s.mode, s.model, s.effort = o.mode, o.model, o.effort
+		s.grants = maps.Clone(o.grants)
+		o.mu.Unlock()
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		info, err := a.hc.SessionInfo(ctx, id)
+		if err != nil || info == nil {
+			return "", nil
+		}
+		return info.SessionID, nil
+	}
+	rec, err := a.store.load(id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &rpcError{Code: codeNotFound, Message: "no session " + id, Data: map[string]string{"sessionId": id}}
+	case err != nil:
+		return "", errorf(codeInternal, "reading session %s: %v", id, err)
+	case rec.Backend != a.caps.name:
+		return "", errorf(codeInvalidParams, "invalid params: session %s was a %s session, and this agent-host runs %s", id, rec.Backend, a.caps.name)
+	}
+	if m, ok := a.modeByID(rec.Mode); ok {
+		s.mode = m
+	}
+	return rec.CLISession, nil
 }

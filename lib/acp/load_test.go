@@ -98,3 +98,102 @@ func TestLoadAfterRestart(t *testing.T) {
 		t.Errorf("resuming a session open on this connection: %s", r["result"])
 	}
 }
+
+// session/delete takes a session out of session/list, open or kept by an
+// earlier agent-host: its record is gone, and so is the session.
+func TestDeleteSession(t *testing.T) {
+	d, state := loadDefs(t), t.TempDir()
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		b, _ := echo.New(nil)
+		return &loader{Backend: b}, nil
+	}
+	c := startWith(t, d, factory, state)
+	r := c.call("initialize", map[string]any{"protocolVersion": 1})
+	if !strings.Contains(string(r["result"]), `"delete":{}`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	kept, open := c.newSession(), c.newSession()
+	c.until(c.send("session/prompt", prompt(kept, "kept")))
+	c.until(c.send("session/prompt", prompt(open, "open")))
+	c.in.Close()
+	<-c.served
+	c.served <- nil
+
+	c = startWith(t, d, factory, state)
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	if r := c.call("session/load", map[string]any{"sessionId": open, "cwd": "/", "mcpServers": []any{}}); r["error"] != nil {
+		t.Fatalf("session/load: %s", r["error"])
+	}
+	for _, s := range []string{kept, open} {
+		if r := c.call("session/delete", map[string]any{"sessionId": s}); r["error"] != nil {
+			t.Errorf("session/delete %s: %s", s, r["error"])
+		}
+	}
+	r = c.call("session/list", map[string]any{})
+	if strings.Contains(string(r["result"]), kept) || strings.Contains(string(r["result"]), open) {
+		t.Errorf("session/list after the deletes: %s", r["result"])
+	}
+	if r := c.call("session/prompt", prompt(open, "still there?")); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("a prompt to the deleted session: %s", r["error"])
+	}
+	if r := c.call("session/delete", map[string]any{"sessionId": kept}); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("deleting it again: %s", r["error"])
+	}
+}
+
+// forking is the loader that can also fork, recording what it forks.
+type forking struct {
+	loader
+	forks []string // chat=session@workspace
+}
+
+func (f *forking) ForkSession(ctx context.Context, chatID, sessionID, workspace string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forks = append(f.forks, chatID+"="+sessionID+"@"+workspace)
+	return nil
+}
+
+// session/fork starts a new session from an open one's CLI session, with
+// its mode; the one forked goes on; a session unknown is not found.
+func TestForkSession(t *testing.T) {
+	f := &forking{}
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		f.Backend, _ = echo.New(nil)
+		return f, nil
+	}
+	c := startWith(t, loadDefs(t), factory, t.TempDir())
+	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); !strings.Contains(string(r["result"]), `"fork":{}`) {
+		t.Errorf("initialize: %s", r["result"])
+	}
+	s := c.newSession()
+	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1"})
+	c.until(c.send("session/prompt", prompt(s, "first")))
+	r := c.call("session/fork", map[string]any{"sessionId": s, "cwd": "/elsewhere", "mcpServers": []any{}})
+	var res struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
+	}
+	if err := json.Unmarshal(r["result"], &res); err != nil || res.SessionID == "" || res.SessionID == s {
+		t.Fatalf("session/fork: %s %s", r["result"], r["error"])
+	}
+	if res.Modes.CurrentModeID != "level-1" {
+		t.Errorf("the fork's mode is %s, not the session's", res.Modes.CurrentModeID)
+	}
+	f.mu.Lock()
+	forks := f.forks
+	f.mu.Unlock()
+	if len(forks) != 1 || forks[0] != res.SessionID+"=echo-"+s+"@/elsewhere" {
+		t.Errorf("ForkSession calls %v", forks)
+	}
+	for _, id := range []string{s, res.SessionID} {
+		if ups, _ := updates(t, c.until(c.send("session/prompt", prompt(id, "on")))); chunks(ups) != "on" {
+			t.Errorf("session %s after the fork: %q", id, chunks(ups))
+		}
+	}
+	if r := c.call("session/fork", map[string]any{"sessionId": "nope", "cwd": "/", "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32002") {
+		t.Errorf("forking no session: %s", r["error"])
+	}
+}

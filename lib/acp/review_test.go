@@ -59,7 +59,7 @@ func TestPromptsRunInInputOrder(t *testing.T) {
 
 // The end of input while a permission request waits for the client: no
 // answer can come any more, so the request is rejected at once and the turn
-// ends, rather than at the drain timeout.
+// is cancelled, rather than waiting for the drain timeout.
 func TestEndOfInputRejectsPendingPermission(t *testing.T) {
 	d := loadDefs(t)
 	c := startOpts(t, d, Options{Host: host.Options{Backend: "echo", Version: "test", MaxLine: 1 << 20, DrainTimeout: time.Hour,
@@ -74,7 +74,7 @@ func TestEndOfInputRejectsPendingPermission(t *testing.T) {
 	<-asked
 	c.in.Close()
 	ms := c.until(id)
-	if r := stopReason(t, ms[len(ms)-1]); r != "end_turn" {
+	if r := stopReason(t, ms[len(ms)-1]); r != "cancelled" {
 		t.Errorf("stopReason %q", r)
 	}
 	if _, seq := updates(t, ms); !contains(seq, "tool_call_update:failed") {

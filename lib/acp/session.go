@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,7 @@ import (
 // session is one ACP session: a chat of the host.
 type session struct {
 	id, cwd string
+	dirs    []string // additionalDirectories
 	created time.Time
 
 	mu        sync.Mutex
@@ -43,6 +45,17 @@ type session struct {
 	title   string // the first prompt's first line
 	// commands is the available_commands_update last sent, as JSON.
 	commands string
+	// warm is closed once the session's process, started at
+	// session/new, has started (nil: none was).
+	warm chan struct{}
+	// idle stops the session's process after Options.IdleStop without
+	// a turn.
+	idle *time.Timer
+	// grants are the calls the person allowed for the session
+	// (allow_always), by grantKey: kept here, not only in the backend's
+	// process, so that a CLI started again (a mode change, the idle
+	// stop) does not ask again.
+	grants map[string]bool
 }
 
 // mode is a session mode: a level, and whether tool calls outside its
@@ -188,18 +201,118 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
 		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
 	}
-	s := &session{id: newID(), cwd: p.Cwd, created: time.Now(), mode: a.defaultMode()}
+	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	s := &session{id: newID(), cwd: p.Cwd, dirs: p.AdditionalDirectories, created: time.Now(), mode: a.defaultMode()}
 	s.updated = s.created
 	if len(p.MCPServers) > 0 {
 		if err := a.setServers(s, p.MCPServers); err != nil {
 			return nil, err
 		}
 	}
+	if err := a.setDirs(s); err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.warm(s)
 	ms, opts := a.state(s)
 	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
+}
+
+// warm starts the session's backend process in the background, where the
+// backend can, so that its first prompt finds it ready: an editor opens a
+// session seconds before its first prompt. Never prompted, it is stopped
+// after the idle time like any other.
+func (a *agent) warm(s *session) {
+	st, ok := a.backend.(starter)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	m, model, effort := s.mode, s.model, s.effort
+	done := make(chan struct{})
+	s.warm = done
+	s.mu.Unlock()
+	p := protocol.ChatRunParams{ChatID: s.id, Workspace: s.cwd, Level: m.level, Model: model, ReasoningEffort: effort,
+		Permissions: protocol.PermissionsGrant}
+	if m.ask {
+		p.Permissions = protocol.PermissionsAsk
+	}
+	a.work.Add(1)
+	go func() {
+		defer a.work.Done()
+		defer close(done)
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		if err := st.StartChat(ctx, p); err != nil {
+			return // the first prompt starts it, and says why it cannot
+		}
+		a.armIdle(s)
+	}()
+}
+
+// armIdle sets the session's idle stop: after Options.IdleStop with no
+// prompt read, its backend process is stopped (the session kept).
+func (a *agent) armIdle(s *session) {
+	is, ok := a.backend.(idleStopper)
+	if !ok || a.opts.IdleStop <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	seq := s.seq
+	s.idle = time.AfterFunc(a.opts.IdleStop, func() {
+		s.mu.Lock()
+		quiet := !s.closed && s.seq == seq && s.run == nil
+		s.mu.Unlock()
+		if !quiet || a.ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := a.callCtx()
+		defer cancel()
+		_, _ = is.StopIdle(ctx, s.id)
+	})
+}
+
+// checkDirs refuses additional directories the backend cannot take, or
+// that are not absolute paths.
+func (a *agent) checkDirs(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	if _, ok := a.backend.(dirTaker); !ok {
+		return errorf(codeInvalidParams, "invalid params: the %s backend takes no additional directories (sessionCapabilities.additionalDirectories is absent)", a.caps.name)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return errorf(codeInvalidParams, "invalid params: additionalDirectories must be absolute paths, not %q", d)
+		}
+	}
+	return nil
+}
+
+// setDirs gives the session's chat its additional directories (claude:
+// --add-dir), where it has any.
+func (a *agent) setDirs(s *session) error {
+	dt, ok := a.backend.(dirTaker)
+	if !ok || len(s.dirs) == 0 {
+		return nil
+	}
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	if err := dt.SetDirectories(ctx, s.id, s.dirs); err != nil {
+		return hostError(err)
+	}
+	return nil
 }
 
 // setServers gives the session's chat the client's MCP servers, as
@@ -360,13 +473,13 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 	byID := map[string]sessionInfo{}
 	for _, r := range a.store.all() {
 		if r.Backend == a.caps.name {
-			byID[r.SessionID] = sessionInfo{SessionID: r.SessionID, Cwd: r.Cwd, Title: r.Title, UpdatedAt: r.UpdatedAt}
+			byID[r.SessionID] = sessionInfo{SessionID: r.SessionID, Cwd: r.Cwd, AdditionalDirectories: r.Dirs, Title: r.Title, UpdatedAt: r.UpdatedAt}
 		}
 	}
 	a.mu.Lock()
 	for _, s := range a.sessions {
 		s.mu.Lock()
-		byID[s.id] = sessionInfo{SessionID: s.id, Cwd: s.cwd, Title: s.title, UpdatedAt: s.updated.UTC().Format(time.RFC3339)}
+		byID[s.id] = sessionInfo{SessionID: s.id, Cwd: s.cwd, AdditionalDirectories: s.dirs, Title: s.title, UpdatedAt: s.updated.UTC().Format(time.RFC3339)}
 		s.mu.Unlock()
 	}
 	a.mu.Unlock()
@@ -458,11 +571,47 @@ func (a *agent) closeSession(params json.RawMessage) (any, error) {
 	return empty{}, nil
 }
 
+// deleteSession takes a session out of session/list: open, it is closed
+// as by session/close; its record for session/load is removed. The CLI's
+// own record of the session (claude's session file, codex's thread) is
+// the CLI's, and left as it is.
+func (a *agent) deleteSession(params json.RawMessage) (any, error) {
+	var p sessionRef
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s != nil {
+		a.end(s)
+	}
+	err := a.store.remove(p.SessionID)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		if s == nil {
+			return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID, Data: map[string]string{"sessionId": p.SessionID}}
+		}
+	default:
+		return nil, errorf(codeInternal, "removing session %s: %v", p.SessionID, err)
+	}
+	return empty{}, nil
+}
+
 // end cancels a session's turns, waits for their answers, and ends its chat.
 func (a *agent) end(s *session) {
 	s.mu.Lock()
 	s.closed = true
+	warm := s.warm
+	if s.idle != nil {
+		s.idle.Stop()
+	}
 	s.mu.Unlock()
+	if warm != nil {
+		<-warm // what started last is ended below
+	}
 	a.cancel(s)
 	s.prompts.Wait()
 	ctx, cancel := a.callCtx()
@@ -470,11 +619,12 @@ func (a *agent) end(s *session) {
 	_, _ = a.hc.ResetSession(ctx, s.id)
 }
 
-// drain is the end of input: the requests read are answered, turns in
-// flight may end within timeout and are then cancelled — at once when a
-// signal comes (ctx) or the client is found gone meanwhile — and every
-// backend process ends.
+// drain is the end of input: for an editor the only way to say stop short
+// of a signal, so the turns in flight are cancelled at once (their answers
+// still written), the other requests read are answered within timeout,
+// and every backend process ends.
 func (a *agent) drain(ctx context.Context, timeout time.Duration) {
+	a.cancelAll()
 	done := make(chan struct{})
 	go func() { a.work.Wait(); close(done) }()
 	t := time.NewTimer(timeout)
@@ -482,7 +632,7 @@ func (a *agent) drain(ctx context.Context, timeout time.Duration) {
 	select {
 	case <-done:
 	case <-t.C:
-		a.opts.Warn(fmt.Sprintf("turns still in flight after the %v drain timeout; cancelling them", timeout))
+		a.opts.Warn(fmt.Sprintf("requests still in flight after the %v drain timeout; cancelling them", timeout))
 		a.cancelAll()
 		a.waitCancelled(done)
 	case <-ctx.Done():

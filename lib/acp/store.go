@@ -16,7 +16,9 @@ import (
 type record struct {
 	SessionID string `json:"sessionId"`
 	Cwd       string `json:"cwd"`
-	Backend   string `json:"backend"`
+	// Dirs are the session's additional directories.
+	Dirs    []string `json:"additionalDirectories,omitempty"`
+	Backend string   `json:"backend"`
 	// CLISession is the backend's session id (claude's session, codex's
 	// thread), as session_info reports it.
 	CLISession string `json:"cliSession"`
@@ -77,4 +79,12 @@ func (st store) all() []record {
 		}
 	}
 	return out
+}
+
+// remove forgets a session's record; fs.ErrNotExist when there is none.
+func (st store) remove(id string) error {
+	if st.dir == "" || !validSessionID(id) {
+		return fs.ErrNotExist
+	}
+	return os.Remove(st.path(id))
 }

@@ -65,6 +65,7 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		delete(a.prompts, key)
 		a.mu.Unlock()
 		a.w.reply(id, res, err)
+		a.armIdle(s)
 	}()
 }
 
@@ -172,10 +173,17 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 	}
 	m, model, effort := set.mode, set.model, set.effort
 	s.updated = time.Now()
+	titled := ""
 	if s.title == "" {
 		s.title = titleOf(a.caps.said(in.text))
+		titled = s.title
 	}
+	updated := s.updated.UTC().Format(time.RFC3339)
 	s.mu.Unlock()
+	if titled != "" {
+		// The editor's list of sessions shows it at once.
+		a.update(s, infoUpdate{SessionUpdate: "session_info_update", Title: titled, UpdatedAt: updated})
+	}
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: in.text, Attachments: in.images, Workspace: s.cwd, Level: m.level, Model: model,
 		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
 	if m.ask {
@@ -417,6 +425,14 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			Content: diffsOf(v)})
 	}
 	t.mu.Unlock()
+	key := grantKey(q.Tool, v)
+	if decision, ok := t.s.granted(key, q.Choices); ok {
+		// The person allowed this call for the session already, in an
+		// earlier process of its CLI (a mode change started it again):
+		// not asked again, and the backend is given the grant anew.
+		t.answer(q, c, decided, decision)
+		return
+	}
 	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
 		RawInput: q.Input, Content: diffsOf(v)}}
 	for _, ch := range q.Choices {
@@ -446,6 +462,19 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 		giveUp()
 		return
 	}
+	if decision == protocol.DecisionAllowSession {
+		t.s.grant(key)
+	}
+	t.answer(q, c, decided, decision)
+}
+
+// answer tells the client the call's fate and answers the host with the
+// decision.
+func (t *turn) answer(q *protocol.PermissionRequest, c *call, decided chan struct{}, decision string) {
+	id := q.ToolCallID
+	if id == "" {
+		id = "permission-" + q.RequestID
+	}
 	a := hostclient.Answer{Decision: decision}
 	if decision == protocol.DecisionDeny {
 		a.Message = "The user rejected this tool call."
@@ -472,6 +501,42 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	ctx, cancel := t.a.callCtx()
 	defer cancel()
 	_ = t.a.hc.AnswerPermission(ctx, t.run.ID, q.RequestID, a) // an error: resolved already, the host's word stands
+}
+
+// grantKey is what an allow-for-session grant of the call is kept under:
+// the tool, and what the call does as its backend describes it (the
+// command it runs, the file it edits), never more than the person saw.
+func grantKey(tool string, v host.ToolView) string {
+	return strings.Join(append([]string{tool, v.Kind, v.Title}, v.Paths...), "\x00")
+}
+
+// granted is the decision for a call allowed for the session before, if it
+// was and the backend offers allowing it: allow_session, so that the
+// backend keeps the grant from now on too, else allow.
+func (s *session) granted(key string, choices []string) (string, bool) {
+	s.mu.Lock()
+	ok := s.grants[key]
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return "", false
+	case slices.Contains(choices, protocol.DecisionAllowSession):
+		return protocol.DecisionAllowSession, true
+	case slices.Contains(choices, protocol.DecisionAllow):
+		return protocol.DecisionAllow, true
+	}
+	return "", false
+}
+
+// grant keeps a call the person allowed for the session, for as long as
+// the session lives, whatever becomes of the backend's process.
+func (s *session) grant(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grants == nil {
+		s.grants = map[string]bool{}
+	}
+	s.grants[key] = true
 }
 
 // The permission options this face offers.

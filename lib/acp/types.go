@@ -54,9 +54,14 @@ type mcpCapabilities struct {
 type empty struct{}
 
 type sessionCapabilities struct {
-	List   *empty `json:"list,omitempty"`
-	Resume *empty `json:"resume,omitempty"`
-	Close  *empty `json:"close,omitempty"`
+	List                  *empty `json:"list,omitempty"`
+	Delete                *empty `json:"delete,omitempty"`
+	AdditionalDirectories *empty `json:"additionalDirectories,omitempty"`
+	Resume                *empty `json:"resume,omitempty"`
+	Close                 *empty `json:"close,omitempty"`
+	// Fork is session/fork: unstable in the spec (the SDK's
+	// schema.unstable.json), offered where the backend can fork.
+	Fork *empty `json:"fork,omitempty"`
 }
 
 // mcpServer is any of ACP's three transports: stdio (no type), http, sse.
@@ -76,8 +81,9 @@ type nameVal struct {
 }
 
 type newSessionParams struct {
-	Cwd        string      `json:"cwd"`
-	MCPServers []mcpServer `json:"mcpServers"`
+	Cwd                   string      `json:"cwd"`
+	AdditionalDirectories []string    `json:"additionalDirectories"`
+	MCPServers            []mcpServer `json:"mcpServers"`
 }
 
 type newSessionResult struct {
@@ -122,10 +128,11 @@ type listSessionsResult struct {
 }
 
 type sessionInfo struct {
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Title     string `json:"title,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
+	SessionID             string   `json:"sessionId"`
+	Cwd                   string   `json:"cwd"`
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Title                 string   `json:"title,omitempty"`
+	UpdatedAt             string   `json:"updatedAt,omitempty"`
 }
 
 type setModeParams struct {
@@ -277,6 +284,14 @@ type commandInput struct {
 type modeUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	CurrentModeID string `json:"currentModeId"`
+}
+
+// infoUpdate is session_info_update: the session's title, as
+// session/list gives it, when it gets one.
+type infoUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Title         string `json:"title,omitempty"`
+	UpdatedAt     string `json:"updatedAt,omitempty"`
 }
 
 type configUpdate struct {

@@ -212,6 +212,7 @@ type chat struct {
 	asks      bool   // cli was started to ask (--permission-prompt-tool stdio)
 	cliLevel  int    // the level whose grant cli was started with
 	cliEffort string // the --effort cli was started with ("": the CLI's own)
+	cliModel  string // the --model cli was started with ("": the CLI's own)
 	session   string
 	turns     int
 	context   int
@@ -219,6 +220,10 @@ type chat struct {
 	servers   map[string]json.RawMessage
 	level     int
 	workspace string
+	dirs      []string // --add-dir: directories beyond the workspace
+	// fork: the CLI starts as a fork of session (--fork-session), until
+	// it says the new session's id; under Backend.mu.
+	fork bool
 	// private is the chat's private directory (mcp.json), made when its
 	// CLI is first started with MCP servers; removed with the chat.
 	private string
@@ -247,23 +252,36 @@ type cli struct {
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
-// start runs the chat's CLI, resuming its session when it has one.
-func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
-	level := c.level
-	if t != nil && t.Params.Level > 0 {
-		level = t.Params.Level
+// launch is what a CLI is started with: a turn's params (its level,
+// model, effort and workspace), and whether it asks.
+type launch struct {
+	params protocol.ChatRunParams
+	asks   bool
+	log    func(level, msg string)
+}
+
+// launchOf is what a turn starts the CLI with; nil is a start ahead of
+// any turn, with the chat's defaults.
+func launchOf(t *host.Turn) launch {
+	if t == nil {
+		return launch{log: func(string, string) {}}
 	}
-	if t != nil && t.Params.Model != "" {
-		c.model = t.Params.Model
+	return launch{params: t.Params, asks: t.Ask != nil, log: t.Log}
+}
+
+// start runs the chat's CLI, resuming its session when it has one.
+func (b *Backend) start(c *chat, l launch) (*cli, error) {
+	level := c.level
+	if l.params.Level > 0 {
+		level = l.params.Level
+	}
+	if l.params.Model != "" {
+		c.model = l.params.Model
 	}
 	b.mu.Lock()
-	session := c.session
+	session, fork := c.session, c.fork
 	b.mu.Unlock()
-	asks := t != nil && t.Ask != nil
-	effort := ""
-	if t != nil {
-		effort = t.Params.ReasoningEffort
-	}
+	asks, effort := l.asks, l.params.ReasoningEffort
 	files, err := c.filesDir()
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not make the chat's private directory: "+err.Error(), false)
@@ -276,10 +294,17 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	if err := writeFiles(g); err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
-	cmd := exec.Command(g.Argv[0], g.Argv[1:]...)
+	argv := g.Argv
+	if fork && session != "" {
+		argv = append(argv[:len(argv):len(argv)], "--fork-session")
+	}
+	if len(c.dirs) > 0 {
+		argv = append(append(argv[:len(argv):len(argv)], "--add-dir"), c.dirs...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.workspace
-	if t != nil && t.Params.Workspace != "" {
-		cmd.Dir = t.Params.Workspace
+	if l.params.Workspace != "" {
+		cmd.Dir = l.params.Workspace
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
 	// The host's stderr is the backend's.
@@ -289,7 +314,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
-	c.asks, c.cliLevel, c.cliEffort = asks, level, effort
+	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
 	// The CLI's answer says what slash commands it offers (see
 	// translator.response); nothing else of the initialize is asked.
 	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": map[string]any{"subtype": "initialize"}})
@@ -297,9 +322,7 @@ func (b *Backend) start(c *chat, t *host.Turn) (*cli, error) {
 		defer stdout.Close()
 		defer close(p.lines)
 		skipped := func(*ndjson.TooLongError) {
-			if t != nil {
-				t.Log("warn", "claude: skipped an over-long line from the CLI")
-			}
+			l.log("warn", "claude: skipped an over-long line from the CLI")
 		}
 		_ = ndjson.Lines(stdout, b.cfg.MaxLine, skipped, func(line []byte) bool {
 			p.lines <- append([]byte(nil), line...)
@@ -368,15 +391,18 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.cli != nil && (c.asks != (t.Ask != nil) || c.cliLevel != level || c.cliEffort != t.Params.ReasoningEffort) {
+	if c.cli != nil && (c.asks != (t.Ask != nil) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
+		(t.Params.Model != "" && t.Params.Model != c.cliModel)) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
-		// resuming the session.
+		// resuming the session. A level whose grant is the same (level 3
+		// is level 2's today) keeps the process, and what it was
+		// allowed for the session.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
 	if c.cli == nil {
-		p, err := b.start(c, t)
+		p, err := b.start(c, launchOf(t))
 		if err != nil {
 			return err
 		}
@@ -416,6 +442,21 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	}
 }
 
+// sameGrant: whether levels x and y give the CLI the same flags.
+func (b *Backend) sameGrant(x, y int, asks bool) bool {
+	if x == y {
+		return true
+	}
+	flags := func(level int) string {
+		g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Stream: true, Ask: asks})
+		if err != nil {
+			return fmt.Sprint("level ", level, ": ", err)
+		}
+		return strings.Join(g.Argv, "\x00")
+	}
+	return flags(x) == flags(y)
+}
+
 // translator turns the CLI's lines into agent events.
 type translator struct {
 	t    *host.Turn
@@ -439,7 +480,11 @@ func (x *translator) line(line []byte) (done bool, err error) {
 	case "system":
 		if gjson.Get(s, "subtype").Str == "init" {
 			x.b.mu.Lock()
-			x.c.session = gjson.Get(s, "session_id").Str
+			id := gjson.Get(s, "session_id").Str
+			if x.c.fork && id != "" && id != x.c.session {
+				x.c.fork = false // the fork has a session of its own now
+			}
+			x.c.session = id
 			x.b.mu.Unlock()
 			gjson.Get(s, "mcp_servers").ForEach(func(_, srv gjson.Result) bool {
 				if srv.Get("status").Str == "failed" {
@@ -613,12 +658,92 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	if c.cli != nil && c.cli.alive() {
 		return nil
 	}
-	p, err := b.start(c, nil)
+	p, err := b.start(c, launchOf(nil))
 	if err != nil {
 		return err
 	}
 	c.cli = p
 	return nil
+}
+
+// StartChat starts the chat's CLI ahead of its first turn, as a turn of
+// params p (its level, workspace, model, effort; asking when
+// p.Permissions is ask) will want it, so that the turn finds it ready. A
+// chat whose CLI runs already is left as it is.
+func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error {
+	c := b.chat(p.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil && c.cli.alive() {
+		return nil
+	}
+	cli, err := b.start(c, launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, log: func(string, string) {}})
+	if err != nil {
+		return err
+	}
+	c.cli = cli
+	return nil
+}
+
+// ForkSession makes the chat a fork of Claude Code's session sessionID,
+// working in workspace: its CLI starts with --resume sessionID
+// --fork-session, so that it has the session's history in a session of
+// its own, and the session forked from goes on unchanged.
+func (b *Backend) ForkSession(ctx context.Context, chatID, sessionID, workspace string) error {
+	if !sessionIDRE(sessionID) {
+		return host.Failed(protocol.CodeBadRequest, "a claude session id is a UUID, not "+sessionID, false)
+	}
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cli != nil {
+		c.cli.stop(2 * time.Second)
+		c.cli = nil
+	}
+	b.mu.Lock()
+	c.session, c.fork = sessionID, true
+	b.mu.Unlock()
+	if workspace != "" {
+		c.workspace = workspace
+	}
+	return nil
+}
+
+// SetDirectories gives the chat's CLI directories beyond its workspace
+// (--add-dir), from its next start: a CLI running with others is ended
+// between turns and started again, resuming the session.
+func (b *Backend) SetDirectories(ctx context.Context, chatID string, dirs []string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.dirs, dirs) {
+		return nil
+	}
+	c.dirs = slices.Clone(dirs)
+	if c.cli != nil {
+		c.cli.stop(5 * time.Second)
+		c.cli = nil
+	}
+	return nil
+}
+
+// StopIdle ends the chat's CLI between turns, keeping its session: the
+// next turn starts it again with --resume, its history whole. A chat
+// whose turn runs (or whose CLI is being started) is left alone: false.
+func (b *Backend) StopIdle(ctx context.Context, chatID string) (bool, error) {
+	b.mu.Lock()
+	c := b.chats[chatID]
+	b.mu.Unlock()
+	if c == nil || !c.mu.TryLock() {
+		return false, nil
+	}
+	defer c.mu.Unlock()
+	if c.cli == nil {
+		return false, nil
+	}
+	c.cli.stop(2 * time.Second)
+	c.cli = nil
+	return true, nil
 }
 
 // SessionInfo reports what the backend knows of the chat.

@@ -210,3 +210,17 @@ func TestInitializeCommands(t *testing.T) {
 		t.Errorf("events %s", kinds(evs))
 	}
 }
+
+// Level 3 is level 2's grant today, so a change between them keeps the
+// CLI (and what it was allowed for the session); level 1's is another.
+func TestSameGrant(t *testing.T) {
+	b := &Backend{cfg: Config{Program: "/bin/claude"}}
+	for _, asks := range []bool{false, true} {
+		if !b.sameGrant(2, 3, asks) {
+			t.Errorf("asks %v: levels 2 and 3 differ", asks)
+		}
+		if b.sameGrant(1, 2, asks) {
+			t.Errorf("asks %v: levels 1 and 2 are the same", asks)
+		}
+	}
+}
