@@ -82,7 +82,7 @@ func threadHistory(thread gjson.Result, rollout map[string][]rolloutCall) []host
 				}
 				// An item's id is the model's call id, which need not be
 				// unique in a thread; with its turn's, it is.
-				id := turnID + "/" + item.Get("id").Str
+				id := callID(turnID, item.Get("id").Str)
 				said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input}})
 				if st := item.Get("status").Str; st != "inProgress" && st != "" {
 					out, failed := toolOutput(item)
