@@ -198,6 +198,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.prestart()
 	ms, opts := a.state(s)
 	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
 }

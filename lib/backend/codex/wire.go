@@ -68,6 +68,10 @@ func (u userInput) MarshalJSON() ([]byte, error) {
 	}{u.Type, u.Text})
 }
 
+type threadUnsubscribeParams struct {
+	ThreadID string `json:"threadId"`
+}
+
 type turnInterruptParams struct {
 	ThreadID string `json:"threadId"`
 	TurnID   string `json:"turnId"`

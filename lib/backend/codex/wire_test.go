@@ -30,6 +30,7 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{Prompt: "what is this?",
 			Attachments: []protocol.Attachment{{Type: protocol.AttachmentImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}})}},
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{})}},
+		{"ThreadUnsubscribeParams", threadUnsubscribeParams{ThreadID: "01a2"}},
 		{"TurnInterruptParams", turnInterruptParams{ThreadID: "01a2", TurnID: "01a3"}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAccept}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAcceptForSession}},
