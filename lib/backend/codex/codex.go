@@ -342,7 +342,8 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	return err
 }
 
-// ResetSession forgets the chat: its thread is unloaded from its server.
+// ResetSession forgets the chat: what its server still runs for it ends,
+// and its thread is unloaded.
 func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
 	b.mu.Lock()
 	c, ok := b.chats[chatID]
@@ -353,6 +354,9 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 		b.mu.Lock()
 		thread := c.thread
 		b.mu.Unlock()
+		if c.on != nil && c.on.up() {
+			stopMarked(c.on.srv.child.PID(), c.mark)
+		}
 		c.on.unload(thread)
 		c.on = nil
 		c.removeScratch()

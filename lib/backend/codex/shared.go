@@ -222,7 +222,18 @@ func (b *Backend) Prestart() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _, _ = b.server(ctx, b.cfg.Level)
+		sh, _, err := b.server(ctx, b.cfg.Level)
+		if err != nil {
+			return
+		}
+		// The server's first thread costs it more than the next ones
+		// (what codex loads once): a thread of no one's, not kept, pays
+		// for it here rather than the first prompt.
+		res, err := sh.srv.call(ctx, "thread/start", threadStartParams{Cwd: b.cfg.Workspace, Ephemeral: true,
+			ApprovalPolicy: policyNever, Sandbox: sandboxMode(b.cfg.Level)})
+		if err == nil {
+			sh.unload(res.Get("thread.id").Str)
+		}
 	}()
 }
 

@@ -24,6 +24,7 @@ type threadStartParams struct {
 	Model                 string         `json:"model,omitempty"`
 	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
 	Config                map[string]any `json:"config,omitempty"`
+	Ephemeral             bool           `json:"ephemeral,omitempty"` // not kept: no rollout
 }
 
 // threadResumeParams: ExcludeTurns, because the host needs none of the

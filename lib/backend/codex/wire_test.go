@@ -24,7 +24,7 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"InitializeParams", initializeParams{ClientInfo: clientInfo{Name: "agent-host", Title: "agent-host", Version: "1"}}},
 		{"ThreadStartParams", threadStartParams{Cwd: "/w", ApprovalPolicy: policyNever, Sandbox: "read-only", Model: "m",
 			DeveloperInstructions: "be brief", Config: map[string]any{"sandbox_workspace_write.network_access": true}}},
-		{"ThreadStartParams", threadStartParams{ApprovalPolicy: policyUntrusted, Sandbox: "workspace-write"}},
+		{"ThreadStartParams", threadStartParams{ApprovalPolicy: policyUntrusted, Sandbox: "workspace-write", Ephemeral: true}},
 		{"ThreadResumeParams", threadResumeParams{ThreadID: "01a2", ExcludeTurns: true, Cwd: "/w", ApprovalPolicy: policyNever, Sandbox: "workspace-write", Model: "m"}},
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: []userInput{{Type: "text", Text: "hi"}}, ApprovalPolicy: policyUntrusted, Model: "m", Effort: "low"}},
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{Prompt: "what is this?",
