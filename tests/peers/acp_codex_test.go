@@ -184,3 +184,38 @@ func TestACPCodexSharedServer(t *testing.T) {
 	}
 	c.End()
 }
+
+// The editor's MCP servers reach a codex session: given at session/new,
+// they are its thread's, and the model calls their tools (issue 47, ACP
+// round 2).
+func TestACPCodexMCPServers(t *testing.T) {
+	need(t)
+	mcp := fakeMCP(t)
+	c := runACPPeer(t, codexPeer(t))
+	c.Call("initialize", map[string]any{"protocolVersion": 1})
+	work := t.TempDir()
+	_, res := c.Call("session/new", map[string]any{"cwd": work, "mcpServers": []any{
+		map[string]any{"type": "http", "name": "tools", "url": mcp.URL + "/mcp", "headers": []any{}}}})
+	s := sessionID(res)
+	if s == "" {
+		t.Fatalf("session/new: %+v %s", res.Error, res.Result)
+	}
+	setMode(t, c, s, "level-2")
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "STEPS:\nCALL tool_search {\"query\":\"echo text\"}\nCALL mcp__tools.echo {\"text\":\"round trip\"}\n"))
+	var called, answered bool
+	for _, ev := range evs {
+		u := ev.Update
+		called = called || u.SessionUpdate == "tool_call" && strings.Contains(u.Title, "echo")
+		answered = answered || u.SessionUpdate == "tool_call_update" && u.Status == "completed" && strings.Contains(string(u.RawOutput), "echo: round trip")
+	}
+	mcp.mu.Lock()
+	var reached bool
+	for _, b := range mcp.bodies {
+		reached = reached || strings.Contains(b, `"tools/call"`)
+	}
+	mcp.mu.Unlock()
+	if !called || !answered || !reached || acpclient.StopReason(res) != "end_turn" {
+		t.Errorf("the MCP tool: called %v, answered %v, the server reached %v, %s: %v", called, answered, reached, acpclient.StopReason(res), acpclient.Kinds(evs))
+	}
+	c.End()
+}

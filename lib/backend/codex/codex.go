@@ -64,7 +64,8 @@ type chat struct {
 	mu      sync.Mutex // one turn at a time, and the thread's moves
 	on      *shared    // the server its thread is loaded in, if any
 	scratch string
-	mark    string // its commands' markVar
+	mark    string                     // its commands' markVar
+	servers map[string]json.RawMessage // its MCP servers, claude's configuration
 
 	// Under Backend.mu:
 	thread string
@@ -210,6 +211,9 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 	config := map[string]any{"shell_environment_policy.set." + markVar: c.mark}
 	if level >= 2 {
 		config["sandbox_workspace_write.network_access"] = true
+	}
+	if len(c.servers) > 0 {
+		config["mcp_servers"] = mcpConfig(c.servers)
 	}
 	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
 		DeveloperInstructions: instructions, Config: config}
