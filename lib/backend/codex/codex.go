@@ -66,6 +66,8 @@ type chat struct {
 	scratch string
 	mark    string                     // its commands' markVar
 	servers map[string]json.RawMessage // its MCP servers, claude's configuration
+	dirs    []string                   // writable beyond its workspace
+	fork    string                     // the thread its own is to fork, at its first load
 
 	// Under Backend.mu:
 	thread string
@@ -215,11 +217,26 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 	if len(c.servers) > 0 {
 		config["mcp_servers"] = mcpConfig(c.servers)
 	}
+	if len(c.dirs) > 0 && level >= 2 {
+		config["sandbox_workspace_write.writable_roots"] = c.dirs
+	}
 	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
 		DeveloperInstructions: instructions, Config: config}
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
+	if c.fork != "" && thread == "" {
+		res, err := srv.call(ctx, "thread/fork", threadForkParams{ThreadID: c.fork, Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy,
+			Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})
+		if err != nil {
+			return fail(err)
+		}
+		b.mu.Lock()
+		c.thread, c.fork = res.Get("thread.id").Str, ""
+		b.mu.Unlock()
+		c.on = sh
+		return nil
+	}
 	if thread != "" {
 		res, err := srv.call(ctx, "thread/resume", threadResumeParams{ThreadID: thread, ExcludeTurns: turns == nil, Cwd: p.Cwd,
 			ApprovalPolicy: p.ApprovalPolicy, Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})

@@ -24,7 +24,7 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 	}
 	b.mu.Lock()
 	old := c.thread
-	c.thread = sessionID
+	c.thread, c.fork = sessionID, ""
 	b.mu.Unlock()
 	if old != sessionID {
 		c.on.unload(old)

@@ -31,14 +31,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 		}
 	}
 	c.servers = servers
-	if c.on != nil {
-		// The thread takes its configuration when it is loaded.
-		b.mu.Lock()
-		thread := c.thread
-		b.mu.Unlock()
-		c.on.unload(thread)
-		c.on = nil
-	}
+	b.reload(c) // the thread takes its configuration when it is loaded
 	return r, nil
 }
 
@@ -81,4 +74,46 @@ func mcpConfig(servers map[string]json.RawMessage) map[string]any {
 		out[name] = v
 	}
 	return out
+}
+
+// SetDirectories makes dirs writable to the chat's commands beyond its
+// workspace (codex's writable roots, at levels 2 and 3), from the
+// thread's next load.
+func (b *Backend) SetDirectories(ctx context.Context, chatID string, dirs []string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.dirs, dirs) {
+		return nil
+	}
+	c.dirs = slices.Clone(dirs)
+	b.reload(c)
+	return nil
+}
+
+// ForkSession makes the chat's thread a fork of codex's thread sessionID
+// (thread/fork at its first turn: the history is the other's, the thread
+// its own), working in workspace.
+func (b *Backend) ForkSession(ctx context.Context, chatID, sessionID, workspace string) error {
+	c := b.chat(chatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b.reload(c)
+	b.mu.Lock()
+	c.thread, c.fork = "", sessionID
+	b.mu.Unlock()
+	return nil
+}
+
+// reload has the chat's thread loaded again at its next turn, with the
+// chat's configuration as it is then; c.mu is held.
+func (b *Backend) reload(c *chat) {
+	if c.on == nil {
+		return
+	}
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	c.on.unload(thread)
+	c.on = nil
 }

@@ -69,6 +69,17 @@ func (u userInput) MarshalJSON() ([]byte, error) {
 	}{u.Type, u.Text})
 }
 
+// threadForkParams: a new thread with the history of ThreadID.
+type threadForkParams struct {
+	ThreadID              string         `json:"threadId"`
+	Cwd                   string         `json:"cwd,omitempty"`
+	ApprovalPolicy        string         `json:"approvalPolicy,omitempty"`
+	Sandbox               string         `json:"sandbox,omitempty"`
+	Model                 string         `json:"model,omitempty"`
+	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
+	Config                map[string]any `json:"config,omitempty"`
+}
+
 type threadUnsubscribeParams struct {
 	ThreadID string `json:"threadId"`
 }

@@ -30,6 +30,8 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{Prompt: "what is this?",
 			Attachments: []protocol.Attachment{{Type: protocol.AttachmentImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}})}},
 		{"TurnStartParams", turnStartParams{ThreadID: "01a2", Input: inputOf(protocol.ChatRunParams{})}},
+		{"ThreadForkParams", threadForkParams{ThreadID: "01a2", Cwd: "/w", ApprovalPolicy: policyNever, Sandbox: "workspace-write", Model: "m",
+			DeveloperInstructions: "be brief", Config: map[string]any{"sandbox_workspace_write.writable_roots": []string{"/x"}}}},
 		{"ThreadUnsubscribeParams", threadUnsubscribeParams{ThreadID: "01a2"}},
 		{"TurnInterruptParams", turnInterruptParams{ThreadID: "01a2", TurnID: "01a3"}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAccept}},
