@@ -58,6 +58,7 @@ type Backend struct {
 	chats   map[string]*chat
 	servers map[string]*shared // by the configuration they run with
 	closed  bool
+	closing chan struct{} // closed by Close: a server starting gives up
 }
 
 type chat struct {
@@ -94,7 +95,7 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}}, nil
+	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}, nil
 }
 
 func (b *Backend) Name() string { return "codex" }
@@ -411,6 +412,9 @@ func inputOf(p protocol.ChatRunParams) []userInput {
 // SIGKILL) and removes what was made for it and for the chats.
 func (b *Backend) Close() error {
 	b.mu.Lock()
+	if !b.closed {
+		close(b.closing)
+	}
 	b.closed = true
 	servers := make([]*shared, 0, len(b.servers))
 	for _, sh := range b.servers {

@@ -67,6 +67,15 @@ func (b *Backend) startShared(ctx context.Context, sh *shared, g *grant.Grant) {
 	}
 	sh.srv, sh.home = srv, home
 	go sh.route(stderr)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.closing: // the backend closes: no waiting for a server that will not answer
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	if _, err = srv.call(ctx, "initialize", initializeParams{ClientInfo: clientInfo{Name: "agent-host", Version: "1"}}); err == nil {
 		err = srv.notify("initialized", nil)
 	}
