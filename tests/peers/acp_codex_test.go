@@ -219,3 +219,42 @@ func TestACPCodexMCPServers(t *testing.T) {
 	}
 	c.End()
 }
+
+// A cancel stops its own session's command only: another session's, on
+// the same app-server, runs on and writes its file.
+func TestACPCodexCancelSparesOtherSessions(t *testing.T) {
+	need(t)
+	c, a, work := startACPPeer(t, codexPeer(t))
+	_, res := c.Call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
+	b := sessionID(res)
+	for _, s := range []string{a, b} {
+		setMode(t, c, s, "level-2")
+	}
+	sleeping := func(secs string) bool {
+		return len(procsWhere("cmdline", func(f []string) bool { return len(f) > 1 && f[0] == "sleep" && f[1] == secs })) > 0
+	}
+	tagB := c.Send("session/prompt", acpclient.Prompt(b, `CALL exec_command {"cmd":"sleep 2.917; touch b.txt"}`))
+	tagA := c.Send("session/prompt", acpclient.Prompt(a, `CALL exec_command {"cmd":"sleep 4.917; touch a.txt"}`))
+	if !await.Until(30*time.Second, func() bool { return sleeping("2.917") && sleeping("4.917") }) {
+		t.Fatal("the two commands did not both start")
+	}
+	c.Notify("session/cancel", map[string]any{"sessionId": a})
+	c.Until(func(ev acpclient.Event) bool { return ev.Tag == tagA })
+	if !await.Until(3*time.Second, func() bool { return !sleeping("4.917") }) {
+		t.Error("the cancelled session's command is still running")
+	}
+	if !sleeping("2.917") {
+		t.Error("the other session's command was stopped too")
+	}
+	evs := c.Until(func(ev acpclient.Event) bool { return ev.Tag == tagB })
+	if r := acpclient.StopReason(evs[len(evs)-1]); r != "end_turn" {
+		t.Errorf("the other session's turn ended %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(work, "b.txt")); err != nil {
+		t.Errorf("the other session's command did not finish: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "a.txt")); err == nil {
+		t.Error("the cancelled command wrote its file")
+	}
+	c.End()
+}
