@@ -30,6 +30,8 @@ type shared struct {
 	srv   *appServer
 	home  agenthome.CodexHome
 
+	warm sync.Once // Prestart's first thread
+
 	mu    sync.Mutex
 	turns map[string]chan rpcMsg // by thread: the messages of its turn in flight
 	gone  bool                   // the server ended: no more messages
@@ -237,12 +239,14 @@ func (b *Backend) Prestart() {
 		}
 		// The server's first thread costs it more than the next ones
 		// (what codex loads once): a thread of no one's, not kept, pays
-		// for it here rather than the first prompt.
-		res, err := sh.srv.call(ctx, "thread/start", threadStartParams{Cwd: b.cfg.Workspace, Ephemeral: true,
-			ApprovalPolicy: policyNever, Sandbox: sandboxMode(b.cfg.Level)})
-		if err == nil {
-			sh.unload(res.Get("thread.id").Str)
-		}
+		// for it here rather than the first prompt; once per server.
+		sh.warm.Do(func() {
+			res, err := sh.srv.call(ctx, "thread/start", threadStartParams{Cwd: b.cfg.Workspace, Ephemeral: true,
+				ApprovalPolicy: policyNever, Sandbox: sandboxMode(b.cfg.Level)})
+			if err == nil {
+				sh.unload(res.Get("thread.id").Str)
+			}
+		})
 	}()
 }
 
