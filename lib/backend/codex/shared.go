@@ -286,16 +286,21 @@ func stopMarked(server int, mark string) int {
 	}
 }
 
-// marked lists the processes stopMarked ends, parents first.
+// marked lists the processes stopMarked ends, parents first: among the
+// server's descendants, those with entry in their environment, theirs,
+// and their process groups; and anywhere else, a process with entry (one
+// that left the tree: nothing but a command of the chat has its value).
 func marked(server int, entry string) []proc.Info {
 	srv, err := proc.Stat(server)
 	if err != nil {
 		return nil
 	}
 	var tree []proc.Info
+	in := map[int]bool{server: true}
 	for _, pid := range proc.Descendants(server) {
 		if p, err := proc.Stat(pid); err == nil && p.State != 'Z' {
 			tree = append(tree, p)
+			in[pid] = true
 		}
 	}
 	hit, groups := map[int]bool{}, map[int]bool{}
@@ -311,6 +316,11 @@ func marked(server int, entry string) []proc.Info {
 	var out []proc.Info
 	for _, p := range tree {
 		if hit[p.PID] || groups[p.PGID] {
+			out = append(out, p)
+		}
+	}
+	for _, p := range proc.All() {
+		if !in[p.PID] && p.State != 'Z' && p.PID != os.Getpid() && hasEnv(p.PID, entry) {
 			out = append(out, p)
 		}
 	}
