@@ -181,10 +181,16 @@ func (sh *shared) unload(thread string) {
 }
 
 // close ends the server (stdin closed, then SIGTERM, then SIGKILL, each
-// after grace) and removes its CODEX_HOME.
+// after grace), and what it had started that outlived it (a command in a
+// session of its own), and removes its CODEX_HOME.
 func (sh *shared) close(grace time.Duration) {
 	if sh.srv != nil {
+		left := proc.Tree(sh.srv.child.PID(), 0)
 		sh.srv.stop(grace)
+		for _, p := range left {
+			proc.Signal(p, syscall.SIGKILL) // only if it is still that process
+		}
+		proc.WaitGone(left, time.Now().Add(2*time.Second), nil)
 	}
 	sh.home.Remove()
 	sh.home = agenthome.CodexHome{}
