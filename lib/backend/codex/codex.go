@@ -365,7 +365,7 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 }
 
 // ResetSession forgets the chat: what its server still runs for it ends,
-// and its thread is unloaded.
+// and its thread is unsubscribed.
 func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
 	b.mu.Lock()
 	c, ok := b.chats[chatID]
