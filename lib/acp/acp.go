@@ -445,6 +445,7 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	if a.caps.loads {
 		resume = &empty{}
 	}
+	a.prestart()
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
@@ -458,6 +459,18 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},
 	}
 	return res, nil
+}
+
+// prestarter is a backend that can make ready for a first prompt ahead
+// of it, in the background (codex starts its shared app-server).
+type prestarter interface{ Prestart() }
+
+// prestart has the backend make ready, at initialize and session/new: an
+// editor opens a session seconds before its first prompt.
+func (a *agent) prestart() {
+	if p, ok := a.backend.(prestarter); ok {
+		p.Prestart()
+	}
 }
 
 // authenticate succeeds and does nothing: agent-host has no login of its

@@ -218,6 +218,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.warm(s)
+	a.prestart()
 	ms, opts := a.state(s)
 	return newSessionResult{SessionID: s.id, Modes: ms, ConfigOptions: opts}, nil
 }

@@ -1,19 +1,24 @@
 // Package codex is the agent-host backend for Codex: one long-lived
-// `codex app-server` per chat, spoken to in its JSON-RPC on stdio, in a
-// CODEX_HOME of the chat's own made by lib/agenthome with the grant's
-// configuration (no subagents, no plugins) and removed with the process.
-// The chat's thread is started (or, after a restart, resumed) with the
-// level's sandbox; a turn is turn/start, and an interrupt turn/interrupt.
+// `codex app-server` per configuration (level 1's, with no shell, and
+// levels 2 and 3's) serving every chat of the host as a thread of its own,
+// spoken to in its JSON-RPC on stdio, in a CODEX_HOME of the server's own
+// made by lib/agenthome with the grant's configuration (no subagents, no
+// plugins) and removed with the process. The server of the backend's
+// level is started ahead of the first turn when the face asks (Prestart);
+// a chat's thread is started (or, on another server, resumed) with the
+// level's sandbox; a turn is turn/start, and an interrupt turn/interrupt,
+// after which what the server still runs for the chat is ended.
 //
 // The translation: item/agentMessage/delta → text_delta; a completed
 // agentMessage → text; reasoning → thinking; commandExecution, mcpToolCall,
 // fileChange and webSearch → tool_call when they start and tool_result when
-// they complete; thread/tokenUsage/updated → the turn's usage (the sum of
-// its model calls'); turn/completed → completed, interrupted, or a terminal
+// they complete, their id the turn's and the item's; thread/tokenUsage/updated
+// → the turn's usage (the sum of its model calls'); turn/completed →
+// completed, interrupted (a call left unfinished ends failed), or a terminal
 // error. With params.permissions "ask" the turn's approval policy is
-// "untrusted" and every approval request is put to the daemon. An
-// app-server that dies mid-turn fails that run; the next turn starts
-// another and resumes the thread.
+// "untrusted" and every approval request is put to the daemon. A server
+// that dies mid-turn fails the turns on it; the next turn starts another
+// and resumes the thread.
 package codex
 
 import (
@@ -47,18 +52,23 @@ type Config struct {
 
 // Backend runs codex turns.
 type Backend struct {
-	cfg   Config
-	env   host.Env
-	mu    sync.Mutex
-	chats map[string]*chat
+	cfg     Config
+	env     host.Env
+	mu      sync.Mutex
+	chats   map[string]*chat
+	servers map[string]*shared // by the configuration they run with
+	closed  bool
+	closing chan struct{} // closed by Close: a server starting gives up
 }
 
 type chat struct {
-	mu      sync.Mutex // one turn at a time, and the server's changes
-	srv     *appServer
-	home    agenthome.CodexHome
+	mu      sync.Mutex // one turn at a time, and the thread's moves
+	on      *shared    // the server its thread is loaded in, if any
 	scratch string
-	level   int // the level srv's thread runs at
+	mark    string                     // its commands' markVar
+	servers map[string]json.RawMessage // its MCP servers, claude's configuration
+	dirs    []string                   // writable beyond its workspace
+	fork    string                     // the thread its own is to fork, at its first load
 
 	// Under Backend.mu:
 	thread string
@@ -85,7 +95,7 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
+	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}, nil
 }
 
 func (b *Backend) Name() string { return "codex" }
@@ -106,42 +116,62 @@ func (b *Backend) chat(id string) *chat {
 	defer b.mu.Unlock()
 	c := b.chats[id]
 	if c == nil {
-		c = &chat{}
+		c = &chat{mark: newMark()}
 		b.chats[id] = c
 	}
 	return c
 }
 
-// RunTurn runs one turn on the chat's app-server, starting it (and
-// resuming the chat's thread) when it has none or the level changed.
+// RunTurn runs one turn on the shared app-server of the turn's level,
+// loading the chat's thread there first when it is not (its first turn,
+// a level of another configuration, a server started again).
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
-	c := b.chat(t.Params.ChatID)
-	if t.OneShot != nil {
-		// A one-shot is a chat of its own that ends with it: no thread
-		// carried from one to the next, no server left behind.
-		c = &chat{}
-		defer func() {
-			c.mu.Lock()
-			c.close(2 * time.Second)
-			c.removeScratch()
-			c.mu.Unlock()
-		}()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	level := b.cfg.Level
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.srv != nil && (!c.srv.alive() || c.level != level) {
-		// It exited between turns, or the sandbox must change: another
-		// process resumes the thread.
-		c.close(2 * time.Second)
+	if t.OneShot != nil {
+		return b.oneShot(ctx, t, level)
 	}
-	if c.srv == nil {
-		if err := b.open(ctx, c, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log); err != nil {
+	c := b.chat(t.Params.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sh, g, err := b.server(ctx, level)
+	if err != nil {
+		return err
+	}
+	if c.on != sh {
+		b.mu.Lock()
+		thread := c.thread
+		b.mu.Unlock()
+		c.on.unload(thread)
+		c.on = nil
+		if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
 			return err
 		}
+	}
+	return b.turn(ctx, c, t)
+}
+
+// oneShot runs a one-shot: a chat of its own on a server of its own that
+// ends with it, no thread carried from one to the next.
+func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
+	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program})
+	if err != nil {
+		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
+	}
+	sh := &shared{ready: make(chan struct{})}
+	b.startShared(context.WithoutCancel(ctx), sh, g)
+	if sh.err != nil {
+		return sh.err
+	}
+	c := &chat{mark: newMark()}
+	defer func() {
+		sh.close(2 * time.Second)
+		c.removeScratch()
+	}()
+	if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
+		return err
 	}
 	return b.turn(ctx, c, t)
 }
@@ -154,27 +184,11 @@ const scratchPrefix = "agent-host-codex"
 // configuration (hello.config, or agent-host --acp --config).
 const notSignedIn = "codex is not signed in on this machine (no credential and no model provider; run codex login, or set the codex configuration's configFile to a config.toml that names a model provider)"
 
-// open starts the chat's app-server in a fresh CODEX_HOME and starts its
-// thread, or resumes it; a thread that cannot be resumed is replaced by a
-// new one, with a warning.
-func (b *Backend) open(ctx context.Context, c *chat, level int, model, instructions, workspace string, logf func(level, msg string)) error {
-	return b.openThread(ctx, c, level, model, instructions, workspace, logf, nil)
-}
-
-// openThread is open; with turns set, the chat's thread must be resumed,
-// and *turns is given the thread as codex reports it, its turns included.
-func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, instructions, workspace string, logf func(level, msg string), turns *gjson.Result) error {
-	g, err := grant.For(grant.Options{Level: level, Harness: grant.Codex, Program: b.cfg.Program, Model: model})
-	if err != nil {
-		return host.Failed(protocol.CodeBadRequest, err.Error(), false)
-	}
-	home, err := agenthome.PrepareCodex(g, agenthome.CodexSource{Config: b.cfg.ConfigFile}, b.env.Environ)
-	if errors.Is(err, agenthome.ErrNotSignedIn) {
-		return host.Failed(protocol.CodeBackendUnavailable, notSignedIn, false)
-	}
-	if err != nil {
-		return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
-	}
+// load starts the chat's thread on sh, or resumes it there; a thread that
+// cannot be resumed is replaced by a new one, with a warning. With turns
+// set, the chat's thread must be resumed, and *turns is given the thread
+// as codex reports it, its turns included.
+func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant, level int, model, instructions, workspace string, logf func(level, msg string), turns *gjson.Result) error {
 	dir := b.cfg.Workspace
 	if workspace != "" {
 		dir = workspace
@@ -182,45 +196,48 @@ func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, ins
 	if g.Scratch {
 		if c.scratch == "" {
 			agenthome.Sweep(scratchPrefix)
+			var err error
 			if c.scratch, err = agenthome.RunDir(scratchPrefix); err != nil {
-				home.Remove()
-				return err
+				return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 			}
 		}
 		dir = c.scratch
 	}
-	cmd := exec.Command(b.cfg.Program, "app-server")
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, b.env.Environ...), "CODEX_HOME="+home.Dir)
-	warn := func(msg string) { logf("warn", msg) }
-	srv, err := startAppServer(cmd, b.env.StderrOr(), 0, warn)
-	if err != nil {
-		home.Remove()
-		return host.Failed(protocol.CodeBackendUnavailable, "could not start codex app-server: "+err.Error(), false)
-	}
-	c.srv, c.home, c.level = srv, home, level
+	srv := sh.srv
 	fail := func(err error) error {
-		msg := err.Error()
-		if last := srv.stderr.LastLine(); last != "" {
-			msg += ": " + last
+		if !srv.alive() {
+			return serverError(srv, err)
 		}
-		c.close(time.Second)
-		return host.Failed(protocol.CodeBackendUnavailable, "codex app-server: "+msg, true)
+		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
 	}
-	if _, err := srv.call(ctx, "initialize", initializeParams{ClientInfo: clientInfo{Name: "agent-host", Version: "1"}}); err != nil {
-		return fail(err)
+	// Every command of the thread carries the chat's mark (see stopMarked).
+	config := map[string]any{"shell_environment_policy.set." + markVar: c.mark}
+	if level >= 2 {
+		config["sandbox_workspace_write.network_access"] = true
 	}
-	if err := srv.notify("initialized", nil); err != nil {
-		return fail(err)
+	if len(c.servers) > 0 {
+		config["mcp_servers"] = mcpConfig(c.servers)
+	}
+	if len(c.dirs) > 0 && level >= 2 {
+		config["sandbox_workspace_write.writable_roots"] = c.dirs
 	}
 	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
-		DeveloperInstructions: instructions}
-	if level >= 2 {
-		p.Config = map[string]any{"sandbox_workspace_write.network_access": true}
-	}
+		DeveloperInstructions: instructions, Config: config}
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
+	if c.fork != "" && thread == "" {
+		res, err := srv.call(ctx, "thread/fork", threadForkParams{ThreadID: c.fork, Cwd: p.Cwd, ApprovalPolicy: p.ApprovalPolicy,
+			Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})
+		if err != nil {
+			return fail(err)
+		}
+		b.mu.Lock()
+		c.thread, c.fork = res.Get("thread.id").Str, ""
+		b.mu.Unlock()
+		c.on = sh
+		return nil
+	}
 	if thread != "" {
 		res, err := srv.call(ctx, "thread/resume", threadResumeParams{ThreadID: thread, ExcludeTurns: turns == nil, Cwd: p.Cwd,
 			ApprovalPolicy: p.ApprovalPolicy, Sandbox: p.Sandbox, Model: p.Model, DeveloperInstructions: p.DeveloperInstructions, Config: p.Config})
@@ -228,6 +245,7 @@ func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, ins
 			if turns != nil {
 				*turns = res.Get("thread")
 			}
+			c.on = sh
 			return nil
 		}
 		if !srv.alive() || turns != nil {
@@ -242,6 +260,7 @@ func (b *Backend) openThread(ctx context.Context, c *chat, level int, model, ins
 	b.mu.Lock()
 	c.thread = res.Get("thread.id").Str
 	b.mu.Unlock()
+	c.on = sh
 	return nil
 }
 
@@ -252,20 +271,11 @@ func sandboxMode(level int) string {
 	return "workspace-write"
 }
 
-// close ends the chat's app-server and removes its CODEX_HOME.
-func (c *chat) close(grace time.Duration) {
-	if c.srv != nil {
-		c.srv.stop(grace)
-		c.srv = nil
-	}
-	c.home.Remove()
-	c.home = agenthome.CodexHome{}
-}
-
 // turn runs one turn/start on the chat's server and translates until
 // turn/completed.
 func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
-	srv := c.srv
+	sh := c.on
+	srv := sh.srv
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
@@ -273,12 +283,13 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Ask != nil {
 		policy = policyUntrusted
 	}
-	drain(srv.in) // what came between turns is no one's
+	in := sh.subscribe(thread)
+	defer sh.unsubscribe(thread, in)
 	res, err := srv.call(ctx, "turn/start", turnStartParams{ThreadID: thread, Input: inputOf(t.Params),
 		ApprovalPolicy: policy, Model: t.Params.Model, Effort: t.Params.ReasoningEffort})
 	if err != nil {
 		if !srv.alive() || errors.Is(err, errServerGone) {
-			c.close(time.Second)
+			c.on = nil
 			return host.Failed(protocol.CodeBackendFailed, "codex app-server died: "+srv.stderr.LastLine(), true)
 		}
 		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
@@ -287,20 +298,28 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	interrupted := t.Interrupted
 	for {
 		select {
-		case m, ok := <-srv.in:
+		case m, ok := <-in:
 			if !ok {
 				// It died mid-turn: this run fails, the next turn starts
 				// another and resumes the thread.
-				c.close(time.Second)
+				c.on = nil
+				x.cut("the codex app-server died")
 				return host.Failed(protocol.CodeBackendFailed, "codex app-server died mid-turn: "+srv.stderr.LastLine(), true)
 			}
-			if done, err := x.handle(m); done {
-				b.mu.Lock()
-				c.turns++
-				c.in = x.usage.InputTokens
-				b.mu.Unlock()
-				return err
+			done, err := x.handle(m)
+			if !done {
+				continue
 			}
+			if errors.Is(err, host.ErrInterrupted) {
+				// codex's turn ended; what it ran for the turn may not
+				// have: it goes before the turn is said to be over.
+				stopMarked(srv.child.PID(), c.mark)
+			}
+			b.mu.Lock()
+			c.turns++
+			c.in = x.usage.InputTokens
+			b.mu.Unlock()
+			return err
 		case <-interrupted:
 			interrupted = nil
 			go func() {
@@ -311,24 +330,17 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 				}
 			}()
 		case <-ctx.Done():
-			// The host gave up waiting: the server goes, with what it
-			// started; the next turn resumes the thread in another.
-			srv.kill()
-			c.close(0)
-			return host.ErrInterrupted
-		}
-	}
-}
-
-func drain(ch chan rpcMsg) {
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
+			// The host gave up waiting: what the server runs for the chat
+			// goes, and the server too when no other chat's turn is on
+			// it; the next turn loads the thread again.
+			x.cut("interrupted")
+			stopMarked(srv.child.PID(), c.mark)
+			sh.unsubscribe(thread, in)
+			if sh.busy() == 0 {
+				srv.kill()
 			}
-		default:
-			return
+			c.on = nil
+			return host.ErrInterrupted
 		}
 	}
 }
@@ -344,20 +356,16 @@ func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.Ses
 	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.thread, Turns: c.turns, ContextTokens: int(c.in)}, nil
 }
 
-// WarmSession starts the chat's app-server and thread ahead of its first
-// turn.
+// WarmSession starts the shared app-server the chat's first turn will
+// run on, at the backend's level; the thread waits for the turn, which
+// knows its workspace.
 func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
-	c := b.chat(chatID)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.srv != nil && c.srv.alive() {
-		return nil
-	}
-	c.close(time.Second)
-	return b.open(ctx, c, b.cfg.Level, "", "", "", func(string, string) {})
+	_, _, err := b.server(ctx, b.cfg.Level)
+	return err
 }
 
-// ResetSession ends the chat's app-server and forgets its thread.
+// ResetSession forgets the chat: what its server still runs for it ends,
+// and its thread is unsubscribed.
 func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
 	b.mu.Lock()
 	c, ok := b.chats[chatID]
@@ -365,7 +373,14 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 	b.mu.Unlock()
 	if ok {
 		c.mu.Lock()
-		c.close(2 * time.Second)
+		b.mu.Lock()
+		thread := c.thread
+		b.mu.Unlock()
+		if c.on != nil && c.on.up() {
+			stopMarked(c.on.srv.child.PID(), c.mark)
+		}
+		c.on.unload(thread)
+		c.on = nil
 		c.removeScratch()
 		c.mu.Unlock()
 	}
@@ -393,27 +408,38 @@ func inputOf(p protocol.ChatRunParams) []userInput {
 	return in
 }
 
-// Close ends every chat's app-server (stdin closed, then SIGTERM, then
-// SIGKILL) and removes what was made for it.
+// Close ends every shared app-server (stdin closed, then SIGTERM, then
+// SIGKILL) and removes what was made for it and for the chats.
 func (b *Backend) Close() error {
 	b.mu.Lock()
+	if !b.closed {
+		close(b.closing)
+	}
+	b.closed = true
+	servers := make([]*shared, 0, len(b.servers))
+	for _, sh := range b.servers {
+		servers = append(servers, sh)
+	}
 	chats := make([]*chat, 0, len(b.chats))
 	for _, c := range b.chats {
 		chats = append(chats, c)
 	}
 	b.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range chats {
+	for _, sh := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.close(2 * time.Second)
-			c.removeScratch()
+			<-sh.ready
+			sh.close(2 * time.Second)
 		}()
 	}
 	wg.Wait()
+	for _, c := range chats {
+		c.mu.Lock()
+		c.removeScratch()
+		c.mu.Unlock()
+	}
 	return nil
 }
 

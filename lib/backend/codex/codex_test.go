@@ -241,3 +241,44 @@ func TestTranslatePatchAndPlan(t *testing.T) {
 		t.Errorf("turn 2: %s, plan %+v", types(turns[1]), plan)
 	}
 }
+
+// A call a cancel cut short (codex says no more of it once the turn is
+// interrupted) ends failed, once, before the turn does; its id, in the
+// call, the approval and the result, is its turn's and its item's, as a
+// replayed history has it.
+func TestTranslateInterruptedCall(t *testing.T) {
+	var asked []host.Ask
+	var mu sync.Mutex
+	ask := func(q host.Ask) host.Answer {
+		mu.Lock()
+		asked = append(asked, q)
+		mu.Unlock()
+		return host.Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByInterrupt}
+	}
+	turns, ends, r := replayTurns(t, "approval-noanswer-then-interrupt", ask)
+	r.wait(t, 1)
+	if len(turns) != 1 || ends[0] != host.ErrInterrupted {
+		t.Fatalf("turns %d, ends %v", len(turns), ends)
+	}
+	const id = "01a2315a-99d3-7921-847a-05f8b7a7ae36/call_fake000051"
+	var calls, results []protocol.AgentEvent
+	for _, e := range turns[0] {
+		switch e.Type {
+		case protocol.EvToolCall:
+			calls = append(calls, e)
+		case protocol.EvToolResult:
+			results = append(results, e)
+		}
+	}
+	if len(calls) != 1 || calls[0].ToolCallID != id {
+		t.Errorf("calls %+v", calls)
+	}
+	if len(results) != 1 || results[0].ToolCallID != id || !results[0].IsError {
+		t.Errorf("results %+v", results)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0].ToolCallID != id {
+		t.Errorf("asked %+v", asked)
+	}
+}

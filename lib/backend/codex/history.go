@@ -3,7 +3,6 @@ package codex
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
@@ -11,19 +10,28 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// LoadSession makes the chat continue codex's thread id: the chat's
-// app-server is started with the thread resumed, and the history is the
-// thread's turns as codex reports them (its own record of the thread).
+// LoadSession makes the chat continue codex's thread id: the thread is
+// resumed on the shared app-server of the backend's level, and the
+// history is the thread's turns as codex reports them (its own record of
+// the thread).
 func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace string) ([]host.Said, error) {
 	c := b.chat(chatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.close(time.Second)
+	sh, g, err := b.server(ctx, b.cfg.Level)
+	if err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
-	c.thread = sessionID
+	old := c.thread
+	c.thread, c.fork = sessionID, ""
 	b.mu.Unlock()
+	if old != sessionID {
+		c.on.unload(old)
+	}
+	c.on = nil
 	var thread gjson.Result
-	if err := b.openThread(ctx, c, b.cfg.Level, "", "", workspace, func(string, string) {}, &thread); err != nil {
+	if err := b.load(ctx, c, sh, g, b.cfg.Level, "", "", workspace, func(string, string) {}, &thread); err != nil {
 		b.mu.Lock()
 		c.thread = ""
 		b.mu.Unlock()
@@ -82,7 +90,7 @@ func threadHistory(thread gjson.Result, rollout map[string][]rolloutCall) []host
 				}
 				// An item's id is the model's call id, which need not be
 				// unique in a thread; with its turn's, it is.
-				id := turnID + "/" + item.Get("id").Str
+				id := callID(turnID, item.Get("id").Str)
 				said = append(said, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input}})
 				if st := item.Get("status").Str; st != "inProgress" && st != "" {
 					out, failed := toolOutput(item)

@@ -3,6 +3,7 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentry/agentry/lib/host"
@@ -20,6 +21,7 @@ type translator struct {
 	last   string                     // the last agent message
 	usage  protocol.Usage             // the sum of the turn's model calls
 	inputs map[string]json.RawMessage // tool inputs by item id, for approvals
+	open   []string                   // the calls started and not yet completed, in order
 }
 
 // replier is how the translator answers the server.
@@ -49,10 +51,12 @@ func (x *translator) handle(m rpcMsg) (done bool, err error) {
 		item := p.Get("item")
 		if name, input, ok := toolCall(item); ok {
 			x.inputs[item.Get("id").Str] = input
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: item.Get("id").Str, Name: name, Input: input})
+			id := x.callID(p, item.Get("id").Str)
+			x.open = append(x.open, id)
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input})
 		}
 	case "item/completed":
-		x.completed(p.Get("item"))
+		x.completed(p, p.Get("item"))
 	case "turn/plan/updated":
 		x.t.Emit(planEvent(p))
 	case "thread/tokenUsage/updated":
@@ -71,7 +75,29 @@ func (x *translator) handle(m rpcMsg) (done bool, err error) {
 	return false, nil
 }
 
-func (x *translator) completed(item gjson.Result) {
+// callID is a tool call's id, live as in a replayed history (see
+// threadHistory): the item's id is the model's call id, which need not be
+// unique in a thread; with its turn's, it is.
+func (x *translator) callID(p gjson.Result, item string) string {
+	turn := p.Get("turnId").Str
+	if turn == "" {
+		turn = x.turn
+	}
+	return callID(turn, item)
+}
+
+func callID(turn, item string) string { return turn + "/" + item }
+
+// cut ends every call the turn started and never completed (a cancel cut
+// it short: codex says no more of it) as failed, once.
+func (x *translator) cut(why string) {
+	for _, id := range x.open {
+		x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: why, IsError: true})
+	}
+	x.open = nil
+}
+
+func (x *translator) completed(p, item gjson.Result) {
 	switch typ := item.Get("type").Str; typ {
 	case "agentMessage":
 		x.last = item.Get("text").Str
@@ -94,7 +120,11 @@ func (x *translator) completed(item gjson.Result) {
 	default:
 		if _, _, ok := toolCall(item); ok {
 			out, isErr := toolOutput(item)
-			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: item.Get("id").Str, Output: out, IsError: isErr})
+			id := x.callID(p, item.Get("id").Str)
+			if i := slices.Index(x.open, id); i >= 0 {
+				x.open = slices.Delete(x.open, i, i+1)
+			}
+			x.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out, IsError: isErr})
 		}
 	}
 }
@@ -127,6 +157,7 @@ func (x *translator) end(turn gjson.Result) error {
 		x.t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: x.last, Usage: &u, SessionID: x.thread})
 		return nil
 	case "interrupted":
+		x.cut("interrupted")
 		return host.ErrInterrupted
 	}
 	msg := turn.Get("error.message").Str
@@ -156,7 +187,7 @@ func (x *translator) request(m rpcMsg) {
 		return
 	}
 	q := host.Ask{Tool: tool, Input: approvalInput(m.Params, x.inputs[m.Params.Get("itemId").Str]), Description: m.Params.Get("reason").Str,
-		ToolCallID: m.Params.Get("itemId").Str, Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}}
+		ToolCallID: x.callID(m.Params, m.Params.Get("itemId").Str), Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}}
 	ask, srv, logf := x.t.Ask, x.srv, x.t.Log
 	go func() {
 		a := ask(q)

@@ -154,7 +154,7 @@ func (m *missingCalls) upTo(said int, turnID string, out []host.Said) []host.Sai
 			out = append(out, host.Said{Event: planEvent(gjson.ParseBytes(c.input))})
 			continue
 		}
-		id := turnID + "/" + c.id
+		id := callID(turnID, c.id)
 		out = append(out, host.Said{Event: protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: c.name, Input: c.input}})
 		res := protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: c.output, IsError: c.failed || !c.answered}
 		if !c.answered {

@@ -24,6 +24,7 @@ type threadStartParams struct {
 	Model                 string         `json:"model,omitempty"`
 	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
 	Config                map[string]any `json:"config,omitempty"`
+	Ephemeral             bool           `json:"ephemeral,omitempty"` // not kept: no rollout
 }
 
 // threadResumeParams: ExcludeTurns, because the host needs none of the
@@ -66,6 +67,21 @@ func (u userInput) MarshalJSON() ([]byte, error) {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}{u.Type, u.Text})
+}
+
+// threadForkParams: a new thread with the history of ThreadID.
+type threadForkParams struct {
+	ThreadID              string         `json:"threadId"`
+	Cwd                   string         `json:"cwd,omitempty"`
+	ApprovalPolicy        string         `json:"approvalPolicy,omitempty"`
+	Sandbox               string         `json:"sandbox,omitempty"`
+	Model                 string         `json:"model,omitempty"`
+	DeveloperInstructions string         `json:"developerInstructions,omitempty"`
+	Config                map[string]any `json:"config,omitempty"`
+}
+
+type threadUnsubscribeParams struct {
+	ThreadID string `json:"threadId"`
 }
 
 type turnInterruptParams struct {
