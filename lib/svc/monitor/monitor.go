@@ -45,6 +45,7 @@ type monitor struct {
 	start  time.Time
 	rec    *recorder
 	out    *tail
+	term   *terminal // a --pty service's, for svc send and attach (pty.go); else nil
 	events events
 	// held is a ready report kept back while the command daemonizes, for
 	// at most holdReady (holdEnds); only the supervising goroutine uses them.
@@ -109,7 +110,7 @@ func Run(d svc.Dir) (int, error) {
 }
 
 func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
-	m := &monitor{d: d, spec: ends.Spec, ends: ends, start: time.Now(), out: &tail{},
+	m := &monitor{d: d, spec: ends.Spec, ends: ends, start: time.Now(), out: &tail{}, term: newTerminal(ends.Spec),
 		events: events{ready: make(chan readyReport, 4), stop: make(chan stopRequest), term: make(chan os.Signal, 1), until: make(chan struct{})}}
 	lock, ok, err := svc.TryLock(d)
 	if err != nil {
@@ -201,7 +202,7 @@ func (m *monitor) fail(msg string) int {
 // launch starts launch n of the service: its own process group, not tied to
 // the monitor's life (a service outlives a monitor killed outright, and
 // is stopped by pid and start time after); stdin at /dev/null; stdout and
-// stderr into one pipe, in order. Its output is copied and watched for
+// stderr into one pipe, in order (under --pty all three on the terminal). Its output is copied and watched for
 // readiness at once; the state write (an fsync) comes after.
 func (m *monitor) launch(n int) (*launched, error) {
 	argv := m.spec.Command
@@ -217,7 +218,8 @@ func (m *monitor) launch(n int) (*launched, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
+	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null, but under --pty:
+	m.onTerminal(cmd, r, w)
 	child, err := m.reaper.Start(cmd, proc.Options{Outlive: true})
 	w.Close()
 	if err != nil {
