@@ -135,9 +135,9 @@ func ParseDetachKeys(s string) ([]byte, error) {
 	return out, nil
 }
 
-// terminalDir is d's monitor, once d is known to be running with a
-// terminal.
-func terminalDir(d Dir) error {
+// CheckTerminal returns nil when d runs with a terminal to talk to: a
+// *NoPTYError when it has none, a *NotLiveError when it is not running.
+func CheckTerminal(d Dir) error {
 	l, err := Look(d)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func terminalDir(d Dir) error {
 // Send writes keys to the terminal of d, a --pty service, and returns how
 // many bytes its terminal took.
 func Send(d Dir, keys string) (int, error) {
-	if err := terminalDir(d); err != nil {
+	if err := CheckTerminal(d); err != nil {
 		return 0, err
 	}
 	c, r, err := openTerminal(d, Request{Op: OpSend, Keys: keys})
@@ -218,7 +218,7 @@ const (
 // Other attaches see the same screen; the keys go to the service from one
 // attach at a time: the first that types has them until it detaches.
 func Attach(d Dir, in io.Reader, out io.Writer, detach []byte) (AttachEnd, error) {
-	if err := terminalDir(d); err != nil {
+	if err := CheckTerminal(d); err != nil {
 		return 0, err
 	}
 	c, r, err := openTerminal(d, Request{Op: OpAttach})

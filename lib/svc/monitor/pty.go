@@ -136,8 +136,33 @@ func (m *monitor) answerTerminal(c io.WriteCloser, in io.Reader, enc *json.Encod
 	if err := enc.Encode(svc.Reply{}); err != nil {
 		return true
 	}
-	m.attach(c, in)
+	m.attach(c, &pastLine{r: in})
 	return true
+}
+
+// pastLine reads past the newline that ends the request line, which the
+// JSON decoder leaves unread: it is no key.
+type pastLine struct {
+	r    io.Reader
+	past bool
+}
+
+func (p *pastLine) Read(b []byte) (int, error) {
+	for !p.past {
+		var one [1]byte
+		n, err := p.r.Read(one[:])
+		if n == 1 {
+			p.past = true
+			if one[0] != '\n' {
+				b[0] = one[0]
+				return 1, nil
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return p.r.Read(b)
 }
 
 // attach shows the screen to c, the recent output first, and takes keys

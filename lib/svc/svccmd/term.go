@@ -53,6 +53,9 @@ func (v *Verbs) Attach(name, detachKeys string) error {
 	if err != nil {
 		return cli.Usagef("--detach-keys %v", err)
 	}
+	if err := svc.CheckTerminal(d); err != nil {
+		return sayTerminal(err)
+	}
 	v.Voice.Notef("attached to %s; %s detaches, and it runs on", d.Name, detachKeys)
 	restore := rawTerminal(os.Stdin)
 	end, err := svc.Attach(d, os.Stdin, v.Out, detach)
