@@ -653,6 +653,7 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		NoFollow: d.NoFollow || d.Oneshot} // a one-shot runs to completion: what it leaves is stopped
 	if d.PTY {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
+		spec.StopKeys, _ = svc.UnescapeKeys(d.StopKeys) // checked at load
 	}
 	spec.Project = &svc.ProjectTag{Dir: u.File.Dir, DependsOn: NeedNames(d), Oneshot: d.Oneshot,
 		Digest: digest(spec, n.port, d.Oneshot)}
