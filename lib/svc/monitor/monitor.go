@@ -3,7 +3,7 @@
 // session. It holds the service's lock (its liveness, for every other
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its
-// output in one pipe into the log, watches for readiness, answers stop
+// output in one pipe into the log (or all three on a terminal, --pty), watches for readiness, answers stop
 // requests on its socket, follows a daemon the command leaves when it
 // exits 0, restarts the command when asked to, and writes
 // state.json — the only writer while it lives.
@@ -13,7 +13,8 @@
 // service; a ready report held while the command is about to leave
 // one), output.go (the output into the log, and the lines readiness
 // looks at), watch.go (readiness), control.go (the socket, and what stops
-// the service), state.go (the recorded state).
+// the service), state.go (the recorded state), pty.go (a --pty
+// service's terminal: svc send, svc attach, stop keys).
 package monitor
 
 import (
