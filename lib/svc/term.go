@@ -193,6 +193,9 @@ func openTerminal(d Dir, req Request) (*os.File, *termReply, error) {
 		if rep.NoPTY {
 			return nil, nil, &NoPTYError{Name: d.Name}
 		}
+		if req.Op == OpSend {
+			return nil, nil, fmt.Errorf("%s: %s", d.Name, rep.Error)
+		}
 		return nil, nil, fmt.Errorf("the monitor of %s refused the request: %s", d.Name, rep.Error)
 	}
 	return c, &termReply{Reply: rep, screen: br}, nil

@@ -99,8 +99,15 @@ func (t *terminal) dropLocked(a *attachment) {
 	}
 }
 
-// write writes keys to the terminal, within a few seconds: a service
-// that reads nothing fills the terminal's input.
+// errTerminalFull is keys the terminal did not take in time.
+var errTerminalFull = errors.New("the terminal took no more keys for 5s: the service is not reading them")
+
+// write writes keys to the terminal, and gives up after a few seconds: a
+// service that reads nothing fills the terminal's input, and the master
+// is in blocking mode (OpenPTY's ioctls took its descriptor), so no
+// deadline reaches it. A write given up on finishes when the service
+// reads, or fails when its terminal closes; writes after it queue behind
+// it, whole.
 func (t *terminal) write(keys []byte) (int, error) {
 	t.mu.Lock()
 	master := t.master
@@ -108,10 +115,25 @@ func (t *terminal) write(keys []byte) (int, error) {
 	if master == nil {
 		return 0, errors.New("the terminal is not open")
 	}
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	_ = master.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return master.Write(keys)
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		t.wmu.Lock()
+		defer t.wmu.Unlock()
+		n, err := master.Write(keys)
+		done <- result{n, err}
+	}()
+	timer := time.NewTimer(5 * time.Second)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-timer.C:
+		return 0, errTerminalFull
+	}
 }
 
 // answerTerminal answers OpSend and OpAttach; false for any other
@@ -127,7 +149,7 @@ func (m *monitor) answerTerminal(c io.WriteCloser, in io.Reader, enc *json.Encod
 	if req.Op == svc.OpSend {
 		n, err := m.term.write([]byte(req.Keys))
 		if err != nil {
-			_ = enc.Encode(svc.Reply{Error: "writing to the terminal: " + err.Error(), Sent: n})
+			_ = enc.Encode(svc.Reply{Error: err.Error(), Sent: n})
 			return true
 		}
 		_ = enc.Encode(svc.Reply{Sent: n})
@@ -217,7 +239,7 @@ func (t *terminal) typed(a *attachment, keys []byte) bool {
 	a.told = false
 	t.mu.Unlock()
 	_, err := t.write(keys)
-	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
+	return err == nil || errors.Is(err, errTerminalFull)
 }
 
 // show writes an attach's screen until its queue is closed, then closes
