@@ -24,9 +24,10 @@ type attached struct {
 	done chan error
 }
 
-func attach(t *testing.T, home string, args ...string) *attached {
+// pre runs first on the same terminal (stty sets its size).
+func attach(t *testing.T, home, pre string, args ...string) *attached {
 	t.Helper()
-	line := filepath.Join(binDir, "svc") + " attach " + strings.Join(args, " ")
+	line := pre + filepath.Join(binDir, "svc") + " attach " + strings.Join(args, " ")
 	a := &attached{cmd: exec.Command("script", "-qec", line, "/dev/null"), done: make(chan error, 1)}
 	a.cmd.Env = append(a.cmd.Environ(), "SVC_HOME="+home)
 	var err error
@@ -97,7 +98,7 @@ func (a *attached) exit(t *testing.T) {
 }
 
 // Two svc attach on a python REPL started with --pty: both see its
-// prompt and what a line prints; the keys are the first typist's until it
+// prompt and what a line prints, at the first one's terminal size; the keys are the first typist's until it
 // detaches (Ctrl-]), the other's are dropped with a word; then the other
 // types and detaches with its own --detach-keys. The REPL runs on, and a
 // stop with --stop-keys ends it with no signal.
@@ -118,15 +119,18 @@ func TestSvcAttach(t *testing.T) {
 		t.Fatalf("no prompt: %v", err)
 	}
 
-	a := attach(t, home, "repl")
+	a := attach(t, home, "stty rows 40 cols 100; ", "repl")
 	a.waitFor(t, 0, `attached to repl; ctrl-\] detaches`)
 	a.waitFor(t, 0, `>>> $`)
-	b := attach(t, home, "--detach-keys", "ctrl-p,ctrl-q", "repl")
+	b := attach(t, home, "", "--detach-keys", "ctrl-p,ctrl-q", "repl")
 	b.waitFor(t, 0, `>>> $`)
 	fromA, fromB := len(a.screen()), len(b.screen())
 	a.typeKeys(t, "print(6*7)\r")
 	a.waitFor(t, fromA, `(?m)^42\r?$`)
 	b.waitFor(t, fromB, `(?m)^42\r?$`)
+	// The service's terminal took the size of the attach's.
+	a.typeKeys(t, "import os; print(os.get_terminal_size())\r")
+	a.waitFor(t, fromA, `columns=100, lines=40`)
 
 	fromB = len(b.screen())
 	b.typeKeys(t, "print(5*5)\r")

@@ -17,6 +17,7 @@ import (
 const (
 	OpSend   = "send"   // Request.Keys to the terminal; the Reply says how many bytes
 	OpAttach = "attach" // a Reply line, then the socket is the terminal both ways
+	OpResize = "resize" // Request.Size to the terminal: an attach's window changed
 )
 
 // StopKeys values of a StopReport: what the stop keys did.
@@ -220,11 +221,13 @@ const (
 // (which is not forwarded), the end of in, or the end of the service.
 // Other attaches see the same screen; the keys go to the service from one
 // attach at a time: the first that types has them until it detaches.
-func Attach(d Dir, in io.Reader, out io.Writer, detach []byte) (AttachEnd, error) {
+// size, when not nil, is the attach's own terminal size, which the
+// service's terminal takes (the service gets SIGWINCH).
+func Attach(d Dir, in io.Reader, out io.Writer, detach []byte, size *TermSize) (AttachEnd, error) {
 	if err := CheckTerminal(d); err != nil {
 		return 0, err
 	}
-	c, r, err := openTerminal(d, Request{Op: OpAttach})
+	c, r, err := openTerminal(d, Request{Op: OpAttach, Size: size})
 	if err != nil {
 		return 0, err
 	}
@@ -278,4 +281,14 @@ func forwardKeys(in io.Reader, w io.Writer, detach []byte) AttachEnd {
 			return InputEnded
 		}
 	}
+}
+
+// Resize gives the terminal of d, a --pty service, a new size: an
+// attach's window changed.
+func Resize(d Dir, size TermSize) error {
+	c, _, err := openTerminal(d, Request{Op: OpResize, Size: &size})
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }

@@ -152,6 +152,9 @@ type Request struct {
 	Op      string `json:"op"`
 	GraceMs int64  `json:"graceMs,omitempty"`
 	Keys    string `json:"keys,omitempty"` // OpSend's
+	// Size is the terminal size an attach sees its screen at (OpAttach,
+	// OpResize); nil or zero: left as it is.
+	Size *TermSize `json:"size,omitempty"`
 }
 
 // Reply is a monitor's answer: the stop report, or an error. The report's

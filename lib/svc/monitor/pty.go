@@ -99,6 +99,26 @@ func (t *terminal) dropLocked(a *attachment) {
 	}
 }
 
+// resize gives the terminal a new size, when one is given: the kernel
+// tells the service with SIGWINCH. Through the descriptor's Control, which
+// leaves it as it is.
+func (t *terminal) resize(size *svc.TermSize) {
+	if size == nil || size.Rows == 0 || size.Cols == 0 {
+		return
+	}
+	t.mu.Lock()
+	master := t.master
+	t.mu.Unlock()
+	if master == nil {
+		return
+	}
+	if rc, err := master.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_ = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Rows, Col: size.Cols})
+		})
+	}
+}
+
 // errTerminalFull is keys the terminal did not take in time.
 var errTerminalFull = errors.New("the terminal took no more keys for 5s: the service is not reading them")
 
@@ -139,7 +159,7 @@ func (t *terminal) write(keys []byte) (int, error) {
 // answerTerminal answers OpSend and OpAttach; false for any other
 // request. in is the connection's reading end, past the request line.
 func (m *monitor) answerTerminal(c io.WriteCloser, in io.Reader, enc *json.Encoder, req svc.Request) bool {
-	if req.Op != svc.OpSend && req.Op != svc.OpAttach {
+	if req.Op != svc.OpSend && req.Op != svc.OpAttach && req.Op != svc.OpResize {
 		return false
 	}
 	if m.term == nil {
@@ -155,7 +175,8 @@ func (m *monitor) answerTerminal(c io.WriteCloser, in io.Reader, enc *json.Encod
 		_ = enc.Encode(svc.Reply{Sent: n})
 		return true
 	}
-	if err := enc.Encode(svc.Reply{}); err != nil {
+	m.term.resize(req.Size)
+	if err := enc.Encode(svc.Reply{}); err != nil || req.Op == svc.OpResize {
 		return true
 	}
 	m.attach(c, &pastLine{r: in})

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/svc"
@@ -58,7 +60,9 @@ func (v *Verbs) Attach(name, detachKeys string) error {
 	}
 	v.Voice.Notef("attached to %s; %s detaches, and it runs on", d.Name, detachKeys)
 	restore := rawTerminal(os.Stdin)
-	end, err := svc.Attach(d, os.Stdin, v.Out, detach)
+	stopResizing := followResizes(d)
+	end, err := svc.Attach(d, os.Stdin, v.Out, detach, termSize())
+	stopResizing()
 	restore()
 	if err != nil {
 		return sayTerminal(err)
@@ -84,6 +88,42 @@ func sayTerminal(err error) error {
 		return cli.Failf("%s is not running (%s)", notLive.Name, notLive.Status)
 	}
 	return say(err)
+}
+
+// termSize is the size of the terminal attach runs on; nil when it has
+// none.
+func termSize() *svc.TermSize {
+	for _, fd := range []int{0, 1} {
+		if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+			return &svc.TermSize{Rows: ws.Row, Cols: ws.Col}
+		}
+	}
+	return nil
+}
+
+// followResizes passes the attach's terminal size on to the service's
+// each time its window changes (SIGWINCH), until the returned function is
+// called.
+func followResizes(d svc.Dir) func() {
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-winch:
+				if size := termSize(); size != nil {
+					_ = svc.Resize(d, *size)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(winch)
+		close(done)
+	}
 }
 
 // rawTerminal puts f, when it is a terminal, in raw mode for keys — each
