@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -154,8 +155,20 @@ func TestSvcAttach(t *testing.T) {
 	if out := run("status", "repl"); !strings.Contains(out, "repl") {
 		t.Errorf("status: %q", out)
 	}
+	c := attach(t, home, "", "repl")
+	c.waitFor(t, 0, `>>> $`)
 	out := run("stop", "repl")
 	if !regexp.MustCompile(`^repl stopped in [\d.]+s by its stop keys, no signal needed; it exited with code 0\n$`).MatchString(out) {
 		t.Errorf("stop: %q", out)
+	}
+	// An attach of a service that ends says so, and exits 1.
+	select {
+	case err := <-c.done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(c.screen(), "svc: error: repl ended") {
+			t.Errorf("the attach of a service that ended: %v\n%q", err, c.screen())
+		}
+	case <-time.After(15 * time.Second):
+		t.Errorf("the attach of a service that ended runs on:\n%q", c.screen())
 	}
 }
