@@ -358,11 +358,11 @@ func (c *waitCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 type sendCmd struct {
 	JSON bool     `name:"json" help:"Print {\"name\":…,\"sent\":N}, the bytes the terminal took."`
 	Name string   `arg:"" help:"The service, started with --pty." predictor:"service"`
-	Text []string `arg:"" help:"The text to type, its escapes read; several are joined with spaces. Nothing is added: end a line with \\n."`
+	Text []string `arg:"" help:"The text to type, its escapes read; several are joined with spaces; - is standard input, as it is. Nothing is added: end a line with \\n."`
 }
 
 func (c *sendCmd) Run(v *svccmd.Verbs) error {
-	return v.Send(c.Name, c.Text)
+	return v.Send(c.Name, c.Text, os.Stdin)
 }
 
 type attachCmd struct {

@@ -3,6 +3,7 @@ package svccmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,15 +24,16 @@ func StopKeys(text string) (string, error) {
 	return keys, nil
 }
 
-// Send writes text, its escapes read, to a --pty service's terminal.
-func (v *Verbs) Send(name string, text []string) error {
+// Send writes text, its escapes read, to a --pty service's terminal; a
+// text of "-" is standard input, as it is.
+func (v *Verbs) Send(name string, text []string, stdin io.Reader) error {
 	d, err := v.Resolve(name)
 	if err != nil {
 		return err
 	}
-	keys, err := svc.UnescapeKeys(strings.Join(text, " "))
+	keys, err := sendText(text, stdin)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err
 	}
 	n, err := svc.Send(d, keys)
 	if err != nil {
@@ -41,6 +43,21 @@ func (v *Verbs) Send(name string, text []string) error {
 		cli.PrintJSON(v.Out, map[string]any{"name": d.Name, "sent": n})
 	}
 	return nil
+}
+
+func sendText(text []string, stdin io.Reader) (string, error) {
+	if len(text) == 1 && text[0] == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", cli.Failf("reading standard input: %v", err)
+		}
+		return string(b), nil
+	}
+	keys, err := svc.UnescapeKeys(strings.Join(text, " "))
+	if err != nil {
+		return "", cli.Usagef("%v", err)
+	}
+	return keys, nil
 }
 
 // Attach shows a --pty service's terminal and forwards the keys typed
