@@ -163,7 +163,7 @@ func (m *monitor) answerTerminal(c io.WriteCloser, in io.Reader, enc *json.Encod
 		return false
 	}
 	if m.term == nil {
-		_ = enc.Encode(svc.Reply{Error: "the service has no terminal: it was not started with --pty", NoPTY: true})
+		_ = enc.Encode(svc.Reply{Error: svc.ErrNoPTY.Error(), NoPTY: true})
 		return true
 	}
 	if req.Op == svc.OpSend {
