@@ -195,7 +195,7 @@ func parseExamples(page string) ([]example, error) {
 
 // unescapeRoff undoes the escapes a page's examples use.
 func unescapeRoff(s string) string {
-	return strings.NewReplacer(`\e`, `\`, `\-`, `-`, `\&`, ``, `\(dq`, `"`, `\(aq`, `'`, `\(ti`, `~`, `\(ha`, `^`).Replace(s)
+	return strings.NewReplacer(`\e`, `\`, `\-`, `-`, `\&`, ``, `\(dq`, `"`, `\(aq`, `'`, `\(ti`, `~`, `\(ha`, `^`, `\(em`, `—`).Replace(s)
 }
 
 // pageEnv is what a page's examples run with.

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry/agentry/lib/await"
 )
 
 // The monitor's socket against a second local user (issue 43, items 2
@@ -324,7 +326,9 @@ func monsock() {
 	}
 	switch os.Args[1] {
 	case "attack":
-		attack(os.Args[2:])
+		attack(os.Args[2:], `{"op":"stop","graceMs":1}`)
+	case "attack-with": // monsock attack-with REQUEST NAME...
+		attack(os.Args[3:], os.Args[2])
 	case "hold":
 		holdName(os.Args[2])
 	default:
@@ -333,7 +337,7 @@ func monsock() {
 	}
 }
 
-func attack(targets []string) {
+func attack(targets []string, request string) {
 	b, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "monsock:", err)
@@ -357,10 +361,45 @@ func attack(targets []string) {
 			continue
 		}
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		c.Write([]byte(`{"op":"stop","graceMs":1}` + "\n"))
+		c.Write([]byte(request + "\n"))
 		reply, err := io.ReadAll(c)
 		c.Close()
 		fmt.Printf("reply %s %d %q (%v)\n", name, len(reply), reply, err)
+	}
+}
+
+// The terminal of a --pty service is no more another user's than its
+// stop: a send and an attach from one are closed on unread and unanswered,
+// nothing reaches the service, and nothing of its screen comes back.
+func TestMonitorSocketRefusesOtherUserTerminal(t *testing.T) {
+	u := newOtherUser(t)
+	home := t.TempDir()
+	svcCmd := svcIn(home)
+	if out, err := svcCmd("start", "--pty", "--name", "victim", "--ready-timeout", "10ms", "--", "sh", "-c", "echo secret-screen; exec cat").CombinedOutput(); err != nil {
+		t.Fatalf("svc start: %v\n%s", err, out)
+	}
+	defer svcCmd("stop", "victim").Run()
+	st := stateOf(t, home, "victim")
+	name, _ := st["socket"].(string)
+	for _, req := range []string{`{"op":"send","keys":"PWNED\n"}`, `{"op":"attach"}`, `{"op":"resize","size":{"rows":3,"cols":3}}`} {
+		out, err := asOther(t, u, "attack-with", req, name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("the attacker: %v\n%s", err, out)
+		}
+		if !regexp.MustCompile(`(?m)^reply ` + regexp.QuoteMeta(name) + ` 0 ""`).Match(out) {
+			t.Errorf("%s: the monitor answered another user:\n%s", req, out)
+		}
+	}
+	// The owner's own send goes through, after the attacker's would have.
+	if out, err := svcCmd("send", "victim", `mine\n`).CombinedOutput(); err != nil {
+		t.Fatalf("svc send: %v\n%s", err, out)
+	}
+	log := filepath.Join(home, "victim", "log")
+	if _, err := await.Match(log, regexp.MustCompile(`(?m)^mine$`), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(log); bytes.Contains(b, []byte("PWNED")) {
+		t.Errorf("another user's keys reached the service:\n%s", b)
 	}
 }
 

@@ -36,6 +36,7 @@ func app() cli.App {
 			"readyTimeout": svc.DefaultReadyTimeout.String(), "settle": svc.DefaultSettle.String(),
 			"stopGrace": svc.DefaultStopGrace.String(), "logMax": cli.Size(svc.DefaultLogMax).String(),
 			"logKeep": fmt.Sprint(svc.DefaultLogKeep), "proxyPort": fmt.Sprint(svc.DefaultProxyPort),
+			"detachKeys": svc.DefaultDetachKeys,
 		}, kong.BindToProvider(verbs)},
 		Completers: map[string]func() []string{
 			"service": func() []string { return svccmd.CompleteNames(os.Getenv) },
@@ -54,6 +55,8 @@ type grammar struct {
 	Restart restartCmd `cmd:"" help:"Stop a service and start it again as it was started."`
 	Rm      rmCmd      `cmd:"" help:"Forget stopped services."`
 	Wait    waitCmd    `cmd:"" help:"Wait until a service is ready: 0 ready, 1 ended, 124 timeout."`
+	Send    sendCmd    `cmd:"" help:"Type text into a --pty service's terminal (escapes: \\n \\r \\t \\e \\xHH …)."`
+	Attach  attachCmd  `cmd:"" help:"Show a --pty service's terminal and type into it until the detach keys (Ctrl-]); it runs on."`
 	Port    portCmd    `cmd:"" help:"Print a service's port, for scripts."`
 	Run     runCmd     `cmd:"" help:"Run a command in the foreground that never hangs; long-running ones go to the background."`
 	Up      upCmd      `cmd:"" help:"Start a project's services from svc.toml or a Procfile, in dependency order."`
@@ -251,7 +254,8 @@ type startCmd struct {
 	Env          []string      `help:"Add K=V to the command's environment; a bare K passes this shell's value of K (repeatable)." placeholder:"K=V"`
 	EnvFile      []string      `help:"Add the K=V lines of a dotenv file to the command's environment; --env wins (repeatable)." placeholder:"FILE" type:"path"`
 	Port         string        `help:"Give the command a port: auto picks a free one; it is in $PORT and replaces {port} in the command." placeholder:"auto|N"`
-	Pty          bool          `help:"Run the command on a pseudo-terminal, so stdio prints each line as it is written."`
+	Pty          bool          `help:"Run the command on a pseudo-terminal, so stdio prints each line as it is written, and svc send and attach can type into it."`
+	StopKeys     string        `help:"With --pty, type this into the terminal to stop the service, before the stop signal (quit()\\n for a REPL; escapes as svc send)." placeholder:"TEXT"`
 	ReadyURL     string        `help:"Ready when this URL answers HTTP." placeholder:"URL" xor:"ready"`
 	ReadyPort    int           `help:"Ready when this port accepts, held by the service." placeholder:"PORT" xor:"ready"`
 	ReadyRegex   string        `help:"Ready when a log line matches this regular expression." placeholder:"RE" xor:"ready"`
@@ -282,6 +286,10 @@ func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	if c.Pty {
 		rows, cols := proc.TerminalSize(1, 2)
 		spec.PTY = &svc.TermSize{Rows: rows, Cols: cols}
+	}
+	var err error
+	if spec.StopKeys, err = svccmd.StopKeys(c.StopKeys); err != nil {
+		return err
 	}
 	return v.Start(ctx, svccmd.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
 }
@@ -365,4 +373,23 @@ type waitCmd struct {
 
 func (c *waitCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	return v.Wait(ctx, c.Name, c.Timeout)
+}
+
+type sendCmd struct {
+	JSON bool     `name:"json" help:"Print {\"name\":…,\"sent\":N}, the bytes the terminal took."`
+	Name string   `arg:"" help:"The service, started with --pty." predictor:"service"`
+	Text []string `arg:"" help:"The text to type, its escapes read; several are joined with spaces; - is standard input, as it is. Nothing is added: end a line with \\n."`
+}
+
+func (c *sendCmd) Run(v *svccmd.Verbs) error {
+	return v.Send(c.Name, c.Text, os.Stdin)
+}
+
+type attachCmd struct {
+	DetachKeys string `help:"The keys that detach: ctrl-X or single characters, separated by commas." default:"${detachKeys}" placeholder:"KEYS"`
+	Name       string `arg:"" help:"The service, started with --pty." predictor:"service"`
+}
+
+func (c *attachCmd) Run(v *svccmd.Verbs) error {
+	return v.Attach(c.Name, c.DetachKeys)
 }

@@ -133,7 +133,9 @@ func prepare(cmd *exec.Cmd, o Options) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	// A new session is a new group too (setpgid would fail in it): a
+	// command given a controlling terminal asks for one.
+	cmd.SysProcAttr.Setpgid = !cmd.SysProcAttr.Setsid
 	if !o.Outlive {
 		sig := o.DeathSignal
 		if sig == 0 {

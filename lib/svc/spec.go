@@ -26,7 +26,10 @@ type Spec struct {
 	// Port is the port given with --port, in $PORT and for {port}.
 	Port int `json:"port,omitempty"`
 	// PTY runs the command on a pseudo-terminal of this size.
-	PTY       *TermSize     `json:"pty,omitempty"`
+	PTY *TermSize `json:"pty,omitempty"`
+	// StopKeys are written to the terminal of a PTY service first when it
+	// is stopped; the stop signal follows if it still runs after StopGrace.
+	StopKeys  string        `json:"stopKeys,omitempty"`
 	StopGrace time.Duration `json:"stopGraceNs"`
 	// StopSignal is what a stop sends the service's process group first
 	// (SIGKILL follows after StopGrace): a name such as SIGINT, INT or a
@@ -168,6 +171,8 @@ func (s Spec) Check() error {
 		return bad("logMax", strconv.FormatInt(s.LogMax, 10), ErrNegative)
 	case s.StopSignal != "" && !ValidStopSignal(s.StopSignal):
 		return bad("stopSignal", s.StopSignal, ErrBadSignal)
+	case s.StopKeys != "" && s.PTY == nil:
+		return bad("stopKeys", s.StopKeys, ErrNoPTY) // keys need a terminal to go to
 	}
 	if err := s.HealthSpec.check(s.Restart); err != nil {
 		return err

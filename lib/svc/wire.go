@@ -143,13 +143,18 @@ type Report struct {
 	Followed *Followed `json:"followed,omitempty"`
 }
 
-// OpStop is the one control request: stop the service.
+// OpStop is the control request that stops the service (the terminal's
+// are OpSend and OpAttach, in term.go).
 const OpStop = "stop"
 
 // Request is a control request to a running monitor.
 type Request struct {
 	Op      string `json:"op"`
 	GraceMs int64  `json:"graceMs,omitempty"`
+	Keys    string `json:"keys,omitempty"` // OpSend's
+	// Size is the terminal size an attach sees its screen at (OpAttach,
+	// OpResize); nil or zero: left as it is.
+	Size *TermSize `json:"size,omitempty"`
 }
 
 // Reply is a monitor's answer: the stop report, or an error. The report's
@@ -157,6 +162,8 @@ type Request struct {
 type Reply struct {
 	*StopReport
 	Error string `json:"error,omitempty"`
+	Sent  int    `json:"sent,omitempty"`  // OpSend: the bytes the terminal took
+	NoPTY bool   `json:"noPty,omitempty"` // the Error is that there is no terminal
 }
 
 // StopReport is what a stop did.
@@ -169,6 +176,9 @@ type StopReport struct {
 	// NotRunning: there was nothing to stop.
 	NotRunning bool   `json:"-"`
 	Note       string `json:"note,omitempty"`
+	// StopKeys is what the spec's stop keys did, when it has them:
+	// StopKeysEnded or StopKeysIgnored.
+	StopKeys string `json:"stopKeys,omitempty"`
 }
 
 // monitorLaunch is svc start's end of the handoff: the monitor's command,

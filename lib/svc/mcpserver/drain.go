@@ -68,7 +68,7 @@ const cancel = "notifications/cancelled"
 // The tools that may make a service, and those that read one (or all).
 var (
 	makers  = map[string]bool{"start": true, "run": true}
-	readers = map[string]bool{"stop": true, "status": true, "output": true}
+	readers = map[string]bool{"stop": true, "status": true, "output": true, "send": true}
 	lookers = map[string]bool{"list": true, "who": true}
 )
 

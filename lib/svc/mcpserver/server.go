@@ -60,6 +60,8 @@ func (s *Server) MCP() *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "output", Description: "Return a service's output rows after cursor (0: from the start), at most max_rows rows and max_bytes bytes, " +
 		"with next_cursor to pass back next time and whether the service has ended."}, s.output)
 	mcp.AddTool(m, &mcp.Tool{Name: "stop", Description: "Stop a service and everything it started."}, s.stop)
+	mcp.AddTool(m, &mcp.Tool{Name: "send", Description: "Type text into the terminal of a service started with pty (a REPL, a debugger): " +
+		"what it prints in answer comes in output."}, s.send)
 	mcp.AddTool(m, &mcp.Tool{Name: "status", Description: "Return one service's status: ready, running, exited (with its exit code) or stopped, its URL and ports, and how many output rows it has."}, s.status)
 	mcp.AddTool(m, &mcp.Tool{Name: "list", Description: "List the services, with their status, URL and number of output rows."}, s.list)
 	mcp.AddTool(m, &mcp.Tool{Name: "who", Description: "Say which process holds a TCP port and which service (and git worktree) it belongs to, or that it belongs to none: ask before freeing a port, so as never to kill what is not a service of yours."}, s.who)

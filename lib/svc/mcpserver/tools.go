@@ -79,6 +79,7 @@ type StartIn struct {
 	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
 	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30); a watcher is answered as soon as it is known not to listen"`
 	StopSignal          string            `json:"stop_signal,omitempty" jsonschema:"the signal a stop sends first, e.g. INT or QUIT (default TERM; INT for go run)"`
+	Pty                 bool              `json:"pty,omitempty" jsonschema:"run it on a pseudo-terminal, which the send tool types into (a REPL, a debugger)"`
 }
 
 // StartOut is what a start found, or how a service stands.
@@ -124,7 +125,7 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
 		Settle: readyTimeout + 2*time.Second,
 		Spec: svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit,
-			StopSignal: in.StopSignal}})
+			StopSignal: in.StopSignal, PTY: ptySize(in.Pty)}})
 	if err != nil && res == nil {
 		return nil, StartOut{}, s.word(err)
 	}

@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,8 +67,12 @@ func (m *monitor) answerConn(c io.ReadWriteCloser) {
 	defer c.Close()
 	enc := json.NewEncoder(c)
 	var req svc.Request
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
+	dec := json.NewDecoder(c) // what it reads past the line is dec.Buffered()
+	if err := dec.Decode(&req); err != nil {
 		_ = enc.Encode(svc.Reply{Error: "a request is one JSON line: " + err.Error()})
+		return
+	}
+	if m.answerTerminal(c, io.MultiReader(dec.Buffered(), c), enc, req) {
 		return
 	}
 	if req.Op != svc.OpStop {
@@ -102,7 +105,7 @@ func (m *monitor) stop(req stopRequest) {
 		// what it handed the service to, if anything, is what is stopped.
 		m.follow()
 	}
-	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), req.grace)
+	lad, keys := m.stopLadder(l, req.grace)
 	var exit proc.Exit
 	select {
 	case <-l.main().Exited():
@@ -113,7 +116,7 @@ func (m *monitor) stop(req stopRequest) {
 	m.drainLaunch(l)
 	m.rec.addLaunch(l, exit)
 	m.finish(exit, svc.Stopped)
-	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped, Ended: exit.Ended()}
+	rep := svc.StopReport{Name: m.d.Name, LadderReport: lad, Status: svc.Stopped, Ended: exit.Ended(), StopKeys: keys}
 	if len(rep.StillAlive) > 0 {
 		rep.Note = fmt.Sprintf("%d processes are still alive", len(rep.StillAlive))
 	}

@@ -3,7 +3,7 @@
 // session. It holds the service's lock (its liveness, for every other
 // command), is a child subreaper and the one owner of every wait, starts
 // the command in its own process group with stdin at /dev/null and its
-// output in one pipe into the log, watches for readiness, answers stop
+// output in one pipe into the log (or all three on a terminal, --pty), watches for readiness, answers stop
 // requests on its socket, follows a daemon the command leaves when it
 // exits 0, restarts the command when asked to, and writes
 // state.json — the only writer while it lives.
@@ -13,7 +13,8 @@
 // service; a ready report held while the command is about to leave
 // one), output.go (the output into the log, and the lines readiness
 // looks at), watch.go (readiness), control.go (the socket, and what stops
-// the service), state.go (the recorded state).
+// the service), state.go (the recorded state), pty.go (a --pty
+// service's terminal: svc send, svc attach, stop keys).
 package monitor
 
 import (
@@ -45,6 +46,7 @@ type monitor struct {
 	start  time.Time
 	rec    *recorder
 	out    *tail
+	term   *terminal // a --pty service's, for svc send and attach (pty.go); else nil
 	events events
 	// held is a ready report kept back while the command daemonizes, for
 	// at most holdReady (holdEnds); only the supervising goroutine uses them.
@@ -116,7 +118,7 @@ func Run(d svc.Dir) (int, error) {
 }
 
 func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
-	m := &monitor{d: d, spec: ends.Spec, ends: ends, start: time.Now(), out: &tail{},
+	m := &monitor{d: d, spec: ends.Spec, ends: ends, start: time.Now(), out: &tail{}, term: newTerminal(ends.Spec),
 		events: events{ready: make(chan readyReport, 4), stop: make(chan stopRequest), term: make(chan os.Signal, 1), until: make(chan struct{})}}
 	lock, ok, err := svc.TryLock(d)
 	if err != nil {
@@ -209,7 +211,7 @@ func (m *monitor) fail(msg string) int {
 // launch starts launch n of the service: its own process group, not tied to
 // the monitor's life (a service outlives a monitor killed outright, and
 // is stopped by pid and start time after); stdin at /dev/null; stdout and
-// stderr into one pipe, in order. Its output is copied and watched for
+// stderr into one pipe, in order (under --pty all three on the terminal). Its output is copied and watched for
 // readiness at once; the state write (an fsync) comes after.
 func (m *monitor) launch(n int) (*launched, error) {
 	argv := m.spec.Command
@@ -225,7 +227,8 @@ func (m *monitor) launch(n int) (*launched, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null
+	cmd.Stdout, cmd.Stderr = w, w // stdin stays nil: /dev/null, but under --pty:
+	m.onTerminal(cmd, r, w)
 	child, err := m.reaper.Start(cmd, proc.Options{Outlive: true})
 	w.Close()
 	if err != nil {

@@ -31,7 +31,7 @@ func (m *monitor) copyOutput(r *launched, w *watch, lines chan<- string) {
 				// its output is still drained, and the state says so.
 				m.rec.set(func(*svc.State) {})
 			}
-			m.out.keep(data)
+			m.keep(data) // and to svc attach, under --pty (pty.go)
 			if w.watching.Load() {
 				partial = w.feedLines(partial, data, lines)
 			}

@@ -71,6 +71,7 @@ type Def struct {
 	Restart                        string
 	MaxRestarts                    int
 	PTY                            bool
+	StopKeys                       string // as written: svc send's escapes unread
 	StopSignal                     string // "": the default
 	NoFollow                       bool   // follow = false
 	// Health and Watch: health_* and watch, watch_exclude, debounce,
@@ -252,6 +253,7 @@ type tomlService struct {
 	Restart      string            `toml:"restart"`
 	MaxRestarts  int               `toml:"max_restarts"`
 	Pty          bool              `toml:"pty"`
+	StopKeys     string            `toml:"stop_keys"`
 	// Health probes and the watch of files (watched.go).
 	HealthURL      string `toml:"health_url"`
 	HealthCmd      string `toml:"health_cmd"`
@@ -336,7 +338,7 @@ func (f *File) tomlError(err error, typed bool) error {
 func (f *File) def(name string, t tomlService, lines map[string]int) (*Def, error) {
 	d := &Def{Name: name, Line: lines["services."+name], Oneshot: t.Oneshot, ReadyURL: t.ReadyURL, ReadyPort: t.ReadyPort,
 		ReadyRegex: t.ReadyRegex, ReadyCmd: t.ReadyCmd, Restart: t.Restart, MaxRestarts: t.MaxRestarts, PTY: t.Pty,
-		StopSignal: t.StopSignal, NoFollow: t.Follow != nil && !*t.Follow, lines: map[string]int{}}
+		StopSignal: t.StopSignal, NoFollow: t.Follow != nil && !*t.Follow, StopKeys: t.StopKeys, lines: map[string]int{}}
 	prefix := "services." + name + "."
 	for k, l := range lines {
 		if rest, ok := strings.CutPrefix(k, prefix); ok {
@@ -407,6 +409,11 @@ func (f *File) checkOptions(d *Def, at func(string) int) error {
 		return f.errorf(at("restart"), "%s: a one-shot cannot restart always", d.Name)
 	case d.StopSignal != "" && !svc.ValidStopSignal(d.StopSignal):
 		return f.errorf(at("stop_signal"), "%s: stop_signal %q is not a signal that stops a process (TERM, INT, QUIT, HUP, USR1, USR2, KILL, or a number)", d.Name, d.StopSignal)
+	case d.StopKeys != "" && !d.PTY:
+		return f.errorf(at("stop_keys"), "%s: stop_keys needs pty = true: the keys are typed into the service's terminal", d.Name)
+	}
+	if _, err := svc.UnescapeKeys(d.StopKeys); err != nil {
+		return f.errorf(at("stop_keys"), "%s: stop_keys %v", d.Name, err)
 	}
 	return nil
 }

@@ -658,6 +658,7 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 	spec.HealthURL, spec.HealthCmd = sub(spec.HealthURL), sub(spec.HealthCmd)
 	if d.PTY {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
+		spec.StopKeys, _ = svc.UnescapeKeys(d.StopKeys) // checked at load
 	}
 	spec.Project = &svc.ProjectTag{Dir: u.File.Dir, DependsOn: NeedNames(d), Oneshot: d.Oneshot,
 		Digest: digest(spec, n.port, d.Oneshot)}

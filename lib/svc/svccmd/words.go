@@ -94,6 +94,8 @@ func wordField(e *svc.FieldError) error {
 		return cli.Usagef("--port takes auto or a port number, not %q", e.Value)
 	case "stopSignal":
 		return cli.Usagef("--stop-signal %s is not a signal that stops a process (TERM, INT, QUIT, HUP, USR1, USR2, KILL, or a number)", e.Value)
+	case "stopKeys":
+		return cli.Usagef("--stop-keys needs --pty: the keys are typed into the service's terminal")
 	case "untilExit":
 		return cli.Usagef("--until-exit %s: %v", e.Value, e.Err)
 	case "readyPort":

@@ -274,14 +274,23 @@ func Stop(r *svc.StopReport) string {
 		count[s.Signal]++
 	}
 	fmt.Fprintf(&b, "%s stopped in %s", r.Name, Secs(r.ElapsedMs))
+	first := ": "
+	switch r.StopKeys {
+	case svc.StopKeysEnded:
+		b.WriteString(" by its stop keys, no signal needed")
+		first = "; "
+	case svc.StopKeysIgnored:
+		b.WriteString(": its stop keys did not end it within the grace")
+		first = "; "
+	}
 	for i, sig := range sigs {
 		sep := ", "
 		if i == 0 {
-			sep = ": "
+			sep = first
 		}
 		fmt.Fprintf(&b, "%s%s to %d %s", sep, sig, count[sig], plural(count[sig], "process", "processes"))
 	}
-	if len(sigs) == 0 && kill == 0 {
+	if len(sigs) == 0 && kill == 0 && r.StopKeys != svc.StopKeysEnded {
 		b.WriteString(": nothing left to signal")
 	}
 	if kill > 0 {
