@@ -453,6 +453,41 @@ func TestACPProxyFake(t *testing.T) {
 			t.Errorf("said %q, want %q; %s", got, want, acpclient.StopReason(res))
 		}
 	})
+	t.Run("plan, commands and diff", func(t *testing.T) {
+		// At level 1 ask the edit is put to the editor, with its diff, and
+		// allowed, it may write.
+		setMode(t, c, s, "level-1-ask")
+		c.Permission("allow")
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SHOW"))
+		var plan, cmds, diff, askedDiff string
+		for _, ev := range evs {
+			switch {
+			case ev.Update.SessionUpdate == "plan":
+				plan = string(ev.Update.Entries)
+			case ev.Update.SessionUpdate == "available_commands_update":
+				cmds = string(ev.Update.Commands)
+			case ev.Update.SessionUpdate == "tool_call" && ev.Update.Kind == "edit":
+				diff = string(ev.Update.Content)
+			case ev.Event == "permission":
+				askedDiff = string(ev.Params)
+			}
+		}
+		if !strings.Contains(plan, `"content":"read"`) || !strings.Contains(plan, `"status":"in_progress"`) {
+			t.Errorf("plan %s", plan)
+		}
+		if !strings.Contains(cmds, `"name":"review","description":"Review the change","input":{"hint":"what to review"}`) {
+			t.Errorf("commands %s", cmds)
+		}
+		if !strings.Contains(diff, `"type":"diff"`) || !strings.Contains(diff, `"oldText":"one\n","newText":"ONE\n"`) {
+			t.Errorf("the edit's diff %s", diff)
+		}
+		if !strings.Contains(askedDiff, `"newText":"ONE\n"`) {
+			t.Errorf("the editor was not shown the diff it was asked about: %s", askedDiff)
+		}
+		if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "ONE\n" || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("a.txt %q, %s", b, acpclient.StopReason(res))
+		}
+	})
 	t.Run("session/close ends the tree", func(t *testing.T) {
 		setMode(t, c, s, "level-2")
 		tag := c.Send("session/prompt", acpclient.Prompt(s, "HOLD"))
