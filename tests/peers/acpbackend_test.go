@@ -31,8 +31,10 @@ type acpAgentPeer struct {
 	hold  string
 	// holding says the held command runs (its process is there).
 	holding func() bool
-	// unasked: the agent runs its commands without asking, and an ask
-	// level's tripwire ends the turn instead.
+	// unasked: the agent runs its commands without asking: at level 1
+	// and ask levels its own sandbox stops the write, and the tripwire
+	// ends the turn when the agent reports the command (codex-acp does
+	// not report one that ends at once).
 	unasked bool
 }
 
@@ -88,6 +90,22 @@ func kinds(evs []protocol.AgentEvent) string {
 	return strings.Join(ks, " ")
 }
 
+// reported: the agent reported a tool call.
+func reported(evs []protocol.AgentEvent) bool {
+	for _, ev := range evs {
+		if ev.Type == protocol.EvToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+// violated: the turn ended on the tripwire.
+func violated(evs []protocol.AgentEvent) bool {
+	l := last(evs)
+	return l.Error != nil && l.Error.Code == "level_violated"
+}
+
 // acpBackendScenario is the tests against one agent: level 1
 // stops the write, level 2 lets it happen, an ask level puts it to the
 // daemon whose answer decides, and SIGTERM mid-turn leaves nothing of the
@@ -108,13 +126,13 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 		if _, err := os.Stat(file); err == nil {
 			t.Errorf("%s written at level 1: %s", p.file, kinds(evs))
 		}
-		if l := last(evs); p.unasked && (l.Error == nil || l.Error.Code != "level_violated") {
+		if p.unasked && reported(evs) && !violated(evs) {
 			t.Errorf("the agent's unasked command at level 1 did not trip the wire: %s", kinds(evs))
 		}
 		t.Logf("level 1: %s %s", done.StopReason, kinds(evs))
 		for _, ev := range evs {
-			if ev.Type == protocol.EvToolCall || ev.Type == protocol.EvToolResult {
-				t.Logf("%s %s %s", ev.Type, ev.Input, ev.Output)
+			if ev.Type == protocol.EvToolCall || ev.Type == protocol.EvToolResult || ev.Type == protocol.EvText {
+				t.Logf("%s %s %s %s", ev.Type, ev.Input, ev.Output, ev.Text)
 			}
 		}
 	})
@@ -144,7 +162,7 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l := last(evs); done.StopReason != protocol.StopError || l.Error == nil || l.Error.Code != "level_violated" {
+				if reported(evs) && (done.StopReason != protocol.StopError || !violated(evs)) {
 					t.Errorf("an unasked command at an ask level: %s %s", done.StopReason, kinds(evs))
 				}
 				if _, err := os.Stat(file); err == nil {
