@@ -31,8 +31,10 @@ type acpAgentPeer struct {
 	hold  string
 	// holding says the held command runs (its process is there).
 	holding func() bool
-	// unasked: the agent runs its commands without asking, and an ask
-	// level's tripwire ends the turn instead.
+	// unasked: the agent runs its commands without asking: at level 1
+	// and ask levels its own sandbox stops the write, and the tripwire
+	// ends the turn when the agent reports the command (codex-acp does
+	// not report one that ends at once).
 	unasked bool
 }
 
@@ -88,6 +90,22 @@ func kinds(evs []protocol.AgentEvent) string {
 	return strings.Join(ks, " ")
 }
 
+// reported: the agent reported a tool call.
+func reported(evs []protocol.AgentEvent) bool {
+	for _, ev := range evs {
+		if ev.Type == protocol.EvToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+// violated: the turn ended on the tripwire.
+func violated(evs []protocol.AgentEvent) bool {
+	l := last(evs)
+	return l.Error != nil && l.Error.Code == "level_violated"
+}
+
 // acpBackendScenario is the issue's tests against one agent: level 1
 // stops the write, level 2 lets it happen, an ask level puts it to the
 // daemon whose answer decides, and SIGTERM mid-turn leaves nothing of the
@@ -108,13 +126,13 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 		if _, err := os.Stat(file); err == nil {
 			t.Errorf("%s written at level 1: %s", p.file, kinds(evs))
 		}
-		if l := last(evs); p.unasked && (l.Error == nil || l.Error.Code != "level_violated") {
+		if p.unasked && reported(evs) && !violated(evs) {
 			t.Errorf("the agent's unasked command at level 1 did not trip the wire: %s", kinds(evs))
 		}
 		t.Logf("level 1: %s %s", done.StopReason, kinds(evs))
 		for _, ev := range evs {
-			if ev.Type == protocol.EvToolCall || ev.Type == protocol.EvToolResult {
-				t.Logf("%s %s %s", ev.Type, ev.Input, ev.Output)
+			if ev.Type == protocol.EvToolCall || ev.Type == protocol.EvToolResult || ev.Type == protocol.EvText {
+				t.Logf("%s %s %s %s", ev.Type, ev.Input, ev.Output, ev.Text)
 			}
 		}
 	})
@@ -144,7 +162,7 @@ func acpBackendScenario(t *testing.T, p acpAgentPeer) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l := last(evs); done.StopReason != protocol.StopError || l.Error == nil || l.Error.Code != "level_violated" {
+				if reported(evs) && (done.StopReason != protocol.StopError || !violated(evs)) {
 					t.Errorf("an unasked command at an ask level: %s %s", done.StopReason, kinds(evs))
 				}
 				if _, err := os.Stat(file); err == nil {
@@ -451,6 +469,41 @@ func TestACPProxyFake(t *testing.T) {
 		}})
 		if got, want := acpclient.Text(evs), fmt.Sprintf("mode default; SEE image image/png %d", len(data)); got != want || acpclient.StopReason(res) != "end_turn" {
 			t.Errorf("said %q, want %q; %s", got, want, acpclient.StopReason(res))
+		}
+	})
+	t.Run("plan, commands and diff", func(t *testing.T) {
+		// At level 1 ask the edit is put to the editor, with its diff, and
+		// allowed, it may write.
+		setMode(t, c, s, "level-1-ask")
+		c.Permission("allow")
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, "SHOW"))
+		var plan, cmds, diff, askedDiff string
+		for _, ev := range evs {
+			switch {
+			case ev.Update.SessionUpdate == "plan":
+				plan = string(ev.Update.Entries)
+			case ev.Update.SessionUpdate == "available_commands_update":
+				cmds = string(ev.Update.Commands)
+			case ev.Update.SessionUpdate == "tool_call" && ev.Update.Kind == "edit":
+				diff = string(ev.Update.Content)
+			case ev.Event == "permission":
+				askedDiff = string(ev.Params)
+			}
+		}
+		if !strings.Contains(plan, `"content":"read"`) || !strings.Contains(plan, `"status":"in_progress"`) {
+			t.Errorf("plan %s", plan)
+		}
+		if !strings.Contains(cmds, `"name":"review","description":"Review the change","input":{"hint":"what to review"}`) {
+			t.Errorf("commands %s", cmds)
+		}
+		if !strings.Contains(diff, `"type":"diff"`) || !strings.Contains(diff, `"oldText":"one\n","newText":"ONE\n"`) {
+			t.Errorf("the edit's diff %s", diff)
+		}
+		if !strings.Contains(askedDiff, `"newText":"ONE\n"`) {
+			t.Errorf("the editor was not shown the diff it was asked about: %s", askedDiff)
+		}
+		if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "ONE\n" || acpclient.StopReason(res) != "end_turn" {
+			t.Errorf("a.txt %q, %s", b, acpclient.StopReason(res))
 		}
 	})
 	t.Run("session/close ends the tree", func(t *testing.T) {

@@ -10,6 +10,7 @@
 //          tool_call of kind edit, completed
 //   HOLD   starts a grandchild `sleep 600`, runs `sleep 300` in a terminal
 //          when allowed, streams text, and waits for session/cancel
+//   SHOW   sends a plan, its slash commands, and an edit's diff (asked for)
 //   (else) says the prompt's text, and the type of each image it holds
 //
 //   env ACP_SDK  the directory npm installed the SDK into
@@ -94,6 +95,21 @@ const app = acp
       writeFileSync(file, "sneaked\n");
       await update(client, sessionId, { sessionUpdate: "tool_call", toolCallId: "sneak-1", title: "Write sneaked.txt", kind: "edit", status: "completed", locations: [{ path: file }] });
       await say(client, sessionId, "wrote it unasked");
+      return { stopReason: "end_turn" };
+    }
+    if (text.startsWith("SHOW")) {
+      await update(client, sessionId, { sessionUpdate: "plan", entries: [
+        { content: "read", priority: "high", status: "completed" },
+        { content: "write", priority: "medium", status: "in_progress" }] });
+      await update(client, sessionId, { sessionUpdate: "available_commands_update", availableCommands: [
+        { name: "review", description: "Review the change", input: { hint: "what to review" } }] });
+      const file = path.join(s.cwd, "a.txt");
+      const edit = { toolCallId: "edit-1", title: "Edit a.txt", kind: "edit", locations: [{ path: file }],
+        content: [{ type: "diff", path: file, oldText: "one\n", newText: "ONE\n" }] };
+      if (await ask(client, sessionId, edit)) {
+        await client.request("fs/write_text_file", { sessionId, path: file, content: "ONE\n" });
+        await update(client, sessionId, { sessionUpdate: "tool_call_update", toolCallId: "edit-1", status: "completed" });
+      }
       return { stopReason: "end_turn" };
     }
     if (text.startsWith("HOLD")) {

@@ -297,6 +297,11 @@ func (b *Backend) ImageTypes() []string {
 	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 }
 
+// closeGrace is how long an agent has to exit at the host's end, after
+// its stdin is closed and again after SIGTERM: short, because the host
+// ends on a signal too, and its whole tree must be gone within seconds.
+const closeGrace = 500 * time.Millisecond
+
 // Close ends every chat's agent (stdin closed, then SIGTERM, then SIGKILL,
 // to its whole group) and every terminal.
 func (b *Backend) Close() error {
@@ -311,7 +316,7 @@ func (b *Backend) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.close(time.Second)
+			c.close(closeGrace)
 		}()
 	}
 	wg.Wait()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
@@ -485,6 +484,3 @@ func (r *replay) take(n sessionNote) {
 		}
 	}
 }
-
-// grace is how long an agent has to end after its stdin closes.
-const grace = time.Second
