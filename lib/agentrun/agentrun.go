@@ -393,6 +393,12 @@ func (res *Result) conform(s *Schema, tr *grant.Transcript) {
 		res.Reason = res.Agent + " ended without a structured answer"
 		return
 	}
+	res.check(s, raw)
+}
+
+// check makes a structured answer the schema's: its compact JSON, or a
+// failure naming the first violation.
+func (res *Result) check(s *Schema, raw string) {
 	compact, violation := s.Check(raw)
 	if violation != "" {
 		res.OK, res.Text = false, ""

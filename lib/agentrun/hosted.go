@@ -395,13 +395,7 @@ func (res *Result) conformText(s *Schema, text string) {
 		res.Reason = res.Agent + " ended without a structured answer (its answer is not one JSON value)"
 		return
 	}
-	compact, violation := s.Check(raw)
-	if violation != "" {
-		res.OK, res.Text = false, ""
-		res.Reason = violation
-		return
-	}
-	res.Text = compact
+	res.check(s, raw)
 }
 
 // hostStream is a turn's events as they come: passed on to --events,
