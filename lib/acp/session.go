@@ -554,6 +554,16 @@ func (a *agent) interrupt(s *session, r *hostclient.Run) {
 	}
 }
 
+// take removes the session from the open ones and returns it (nil when
+// none is open under that id).
+func (a *agent) take(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	delete(a.sessions, id)
+	return s
+}
+
 // closeSession cancels the session's turns, waits for them, and ends its
 // chat: the backend's processes for it end.
 func (a *agent) closeSession(params json.RawMessage) (any, error) {
@@ -561,10 +571,7 @@ func (a *agent) closeSession(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	s := a.sessions[p.SessionID]
-	delete(a.sessions, p.SessionID)
-	a.mu.Unlock()
+	s := a.take(p.SessionID)
 	if s == nil {
 		return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID}
 	}
@@ -581,10 +588,7 @@ func (a *agent) deleteSession(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	s := a.sessions[p.SessionID]
-	delete(a.sessions, p.SessionID)
-	a.mu.Unlock()
+	s := a.take(p.SessionID)
 	if s != nil {
 		a.end(s)
 	}
