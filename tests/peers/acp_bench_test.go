@@ -165,7 +165,8 @@ func withoutEnv(env []string, key string) []string {
 
 // TestBenchACP puts agent-host --acp side by side with the reference
 // adapters (tests/peers/install.sh installs them, pinned) on the same fake
-// APIs: make bench runs it.
+// APIs, measured the way an editor drives them (measureACP), one row per
+// figure with its target: make bench runs it, and counts the MISSED.
 func TestBenchACP(t *testing.T) {
 	needBench(t)
 	sdk := acpclient.SDK()
@@ -178,21 +179,15 @@ func TestBenchACP(t *testing.T) {
 		api := fakeAnthropic(t)
 		env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "AGENT_HOST_CLAUDE_BIN="+claudeBin,
 			"CLAUDE_CODE_EXECUTABLE="+claudeBin, "XDG_STATE_HOME="+t.TempDir())
-		for _, a := range []acpAgent{
-			{"agent-host", []string{hostBin, "--acp", "--backend", "claude"}, env},
-			{"claude-agent-acp", []string{"node", filepath.Join(adapters, "@zed-industries/claude-agent-acp/dist/index.js")}, env},
-		} {
-			fmt.Println("ACP claude:", acpFigures(t, sdk, a))
-		}
+		h := measureACP(t, sdk, acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "claude"}, env}, "--idle-stop", "2s")
+		r := measureACP(t, sdk, acpAgent{"claude-agent-acp", []string{"node", filepath.Join(adapters, "@zed-industries/claude-agent-acp/dist/index.js")}, env})
+		acpRows("claude", "claude-agent-acp", h, r)
 	})
 	t.Run("codex", func(t *testing.T) {
 		api := fakeOpenAI(t)
 		env := append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)
-		for _, a := range []acpAgent{
-			{"agent-host", []string{hostBin, "--acp", "--backend", "codex"}, env},
-			{"codex-acp", []string{filepath.Join(adapters, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env},
-		} {
-			fmt.Println("ACP codex:", acpFigures(t, sdk, a))
-		}
+		h := measureACP(t, sdk, acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "codex"}, env})
+		r := measureACP(t, sdk, acpAgent{"codex-acp", []string{filepath.Join(adapters, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env})
+		acpRows("codex", "codex-acp", h, r)
 	})
 }
