@@ -184,7 +184,7 @@ func acpRows(backend, adapter string, h, r acpMeasure) {
 	p("turns 2-6 median first chunk / answer: agent-host %s / %s, %s %s / %s (target: faster than the adapter): %s",
 		ms(h.laterFrst), ms(h.laterAns), adapter, ms(r.laterFrst), ms(r.laterAns),
 		verdict(h.laterFrst < r.laterFrst && h.laterAns < r.laterAns))
-	rss := fmt.Sprintf("tree RSS, 12 sessions prompted once, idle: agent-host %s (%d processes, its own %s), %s %s (%d processes)",
+	rss := fmt.Sprintf("tree RSS, 12 sessions prompted once, idle: agent-host %s (processes %d, its own %s), %s %s (processes %d)",
 		mb(h.idleRSS), h.idleProcs, mb(h.ownRSS), adapter, mb(r.idleRSS), r.idleProcs)
 	if backend == "codex" {
 		limit := r.idleRSS + h.appServer
