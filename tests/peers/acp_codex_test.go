@@ -72,13 +72,20 @@ func TestACPCodexCancelStopsCommand(t *testing.T) {
 			sleeping := func() bool {
 				return len(procsWhere("cmdline", func(f []string) bool { return len(f) > 1 && f[0] == "sleep" && f[1] == secs })) > 0
 			}
+			// The editor cancels a call it has been shown running, as a
+			// person does; a cancel in the instant between the command's
+			// start and codex's report of it is another case.
+			shown := c.Until(func(ev acpclient.Event) bool { return ev.Tag == tag || ev.Update.SessionUpdate == "tool_call" })
+			if shown[len(shown)-1].Tag == tag {
+				t.Fatalf("the turn ended before its call was shown: %v", acpclient.Kinds(shown))
+			}
 			if !await.Until(30*time.Second, sleeping) {
 				c.Notify("session/cancel", map[string]any{"sessionId": s})
 				t.Fatalf("the command never started: %v", acpclient.Kinds(c.Wait(tag)))
 			}
 			started := time.Now()
 			c.Notify("session/cancel", map[string]any{"sessionId": s})
-			evs := c.Wait(tag)
+			evs := append(shown, c.Wait(tag)...)
 			t.Logf("cancelled answered %v after the cancel", time.Since(started))
 			if r := acpclient.StopReason(evs[len(evs)-1]); r != "cancelled" {
 				t.Errorf("the turn ended %s", r)

@@ -86,9 +86,10 @@ func TestCodexBackendDirectories(t *testing.T) {
 	need(t)
 	b := codexBackend(t)
 	// Not under /tmp, which codex's workspace-write sandbox lets every
-	// command write.
+	// command write: not beside the checkout either, which CI may clone
+	// there.
 	work := t.TempDir()
-	other, err := os.MkdirTemp(".", "additional-")
+	other, err := os.MkdirTemp("/var/tmp", "agentry-additional-")
 	if err != nil {
 		t.Fatal(err)
 	}
