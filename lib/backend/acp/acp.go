@@ -32,9 +32,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -306,10 +308,7 @@ const closeGrace = 500 * time.Millisecond
 // to its whole group) and every terminal.
 func (b *Backend) Close() error {
 	b.mu.Lock()
-	chats := make([]*chat, 0, len(b.chats))
-	for _, c := range b.chats {
-		chats = append(chats, c)
-	}
+	chats := slices.Collect(maps.Values(b.chats))
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range chats {

@@ -26,8 +26,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -416,14 +418,8 @@ func (b *Backend) Close() error {
 		close(b.closing)
 	}
 	b.closed = true
-	servers := make([]*shared, 0, len(b.servers))
-	for _, sh := range b.servers {
-		servers = append(servers, sh)
-	}
-	chats := make([]*chat, 0, len(b.chats))
-	for _, c := range b.chats {
-		chats = append(chats, c)
-	}
+	servers := slices.Collect(maps.Values(b.servers))
+	chats := slices.Collect(maps.Values(b.chats))
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, sh := range servers {
