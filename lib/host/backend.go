@@ -61,6 +61,39 @@ type Turn struct {
 	// denial at the deadline, an interrupt or the host's stop. It blocks
 	// until then; it is safe for concurrent use. Nil: the grant decides.
 	Ask func(Ask) Answer
+	// AskAll, set when a policy applies to the run, has the backend put
+	// every tool call it can to Ask, the ones the level allows too (with
+	// Ask.Granted set): the host answers those from the policy and the
+	// level without the daemon. A backend starts its CLI at an ask level
+	// for such a run, so that nothing slips by.
+	AskAll bool
+	// Question, set when the run takes questions (params.questions
+	// "ask"), puts the agent's questions to the daemon and returns the
+	// answer, or no answer at the deadline, an interrupt or the host's
+	// stop. It blocks until then; it is safe for concurrent use. Nil:
+	// nobody is there to answer; the backend tells the agent so, never
+	// inventing a choice.
+	Question func(QuestionAsk) QuestionAnswer
+}
+
+// QuestionAsk is one request of the agent's questions.
+type QuestionAsk struct {
+	// ToolCallID is the id of the tool_call event of the question's
+	// tool call, when the backend knows it.
+	ToolCallID string
+	Questions  []protocol.Question
+}
+
+// QuestionAnswer is how a question request ended. Answered false means
+// no answer came (declined, the deadline, an interrupt, the run's end):
+// the agent is told that, with Message.
+type QuestionAnswer struct {
+	Answered bool
+	// Answers maps a question's id to the labels chosen, or a free
+	// answer's text.
+	Answers map[string][]string
+	Message string
+	By      string
 }
 
 // ErrInterrupted is what a backend returns from a turn it stopped because

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -39,6 +40,13 @@ type Ask struct {
 	// Choices are the decisions the backend can carry out, of allow,
 	// allow_session and deny.
 	Choices []string
+	// Call is the call in a policy's terms: the commands it runs, the
+	// paths it reads and writes, the hosts it fetches, as far as the
+	// backend can tell.
+	Call policy.Call
+	// Granted says the level allows the call outright: it is asked only
+	// because a policy applies (Turn.AskAll).
+	Granted bool
 }
 
 // Answer is how a permission request was resolved; Decision is never

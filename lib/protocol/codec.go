@@ -102,6 +102,13 @@ func required(m Msg) string {
 		if m.Protocol == 0 {
 			return "missing protocol"
 		}
+	case *AnswerQuestion:
+		switch {
+		case m.RunID == "":
+			return "missing runId"
+		case m.RequestID == "":
+			return "missing requestId"
+		}
 	case *AnswerPermission:
 		switch {
 		case m.RunID == "":

@@ -128,6 +128,19 @@ const (
 	DecisionDeny         = "deny"
 )
 
+// AnswerQuestion answers the question request RequestID of run RunID:
+// Answers maps each question's id to the labels chosen (one for a
+// single-choice question; a free answer is its text); Decline says the
+// person will not answer, which the agent is told as such.
+type AnswerQuestion struct {
+	ID        string              `json:"id"`
+	RunID     string              `json:"runId"`
+	RequestID string              `json:"requestId"`
+	Answers   map[string][]string `json:"answers,omitempty"`
+	Decline   bool                `json:"decline,omitempty"`
+	Extra     Extra               `json:"-"`
+}
+
 // Ping asks for an ok, to tell that the host is alive.
 type Ping struct {
 	ID    string `json:"id"`
@@ -317,6 +330,28 @@ const (
 	ResolvedByRunEnded  = "run_ended"
 )
 
+// QuestionRequest puts questions of run RunID's agent to the daemon (a
+// run with params.questions "ask"): answer_question within TimeoutMs, or
+// the agent is told there was no answer.
+type QuestionRequest struct {
+	RunID      string     `json:"runId"`
+	RequestID  string     `json:"requestId"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	Questions  []Question `json:"questions"`
+	TimeoutMs  int64      `json:"timeoutMs"`
+	Extra      Extra      `json:"-"`
+}
+
+// QuestionResolved says how a question request ended, exactly once for
+// each: Answered, By as for permission_resolved.
+type QuestionResolved struct {
+	RunID     string `json:"runId"`
+	RequestID string `json:"requestId"`
+	Answered  bool   `json:"answered"`
+	By        string `json:"by"`
+	Extra     Extra  `json:"-"`
+}
+
 // Log is the host's own logging.
 type Log struct {
 	Level     string `json:"level"`
@@ -376,6 +411,9 @@ func (*Ping) MsgType() string               { return "ping" }
 func (*AnswerPermission) MsgType() string   { return "answer_permission" }
 func (*PermissionRequest) MsgType() string  { return "permission_request" }
 func (*PermissionResolved) MsgType() string { return "permission_resolved" }
+func (*AnswerQuestion) MsgType() string     { return "answer_question" }
+func (*QuestionRequest) MsgType() string    { return "question" }
+func (*QuestionResolved) MsgType() string   { return "question_resolved" }
 func (*Ready) MsgType() string              { return "ready" }
 func (*OK) MsgType() string                 { return "ok" }
 func (*RunDone) MsgType() string            { return "run_done" }
@@ -425,6 +463,12 @@ func newMsg(typ string) Msg {
 		return &PermissionRequest{}
 	case "permission_resolved":
 		return &PermissionResolved{}
+	case "answer_question":
+		return &AnswerQuestion{}
+	case "question":
+		return &QuestionRequest{}
+	case "question_resolved":
+		return &QuestionResolved{}
 	case "ready":
 		return &Ready{}
 	case "ok":

@@ -31,6 +31,16 @@ type ChatRunParams struct {
 	// Attachments go to the model with the prompt; only backends that
 	// take them accept a run with any (the host refuses it otherwise).
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Questions "ask" has the host put the agent's questions to a person
+	// (AskUserQuestion, codex's request for user input, an ACP agent's
+	// elicitation) as question messages, answered with answer_question;
+	// absent, the agent is told nobody is there to answer (never a made-up
+	// choice).
+	Questions string `json:"questions,omitempty"`
+	// Policy is a policy document (agentry-policy(5)) that narrows this
+	// run's level; it applies beside the host's own --policy, never
+	// instead of it.
+	Policy string `json:"policy,omitempty"`
 }
 
 // Attachment is something given to the model beside the prompt's text:
@@ -150,6 +160,9 @@ type AgentEvent struct {
 	SessionID  string          `json:"sessionId,omitempty"`
 	Plan       []PlanStep      `json:"plan,omitempty"`
 	Commands   []Command       `json:"commands,omitempty"`
+	// Denial is what a denied event says: the policy rule that stopped a
+	// tool call.
+	Denial *Denial `json:"denial,omitempty"`
 	// Extra keeps the fields this version does not know — of a new event
 	// type, or new on a known one — so a daemon that forwards an event
 	// forwards all of it.
@@ -178,13 +191,46 @@ const (
 	EvUsage      = "usage"
 	EvPlan       = "plan"
 	EvCommands   = "commands"
+	EvDenied     = "denied"
 	EvCompleted  = "completed"
 	EvError      = "error"
 )
 
 // EventTypes lists the agent event types.
 func EventTypes() []string {
-	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvPlan, EvCommands, EvCompleted, EvError}
+	return []string{EvRunStarted, EvTextDelta, EvText, EvThinking, EvToolCall, EvToolResult, EvUsage, EvPlan, EvCommands, EvDenied, EvCompleted, EvError}
+}
+
+// Denial is a tool call a policy stopped (event denied, with the call's
+// toolCallId and tool name beside it).
+type Denial struct {
+	// Rule is the rule that matched, as the policy file wrote it, with
+	// where: "commands.deny \"git push*\" (policy.toml:3)".
+	Rule string `json:"rule"`
+	// Match is what the rule matched: one command of the line (as argv,
+	// joined), or a path relative to the working copy, or a host.
+	Match string `json:"match"`
+	// Verdict is "deny", or "ask" when the rule asked and nobody could
+	// answer.
+	Verdict string `json:"verdict"`
+}
+
+// Question is one question an agent puts to a person.
+type Question struct {
+	// ID names the question within its request: the agent's own id
+	// where it gives one, else its header, else "q1", "q2" ….
+	ID       string `json:"id"`
+	Header   string `json:"header,omitempty"`
+	Question string `json:"question"`
+	// Options are the choices; none means a free answer.
+	Options     []QuestionOption `json:"options,omitempty"`
+	MultiSelect bool             `json:"multiSelect,omitempty"`
+}
+
+// QuestionOption is one choice of a question.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
 }
 
 // PlanStep is one step of an agent's plan.

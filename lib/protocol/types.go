@@ -52,10 +52,11 @@ func table() []struct {
 		{"one_shot", Request}, {"warm_session", Request}, {"set_mcp_servers", Request},
 		{"refresh_tools", Request}, {"list_models", Request}, {"plan_usage", Request},
 		{"session_info", Request}, {"reset_session", Request}, {"shutdown", Request},
-		{"ping", Request}, {"answer_permission", Request},
+		{"ping", Request}, {"answer_permission", Request}, {"answer_question", Request},
 		{"ready", Reply}, {"ok", Reply}, {"run_done", Reply}, {"error", Reply},
 		{"models", Reply}, {"usage", Reply}, {"session", Reply}, {"bye", Reply},
 		{"event", Stream}, {"permission_request", Stream}, {"permission_resolved", Stream},
+		{"question", Stream}, {"question_resolved", Stream},
 		{"log", Notice}, {"metric", Notice},
 	}
 }
