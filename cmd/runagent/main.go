@@ -382,6 +382,10 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	}
 	if g.Harness == agentrun.ACP {
 		req.Host = acpAgent()
+	} else if c.hosted(g.Harness) {
+		if req.Host, err = c.hostAgent(g.Harness); err != nil {
+			return req, nil, err
+		}
 	}
 	if c.Services {
 		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}

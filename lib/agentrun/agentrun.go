@@ -452,7 +452,7 @@ func prepare(req Request) (*workspace, error) {
 	} else if w.dir != "" {
 		w.redact.add(w.dir, "<working copy>")
 	}
-	if g.Harness == grant.Codex {
+	if g.Harness == grant.Codex && req.Host == nil { // a hosted codex makes its own
 		home, err := agenthome.PrepareCodex(g, req.Codex, job)
 		if err != nil {
 			w.cleanup()

@@ -26,12 +26,18 @@ const ACP = "acp"
 
 // HostAgent is an agent run through an agent-host backend in this process
 // (lib/hostclient's InProcess, lib/host's rules) rather than a CLI whose
-// stream is read: runagent --agent acp. The backend enforces the level;
-// the run sends each attempt as a turn of one chat, reads its events, and
-// keeps the caps, the idle timeout and the signals as for a CLI.
+// stream is read: runagent --agent acp, and claude or codex when agentry
+// must sit in their permission path or see their usage as it grows. The
+// backend enforces the level; the run sends each attempt as a turn of one
+// chat, reads its events, and keeps the caps, the idle timeout and the
+// signals as for a CLI. The face supplies the backend, so that this
+// package imports none.
 type HostAgent struct {
-	// Open makes the backend: the agent's command (the grant's Argv) at
-	// level in dir, its processes run with env.
+	// Backend names the backend (acp, claude, codex), for the host.
+	Backend string
+	// Open makes the backend: the agent's command (the grant's Argv; a
+	// CLI's program is its first word) at level in dir, its processes
+	// run with env.
 	Open func(argv []string, level int, dir string, env host.Env) (host.Backend, error)
 	// Violation is the error code of a turn the backend ended because the
 	// agent ran what its level forbids without asking (the tripwire).
@@ -86,7 +92,7 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return b, err
 	}
 	h := &hosted{stderr: tail, tree: tree}
-	c := hostclient.InProcess(host.Options{Backend: ACP, Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, h.notice)
+	c := hostclient.InProcess(host.Options{Backend: orDefault(req.Host.Backend, ACP), Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, h.notice)
 	h.client = c
 	if _, err := c.Hello(ctx, "runagent", nil); err != nil {
 		c.Close()
@@ -254,11 +260,13 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 		prompt += fmt.Sprintf(SchemaPrompt, req.Schema.Compact)
 	}
 	start := time.Now()
-	run, err := h.client.RunTurn(ctx, "turn-"+strconv.Itoa(h.turns), protocol.ChatRunParams{ChatID: chatID, Prompt: prompt, Level: level, Workspace: w.dir})
+	params := protocol.ChatRunParams{ChatID: chatID, Prompt: prompt, Level: level, Workspace: w.dir,
+		Model: req.Options.Model, ReasoningEffort: req.Options.Effort, SystemPrompt: req.Options.AppendSystemPrompt}
+	run, err := h.client.RunTurn(ctx, "turn-"+strconv.Itoa(h.turns), params)
 	if err != nil {
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
-	st := &hostStream{caps: c, events: events}
+	st := &hostStream{caps: c, events: events, price: req.Price}
 	res.waitHosted(ctx, req, w, h, run, st)
 	if w.hosted != nil {
 		h.tree.glance()
@@ -403,6 +411,7 @@ func (res *Result) conformText(s *Schema, text string) {
 type hostStream struct {
 	caps   caps
 	events *eventLog
+	price  *Price // a backend that reports tokens and no cost (codex): its cost
 
 	mu        sync.Mutex
 	usage     Usage
@@ -490,6 +499,9 @@ func (st *hostStream) takeUsage(p *protocol.Usage) {
 	set(&u.CacheWriteTokens, p.CacheWriteTokens)
 	if p.CostUSD > 0 {
 		c := p.CostUSD
+		u.CostUSD = &c
+	} else if st.price != nil && u.InputTokens != nil {
+		c := st.price.Cost(*u.InputTokens, deref(u.OutputTokens), deref(u.CacheReadTokens))
 		u.CostUSD = &c
 	}
 }

@@ -117,6 +117,16 @@ func (t *tally) add(harness, session string, u Usage, done, turns int, price *Pr
 	return &u
 }
 
+// totals is the harness whose usage is its session's running totals, as
+// tally.add takes it: a CLI's stream; a host agent's backend reports each
+// turn's own ("").
+func (req Request) totals(harness string) string {
+	if req.Host != nil {
+		return ""
+	}
+	return harness
+}
+
 // before is what session had reported so far: claude's running cost,
 // codex's running tokens.
 func (t *tally) before(session string) (float64, [3]int64) {
@@ -258,7 +268,7 @@ func (l *loop) record(res *Result, n *next) {
 	l.works = append(l.works, res.work)
 	a := Attempt{Kind: n.kind, WaitedMs: proc.Ms(n.waited)}
 	a.end(res)
-	a.Usage = l.tally.add(n.g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
+	a.Usage = l.tally.add(l.req.totals(n.g.Harness), res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
 	l.attempts = append(l.attempts, a)
 }
 
@@ -426,7 +436,7 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 	}
 	l.works = append(l.works, w.work)
 	a.end(w)
-	a.Usage = l.tally.add(g.Harness, w.Session, *w.Usage, w.Usage.done, w.Usage.turns, req.Price)
+	a.Usage = l.tally.add(req.totals(g.Harness), w.Session, *w.Usage, w.Usage.done, w.Usage.turns, req.Price)
 	l.attempts = append(l.attempts, a)
 	switch {
 	case w.StoppedBy != "":
