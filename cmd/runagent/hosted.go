@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 
 	"github.com/agentry/agentry/lib/agentrun"
 	"github.com/agentry/agentry/lib/backend/claude"
@@ -19,7 +21,24 @@ import (
 // usage as it grows; codex exec only at the turn's end). Every other run
 // keeps the CLI's stream, which starts nothing more.
 func (c *runCmd) hosted(harness string) bool {
-	return harness == grant.Codex && (c.MaxBudgetUSD > 0 || c.MaxToolCalls > 0)
+	return c.Answers != "" || harness == grant.Codex && (c.MaxBudgetUSD > 0 || c.MaxToolCalls > 0)
+}
+
+// answers reads --answers, if given: a file that is no answers document
+// is a usage error, before anything starts.
+func (c *runCmd) answers() (agentrun.Answers, error) {
+	if c.Answers == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(c.Answers)
+	if err != nil {
+		return nil, cli.Usagef("--answers: %v", errors.Unwrap(err))
+	}
+	a, err := agentrun.ParseAnswers(b)
+	if err != nil {
+		return nil, cli.Usagef("--answers %s: %v", c.Answers, err)
+	}
+	return a, nil
 }
 
 // hostedRefused is the first flag a hosted claude or codex run cannot
@@ -43,7 +62,10 @@ func (c *runCmd) hostedRefused(harness string) string {
 
 // hostedWhy names what put a run on agentry's host, for a refusal.
 func (c *runCmd) hostedWhy() string {
-	if c.MaxBudgetUSD > 0 {
+	switch {
+	case c.Answers != "":
+		return "--answers"
+	case c.MaxBudgetUSD > 0:
 		return "--max-budget-usd"
 	}
 	return "--max-tool-calls"

@@ -107,7 +107,7 @@ type runCmd struct {
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation, questions, sessionId, denials, unusedAnswers}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
@@ -132,6 +132,7 @@ type runCmd struct {
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
+	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE" type:"path"`
 	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
@@ -380,6 +381,9 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 			return req, nil, cli.Usagef("RUNAGENT_RETRY_BASE=%s is not a duration such as 2s", base)
 		}
 	}
+	if req.Answers, err = c.answers(); err != nil {
+		return req, nil, err
+	}
 	if g.Harness == agentrun.ACP {
 		req.Host = acpAgent()
 	} else if c.hosted(g.Harness) {
@@ -390,8 +394,13 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 	if c.Services {
 		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
 	}
-	if req.Prompt, err = c.prompt(env); err != nil {
+	if req.Prompt, err = c.prompt(env, c.Resume != "" && req.Answers != nil); err != nil {
 		return req, nil, err
+	}
+	if c.Resume != "" && req.Answers != nil {
+		// The resumed session's agent was told nobody answered: the
+		// answers come as its next input.
+		req.Prompt = agentrun.ResumedPrompt(req.Answers, req.Prompt)
 	}
 	req.WorkDir = c.Dir
 	if req.WorkDir == "" {
@@ -448,6 +457,11 @@ const (
 	exitStalled = cli.ExitTimeout
 )
 
+// exitQuestion is runagent's status when the agent asked a question that
+// --answers did not answer: the run ended there, nothing was chosen for
+// the agent, and --resume with the answers continues it.
+const exitQuestion = 5
+
 // exitStatus is the status runagent exits with after a run: 0 for an
 // answer, 128+N when signal N stopped it, exitStalled, exitLimit (a
 // partial answer), else 1.
@@ -463,6 +477,8 @@ func exitStatus(res *agentrun.Result) int {
 		return exitLimit
 	case res.Violation:
 		return exitViolation
+	case len(res.Questions) > 0:
+		return exitQuestion
 	}
 	return 1
 }
@@ -479,15 +495,63 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 		}
 		io.WriteString(env.Stdout, text)
 	}
+	if len(res.UnusedAnswers) > 0 && len(res.Questions) == 0 && res.StoppedBy == "" {
+		// Known only now: no question the agent asked was answered by them.
+		return cli.Usagef("--answers %s: %s %s no question the agent asked", c.Answers, quoteList(res.UnusedAnswers), plural(len(res.UnusedAnswers), "names", "name"))
+	}
 	switch {
 	case res.OK:
 		return nil
+	case len(res.Questions) > 0:
+		c.reportQuestions(env, res)
 	case res.StoppedBy != "" || res.Limit != agentrun.NoLimit || res.Partial:
 		env.Voice().Notef("%s", res.Reason)
 	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))
 	}
 	return cli.Quiet(exitStatus(res))
+}
+
+// reportQuestions says, on stderr, the questions the run ended at and how
+// to continue it.
+func (c *runCmd) reportQuestions(env *cli.Env, res *agentrun.Result) {
+	env.Voice().Notef("%s asked %d %s that no answer was given for; it was told nobody answered, and the run ended (exit %d)",
+		res.Agent, len(res.Questions), plural(len(res.Questions), "questions", "question"), exitQuestion)
+	for _, q := range res.Questions {
+		var labels []string
+		for _, o := range q.Options {
+			labels = append(labels, o.Label)
+		}
+		line := fmt.Sprintf("  %s: %s", strconv.Quote(q.ID), q.Question)
+		if len(labels) > 0 {
+			kind := "one of"
+			if q.MultiSelect {
+				kind = "any of"
+			}
+			line += fmt.Sprintf(" [%s %s]", kind, quoteList(labels))
+		}
+		fmt.Fprintln(env.Stderr, line)
+	}
+	if res.SessionID != "" {
+		fmt.Fprintf(env.Stderr, "  continue with: runagent --agent %s -l %d --resume %s --answers FILE\n", res.Agent, res.Level, res.SessionID)
+	}
+}
+
+// quoteList is the words quoted, comma-separated.
+func quoteList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, ", ")
+}
+
+// plural is many unless n is 1.
+func plural(n int, many, one string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // reportServices says, on stderr, what became of the agent's services.
@@ -513,8 +577,9 @@ func orDash(s string) string {
 	return s
 }
 
-// prompt reads the prompt: -f FILE, the words, or standard input.
-func (c *runCmd) prompt(env *cli.Env) (string, error) {
+// prompt reads the prompt: -f FILE, the words, or standard input; it
+// may be empty only when mayBeEmpty.
+func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	var p string
 	switch {
 	case c.File != "" && len(c.Prompt) > 0:
@@ -537,7 +602,7 @@ func (c *runCmd) prompt(env *cli.Env) (string, error) {
 		}
 		p = string(b)
 	}
-	if strings.TrimSpace(p) == "" {
+	if strings.TrimSpace(p) == "" && !mayBeEmpty {
 		return "", cli.Usagef("the prompt is empty")
 	}
 	return p, nil

@@ -237,6 +237,10 @@ func warm(ctx context.Context, req Request, w *workspace) error {
 	return nil
 }
 
+// ReasonQuestion is the reason of a run that ended at a question it had
+// no answer to (Result.Questions).
+const ReasonQuestion = "question"
+
 // SchemaPrompt is what a prompt to an agent without a schema of its own
 // (ACP) ends with, when the answer must conform to one.
 const SchemaPrompt = "\n\nAnswer with one JSON value, and nothing else (no prose, no code fence), that conforms to this JSON Schema:\n%s\n"
@@ -261,7 +265,8 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	}
 	start := time.Now()
 	params := protocol.ChatRunParams{ChatID: chatID, Prompt: prompt, Level: level, Workspace: w.dir,
-		Model: req.Options.Model, ReasoningEffort: req.Options.Effort, SystemPrompt: req.Options.AppendSystemPrompt}
+		Model: req.Options.Model, ReasoningEffort: req.Options.Effort, SystemPrompt: req.Options.AppendSystemPrompt,
+		Questions: protocol.QuestionsAsk} // answered from req.Answers, or the run ends at one
 	run, err := h.client.RunTurn(ctx, "turn-"+strconv.Itoa(h.turns), params)
 	if err != nil {
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
@@ -277,6 +282,7 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	usage.DurationMs = res.DurationMs
 	res.Usage = &usage
 	res.work = st.work
+	res.Denials = st.denials
 	if w.hosted != nil {
 		if info, err := h.client.SessionInfo(context.Background(), chatID); err == nil && info != nil {
 			res.Session = info.SessionID
@@ -299,13 +305,31 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 		defer timer.Stop()
 		idle = timer.C
 	}
-	evs, done := run.Events(), ctx.Done()
+	evs, done, qs := run.Events(), ctx.Done(), run.Questions()
 	interrupt := func() {
 		idle = nil
 		_, _ = h.client.Interrupt(context.Background(), chatID, run.ID)
 	}
 	for {
 		select {
+		case q, ok := <-qs:
+			if !ok {
+				qs = nil
+				continue
+			}
+			st.events.message(q)
+			if res.Questions != nil || res.Limit != NoLimit || res.StoppedBy != "" || res.Stalled {
+				continue // being stopped: the interrupt tells the agent nobody answered
+			}
+			if answers, ok := w.answers.answer(q); ok {
+				if h.client.AnswerQuestion(context.Background(), run.ID, q.RequestID, hostclient.QuestionAnswer{Answers: answers}) == nil {
+					continue
+				}
+			}
+			// No answer here: the run ends at the question, which the
+			// interrupt resolves as not answered; nothing is chosen.
+			res.Questions = q.Questions
+			interrupt()
 		case e, ok := <-evs:
 			if !ok {
 				return
@@ -316,7 +340,7 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 			if done != nil && res.StoppedBy == "" {
 				h.tree.glance()
 			}
-			if hit := st.event(e); hit != NoLimit && res.Limit == NoLimit && res.StoppedBy == "" && !res.Stalled {
+			if hit := st.event(e); hit != NoLimit && res.Limit == NoLimit && res.StoppedBy == "" && !res.Stalled && res.Questions == nil {
 				res.Limit = hit
 				interrupt()
 			}
@@ -330,7 +354,9 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 			h.close() // the agent, its terminals and all they started
 			w.hosted = nil
 		case <-idle:
-			res.Stalled = true
+			if res.Questions == nil {
+				res.Stalled = true
+			}
 			interrupt()
 		}
 	}
@@ -345,6 +371,9 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted, s *secr
 		res.Reason = "stopped by " + res.StoppedBy + "; " + res.Agent + " was ended with everything it started"
 	case res.Stalled:
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
+	case res.Questions != nil:
+		res.Reason, res.code = ReasonQuestion, ReasonQuestion
+		res.SessionID = res.Session
 	case res.Limit != NoLimit:
 		res.LimitName = req.Words.limit(res.Limit, 0)
 		res.Text = res.cut(s.apply(st.answer()), req)
@@ -421,6 +450,7 @@ type hostStream struct {
 	completed bool
 	failure   *protocol.ErrorInfo
 	capped    bool
+	denials   []Denial
 }
 
 // event takes one event of the turn and names the cap it reaches, if any.
@@ -449,6 +479,11 @@ func (st *hostStream) event(e protocol.AgentEvent) (hit Limit) {
 		st.failure = e.Error
 	case protocol.EvUsage:
 		st.takeUsage(e.Usage)
+	case protocol.EvDenied:
+		if d := e.Denial; d != nil {
+			st.denials = append(st.denials, Denial{Tool: e.Name, Rule: d.Rule, Match: d.Match, Verdict: d.Verdict})
+			st.work.Denials = append(st.work.Denials, strings.TrimSpace(e.Name+" "+d.Match)+" ("+d.Rule+")")
+		}
 	}
 	if st.capped {
 		return NoLimit // being stopped: what follows is not counted

@@ -61,6 +61,8 @@ func (a *Attempt) end(res *Result) {
 		a.Ended = "limit"
 	case res.Stalled:
 		a.Ended = "stalled"
+	case res.Questions != nil:
+		a.Ended = "question"
 	case res.OK:
 		a.Ended = "answer"
 	case res.fault != "":
@@ -203,6 +205,10 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	if res.Session == "" {
 		res.Session = l.session()
 	}
+	res.Denials = l.denials
+	if req.Answers != nil && req.Options.Resume == "" && res.Questions == nil {
+		res.UnusedAnswers = w.answers.unused()
+	}
 	res.secrets = w.secrets
 	res.redact(w)
 	events.done(res)
@@ -217,6 +223,7 @@ type loop struct {
 	tally    tally
 	attempts []Attempt
 	works    []work
+	denials  []Denial
 	retries  int // --retry's, so far
 	answers  int // checked by --until, so far
 }
@@ -266,6 +273,7 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 // record adds an attempt's figures to the run's.
 func (l *loop) record(res *Result, n *next) {
 	l.works = append(l.works, res.work)
+	l.denials = append(l.denials, res.Denials...)
 	a := Attempt{Kind: n.kind, WaitedMs: proc.Ms(n.waited)}
 	a.end(res)
 	a.Usage = l.tally.add(l.req.totals(n.g.Harness), res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
