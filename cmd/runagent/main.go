@@ -497,7 +497,7 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 	}
 	if len(res.UnusedAnswers) > 0 && len(res.Questions) == 0 && res.StoppedBy == "" {
 		// Known only now: no question the agent asked was answered by them.
-		return cli.Usagef("--answers %s: %s %s no question the agent asked", c.Answers, quoteList(res.UnusedAnswers), plural(len(res.UnusedAnswers), "names", "name"))
+		return cli.Usagef("--answers %s: %s %s no question the agent asked", c.Answers, quoteList(res.UnusedAnswers), plural(len(res.UnusedAnswers), "name", "names"))
 	}
 	switch {
 	case res.OK:
