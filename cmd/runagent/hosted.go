@@ -11,6 +11,7 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/policy"
 )
 
 // hosted says whether a claude or codex run goes through agentry's host
@@ -21,7 +22,25 @@ import (
 // usage as it grows; codex exec only at the turn's end). Every other run
 // keeps the CLI's stream, which starts nothing more.
 func (c *runCmd) hosted(harness string) bool {
-	return c.Answers != "" || harness == grant.Codex && (c.MaxBudgetUSD > 0 || c.MaxToolCalls > 0)
+	return c.Policy != "" || c.Answers != "" || harness == grant.Codex && (c.MaxBudgetUSD > 0 || c.MaxToolCalls > 0)
+}
+
+// policy loads --policy, if given: a file that cannot be read, does not
+// parse or names an unknown key is a usage error (its file and line),
+// and nothing starts.
+func (c *runCmd) policy() (*policy.Policy, error) {
+	if c.Policy == "" {
+		return nil, nil
+	}
+	p, err := policy.Load(c.Policy)
+	var pe *policy.Error
+	switch {
+	case errors.As(err, &pe):
+		return nil, cli.WithHint(cli.Usagef("%v", pe), "agentry-policy(5) says what a policy holds; nothing was started")
+	case err != nil:
+		return nil, cli.Usagef("--policy: %v", err)
+	}
+	return p, nil
 }
 
 // answers reads --answers, if given: a file that is no answers document
@@ -63,6 +82,8 @@ func (c *runCmd) hostedRefused(harness string) string {
 // hostedWhy names what put a run on agentry's host, for a refusal.
 func (c *runCmd) hostedWhy() string {
 	switch {
+	case c.Policy != "":
+		return "--policy"
 	case c.Answers != "":
 		return "--answers"
 	case c.MaxBudgetUSD > 0:

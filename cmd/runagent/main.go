@@ -132,7 +132,8 @@ type runCmd struct {
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
-	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE" type:"path"`
+	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
+	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
@@ -175,6 +176,12 @@ func (c *runCmd) printNotStarted(env *cli.Env, err error) {
 // run runs the agent, or with --print-args says what it would run
 // (nil, nil); an error is a failure before the agent started, worded.
 func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error) {
+	// The policy first: one that does not hold fails closed, before
+	// anything is prepared or started.
+	pol, err := c.policy()
+	if err != nil {
+		return nil, err
+	}
 	opts, schema, err := c.options(env)
 	if err != nil {
 		return nil, err
@@ -197,6 +204,7 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	if err != nil {
 		return nil, err
 	}
+	req.Policy = pol
 	defer closeEvents()
 	// A Direct command: from here on there are children, and a signal
 	// must reach them through ctx rather than end runagent outright.

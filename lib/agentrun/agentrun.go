@@ -30,6 +30,7 @@ import (
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/sockdiag"
@@ -131,6 +132,10 @@ type Request struct {
 	// Host, when set, runs the agent through an agent-host backend in
 	// this process (Grant.Argv its command) instead of as a CLI.
 	Host *HostAgent
+	// Policy, when set, is checked by the host on every tool call of a
+	// host agent (its backend puts every call to agentry): a call it
+	// denies never runs, and Result.Denials lists it.
+	Policy *policy.Policy
 	// Answers answer a host agent's questions; a question they do not
 	// answer ends the run (Result.Questions). Nil: none is answered.
 	Answers Answers

@@ -92,7 +92,8 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return b, err
 	}
 	h := &hosted{stderr: tail, tree: tree}
-	c := hostclient.InProcess(host.Options{Backend: orDefault(req.Host.Backend, ACP), Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, h.notice)
+	c := hostclient.InProcess(host.Options{Backend: orDefault(req.Host.Backend, ACP), Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second,
+		Policy: req.Policy}, h.notice)
 	h.client = c
 	if _, err := c.Hello(ctx, "runagent", nil); err != nil {
 		c.Close()
