@@ -274,6 +274,22 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	}
 	st := &hostStream{caps: c, events: events, price: req.Price}
 	res.waitHosted(ctx, req, w, h, run, st)
+	if _, err := run.Wait(context.Background()); err != nil && st.failure == nil && res.StoppedBy == "" {
+		// The host refused the turn (a request it could not serve): its
+		// reply is the reason.
+		var re *hostclient.RemoteError
+		switch {
+		case errors.As(err, &re) && (re.Code == protocol.CodeUnsupported || re.Code == protocol.CodeBadRequest):
+			// Refused before anything ran (a backend that cannot enforce
+			// the policy, say): the run did not start.
+			return nil, &StartError{Reason: "could not start " + g.Harness + ": " + re.Message, Err: err}
+		case errors.As(err, &re):
+			info := re.ErrorInfo
+			st.failure = &info
+		default:
+			st.failure = &protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: err.Error()}
+		}
+	}
 	if w.hosted != nil {
 		h.tree.glance()
 	}
