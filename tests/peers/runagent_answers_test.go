@@ -69,6 +69,25 @@ func raToolResults(api *server) []string {
 	return out
 }
 
+// raToolOutputs are the outputs of the tool calls the fake Responses API
+// received, each once.
+func raToolOutputs(api *server) []string {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range api.bodies {
+		gjson.Get(b, "input").ForEach(func(_, it gjson.Result) bool {
+			if it.Get("type").Str == "function_call_output" && !seen[it.Get("call_id").Str] {
+				seen[it.Get("call_id").Str] = true
+				out = append(out, it.Get("output").String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // raLastBody is the last request the fake API received.
 func raLastBody(api *server) string {
 	api.mu.Lock()
@@ -79,7 +98,25 @@ func raLastBody(api *server) string {
 	return api.bodies[len(api.bodies)-1]
 }
 
-const raPick = `CALL AskUserQuestion {"questions":[{"question":"Which one should I use?","header":"Choice","options":[{"label":"A","description":"the first"},{"label":"B","description":"the second"}],"multiSelect":false}]}`
+// raQuestionAgent is how an agent's question is scripted and read back.
+type raQuestionAgent struct {
+	loopAgent
+	pick    string                     // the prompt whose model asks "Which one should I use?" (header Choice)
+	id      string                     // the question's id in runagent's --json
+	results func(api *server) []string // the tool results the model was given
+	chose   func(result string) bool   // whether a tool result gives the model the answer B
+}
+
+var raQuestionAgents = []raQuestionAgent{
+	{loopAgent: loopAgents[0], id: "Choice",
+		pick:    `CALL AskUserQuestion {"questions":[{"question":"Which one should I use?","header":"Choice","options":[{"label":"A","description":"the first"},{"label":"B","description":"the second"}],"multiSelect":false}]}`,
+		results: raToolResults,
+		chose:   func(r string) bool { return strings.Contains(r, `="B"`) }},
+	{loopAgent: loopAgents[1], id: "pick",
+		pick:    `CALL request_user_input {"questions":[{"id":"pick","header":"Choice","question":"Which one should I use?","options":[{"label":"A","description":"the first"},{"label":"B","description":"the second"}]}]}`,
+		results: raToolOutputs,
+		chose:   func(r string) bool { return strings.Contains(r, `"B"`) }},
+}
 
 func writeJSON(t *testing.T, name, s string) string {
 	t.Helper()
@@ -90,51 +127,57 @@ func writeJSON(t *testing.T, name, s string) string {
 	return p
 }
 
-// runagent --answers with claude: an answer in the file is the tool
-// result the model reads; a question the file does not answer ends the
-// run with exit 5, the questions and the session in --json, and the model
-// is never told it was answered; --resume ID --answers then gives the
-// model the answer as its next input; an answer no question asked for is
-// a usage error (exit 2) once the run ends.
-func TestRunagentAnswersClaude(t *testing.T) {
+// runagent --answers with claude (AskUserQuestion) and codex
+// (request_user_input): an answer in the file, by the question's header,
+// is the tool result the model reads; a question the file does not answer
+// ends the run with exit 5, the questions and the session in --json and
+// --summary, and the model is never told it was answered; --resume ID
+// --answers then gives the model the answer as its next input; an answer
+// no question asked for is a usage error (exit 2) once the run ends.
+func TestRunagentAnswers(t *testing.T) {
 	need(t)
-	api := fakeAnthropic(t)
-	env := claudeEnv(t, api)
-	work := t.TempDir()
+	for _, a := range raQuestionAgents {
+		t.Run(a.name, func(t *testing.T) {
+			api := a.fake(t)
+			env := a.env(t, api)
+			work := t.TempDir()
+			args := func(more ...string) []string { return append(append([]string{}, a.args...), more...) }
 
-	r := runagent(t, env, work, "-l", "2", "--answers", writeJSON(t, "a.json", `{"Choice":"B"}`), "--json", raPick)
-	res := raParse(t, r)
-	rs := raToolResults(api)
-	if r.code != 0 || !res.OK || len(rs) != 1 || !strings.Contains(rs[0], `="B"`) {
-		t.Fatalf("answered: exit %d %+v, tool results %q\nstderr %s", r.code, res, rs, r.stderr)
-	}
+			r := runagent(t, env, work, args("-l", "2", "--answers", writeJSON(t, "a.json", `{"Choice":"B"}`), "--json", a.pick)...)
+			res := raParse(t, r)
+			rs := a.results(api)
+			if r.code != 0 || !res.OK || len(rs) != 1 || !a.chose(rs[0]) {
+				t.Fatalf("answered: exit %d %+v, tool results %q\nstderr %s", r.code, res, rs, r.stderr)
+			}
 
-	api = fakeAnthropic(t)
-	env = claudeEnv(t, api)
-	summary := filepath.Join(t.TempDir(), "summary.md")
-	r = runagent(t, env, work, "-l", "2", "--answers", writeJSON(t, "none.json", `{"Other":"x"}`), "--json", "--summary", summary, raPick)
-	res = raParse(t, r)
-	if r.code != 5 || res.OK || res.Reason != "question" || res.SessionID == "" || len(res.Questions) != 1 ||
-		res.Questions[0].ID != "Choice" || res.Questions[0].Question != "Which one should I use?" || len(res.Questions[0].Options) != 2 {
-		t.Fatalf("unanswered: exit %d %+v\nstderr %s", r.code, res, r.stderr)
-	}
-	for _, tr := range raToolResults(api) {
-		if strings.Contains(tr, "have been answered") || strings.Contains(tr, `="`) {
-			t.Errorf("the model was told the question was answered: %q", tr)
-		}
-	}
-	if b, _ := os.ReadFile(summary); !strings.Contains(string(b), "Which one should I use?") || !strings.Contains(string(b), res.SessionID) {
-		t.Errorf("--summary does not list the question and the session:\n%s", b)
-	}
+			api = a.fake(t)
+			env = a.env(t, api)
+			summary := filepath.Join(t.TempDir(), "summary.md")
+			r = runagent(t, env, work, args("-l", "2", "--answers", writeJSON(t, "none.json", `{"Other":"x"}`), "--json", "--summary", summary, a.pick)...)
+			res = raParse(t, r)
+			if r.code != 5 || res.OK || res.Reason != "question" || res.SessionID == "" || len(res.Questions) != 1 ||
+				res.Questions[0].ID != a.id || res.Questions[0].Question != "Which one should I use?" || len(res.Questions[0].Options) != 2 {
+				t.Fatalf("unanswered: exit %d %+v\nstderr %s", r.code, res, r.stderr)
+			}
+			for _, tr := range a.results(api) {
+				if a.chose(tr) || strings.Contains(tr, `"A"`) || strings.Contains(tr, "have been answered") {
+					t.Errorf("the model was told the question was answered: %q", tr)
+				}
+			}
+			if b, _ := os.ReadFile(summary); !strings.Contains(string(b), "Which one should I use?") || !strings.Contains(string(b), res.SessionID) {
+				t.Errorf("--summary does not list the question and the session:\n%s", b)
+			}
 
-	r = runagent(t, env, work, "-l", "2", "--resume", res.SessionID, "--answers", writeJSON(t, "b.json", `{"Choice":"B"}`), "--json")
-	res2 := raParse(t, r)
-	if body := raLastBody(api); r.code != 0 || !res2.OK || !strings.Contains(body, "Choice: B") {
-		t.Fatalf("resumed: exit %d %+v\nlast request %s\nstderr %s", r.code, res2, body, r.stderr)
-	}
+			r = runagent(t, env, work, args("-l", "2", "--resume", res.SessionID, "--answers", writeJSON(t, "b.json", `{"Choice":"B"}`), "--json")...)
+			res2 := raParse(t, r)
+			if body := raLastBody(api); r.code != 0 || !res2.OK || !strings.Contains(body, "Choice: B") {
+				t.Fatalf("resumed: exit %d %+v\nlast request %s\nstderr %s", r.code, res2, body, r.stderr)
+			}
 
-	r = runagent(t, env, work, "-l", "2", "--answers", writeJSON(t, "c.json", `{"Choice":"A","Colour":"red"}`), raPick)
-	if r.code != 2 || !strings.Contains(r.stderr, `"Colour" names no question the agent asked`) {
-		t.Fatalf("unused answer: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			r = runagent(t, env, work, args("-l", "2", "--answers", writeJSON(t, "c.json", `{"Choice":"A","Colour":"red"}`), a.pick)...)
+			if r.code != 2 || !strings.Contains(r.stderr, `"Colour" names no question the agent asked`) {
+				t.Fatalf("unused answer: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
