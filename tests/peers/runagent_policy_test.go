@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +47,11 @@ func TestRunagentPolicy(t *testing.T) {
 			work, bin := t.TempDir(), t.TempDir()
 			marker := filepath.Join(t.TempDir(), "git-ran")
 			os.WriteFile(filepath.Join(work, "package.json"), []byte(`{"name":"p","version":"1.0.0","scripts":{"test":"echo NPM-TEST-RAN"}}`), 0o644)
-			os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755)
+			// The wrapper records a push; claude's own git calls (its status
+			// of the working copy) go on to git.
+			realGit, _ := exec.LookPath("git")
+			os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\nfor a; do [ \"$a\" = push ] && { echo \"$@\" >> "+marker+"; exit 0; }; done\n"+
+				"[ -n \""+realGit+"\" ] && exec \""+realGit+"\" \"$@\"\nexit 1\n"), 0o755)
 			pol := filepath.Join(t.TempDir(), "policy.toml")
 			os.WriteFile(pol, []byte(raPolicy), 0o600)
 			steps := "STEPS:\n"
