@@ -102,7 +102,8 @@ func TestIssueAllowAndNone(t *testing.T) {
 		t.Errorf("npm test && curl: %+v", d)
 	}
 	for _, line := range []string{"git status", "git pull", "echo git push", "grep -r 'git push' .", "ls -rf x",
-		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt"} {
+		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt",
+		"command -v git", "sudo -l", "sh script.sh", "find . -name push", "git commit -m 'git push'"} {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
 		}

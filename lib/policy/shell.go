@@ -248,7 +248,7 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 	}
 	rest := ws[1:]
 	base := path.Base(name)
-	if w, ok := wrappers[base]; ok {
+	if w := wrapperOf(base); w != nil {
 		if !r.add(ws, group, false) {
 			return
 		}
