@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The issue's policy: pushes and rm -rf denied, npm test allowed, .env
@@ -157,6 +158,27 @@ func TestUnreadable(t *testing.T) {
 	allowOnly := mustParse(t, "[commands]\nallow = [\"ls\"]\n")
 	if d := allowOnly.Check(Call{Command: "eval $X"}, ""); d.Verdict != None {
 		t.Errorf("unreadable line under allow rules only: %+v", d)
+	}
+}
+
+// Readings without end are cut short, and what is past is unreadable.
+func TestBounded(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"env " + strings.Repeat("-Z ", 300) + "ls",
+		strings.Repeat("true; ", 5000) + "ls",
+		strings.Repeat("eval ", 30) + "ls",
+	} {
+		done := make(chan Decision, 1)
+		go func() { done <- p.Check(Call{Command: line}, "") }()
+		select {
+		case d := <-done:
+			if d.Verdict != Deny || !strings.Contains(d.Match, "(") {
+				t.Errorf("%.40q…: got %+v, want deny as unreadable", line, d)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%.40q…: Check did not return", line)
+		}
 	}
 }
 

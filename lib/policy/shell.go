@@ -41,15 +41,26 @@ func (c command) shown() string {
 }
 
 const (
-	maxDepth    = 16   // shells within shells
-	maxCommands = 4096 // the commands one call may be read as
+	maxDepth    = 16     // shells within shells
+	maxCommands = 4096   // the commands one call may be read as
+	maxSteps    = 100000 // the words read, in every reading
 )
 
 // reader reads command lines into the commands they run.
 type reader struct {
 	cmds   []command
 	groups int
-	over   bool // more than maxCommands: what is past is unreadable
+	steps  int
+	over   bool // more than maxCommands or maxSteps: what is past is unreadable
+}
+
+// step counts one word read, and tells whether reading may go on.
+func (r *reader) step() bool {
+	r.steps++
+	if r.steps > maxSteps {
+		r.over = true
+	}
+	return !r.over
 }
 
 func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
@@ -230,7 +241,7 @@ func (r *reader) add(ws []word, group int, container bool) bool {
 // reads, that the rest is unreadable.
 func (r *reader) finish(src string) {
 	if r.over {
-		r.cmds = r.cmds[:maxCommands-1]
+		r.cmds = r.cmds[:min(len(r.cmds), maxCommands-1)]
 		r.unreadable(src, "more commands than agentry reads in one call")
 	}
 }
@@ -238,7 +249,7 @@ func (r *reader) finish(src string) {
 // call reads one simple command: it is matched as it is, and what it runs
 // past a wrapper or in a shell's -c body is read too.
 func (r *reader) call(ws []word, stdin *word, group, depth int) {
-	if len(ws) == 0 || r.over {
+	if len(ws) == 0 || !r.step() {
 		return
 	}
 	name := ws[0].v

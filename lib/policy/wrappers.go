@@ -91,6 +91,9 @@ func inList(list, name string) bool {
 // value, so both readings are read.
 func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 	for i := 0; i < len(ws); i++ {
+		if !r.step() {
+			return
+		}
 		v := ws[i].v
 		switch {
 		case hasHole(v):
