@@ -14,8 +14,8 @@ import (
 // run (a simple command with its wrappers' layers: env A=1 git push is
 // matched as that line and as git push; a shell's -c body, eval's words
 // and what find -exec runs are commands of their own), each path it
-// writes or reads (as given and with its symlinks resolved) and each
-// host it fetches. Every part is matched against every rule of its kind,
+// writes or reads (as given and with its symlinks resolved; the files
+// its command line's redirections name too) and each host it fetches. Every part is matched against every rule of its kind,
 // and the verdicts combine so that a policy only narrows:
 //
 //   - Deny > Ask: the strictest ask or deny rule that matched any part
@@ -40,21 +40,27 @@ func (p *Policy) Check(c Call, root string) Decision {
 		return Decision{}
 	}
 	var t tally
-	if len(p.commands) > 0 {
-		p.checkCommands(&t, c)
-	} else if c.Command != "" || len(c.Argv) > 0 {
-		t.add(Decision{})
+	writes, reads := c.Writes, c.Reads
+	if c.Command != "" || len(c.Argv) > 0 {
+		r := readCall(c)
+		if len(p.commands) > 0 {
+			p.checkCommands(&t, r)
+		} else {
+			t.add(Decision{})
+		}
+		writes = append(writes[:len(writes):len(writes)], r.writes...)
+		reads = append(reads[:len(reads):len(reads)], r.reads...)
 	}
 	if len(p.writes) > 0 || len(p.reads) > 0 {
 		tr := newTree(root)
-		for _, w := range c.Writes {
+		for _, w := range writes {
 			t.add(checkPath(p.writes, tr.places(w, c.Dir)))
 		}
-		for _, rd := range c.Reads {
+		for _, rd := range reads {
 			t.add(checkPath(p.reads, tr.places(rd, c.Dir)))
 		}
 	} else {
-		t.parts += len(c.Writes) + len(c.Reads)
+		t.parts += len(writes) + len(reads)
 	}
 	for _, h := range c.Hosts {
 		t.add(checkHost(p.hosts, h))
@@ -107,8 +113,10 @@ func strictest(cur, d Decision) Decision {
 	return cur
 }
 
-func (p *Policy) checkCommands(t *tally, c Call) {
-	var r reader
+// readCall reads a call's command line and argv into the commands they
+// run and the files their redirections name.
+func readCall(c Call) *reader {
+	r := &reader{}
 	if c.Command != "" {
 		r.line(c.Command, 0)
 	}
@@ -117,6 +125,10 @@ func (p *Policy) checkCommands(t *tally, c Call) {
 		r.call(literalWords(c.Argv), nil, r.groups, 0)
 	}
 	r.finish(c.Command + strings.Join(c.Argv, " "))
+	return r
+}
+
+func (p *Policy) checkCommands(t *tally, r *reader) {
 	// The commands of one group are the layers of one simple command.
 	for i := 0; i < len(r.cmds); {
 		j := i

@@ -266,6 +266,35 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// A command line's redirections are paths it writes and reads.
+func TestRedirections(t *testing.T) {
+	p := mustParse(t, issuePolicy+"deny_read = [\"secret\"]\n")
+	root := t.TempDir()
+	cases := map[string]string{ // line: the path that decided
+		"echo x > .env":                   ".env",
+		"echo x >> sub/.env":              "sub/.env",
+		"sh -c 'printf x >| .env'":        ".env",
+		"cat > a/.env <<EOF\nA=1\nEOF":    "a/.env",
+		"ls &> .env":                      ".env",
+		"cat < secret/key":                "secret/key",
+		"bash -lc 'cd x; tr a b <secret'": "secret",
+	}
+	for line, match := range cases {
+		if d := p.Check(Call{Command: line}, root); d.Verdict != Deny || d.Match != match || !strings.HasPrefix(d.Rule, "paths.deny_") {
+			t.Errorf("%q: got %+v, want deny of %q", line, d, match)
+		}
+	}
+	if d := p.Check(Call{Argv: []string{"bash", "-lc", "echo x > .env"}}, root); d.Verdict != Deny || d.Match != ".env" {
+		t.Errorf("argv's redirection: %+v", d)
+	}
+	all := mustParse(t, "[paths]\ndeny_write = [\"**\"]\n")
+	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "echo > $OUT", "cat < .env"} {
+		if d := all.Check(Call{Command: line}, root); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestHosts(t *testing.T) {
 	p := mustParse(t, `[hosts]
 allow = ["*.github.com", "github.com"]

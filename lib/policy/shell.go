@@ -48,10 +48,13 @@ const (
 
 // reader reads command lines into the commands they run.
 type reader struct {
-	cmds   []command
-	groups int
-	steps  int
-	over   bool // more than maxCommands or maxSteps: what is past is unreadable
+	cmds []command
+	// writes and reads are the files the line's redirections name (>
+	// .env, < in.txt), literal ones only.
+	writes, reads []string
+	groups        int
+	steps         int
+	over          bool // more than maxCommands or maxSteps: what is past is unreadable
 }
 
 // step counts one word read, and tells whether reading may go on.
@@ -90,6 +93,7 @@ func (r *reader) line(src string, depth int) {
 		if !ok || r.over {
 			return !r.over
 		}
+		r.redirects(st.Redirs)
 		if ce, ok := st.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
 			ws := make([]word, len(ce.Args))
 			for i, a := range ce.Args {
@@ -100,6 +104,50 @@ func (r *reader) line(src string, depth int) {
 		}
 		return true
 	})
+}
+
+// redirects records the files a statement's redirections write and read.
+func (r *reader) redirects(rs []*syntax.Redirect) {
+	for _, rd := range rs {
+		var write, read bool
+		switch rd.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			write = true
+		case syntax.RdrIn:
+			read = true
+		case syntax.RdrInOut:
+			write, read = true, true
+		case syntax.DplOut, syntax.DplIn: // >&2, <&0, >&-: a descriptor; >&file: a file
+			write = rd.Op == syntax.DplOut
+			read = !write
+		default:
+			continue
+		}
+		w := readWord(rd.Word)
+		if w.v == "" || hasHole(w.v) || isDescriptor(w.v) || isDevice(w.v) {
+			continue
+		}
+		if write {
+			r.writes = append(r.writes, w.v)
+		}
+		if read {
+			r.reads = append(r.reads, w.v)
+		}
+	}
+}
+
+func isDescriptor(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	return s == "" || strings.Trim(s, "0123456789") == ""
+}
+
+// isDevice tells the devices a redirection uses as plumbing, not files.
+func isDevice(s string) bool {
+	switch s {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero":
+		return true
+	}
+	return strings.HasPrefix(s, "/dev/fd/")
 }
 
 // stdinOf is what a command's redirections give its standard input: a
