@@ -314,6 +314,14 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		w.unwrap(r, rest, stdin, group, depth)
 		return
 	}
+	if len(rest) > 0 && !strings.Contains(rest[0].v, " ") {
+		if w := wrapperOf(base + " " + rest[0].v); w != nil { // uv run CMD
+			if r.add(ws, group, false) {
+				w.unwrap(r, rest[1:], stdin, group, depth)
+			}
+			return
+		}
+	}
 	switch base {
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
 		if r.add(ws, group, true) {

@@ -62,6 +62,15 @@ func wrapperOf(name string) *wrapper {
 		return &wrapper{short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1}
 	case "chroot":
 		return &wrapper{longArg: "groups userspec", long: "skip-chdir", operands: 1}
+	case "cross-env":
+		return &wrapper{assigns: true}
+	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec":
+		// their options are many and change: an unknown one is read both ways
+		w := &wrapper{}
+		if name == "direnv exec" {
+			w.operands = 1
+		}
+		return w
 	case "unbuffer":
 		return &wrapper{}
 	case "busybox":
