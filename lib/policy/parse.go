@@ -153,6 +153,9 @@ func (pr *parser) keyValue(key []string, v *unstable.Node, at *unstable.Node) er
 		return nil
 	}
 	if len(key) != 2 || !isTable(key[0]) {
+		if len(key) == 1 && isTable(key[0]) {
+			return pr.errorf(at, dotted, "must be a table of lists of strings, as in [%s] deny = [\"…\"], not a %s", key[0], kindName(v.Kind))
+		}
 		if len(key) == 1 {
 			return pr.errorf(at, dotted, "an unknown key: a policy's rules are in [commands], [paths] and [hosts]")
 		}

@@ -356,6 +356,8 @@ func TestParseErrors(t *testing.T) {
 		{"commands = {deny = [\"a\"], nope = [\"b\"]}\n", "commands.nope", 1, "unknown key"},
 		{"[[commands]]\ndeny = [\"a\"]\n", "commands", 1, "unknown table"},
 		{"[paths.more]\n", "paths.more", 1, "unknown table"},
+		{"commands = 3\n", "commands", 1, "must be a table"},
+		{"[hosts]\nallow = [[\"a\"]]\n", "hosts.allow", 2, "a list is in it"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.toml", []byte(c.doc))
