@@ -120,12 +120,26 @@ func readCall(c Call) *reader {
 	if c.Command != "" {
 		r.line(c.Command, 0)
 	}
-	if len(c.Argv) > 0 {
+	ws := literalWords(c.Argv)
+	if isShellLine(ws) {
+		r.shell(ws[0], ws[1:], nil, 0)
+	} else if len(ws) > 0 {
 		r.groups++
-		r.call(literalWords(c.Argv), nil, r.groups, 0)
+		r.call(ws, nil, r.groups, 0)
 	}
 	r.finish(c.Command + strings.Join(c.Argv, " "))
 	return r
+}
+
+// isShellLine tells an argv of a shell's -c and a line (bash -lc LINE),
+// as codex runs every command: the line is what the agent asked for, and
+// the shell around it is not matched.
+func isShellLine(ws []word) bool {
+	if len(ws) != 3 || !isShell(path.Base(ws[0].v)) {
+		return false
+	}
+	o := ws[1].v
+	return strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.Contains(o, "c")
 }
 
 func (p *Policy) checkCommands(t *tally, r *reader) {

@@ -128,6 +128,21 @@ func TestArgv(t *testing.T) {
 	if d := p.Check(Call{Argv: []string{"npm", "test"}}, ""); d.Verdict != Allow {
 		t.Errorf("npm test argv: %+v", d)
 	}
+	// the shell codex runs every command in is not matched; one in a
+	// command line is
+	sh := mustParse(t, "[commands]\ndeny = [\"bash *\"]\n")
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "ls"}}, ""); d.Verdict != None {
+		t.Errorf("codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "bash -c ls"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash in codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Command: "bash -lc ls"}, ""); d.Verdict != Deny {
+		t.Errorf("bash -lc in a command line: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"bash", "script.sh", "x"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash running a script: %+v", d)
+	}
 	// an argv's words are not a shell's: "git push" as one word is no program git
 	if d := p.Check(Call{Argv: []string{"echo", "$(git push)"}}, ""); d.Verdict != None {
 		t.Errorf("an argv's word is not read as shell: %+v", d)

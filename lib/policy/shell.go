@@ -322,12 +322,13 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 			return
 		}
 	}
-	switch base {
-	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+	if isShell(base) {
 		if r.add(ws, group, true) {
 			r.shell(ws[0], rest, stdin, depth)
 		}
 		return
+	}
+	switch base {
 	case "eval":
 		if r.add(ws, group, true) {
 			r.eval(ws, depth)
@@ -360,6 +361,14 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 			}
 		}
 	}
+}
+
+func isShell(base string) bool {
+	switch base {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+		return true
+	}
+	return false
 }
 
 func shownOf(ws []word) string { return command{words: ws}.shown() }
