@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // Check says what the policy makes of one call; root is the working copy
@@ -189,9 +190,9 @@ func (p *Policy) checkCommand(c command) (d Decision, guessed bool) {
 			continue
 		}
 		if matchText(r.pat, text, false) || (base != "" && matchText(r.pat, base, false)) {
-			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, false
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: clip(c.shown(), maxMatch)}, false
 		} else if holes && r.verdict >= Ask && r.verdict > d.Verdict && matchText(r.pat, text, true) {
-			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, true
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: clip(c.shown(), maxMatch)}, true
 		}
 	}
 	return d, guessed
@@ -272,4 +273,20 @@ func hostOf(s string) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.ToLower(s), ".")
+}
+
+// maxMatch is the most of a command a Decision shows: a heredoc's
+// line could be any length.
+const maxMatch = 400
+
+// clip shortens s to n bytes, at a character's start, with … after.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The policy: pushes and rm -rf denied, npm test allowed, .env
@@ -161,6 +162,10 @@ func TestUnreadable(t *testing.T) {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
 			t.Errorf("%q: got %+v, want deny", line, d)
 		}
+	}
+	long := p.Check(Call{Command: "eval \"$X\" " + strings.Repeat("ä", 1000)}, "")
+	if long.Verdict != Deny || len(long.Match) > 300 || !strings.Contains(long.Match, "… (eval of") || !utf8.ValidString(long.Match) {
+		t.Errorf("a long line's Match is clipped: %d bytes, %q", len(long.Match), long.Match[len(long.Match)-8:])
 	}
 	// a hole rules out no rule its readable words still allow
 	if d := p.Check(Call{Command: "npm run $X"}, ""); d.Verdict != None {
