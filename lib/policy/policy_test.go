@@ -65,6 +65,8 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"for i in 1; do git push; done":          "git push",
 		"f() { git push; }; f":                   "git push",
 		"bash <<'EOF'\ngit push\nEOF":            "git push",
+		"bash <<EOF\nls *.go\ngit push\nEOF":     "git push",
+		"bash <<< 'ls *; git push'":              "git push",
 		"find . -name x -execdir git push {} +":  "git push {}",
 		"xargs -n1 -I{} git push {}":             "git push {} …",
 		"git rebase -x 'git push' main":          "git push",

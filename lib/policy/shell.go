@@ -158,13 +158,10 @@ func stdinOf(rs []*syntax.Redirect) *word {
 	for _, rd := range rs {
 		switch rd.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
-			w := readWord(rd.Hdoc)
-			if rd.Hdoc == nil {
-				w = word{}
-			}
+			w := readText(rd.Hdoc, true)
 			in = &w
 		case syntax.WordHdoc:
-			w := readWord(rd.Word)
+			w := readText(rd.Word, false)
 			w.v += "\n"
 			in = &w
 		case syntax.RdrIn, syntax.RdrInOut:
@@ -181,19 +178,37 @@ func readWord(w *syntax.Word) word {
 	if w == nil {
 		return word{}
 	}
-	var b strings.Builder
 	if splitsBraces(w) {
-		b.WriteByte(hole)
-	} else {
-		for _, part := range w.Parts {
-			if !readPart(&b, part, false) {
-				b.Reset()
-				b.WriteByte(hole) // a glob: the names it expands to
-				break
-			}
+		return shownWord(w, string(hole))
+	}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if !readPart(&b, part, false, true) {
+			return shownWord(w, string(hole)) // a glob: the names it expands to
 		}
 	}
-	v := b.String()
+	return shownWord(w, b.String())
+}
+
+// readText reads a here-document's body (heredoc) or a here-string's
+// word, which the shell expands but neither splits nor globs.
+func readText(w *syntax.Word, heredoc bool) word {
+	if w == nil {
+		return word{}
+	}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if lit, ok := part.(*syntax.Lit); ok {
+			unescape(&b, lit.Value, heredoc, false)
+		} else {
+			readPart(&b, part, false, false)
+		}
+	}
+	return shownWord(w, b.String())
+}
+
+// shownWord is a word read as v, shown as written when it has a hole.
+func shownWord(w *syntax.Word, v string) word {
 	if !hasHole(v) {
 		return word{v: v, shown: v}
 	}
@@ -205,11 +220,12 @@ func readWord(w *syntax.Word) word {
 	return word{v: v, shown: src.String()}
 }
 
-// readPart writes one part of a word; false when it is a glob.
-func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
+// readPart writes one part of a word; false when it is a glob (globs:
+// the shell would expand it).
+func readPart(b *strings.Builder, part syntax.WordPart, quoted, globs bool) bool {
 	switch p := part.(type) {
 	case *syntax.Lit:
-		return unescape(b, p.Value, quoted)
+		return unescape(b, p.Value, quoted, globs)
 	case *syntax.SglQuoted:
 		if p.Dollar {
 			b.WriteByte(hole) // $'…': escapes agentry does not decode
@@ -218,7 +234,7 @@ func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
 		}
 	case *syntax.DblQuoted:
 		for _, q := range p.Parts {
-			readPart(b, q, true)
+			readPart(b, q, true, false)
 		}
 	default:
 		b.WriteByte(hole)
@@ -227,8 +243,9 @@ func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
 }
 
 // unescape writes a literal's text with the shell's backslashes taken
-// out; false when, outside quotes, it is a glob.
-func unescape(b *strings.Builder, s string, quoted bool) bool {
+// out (quoted: only those double quotes take out); false when it is a
+// glob the shell would expand (globs).
+func unescape(b *strings.Builder, s string, quoted, globs bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -244,9 +261,9 @@ func unescape(b *strings.Builder, s string, quoted bool) bool {
 			}
 			i++
 			continue
-		case !quoted && (c == '*' || c == '?'):
+		case globs && (c == '*' || c == '?'):
 			return false
-		case !quoted && c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+		case globs && c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
 			return false
 		}
 		b.WriteByte(c)
