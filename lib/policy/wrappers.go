@@ -157,8 +157,12 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 // unknown reads the words after an option agentry does not know as if it
 // took the next word as its value (the caller goes on as if it did not).
 func (w *wrapper) unknown(r *reader, after []word, stdin *word, group, depth int) {
-	if len(after) > 0 && depth < maxDepth {
+	switch {
+	case len(after) == 0:
+	case depth < maxDepth:
 		w.unwrap(r, after[1:], stdin, group, depth+1)
+	default:
+		r.unreadable(shownOf(after), "more options agentry does not know than it reads")
 	}
 }
 
