@@ -473,11 +473,19 @@ func (r *reader) find(ws []word, depth int) {
 			for j < len(ws) && ws[j].v != ";" && ws[j].v != "+" {
 				j++
 			}
-			if depth < maxDepth {
-				r.groups++
-				r.call(ws[i+1:j], nil, r.groups, depth+1)
-			}
+			r.nested(ws[i+1:j], depth)
 			i = j
 		}
 	}
+}
+
+// nested reads a command another runs (find -exec, git bisect run) as a
+// command of its own.
+func (r *reader) nested(ws []word, depth int) {
+	if depth >= maxDepth {
+		r.unreadable(shownOf(ws), "commands nested deeper than agentry reads")
+		return
+	}
+	r.groups++
+	r.call(ws, nil, r.groups, depth+1)
 }

@@ -256,9 +256,8 @@ sub:
 			}
 		}
 	case "bisect":
-		if len(args) > 1 && args[0].v == "run" && depth < maxDepth {
-			r.groups++
-			r.call(args[1:], nil, r.groups, depth+1)
+		if len(args) > 1 && args[0].v == "run" {
+			r.nested(args[1:], depth)
 		}
 	case "submodule":
 		for j, a := range args {
