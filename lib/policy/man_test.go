@@ -7,7 +7,8 @@ import (
 )
 
 // manDisplays are the literal displays of agentry-policy(5), escapes
-// undone, with the example mark before each (empty when none).
+// undone, with the example marks before each, a line each (empty when
+// none).
 func manDisplays(t *testing.T) (marks, texts []string) {
 	t.Helper()
 	b, err := os.ReadFile("../../man/agentry-policy.5")
@@ -26,7 +27,7 @@ func manDisplays(t *testing.T) (marks, texts []string) {
 			l = strings.ReplaceAll(strings.ReplaceAll(l, `\&`, ""), `\e`, `\`)
 			body = append(body, l)
 		case strings.HasPrefix(l, `.\" example: `):
-			mark = strings.TrimPrefix(l, `.\" example: `)
+			mark += strings.TrimPrefix(l, `.\" example: `) + "\n"
 		case strings.HasPrefix(l, ".Bd -literal"):
 			in = true
 		}
@@ -42,13 +43,14 @@ func TestManPage(t *testing.T) {
 	for i, text := range texts {
 		switch {
 		case strings.HasPrefix(text, "["):
-			p, err := Parse(marks[i], []byte(text))
+			name, _, _ := strings.Cut(marks[i], "\n")
+			p, err := Parse(name, []byte(text))
 			if err != nil {
-				t.Errorf("the page's policy %q does not parse: %v", marks[i], err)
+				t.Errorf("the page's policy %q does not parse: %v", name, err)
 				continue
 			}
 			policies++
-			if marks[i] == "file ci.toml" {
+			if strings.HasPrefix(marks[i], "file ci.toml\n") {
 				ci = p
 			}
 		case strings.HasPrefix(marks[i], "skip lines the policy above denies"):
@@ -60,9 +62,9 @@ func TestManPage(t *testing.T) {
 					t.Errorf("the page says ci.toml denies %q: %+v", line, d)
 				}
 			}
-		case strings.HasPrefix(text, "runagent: error: "):
+		case strings.HasPrefix(text, "agent-host: error: --policy: "):
 			_, err := Parse("policy.toml", []byte("[commands]\ndeny = [\"git push*\"]\nforbid = [\"x\"]\n"))
-			if want := strings.TrimPrefix(strings.TrimSpace(text), "runagent: error: "); err == nil || err.Error() != want {
+			if want := strings.TrimPrefix(strings.TrimSpace(text), "agent-host: error: --policy: "); err == nil || err.Error() != want {
 				t.Errorf("the page's error is %q, Parse's %v", want, err)
 			}
 		}
