@@ -74,6 +74,18 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"g\\it push":                             "git push",
 		`"git" 'push'`:                           "git push",
 		"cat <(git push)":                        "git push",
+		"timeout --weird 5 3 git push":           "git push",
+		"nice -5 git push":                       "git push",
+		"su -c 'git push' me":                    "git push",
+		"trap 'git push' EXIT":                   "git push",
+		"uv run --with x git push":               "git push",
+		"bundle exec git push":                   "git push",
+		"npm exec -- git push":                   "git push",
+		"cross-env A=1 git push":                 "git push",
+		"direnv exec . git push":                 "git push",
+		"ssh -p 22 -i key host git push":         "git push",
+		"ssh host 'cd repo && git push'":         "git push",
+		"docker exec -it -u me app git push":     "git push",
 	}
 	for line, match := range cases {
 		d := p.Check(Call{Command: line}, t.TempDir())

@@ -62,6 +62,12 @@ func wrapperOf(name string) *wrapper {
 		return &wrapper{short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1}
 	case "chroot":
 		return &wrapper{longArg: "groups userspec", long: "skip-chdir", operands: 1}
+	case "ssh":
+		// the command after the host runs there, as a shell line
+		return &wrapper{short: "46AaCfGgKkMNnqsTtVvXxYy", shortArg: "BbcDEeFIiJLlmOoPpQRSWw", operands: 1, line: true}
+	case "docker exec", "podman exec":
+		return &wrapper{short: "dit", shortArg: "euw", long: "detach interactive tty privileged",
+			longArg: "detach-keys env env-file user workdir", operands: 1}
 	case "cross-env":
 		return &wrapper{assigns: true}
 	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec":
