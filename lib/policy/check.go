@@ -15,17 +15,19 @@ import (
 // run (a simple command with its wrappers' layers: env A=1 git push is
 // matched as that line and as git push; a shell's -c body, eval's words
 // and what find -exec runs are commands of their own), each path it
-// writes or reads (as given and with its symlinks resolved; the files
-// its command line's redirections name too) and each host it fetches. Every part is matched against every rule of its kind,
-// and the verdicts combine so that a policy only narrows:
+// writes or reads (as given and with its symlinks resolved; the files its
+// command line's redirections name too) and each host it fetches. Every
+// part is matched against every rule of its kind, and the verdicts
+// combine so that a policy only narrows:
 //
 //   - Deny > Ask: the strictest ask or deny rule that matched any part
 //     decides, the first of that verdict in the call's order (commands
 //     in the order they appear, then writes, reads, hosts) and in the
-//     file's. A part agentry cannot read (a line that does not parse,
-//     eval or sh -c of a variable, source, a word the shell computes) is
-//     matched as what it could be: every ask and deny rule its readable
-//     words do not rule out matches it.
+//     file's, one that matched a command as read before one that matched
+//     only what it could be. A part agentry cannot read (a line that does
+//     not parse, eval or sh -c of a variable, source, a word the shell
+//     computes) is matched as what it could be: every ask and deny rule
+//     its readable words do not rule out matches it.
 //   - Allow only when every part is allowed (a command by an allow rule
 //     that matches any of its layers, a path in both its forms): a line
 //     of one allowed command and one no rule names is None. Allow never
