@@ -640,8 +640,14 @@ func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) err
 		ResumeArgv []string `json:"resumeArgv,omitempty"`
 		WrapUpArgv []string `json:"wrapUpArgv,omitempty"`
 		Env        []string `json:"env,omitempty"`
+		// Hosted names the flag that puts the run on agentry's host,
+		// where the backend starts the CLI with flags of its own.
+		Hosted string `json:"hosted,omitempty"`
 	}
 	out.Grant = g
+	if c.hosted(g.Harness) {
+		out.Hosted = c.hostedWhy()
+	}
 	if c.Retry > 0 || c.Until != "" {
 		r, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, false))
 		out.ResumeArgv = r.Argv
@@ -656,6 +662,10 @@ func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) err
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, out)
 		return nil
+	}
+	if out.Hosted != "" {
+		fmt.Fprintf(env.Stdout, "# with %s the run goes through agentry's host (as agent-host --backend %s), which starts %s with flags of its own at this level; the argv below is the CLI's stream's\n",
+			out.Hosted, g.Harness, g.Harness)
 	}
 	g.Describe(env.Stdout)
 	if out.ResumeArgv != nil {
