@@ -105,6 +105,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 // answer as the run's completed event.
 func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, error) {
 	p := t.OneShot
+	if t.AskAll || t.Question != nil {
+		return b.oneShotAsking(ctx, t)
+	}
 	g, err := grant.For(grant.Options{Level: b.cfg.Level, Harness: grant.Claude, Program: b.cfg.Program, Model: p.Model})
 	if err != nil {
 		return nil, refused(err)
@@ -134,21 +137,8 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	}
 	stdout, errTail := child.Stdout, child.Stderr
 	defer stdout.Close()
-	label := p.ContextLabel
-	if label == "" {
-		label = "one-shot"
-	}
 	var usage *protocol.Usage
-	sink := &host.Turn{Log: t.Log, Emit: func(e protocol.AgentEvent) {
-		switch e.Type {
-		case protocol.EvToolCall:
-			t.Log("info", fmt.Sprintf("%s: calling %s", label, e.Name))
-		case protocol.EvUsage:
-			usage = e.Usage
-		case protocol.EvCompleted:
-			t.Emit(e)
-		}
-	}}
+	sink := &host.Turn{Log: t.Log, Emit: oneShotEmit(t, &usage)}
 	x := &translator{t: sink, c: &chat{}, b: b}
 	var result error
 	done := false
@@ -163,6 +153,43 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 		return nil, host.Failed(protocol.CodeBackendFailed, "claude ended without a result: "+errTail.LastLine(), false)
 	}
 	return usage, result
+}
+
+// oneShotEmit is how a one-shot reports: its tool calls as log notices,
+// its usage kept in usage, its answer as the run's completed event.
+func oneShotEmit(t *host.Turn, usage **protocol.Usage) func(protocol.AgentEvent) {
+	label := t.OneShot.ContextLabel
+	if label == "" {
+		label = "one-shot"
+	}
+	return func(e protocol.AgentEvent) {
+		switch e.Type {
+		case protocol.EvToolCall:
+			t.Log("info", fmt.Sprintf("%s: calling %s", label, e.Name))
+		case protocol.EvUsage:
+			*usage = e.Usage
+		case protocol.EvCompleted:
+			t.Emit(e)
+		}
+	}
+}
+
+// oneShotAsking is a one-shot whose calls are asked (a policy's) or
+// whose agent may ask questions: claude -p cannot ask, so the prompt is
+// one turn of a CLI in streaming mode, in a chat of its own that ends
+// with it.
+func (b *Backend) oneShotAsking(ctx context.Context, t *host.Turn) (*protocol.Usage, error) {
+	c := &chat{level: b.cfg.Level, workspace: b.cfg.Workspace}
+	defer c.removePrivate()
+	var usage *protocol.Usage
+	sink := *t
+	sink.Emit = oneShotEmit(t, &usage)
+	sink.Params.SystemPrompt = t.OneShot.SystemPrompt
+	err := b.turn(ctx, c, &sink)
+	if c.cli != nil {
+		c.cli.stop(2 * time.Second)
+	}
+	return usage, err
 }
 
 func (b *Backend) Name() string { return "claude" }
@@ -265,7 +292,10 @@ type launch struct {
 	asks      bool
 	questions bool
 	askAll    bool
-	log       func(level, msg string)
+	// oneShot: the params are a one-shot's, whose system prompt replaces
+	// claude's (a chat's is not claude's to take).
+	oneShot bool
+	log     func(level, msg string)
 }
 
 // launchOf is what a turn starts the CLI with; nil is a start ahead of
@@ -274,7 +304,7 @@ func launchOf(t *host.Turn) launch {
 	if t == nil {
 		return launch{log: func(string, string) {}}
 	}
-	return launch{params: t.Params, asks: asksOf(t), questions: t.Question != nil, askAll: t.AskAll, log: t.Log}
+	return launch{params: t.Params, asks: asksOf(t), questions: t.Question != nil, askAll: t.AskAll, oneShot: t.OneShot != nil, log: t.Log}
 }
 
 // launchFor is what a turn of params p will want, for a start ahead of
@@ -323,6 +353,13 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
 	argv := g.Argv
+	if l.params.SystemPrompt != "" && l.oneShot {
+		path, err := c.writeSystemPrompt(l.params.SystemPrompt)
+		if err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		argv = append(argv[:len(argv):len(argv)], "--system-prompt-file", path)
+	}
 	if fork && session != "" {
 		argv = append(argv[:len(argv):len(argv)], "--fork-session")
 	}
