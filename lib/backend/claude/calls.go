@@ -42,8 +42,8 @@ func hookAnswer(askAll bool) map[string]any {
 // write; the file or directory Read, Grep and Glob read (Grep's and
 // Glob's default, the working directory); the URL WebFetch fetches and
 // the domains a WebSearch is kept to. Other tools (MCP tools, Task,
-// TodoWrite …) are only their name. Bash runs in the working copy: Dir
-// stays empty.
+// TodoWrite …) are only their name. Dir is left to the caller: the
+// hook's input says where the shell is (a cd carries between calls).
 func callOf(tool string, input gjson.Result) policy.Call {
 	c := policy.Call{Tool: tool}
 	str := func(key string) []string {

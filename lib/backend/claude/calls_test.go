@@ -54,10 +54,10 @@ func TestGranted(t *testing.T) {
 }
 
 // A policy's run answers the hook "ask", so the CLI asks for the call; a
-// can_use_tool then reaches Turn.Ask with the call and whether the level
-// allows it. Another run's hook answer decides nothing.
+// can_use_tool then reaches Turn.Ask with the call, the directory the
+// hook was told the shell is in, and whether the level allows it. Another run's hook answer decides nothing.
 func TestHookAndAsk(t *testing.T) {
-	hook := `{"type":"control_request","request_id":"H1","request":{"subtype":"hook_callback","callback_id":"agentry-policy","input":{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"f"}}}}`
+	hook := `{"type":"control_request","request_id":"H1","request":{"subtype":"hook_callback","callback_id":"agentry-policy","input":{"cwd":"/w/sub","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/f.txt"},"tool_use_id":"toolu_2"},"tool_use_id":"toolu_2"}}`
 	use := `{"type":"control_request","request_id":"U1","request":{"subtype":"can_use_tool","tool_name":"Read","input":{"file_path":"/w/f.txt"},"tool_use_id":"toolu_2"}}`
 	for _, askAll := range []bool{true, false} {
 		out := make(stdinLines, 4)
@@ -75,7 +75,7 @@ func TestHookAndAsk(t *testing.T) {
 		}
 		x.control(use)
 		got = gjson.Parse(waitLine(t, out))
-		if got.Get("response.response.behavior").Str != "allow" || !asked.Granted || asked.Call.Tool != "Read" || fmt.Sprint(asked.Call.Reads) != "[/w/f.txt]" {
+		if got.Get("response.response.behavior").Str != "allow" || !asked.Granted || asked.Call.Tool != "Read" || fmt.Sprint(asked.Call.Reads) != "[/w/f.txt]" || asked.Call.Dir != "/w/sub" {
 			t.Errorf("asked %+v, answered %s", asked, got.Raw)
 		}
 	}

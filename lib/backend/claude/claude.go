@@ -540,6 +540,10 @@ type translator struct {
 	// lostSession: the CLI could not resume the chat's session (it died
 	// before saving it); the turn is run again in a new session.
 	lostSession bool
+	// dirs are the shell's directories the policy hook was told of, by
+	// tool call id, for the can_use_tool that follows (Bash's cd carries
+	// from one call to the next).
+	dirs map[string]string
 }
 
 // line handles one line; done is set at the turn's result.
@@ -618,6 +622,12 @@ func (x *translator) control(s string) {
 	switch req.Get("subtype").Str {
 	case "can_use_tool":
 	case "hook_callback":
+		if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
+			if x.dirs == nil {
+				x.dirs = map[string]string{}
+			}
+			x.dirs[id] = cwd
+		}
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
 		return
@@ -637,6 +647,10 @@ func (x *translator) control(s string) {
 	}
 	q := canUseTool(req)
 	q.Granted = x.p.allowed.granted(q.Tool)
+	if dir, ok := x.dirs[q.ToolCallID]; ok {
+		q.Call.Dir = dir
+		delete(x.dirs, q.ToolCallID)
+	}
 	go func() {
 		a := ask(q)
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
