@@ -104,3 +104,7 @@ func waitLine(t *testing.T, s stdinLines) string {
 	}
 	return ""
 }
+
+// The host runs a policy's turns on the backend only if it says it
+// enforces one.
+var _ host.PolicyEnforcer = (*Backend)(nil)

@@ -197,6 +197,10 @@ func (b *Backend) Name() string { return "claude" }
 // AsksPermissions: a turn may put its tool calls to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }
 
+// EnforcesPolicy: a policy's turn (Turn.AskAll) has every call asked,
+// through a PreToolUse hook, with its policy.Call (calls.go).
+func (b *Backend) EnforcesPolicy() bool { return true }
+
 // ImageTypes are the images a turn takes: those the Messages API takes.
 func (b *Backend) ImageTypes() []string {
 	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -311,7 +315,7 @@ func launchOf(t *host.Turn) launch {
 // it: a policy of its own has every call asked (the host's --policy is
 // not in p: a turn under it starts the CLI again, hooked).
 func launchFor(p protocol.ChatRunParams) launch {
-	return launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, questions: p.Questions == "ask",
+	return launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, questions: p.Questions == protocol.QuestionsAsk,
 		askAll: p.Policy != "", log: func(string, string) {}}
 }
 

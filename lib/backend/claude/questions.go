@@ -19,11 +19,9 @@ import (
 // ("Your questions have been answered: "Q"="B""). A deny's message is
 // the tool result, as an error: how the agent learns nobody answered.
 
-// noOneHere is what the agent is told when the run takes no questions.
-const noOneHere = "No one is here to answer questions in this run: nobody saw them, and no choice was made. " + dontAssume
-
-// dontAssume ends every message of an unanswered question.
-const dontAssume = "Do not assume an answer: go on only with what does not depend on it, or end your turn saying what has to be decided."
+// notAnswered is what the agent is told of questions nobody answered
+// when the host says nothing itself.
+const notAnswered = "The questions were not answered: no choice was made. Do not assume one; go on without it if you can, or stop and say what you need to know."
 
 // questionsOf reads AskUserQuestion's input as the daemon is asked it:
 // each question's id is its header, or q1, q2 … where it has none or
@@ -60,11 +58,11 @@ func questionResult(input gjson.Result, qs []protocol.Question, a host.QuestionA
 		}
 	}
 	if len(answers) == 0 {
-		msg := "The questions were not answered"
-		if a.Message != "" {
-			msg += " (" + strings.TrimSuffix(a.Message, ".") + ")"
+		msg := a.Message
+		if msg == "" {
+			msg = notAnswered
 		}
-		res := map[string]any{"behavior": "deny", "message": msg + ": no choice was made. " + dontAssume}
+		res := map[string]any{"behavior": "deny", "message": msg}
 		if a.By == protocol.ResolvedByInterrupt || a.By == protocol.ResolvedByShutdown {
 			res["interrupt"] = true
 		}
@@ -99,14 +97,11 @@ func joinLabels(labels []string) string {
 func (x *translator) question(reqID string, req gjson.Result) {
 	input := req.Get("input")
 	qs := questionsOf(input)
-	a := host.QuestionAnswer{Message: noOneHere}
+	a := host.QuestionAnswer{Message: host.NoAnswerMessage}
 	if x.t.Question != nil && len(qs) > 0 {
 		a = x.t.Question(host.QuestionAsk{ToolCallID: req.Get("tool_use_id").Str, Questions: qs})
 	}
 	res := questionResult(input, qs, a)
-	if x.t.Question == nil {
-		res["message"] = noOneHere
-	}
 	_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 		"subtype": "success", "request_id": reqID, "response": res}})
 }
