@@ -124,3 +124,39 @@ func TestClaudePolicy(t *testing.T) {
 		}
 	}
 }
+
+// What Claude Code never asks for by itself — a Read, a Grep, a
+// read-only command such as ls — is checked too: the backend's hook has
+// the CLI ask for every call.
+func TestClaudePolicyReads(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, ".env"), []byte("SECRET=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startClaudeWire(t, api)
+	policy := "[commands]\ndeny = [\"ls*\"]\n\n[paths]\ndeny_read = [\"**/.env\"]\n"
+	steps := []string{
+		`CALL Read {"file_path":"` + filepath.Join(work, ".env") + `"}`,
+		`CALL Bash {"command":"ls -a","description":"list"}`,
+		`CALL Glob {"pattern":"*"}`,
+	}
+	w.send(&protocol.RunTurn{ID: "t1", RunID: "r1", Params: protocol.ChatRunParams{ChatID: "c1", Workspace: work, Policy: policy,
+		Prompt: "STEPS:\n" + strings.Join(steps, "\n")}})
+	evs := w.runDone("r1")
+	var denials []string
+	for _, e := range evs {
+		if e.Type == protocol.EvDenied && e.Denial != nil {
+			denials = append(denials, e.Name+": "+e.Denial.Rule)
+		}
+	}
+	if len(denials) != 2 || !strings.Contains(denials[0], "Read: ") || !strings.Contains(denials[0], ".env") ||
+		!strings.Contains(denials[1], "Bash: ") || !strings.Contains(denials[1], "ls*") {
+		t.Errorf("denials %q, want the Read of .env and ls", denials)
+	}
+	rs := toolResults(api)
+	if len(rs) != 3 || strings.Contains(resultText(rs[0]), "SECRET") || !rs[0].Get("is_error").Bool() || !rs[1].Get("is_error").Bool() || rs[2].Get("is_error").Bool() {
+		t.Errorf("tool results %v", rs)
+	}
+}

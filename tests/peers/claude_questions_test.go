@@ -248,6 +248,29 @@ func TestClaudeQuestionsAsk(t *testing.T) {
 			t.Fatalf("the model's tool result: %s", got.Raw)
 		}
 	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		w.t = t
+		before := len(toolResults(api))
+		w.send(&protocol.RunTurn{ID: "t4", RunID: "r4", Params: protocol.ChatRunParams{ChatID: "c1", Prompt: pickCall, Workspace: work, Questions: "ask"}})
+		q := w.question("r4")
+		w.send(&protocol.Interrupt{ID: "i4", ChatID: "c1", RunID: "r4"})
+		w.wait("run_done of r4", func(m protocol.Msg) bool {
+			d, ok := m.(*protocol.RunDone)
+			return ok && d.RunID == "r4" && d.StopReason == protocol.StopInterrupted
+		})
+		w.wait("question_resolved", func(m protocol.Msg) bool {
+			r, ok := m.(*protocol.QuestionResolved)
+			return ok && r.RequestID == q.RequestID && !r.Answered && r.By == protocol.ResolvedByInterrupt
+		})
+		// The model was not asked again with an answer: an interrupted
+		// question ends the turn.
+		for _, r := range toolResults(api)[before:] {
+			if got := resultText(r); strings.Contains(got, `="`) {
+				t.Errorf("the model was told of an answer: %s", got)
+			}
+		}
+	})
 }
 
 // Without questions "ask", no question reaches anyone and the model is
