@@ -67,6 +67,10 @@ type Backend struct {
 
 	mu    sync.Mutex
 	chats map[string]*chat
+	// version is the CLI's, asked once: each claude --version is a
+	// start of a 400 MB binary, and hello asks twice (its log line and
+	// ready).
+	version func() string
 }
 
 // New makes the backend from hello.config; its CLIs run in env.
@@ -97,7 +101,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 			return nil, fmt.Errorf("claude: the models file is not a JSON array of models: %v", err)
 		}
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
+	b := &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}
+	b.version = sync.OnceValue(b.askVersion)
+	return b, nil
 }
 
 // OneShot is a single claude -p run with the one-shot parameters, the
@@ -224,7 +230,15 @@ func userContent(p protocol.ChatRunParams) any {
 	return blocks
 }
 
+// Version is the CLI's version, asked of it the first time.
 func (b *Backend) Version() string {
+	if b.version == nil {
+		return b.askVersion()
+	}
+	return b.version()
+}
+
+func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
