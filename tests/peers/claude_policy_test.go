@@ -21,6 +21,21 @@ allow = ["npm test"]
 deny_write = ["**/.env"]
 `
 
+// pushTripwire puts in bin a git that leaves a mark in marks/git-ran when
+// it is asked to push, and is the real git otherwise (Claude Code runs
+// git itself, to read the working copy).
+func pushTripwire(t *testing.T, bin, marks string) {
+	t.Helper()
+	realGit := "false"
+	if p, err := exec.LookPath("git"); err == nil {
+		realGit = "exec '" + p + "' \"$@\""
+	}
+	body := "#!/bin/sh\nfor a; do [ \"$a\" = push ] && { echo \"$@\" >> '" + marks + "/git-ran'; exit 0; }; done\n" + realGit + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A policy on a claude run (params.policy): every call is checked,
 // through whatever wrapper the command line puts around it, and a denied
 // one never runs; the model is told the rule; each denial is a denied
@@ -29,20 +44,10 @@ func TestClaudePolicy(t *testing.T) {
 	need(t)
 	api := fakeAnthropic(t)
 	marks, bin, work := t.TempDir(), t.TempDir(), t.TempDir()
-	// A git first on PATH that leaves a mark when it is asked to push (and
-	// is the real git otherwise: Claude Code runs git itself, to read the
-	// working copy); an npm that leaves another.
-	realGit := "false"
-	if p, err := exec.LookPath("git"); err == nil {
-		realGit = "exec '" + p + "' \"$@\""
-	}
-	for name, body := range map[string]string{
-		"git": "#!/bin/sh\nfor a; do [ \"$a\" = push ] && { echo \"$@\" >> '" + marks + "/git-ran'; exit 0; }; done\n" + realGit + "\n",
-		"npm": "#!/bin/sh\necho \"$@\" >> '" + marks + "/npm-ran'\necho npm-tests-passed\n",
-	} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	pushTripwire(t, bin, marks)
+	// An npm that leaves a mark too.
+	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte("#!/bin/sh\necho \"$@\" >> '"+marks+"/npm-ran'\necho npm-tests-passed\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
 		t.Fatal(err)
@@ -158,5 +163,42 @@ func TestClaudePolicyReads(t *testing.T) {
 	rs := toolResults(api)
 	if len(rs) != 3 || strings.Contains(resultText(rs[0]), "SECRET") || !rs[0].Get("is_error").Bool() || !rs[1].Get("is_error").Bool() || rs[2].Get("is_error").Bool() {
 		t.Errorf("tool results %v", rs)
+	}
+}
+
+// A one-shot under agent-host's --policy is checked as a turn is: claude
+// -p cannot ask, so the backend runs it as one streamed turn.
+func TestClaudePolicyOneShot(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	marks, bin, work := t.TempDir(), t.TempDir(), t.TempDir()
+	pushTripwire(t, bin, marks)
+	policy := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(policy, []byte(claudePolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startClaudeWireArgs(t, api, []string{"--policy", policy}, "PATH="+bin+":"+os.Getenv("PATH"))
+	w.send(&protocol.OneShot{ID: "o1", RunID: "r1", Params: protocol.OneShotParams{Workspace: work, SystemPrompt: "You are terse.",
+		Prompt: `CALL Bash {"command":"env A=1 git push","description":"push"}`}})
+	evs := w.runDone("r1")
+	if b, err := os.ReadFile(filepath.Join(marks, "git-ran")); err == nil {
+		t.Errorf("a one-shot's denied git push ran: %q", b)
+	}
+	var denied []string
+	for _, e := range evs {
+		if e.Type == protocol.EvDenied && e.Denial != nil {
+			denied = append(denied, e.Denial.Rule)
+		}
+	}
+	if len(denied) != 1 || !strings.Contains(denied[0], "git push*") {
+		t.Errorf("denials %q", denied)
+	}
+	if l := last(evs); l.Type != protocol.EvCompleted || !strings.HasPrefix(l.Text, "TOOL_RESULT(True)") {
+		t.Errorf("ended with %+v", l)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if !strings.Contains(api.bodies[0], "You are terse.") {
+		t.Error("the one-shot's system prompt did not reach the model")
 	}
 }

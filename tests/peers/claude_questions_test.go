@@ -34,7 +34,13 @@ type claudeWire struct {
 // against the fake API, with env added to the environment, and says hello.
 func startClaudeWire(t *testing.T, api *server, env ...string) *claudeWire {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(filepath.Dir(runagentBin), "agent-host"), "--backend", "claude", "--interrupt-grace", "5s")
+	return startClaudeWireArgs(t, api, nil, env...)
+}
+
+// startClaudeWireArgs is startClaudeWire with agent-host's args added.
+func startClaudeWireArgs(t *testing.T, api *server, args []string, env ...string) *claudeWire {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(filepath.Dir(runagentBin), "agent-host"), append([]string{"--backend", "claude", "--interrupt-grace", "5s"}, args...)...)
 	cmd.Env = append(append(claudeEnv(t, api), "AGENT_HOST_CLAUDE_BIN="+claudeBin), env...)
 	cmd.Dir = t.TempDir()
 	in, err := cmd.StdinPipe()
