@@ -71,6 +71,8 @@ type chat struct {
 	servers map[string]json.RawMessage // its MCP servers, claude's configuration
 	dirs    []string                   // writable beyond its workspace
 	fork    string                     // the thread its own is to fork, at its first load
+	mode    threadMode                 // what its thread is loaded with
+	dir     string                     // the directory its thread works in
 
 	// Under Backend.mu:
 	thread string
@@ -142,7 +144,10 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if err != nil {
 		return err
 	}
-	if c.on != sh {
+	if c.on != sh || c.mode != modeOf(t) {
+		// Not loaded here, or loaded for other turns: (again) with this
+		// turn's configuration.
+		c.mode = modeOf(t)
 		b.mu.Lock()
 		thread := c.thread
 		b.mu.Unlock()
@@ -152,7 +157,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 			return err
 		}
 	}
-	return b.turn(ctx, c, t)
+	return b.turn(ctx, c, t, level)
 }
 
 // oneShot runs a one-shot: a chat of its own on a server of its own that
@@ -167,7 +172,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if sh.err != nil {
 		return sh.err
 	}
-	c := &chat{mark: newMark()}
+	c := &chat{mark: newMark(), mode: modeOf(t)}
 	defer func() {
 		sh.close(2 * time.Second)
 		c.removeScratch()
@@ -175,7 +180,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
 		return err
 	}
-	return b.turn(ctx, c, t)
+	return b.turn(ctx, c, t, level)
 }
 
 // scratchPrefix names a level 1 chat's scratch directories in $TMPDIR;
@@ -205,6 +210,7 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 		}
 		dir = c.scratch
 	}
+	c.dir = dir
 	srv := sh.srv
 	fail := func(err error) error {
 		if !srv.alive() {
@@ -222,6 +228,10 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 	}
 	if len(c.dirs) > 0 && level >= 2 {
 		config["sandbox_workspace_write.writable_roots"] = c.dirs
+	}
+	if c.mode.questions {
+		config[featureQuestions] = true
+		config["suppress_unstable_features_warning"] = true
 	}
 	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
 		DeveloperInstructions: instructions, Config: config}
@@ -275,14 +285,16 @@ func sandboxMode(level int) string {
 
 // turn runs one turn/start on the chat's server and translates until
 // turn/completed.
-func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
+func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn, level int) error {
 	sh := c.on
 	srv := sh.srv
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
+	// Asking (the daemon decides, or a policy applies): "untrusted", at
+	// which codex asks for every command and every file change.
 	policy := policyNever
-	if t.Ask != nil {
+	if t.Ask != nil || t.AskAll {
 		policy = policyUntrusted
 	}
 	in := sh.subscribe(thread)
@@ -296,7 +308,8 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		}
 		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
 	}
-	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{}}
+	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{},
+		level: level, roots: append([]string{c.dir}, c.dirs...)}
 	interrupted := t.Interrupted
 	for {
 		select {
