@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentry/agentry/lib/backend/codex"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/hostclient"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -136,7 +139,79 @@ func TestCodexBackendQuestionUnanswered(t *testing.T) {
 		}}
 	runCodexTurn(t, b, turn)
 	outs := toolOutputs(api)
-	if len(outs) != 1 || !strings.Contains(outs[0], "No answer: no answer within 1.5s") || strings.Contains(outs[0], `"A"`) || strings.Contains(outs[0], `"B"`) {
+	if len(outs) != 1 || !strings.Contains(outs[0], "no answer within 1.5s") || strings.Contains(outs[0], `"A"`) || strings.Contains(outs[0], `"B"`) {
 		t.Errorf("the model was given %q", outs)
+	}
+}
+
+// codexHostAt starts agent-host --backend codex at level against api,
+// with env added to its environment.
+func codexHostAt(t *testing.T, api *server, level int, env ...string) hostclient.Client {
+	t.Helper()
+	env = append(append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin), env...)
+	c, err := hostclient.Subprocess(hostclient.SubprocessOptions{Path: filepath.Join(filepath.Dir(runagentBin), "agent-host"),
+		Args: []string{"--backend", "codex"}, Env: env, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Hello(ctx, "peers", json.RawMessage(`{"codex":{"level":`+strconv.Itoa(level)+`}}`)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// codex's request_user_input through agent-host protocol v1: a run with
+// params.questions "ask" sends the daemon a question message (codex's id,
+// header and options), answer_question "B" reaches the model as the
+// tool's output; a run without it gets no question message, and the
+// model is told the tool is unavailable, no answer claimed.
+func TestHostCodexQuestions(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	c := codexHostAt(t, api, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: colorQuestion, Questions: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *protocol.QuestionRequest
+	select {
+	case q = <-r.Questions():
+	case <-ctx.Done():
+		t.Fatal("no question within 90s")
+	}
+	if q == nil || len(q.Questions) != 1 || q.Questions[0].ID != "color" || q.Questions[0].Header != "Color" || len(q.Questions[0].Options) != 2 || q.ToolCallID == "" {
+		t.Fatalf("question %+v", q)
+	}
+	if err := c.AnswerQuestion(ctx, "r1", q.RequestID, hostclient.QuestionAnswer{Answers: map[string][]string{"color": {"B"}}}); err != nil {
+		t.Fatal(err)
+	}
+	evs, done := collect(t, r)
+	if done.StopReason != protocol.StopCompleted {
+		t.Fatalf("ended %s: %+v", done.StopReason, last(evs))
+	}
+	if res, ok := r.QuestionResolution(q.RequestID); !ok || !res.Answered || res.By != protocol.ResolvedByDaemon {
+		t.Errorf("resolved %+v", res)
+	}
+	outs := toolOutputs(api)
+	if len(outs) != 1 || outs[0] != `{"answers":{"color":{"answers":["B"]}}}` {
+		t.Errorf("the model was given %q", outs)
+	}
+
+	r, err = c.RunTurn(ctx, "r2", protocol.ChatRunParams{ChatID: "c1", Prompt: colorQuestion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done = collect(t, r)
+	if q, ok := <-r.Questions(); ok || done.StopReason != protocol.StopCompleted {
+		t.Errorf("without questions: asked %+v, ended %s", q, done.StopReason)
+	}
+	outs = toolOutputs(api)
+	if len(outs) != 2 || !strings.Contains(outs[1], "unavailable") || strings.Contains(outs[1], `"B"`) || strings.Contains(outs[1], `"A"`) {
+		t.Errorf("without questions the model was given %q", outs)
 	}
 }

@@ -34,18 +34,16 @@ func modeOf(t *host.Turn) threadMode { return threadMode{questions: t.Question !
 // featureQuestions is the thread configuration key of codex's feature.
 const featureQuestions = "features.default_mode_request_user_input"
 
-// noAnswer is what the model is told of a question nobody answered: in
-// each question's answer, since codex passes nothing else on (an error
-// reply reaches the model as empty answers, which reads as a choice).
+// noAnswer is what the model is told of a question nobody answered (the
+// host's message): in each question's answer, since codex passes nothing
+// else on (an error reply reaches the model as empty answers, which reads
+// as a choice).
 func noAnswer(why string) string {
 	if why == "" {
-		why = "the question was not answered"
+		why = "There is no answer to this question. Do not assume one."
 	}
-	return "No answer: " + why + ". Nobody chose an option; do not assume one."
+	return why
 }
-
-// nobodyThere is the reason when the run takes no questions.
-const nobodyThere = "nobody is here to answer questions in this run"
 
 // question answers item/tool/requestUserInput: the questions go to the
 // host when the run takes them (in a goroutine: the turn reads on
@@ -63,7 +61,7 @@ func (x *translator) question(m rpcMsg) {
 		emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: text, IsError: !a.Answered})
 	}
 	if ask == nil {
-		answer(host.QuestionAnswer{Message: nobodyThere})
+		answer(host.QuestionAnswer{Message: host.NoAnswerMessage})
 		return
 	}
 	go func() { answer(ask(host.QuestionAsk{ToolCallID: id, Questions: qs})) }()
@@ -102,7 +100,7 @@ func questionReply(qs []protocol.Question, a host.QuestionAnswer) (questionRespo
 		if !a.Answered || len(got) == 0 {
 			why := a.Message
 			if a.Answered {
-				why = "this question was not answered"
+				why = ""
 			}
 			got = []string{noAnswer(why)}
 		}
@@ -160,6 +158,9 @@ func callText(c policy.Call) string {
 	case c.Command != "":
 		return "`" + c.Command + "`"
 	case len(c.Argv) > 0:
+		if body, ok := shellBody(c.Argv); ok {
+			return "`" + body + "`"
+		}
 		return "`" + strings.Join(c.Argv, " ") + "`"
 	case len(c.Writes) > 0:
 		return "of " + strings.Join(c.Writes, ", ")
@@ -167,18 +168,15 @@ func callText(c policy.Call) string {
 	return "call"
 }
 
-// callOf is an approval's call in a policy's terms: a command's argv (its
-// shell -c body as Command too) and directory, or the paths a file change
+// callOf is an approval's call in a policy's terms: a command's argv and
+// directory (codex runs `/bin/bash -c LINE`), or the paths a file change
 // writes (from its item, which came before the request).
 func callOf(tool string, p gjson.Result, itemInput json.RawMessage) policy.Call {
 	c := policy.Call{Tool: tool, Dir: p.Get("cwd").Str}
 	if tool == "command" {
 		cmd := p.Get("command").Str
 		if argv, ok := splitWords(cmd); ok {
-			c.Argv = argv
-			if body, ok := shellBody(argv); ok {
-				c.Command = body
-			}
+			c.Argv = argv // the policy reads a shell's -c body as a line
 		} else {
 			c.Command = cmd
 		}
@@ -213,12 +211,13 @@ func shellBody(argv []string) (string, bool) {
 }
 
 // granted says whether the turn's level runs the call with nobody asked:
-// at levels 2 and 3 a command in the sandbox (not one the model asked to
-// run outside it, which comes with its justification as the reason), and
-// a file change inside the workspace or the chat's writable directories.
-// Level 1 has no shell and no edits.
+// at levels 2 and 3, when the daemon does not decide (params.permissions
+// "ask" asks it of every call), a command in the sandbox (not one the
+// model asked to run outside it, which comes with its justification as
+// the reason), and a file change inside the workspace or the chat's
+// writable directories. Level 1 has no shell and no edits.
 func (x *translator) granted(c policy.Call, p gjson.Result) bool {
-	if x.level < 2 {
+	if x.level < 2 || x.t.Params.Permissions == protocol.PermissionsAsk {
 		return false
 	}
 	if c.Tool == "command" {

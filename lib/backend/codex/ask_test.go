@@ -43,9 +43,9 @@ func TestQuestions(t *testing.T) {
 			return host.QuestionAnswer{Answered: true, Answers: map[string][]string{"color": {"B"}}, By: "daemon"}
 		}, `7 {"answers":{"color":{"answers":["B"]}}}`},
 		{"unanswered", func(host.QuestionAsk) host.QuestionAnswer {
-			return host.QuestionAnswer{Message: "no answer within 60s", By: "timeout"}
-		}, `7 {"answers":{"color":{"answers":["No answer: no answer within 60s. Nobody chose an option; do not assume one."]}}}`},
-		{"nobody", nil, `7 {"answers":{"color":{"answers":["No answer: nobody is here to answer questions in this run. Nobody chose an option; do not assume one."]}}}`},
+			return host.QuestionAnswer{Message: "Nobody answered the question within 1m0s: there is no answer. Do not assume one.", By: "timeout"}
+		}, `7 {"answers":{"color":{"answers":["Nobody answered the question within 1m0s: there is no answer. Do not assume one."]}}}`},
+		{"nobody", nil, `7 {"answers":{"color":{"answers":["` + host.NoAnswerMessage + `"]}}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newReplies()
@@ -99,9 +99,9 @@ func TestApprovalCall(t *testing.T) {
 		want                 want
 	}{
 		{"command", "item/commandExecution/requestApproval", `{"threadId":"th","itemId":"call_1","command":"/bin/bash -c 'git -C . push origin x'","cwd":"/w"}`, 2, nil,
-			want{policy.Call{Tool: "command", Argv: []string{"/bin/bash", "-c", "git -C . push origin x"}, Command: "git -C . push origin x", Dir: "/w"}, true}},
+			want{policy.Call{Tool: "command", Argv: []string{"/bin/bash", "-c", "git -C . push origin x"}, Dir: "/w"}, true}},
 		{"escalated", "item/commandExecution/requestApproval", `{"threadId":"th","itemId":"call_1","command":"/bin/bash -c 'echo hi > /x'","cwd":"/w","reason":"need it"}`, 2, nil,
-			want{policy.Call{Tool: "command", Argv: []string{"/bin/bash", "-c", "echo hi > /x"}, Command: "echo hi > /x", Dir: "/w"}, false}},
+			want{policy.Call{Tool: "command", Argv: []string{"/bin/bash", "-c", "echo hi > /x"}, Dir: "/w"}, false}},
 		{"level 1", "item/commandExecution/requestApproval", `{"threadId":"th","itemId":"call_1","command":"ls","cwd":"/w"}`, 1, nil,
 			want{policy.Call{Tool: "command", Argv: []string{"ls"}, Dir: "/w"}, false}},
 		{"not words", "item/commandExecution/requestApproval", `{"threadId":"th","itemId":"call_1","command":"git push && rm -rf x","cwd":"/w"}`, 2, nil,
@@ -110,6 +110,8 @@ func TestApprovalCall(t *testing.T) {
 			want{policy.Call{Tool: "file_change", Writes: []string{"/w/a.txt", "/w/b.txt", "/elsewhere/b.txt"}}, false}},
 		{"patch inside", "item/fileChange/requestApproval", `{"threadId":"th","itemId":"call_1"}`, 2, json.RawMessage(`{"changes":[{"path":"/w/sub/a.txt","kind":{"type":"add"}}]}`),
 			want{policy.Call{Tool: "file_change", Writes: []string{"/w/sub/a.txt"}}, true}},
+		{"daemon decides", "item/commandExecution/requestApproval", `{"threadId":"th","itemId":"call_1","command":"ls","cwd":"/w"}`, 2, nil,
+			want{policy.Call{Tool: "command", Argv: []string{"ls"}, Dir: "/w"}, false}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newReplies()
@@ -118,13 +120,17 @@ func TestApprovalCall(t *testing.T) {
 				got = a
 				return host.Answer{Decision: protocol.DecisionDeny, Message: `denied by commands.deny "git push*" (policy.toml:2)`}
 			}}
+			if c.name == "daemon decides" {
+				turn.Params.Permissions = protocol.PermissionsAsk
+			}
 			x := &translator{t: turn, srv: r, thread: "th", turn: "tu", inputs: map[string]json.RawMessage{"call_1": c.item}, level: c.level, roots: []string{"/w", "/extra"}}
 			x.handle(rpcMsg{Method: c.method, ID: json.RawMessage("3"), Params: gjson.Parse(c.params)})
 			replies := r.wait(t, 2)
 			if !reflect.DeepEqual(got.Call, c.want.call) || got.Granted != c.want.granted {
 				t.Errorf("call %+v granted %v\nwant %+v %v", got.Call, got.Granted, c.want.call, c.want.granted)
 			}
-			if !strings.HasPrefix(replies[0], "call thread/inject_items ") || !strings.Contains(replies[0], `policy.toml:2`) || replies[1] != `3 {"decision":"decline"}` {
+			if !strings.HasPrefix(replies[0], "call thread/inject_items ") || !strings.Contains(replies[0], `policy.toml:2`) || replies[1] != `3 {"decision":"decline"}` ||
+				c.name == "command" && !strings.Contains(replies[0], "did not let the command `git -C . push origin x` run") {
 				t.Errorf("replies %v", replies)
 			}
 		})

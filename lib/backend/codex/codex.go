@@ -402,6 +402,11 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 	return ok, nil
 }
 
+// EnforcesPolicy: under a policy (Turn.AskAll) a turn runs codex at
+// "untrusted", which asks for every command and file change, and puts
+// each to Turn.Ask (host.PolicyEnforcer).
+func (b *Backend) EnforcesPolicy() bool { return true }
+
 // AsksPermissions: a turn may put codex's approval requests to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }
 
