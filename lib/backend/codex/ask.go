@@ -29,7 +29,11 @@ type threadMode struct {
 	questions bool
 }
 
-func modeOf(t *host.Turn) threadMode { return threadMode{questions: t.Question != nil} }
+// modeOf is the mode of a run's turn: questions when it takes them (the
+// host then gives the turn its Question).
+func modeOf(p protocol.ChatRunParams) threadMode {
+	return threadMode{questions: p.Questions == protocol.QuestionsAsk}
+}
 
 // featureQuestions is the thread configuration key of codex's feature.
 const featureQuestions = "features.default_mode_request_user_input"

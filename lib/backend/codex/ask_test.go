@@ -78,7 +78,7 @@ func TestQuestions(t *testing.T) {
 // A thread is loaded with the feature only for a turn that takes
 // questions; a turn of the other kind loads it again.
 func TestThreadMode(t *testing.T) {
-	if modeOf(&host.Turn{}).questions || !modeOf(&host.Turn{Question: func(host.QuestionAsk) host.QuestionAnswer { return host.QuestionAnswer{} }}).questions {
+	if modeOf(protocol.ChatRunParams{}).questions || !modeOf(protocol.ChatRunParams{Questions: protocol.QuestionsAsk}).questions {
 		t.Error("modeOf")
 	}
 }

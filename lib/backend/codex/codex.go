@@ -127,8 +127,7 @@ func (b *Backend) chat(id string) *chat {
 }
 
 // RunTurn runs one turn on the shared app-server of the turn's level,
-// loading the chat's thread there first when it is not (its first turn,
-// a level of another configuration, a server started again).
+// its thread loaded there (ready).
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	level := b.cfg.Level
 	if t.Params.Level > 0 {
@@ -140,24 +139,47 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	c := b.chat(t.Params.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := b.ready(ctx, c, level, t.Params, t.Log); err != nil {
+		return err
+	}
+	return b.turn(ctx, c, t, level)
+}
+
+// StartChat loads the chat's thread ahead of its first turn (the ACP
+// face's session/new, seconds before the first prompt): on the shared
+// server of p's level, in p's workspace, so that the prompt is a
+// turn/start alone. A thread's start is most of what a first turn costs
+// beyond a later one.
+func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error {
+	level := b.cfg.Level
+	if p.Level > 0 {
+		level = p.Level
+	}
+	c := b.chat(p.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return b.ready(ctx, c, level, p, func(string, string) {})
+}
+
+// ready has the chat's thread loaded for a turn of p at level, on the
+// shared server of the level: loaded there first when it is not (its
+// first turn, a level of another configuration, a server started again),
+// or again when it was loaded for turns of another mode. Under c.mu.
+func (b *Backend) ready(ctx context.Context, c *chat, level int, p protocol.ChatRunParams, logf func(level, msg string)) error {
 	sh, g, err := b.server(ctx, level)
 	if err != nil {
 		return err
 	}
-	if c.on != sh || c.mode != modeOf(t) {
-		// Not loaded here, or loaded for other turns: (again) with this
-		// turn's configuration.
-		c.mode = modeOf(t)
-		b.mu.Lock()
-		thread := c.thread
-		b.mu.Unlock()
-		c.on.unload(thread)
-		c.on = nil
-		if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
-			return err
-		}
+	if c.on == sh && c.mode == modeOf(p) {
+		return nil
 	}
-	return b.turn(ctx, c, t, level)
+	c.mode = modeOf(p)
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	c.on.unload(thread)
+	c.on = nil
+	return b.load(ctx, c, sh, g, level, p.Model, p.SystemPrompt, p.Workspace, logf, nil)
 }
 
 // oneShot runs a one-shot: a chat of its own on a server of its own that
@@ -172,7 +194,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if sh.err != nil {
 		return sh.err
 	}
-	c := &chat{mark: newMark(), mode: modeOf(t)}
+	c := &chat{mark: newMark(), mode: modeOf(t.Params)}
 	defer func() {
 		sh.close(2 * time.Second)
 		c.removeScratch()
