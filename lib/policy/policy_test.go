@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // The issue's policy: pushes and rm -rf denied, npm test allowed, .env
@@ -63,6 +65,8 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"for i in 1; do git push; done":          "git push",
 		"f() { git push; }; f":                   "git push",
 		"bash <<'EOF'\ngit push\nEOF":            "git push",
+		"bash <<EOF\nls *.go\ngit push\nEOF":     "git push",
+		"bash <<< 'ls *; git push'":              "git push",
 		"find . -name x -execdir git push {} +":  "git push {}",
 		"xargs -n1 -I{} git push {}":             "git push {} …",
 		"git rebase -x 'git push' main":          "git push",
@@ -70,6 +74,18 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"g\\it push":                             "git push",
 		`"git" 'push'`:                           "git push",
 		"cat <(git push)":                        "git push",
+		"timeout --weird 5 3 git push":           "git push",
+		"nice -5 git push":                       "git push",
+		"su -c 'git push' me":                    "git push",
+		"trap 'git push' EXIT":                   "git push",
+		"uv run --with x git push":               "git push",
+		"bundle exec git push":                   "git push",
+		"npm exec -- git push":                   "git push",
+		"cross-env A=1 git push":                 "git push",
+		"direnv exec . git push":                 "git push",
+		"ssh -p 22 -i key host git push":         "git push",
+		"ssh host 'cd repo && git push'":         "git push",
+		"docker exec -it -u me app git push":     "git push",
 	}
 	for line, match := range cases {
 		d := p.Check(Call{Command: line}, t.TempDir())
@@ -102,7 +118,8 @@ func TestIssueAllowAndNone(t *testing.T) {
 		t.Errorf("npm test && curl: %+v", d)
 	}
 	for _, line := range []string{"git status", "git pull", "echo git push", "grep -r 'git push' .", "ls -rf x",
-		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt"} {
+		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt",
+		"command -v git", "sudo -l", "sh script.sh", "find . -name push", "git commit -m 'git push'"} {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
 		}
@@ -126,6 +143,21 @@ func TestArgv(t *testing.T) {
 	if d := p.Check(Call{Argv: []string{"npm", "test"}}, ""); d.Verdict != Allow {
 		t.Errorf("npm test argv: %+v", d)
 	}
+	// the shell codex runs every command in is not matched; one in a
+	// command line is
+	sh := mustParse(t, "[commands]\ndeny = [\"bash *\"]\n")
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "ls"}}, ""); d.Verdict != None {
+		t.Errorf("codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "bash -c ls"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash in codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Command: "bash -lc ls"}, ""); d.Verdict != Deny {
+		t.Errorf("bash -lc in a command line: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"bash", "script.sh", "x"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash running a script: %+v", d)
+	}
 	// an argv's words are not a shell's: "git push" as one word is no program git
 	if d := p.Check(Call{Argv: []string{"echo", "$(git push)"}}, ""); d.Verdict != None {
 		t.Errorf("an argv's word is not read as shell: %+v", d)
@@ -145,6 +177,10 @@ func TestUnreadable(t *testing.T) {
 			t.Errorf("%q: got %+v, want deny", line, d)
 		}
 	}
+	long := p.Check(Call{Command: "eval \"$X\" " + strings.Repeat("ä", 1000)}, "")
+	if long.Verdict != Deny || len(long.Match) > 300 || !strings.Contains(long.Match, "… (eval of") || !utf8.ValidString(long.Match) {
+		t.Errorf("a long line's Match is clipped: %d bytes, %q", len(long.Match), long.Match[len(long.Match)-8:])
+	}
 	// a hole rules out no rule its readable words still allow
 	if d := p.Check(Call{Command: "npm run $X"}, ""); d.Verdict != None {
 		t.Errorf("npm run $X: %+v", d)
@@ -156,6 +192,27 @@ func TestUnreadable(t *testing.T) {
 	allowOnly := mustParse(t, "[commands]\nallow = [\"ls\"]\n")
 	if d := allowOnly.Check(Call{Command: "eval $X"}, ""); d.Verdict != None {
 		t.Errorf("unreadable line under allow rules only: %+v", d)
+	}
+}
+
+// Readings without end are cut short, and what is past is unreadable.
+func TestBounded(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"env " + strings.Repeat("-Z ", 300) + "ls",
+		strings.Repeat("true; ", 5000) + "ls",
+		strings.Repeat("eval ", 30) + "ls",
+	} {
+		done := make(chan Decision, 1)
+		go func() { done <- p.Check(Call{Command: line}, "") }()
+		select {
+		case d := <-done:
+			if d.Verdict != Deny || !strings.Contains(d.Match, "(") {
+				t.Errorf("%.40q…: got %+v, want deny as unreadable", line, d)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%.40q…: Check did not return", line)
+		}
 	}
 }
 
@@ -243,6 +300,35 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// A command line's redirections are paths it writes and reads.
+func TestRedirections(t *testing.T) {
+	p := mustParse(t, issuePolicy+"deny_read = [\"secret\"]\n")
+	root := t.TempDir()
+	cases := map[string]string{ // line: the path that decided
+		"echo x > .env":                   ".env",
+		"echo x >> sub/.env":              "sub/.env",
+		"sh -c 'printf x >| .env'":        ".env",
+		"cat > a/.env <<EOF\nA=1\nEOF":    "a/.env",
+		"ls &> .env":                      ".env",
+		"cat < secret/key":                "secret/key",
+		"bash -lc 'cd x; tr a b <secret'": "secret",
+	}
+	for line, match := range cases {
+		if d := p.Check(Call{Command: line}, root); d.Verdict != Deny || d.Match != match || !strings.HasPrefix(d.Rule, "paths.deny_") {
+			t.Errorf("%q: got %+v, want deny of %q", line, d, match)
+		}
+	}
+	if d := p.Check(Call{Argv: []string{"bash", "-lc", "echo x > .env"}}, root); d.Verdict != Deny || d.Match != ".env" {
+		t.Errorf("argv's redirection: %+v", d)
+	}
+	all := mustParse(t, "[paths]\ndeny_write = [\"**\"]\n")
+	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "echo > $OUT", "cat < .env"} {
+		if d := all.Check(Call{Command: line}, root); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestHosts(t *testing.T) {
 	p := mustParse(t, `[hosts]
 allow = ["*.github.com", "github.com"]
@@ -304,6 +390,8 @@ func TestParseErrors(t *testing.T) {
 		{"commands = {deny = [\"a\"], nope = [\"b\"]}\n", "commands.nope", 1, "unknown key"},
 		{"[[commands]]\ndeny = [\"a\"]\n", "commands", 1, "unknown table"},
 		{"[paths.more]\n", "paths.more", 1, "unknown table"},
+		{"commands = 3\n", "commands", 1, "must be a table"},
+		{"[hosts]\nallow = [[\"a\"]]\n", "hosts.allow", 2, "a list is in it"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.toml", []byte(c.doc))

@@ -26,47 +26,89 @@ type wrapper struct {
 	line bool
 }
 
-var wrappers = map[string]*wrapper{
-	"env": {short: "i0v", shortArg: "uC", long: "ignore-environment null debug block-signal default-signal ignore-signal list-signal-handling",
-		longArg: "unset chdir", assigns: true, unreadable: "S"},
-	"nice":    {shortArg: "n", longArg: "adjustment", digits: true},
-	"timeout": {short: "v", shortArg: "sk", long: "preserve-status foreground verbose", longArg: "signal kill-after", operands: 1},
-	"nohup":   {},
-	"command": {short: "p", stop: "vV"},
-	"builtin": {},
-	"exec":    {short: "cl", shortArg: "a"},
-	"sudo": {short: "AbEHiKknPSsBN", shortArg: "CDghpRrTtUu", stop: "elvKV",
-		long:    "askpass background bell login non-interactive preserve-env preserve-groups reset-timestamp set-home shell stdin",
-		longArg: "chdir chroot close-from command-timeout group host other-user prompt role type user"},
-	"doas":     {short: "ns", shortArg: "uC"},
-	"stdbuf":   {shortArg: "ioe", longArg: "input output error"},
-	"time":     {short: "apqv", shortArg: "fo", long: "append portability quiet verbose", longArg: "format output"},
-	"setsid":   {short: "cfw", long: "ctty fork wait"},
-	"ionice":   {short: "t", shortArg: "cn", stop: "pPu", long: "ignore", longArg: "class classdata"},
-	"taskset":  {short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1},
-	"chroot":   {longArg: "groups userspec", long: "skip-chdir", operands: 1},
-	"unbuffer": {},
-	"busybox":  {},
-	"xargs": {short: "0prtx", shortArg: "adEILnPs", long: "null no-run-if-empty interactive verbose exit open-tty",
-		longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo"},
-	"watch": {short: "bcdegptwx", shortArg: "nq", long: "beep color no-color differences errexit chgexit precise no-title no-wrap no-linewrap exec",
-		longArg: "interval equexit", line: true},
+// wrapperOf is the wrapper a program's base name is, or nil.
+func wrapperOf(name string) *wrapper {
+	switch name {
+	case "env":
+		return &wrapper{short: "i0v", shortArg: "uC", long: "ignore-environment null debug block-signal default-signal ignore-signal list-signal-handling",
+			longArg: "unset chdir", assigns: true, unreadable: "S"}
+	case "nice":
+		return &wrapper{shortArg: "n", longArg: "adjustment", digits: true}
+	case "timeout":
+		return &wrapper{short: "v", shortArg: "sk", long: "preserve-status foreground verbose", longArg: "signal kill-after", operands: 1}
+	case "nohup":
+		return &wrapper{}
+	case "command":
+		return &wrapper{short: "p", stop: "vV"}
+	case "builtin":
+		return &wrapper{}
+	case "exec":
+		return &wrapper{short: "cl", shortArg: "a"}
+	case "sudo":
+		return &wrapper{short: "AbEHiKknPSsBN", shortArg: "CDghpRrTtUu", stop: "elvKV",
+			long:    "askpass background bell login non-interactive preserve-env preserve-groups reset-timestamp set-home shell stdin",
+			longArg: "chdir chroot close-from command-timeout group host other-user prompt role type user"}
+	case "doas":
+		return &wrapper{short: "ns", shortArg: "uC"}
+	case "stdbuf":
+		return &wrapper{shortArg: "ioe", longArg: "input output error"}
+	case "time":
+		return &wrapper{short: "apqv", shortArg: "fo", long: "append portability quiet verbose", longArg: "format output"}
+	case "setsid":
+		return &wrapper{short: "cfw", long: "ctty fork wait"}
+	case "ionice":
+		return &wrapper{short: "t", shortArg: "cn", stop: "pPu", long: "ignore", longArg: "class classdata"}
+	case "taskset":
+		return &wrapper{short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1}
+	case "chroot":
+		return &wrapper{longArg: "groups userspec", long: "skip-chdir", operands: 1}
+	case "ssh":
+		// the command after the host runs there, as a shell line
+		return &wrapper{short: "46AaCfGgKkMNnqsTtVvXxYy", shortArg: "BbcDEeFIiJLlmOoPpQRSWw", operands: 1, line: true}
+	case "docker exec", "podman exec":
+		return &wrapper{short: "dit", shortArg: "euw", long: "detach interactive tty privileged",
+			longArg: "detach-keys env env-file user workdir", operands: 1}
+	case "cross-env":
+		return &wrapper{assigns: true}
+	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec":
+		// their options are many and change: an unknown one is read both ways
+		w := &wrapper{}
+		if name == "direnv exec" {
+			w.operands = 1
+		}
+		return w
+	case "unbuffer":
+		return &wrapper{}
+	case "busybox":
+		return &wrapper{}
+	case "xargs":
+		return &wrapper{short: "0prtx", shortArg: "adEILnPs", long: "null no-run-if-empty interactive verbose exit open-tty",
+			longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo"}
+	case "watch":
+		return &wrapper{short: "bcdegptwx", shortArg: "nq", long: "beep color no-color differences errexit chgexit precise no-title no-wrap no-linewrap exec",
+			longArg: "interval equexit", line: true}
+	}
+	return nil
 }
 
-func fields(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, f := range strings.Fields(s) {
-		m[f] = true
+// inList tells whether name is one of a space-separated list.
+func inList(list, name string) bool {
+	for _, f := range strings.Fields(list) {
+		if f == name {
+			return true
+		}
 	}
-	return m
+	return false
 }
 
 // unwrap reads a wrapper's words after its name: its options, then the
 // command it runs. An option it does not know may or may not take a
 // value, so both readings are read.
 func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
-	long, longArg := fields(w.long), fields(w.longArg)
 	for i := 0; i < len(ws); i++ {
+		if !r.step() {
+			return
+		}
 		v := ws[i].v
 		switch {
 		case hasHole(v):
@@ -79,8 +121,8 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 		case strings.HasPrefix(v, "--") && len(v) > 2:
 			name, _, hasValue := strings.Cut(v[2:], "=")
 			switch {
-			case hasValue || long[name]:
-			case longArg[name]:
+			case hasValue || inList(w.long, name):
+			case inList(w.longArg, name):
 				i++
 			default:
 				w.unknown(r, ws[i+1:], stdin, group, depth)
@@ -121,8 +163,12 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 // unknown reads the words after an option agentry does not know as if it
 // took the next word as its value (the caller goes on as if it did not).
 func (w *wrapper) unknown(r *reader, after []word, stdin *word, group, depth int) {
-	if len(after) > 0 && depth < maxDepth {
+	switch {
+	case len(after) == 0:
+	case depth < maxDepth:
 		w.unwrap(r, after[1:], stdin, group, depth+1)
+	default:
+		r.unreadable(shownOf(after), "more options agentry does not know than it reads")
 	}
 }
 
@@ -161,10 +207,9 @@ func isAssign(s string) bool {
 	return true
 }
 
-// git's options before its subcommand, which it reads as its own.
-var gitLong = fields("paginate no-pager bare no-replace-objects literal-pathspecs glob-pathspecs noglob-pathspecs " +
-	"icase-pathspecs no-optional-locks no-advice no-lazy-fetch exec-path html-path man-path info-path version help")
-var gitLongArg = fields("git-dir work-tree namespace super-prefix config-env list-cmds attr-source")
+// gitLongArg are git's long options before its subcommand that take a
+// value as the next word; its others take none, or one after =.
+const gitLongArg = "git-dir work-tree namespace super-prefix config-env list-cmds attr-source"
 
 // git reads git past its global options (git -C DIR -c k=v push: git
 // push), and what it runs of a command line of its own (rebase --exec,
@@ -193,7 +238,7 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 			i++
 		case strings.HasPrefix(v, "--"):
 			n, _, hasValue := strings.Cut(v[2:], "=")
-			if !hasValue && gitLongArg[n] {
+			if !hasValue && inList(gitLongArg, n) {
 				i++
 			}
 		case len(v) > 1 && v[0] == '-':
@@ -217,9 +262,8 @@ sub:
 			}
 		}
 	case "bisect":
-		if len(args) > 1 && args[0].v == "run" && depth < maxDepth {
-			r.groups++
-			r.call(args[1:], nil, r.groups, depth+1)
+		if len(args) > 1 && args[0].v == "run" {
+			r.nested(args[1:], depth)
 		}
 	case "submodule":
 		for j, a := range args {
