@@ -1,12 +1,14 @@
 package peers
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
@@ -129,5 +131,60 @@ func TestCodexBackendAskAllPatch(t *testing.T) {
 	}
 	if outs := toolOutputs(api); len(outs) != 2 || !strings.Contains(outs[0], "rejected") {
 		t.Errorf("tool outputs %q", outs)
+	}
+}
+
+// issuePolicy is the issue's policy, as a run's params.policy.
+const issuePolicy = `[commands]
+allow = ["npm test"]
+deny = ["git push*", "rm -rf *"]
+`
+
+// A policy through agent-host protocol v1 on codex: every disguise of git
+// push is denied and never runs (the git wrapper first on PATH records
+// nothing), each with a denied event naming the rule, and the model reads
+// the rule; npm test runs. Nobody is asked: the run does not ask.
+func TestHostCodexPolicy(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	work, bin, marker := policyWork(t)
+	c := codexHostAt(t, api, 2, "PATH="+bin+":"+os.Getenv("PATH"))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Workspace: work, Level: 2, Policy: issuePolicy,
+		Prompt: shellSteps(append(pushes, "npm test")...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, done := collect(t, r)
+	if done.StopReason != protocol.StopCompleted {
+		t.Fatalf("ended %s: %+v", done.StopReason, last(evs))
+	}
+	var denials []protocol.AgentEvent
+	for _, ev := range evs {
+		if ev.Type == protocol.EvDenied {
+			denials = append(denials, ev)
+		}
+	}
+	if len(denials) != len(pushes) {
+		t.Errorf("%d denied events, want %d: %+v", len(denials), len(pushes), denials)
+	}
+	for _, d := range denials {
+		if d.Denial == nil || d.Denial.Rule != `commands.deny "git push*" (params.policy:3)` || d.Denial.Verdict != "deny" || !strings.HasPrefix(d.Denial.Match, "git push") || d.Name != "command" {
+			t.Errorf("denied event %+v %+v", d, d.Denial)
+		}
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("a denied git push ran: %q", b)
+	}
+	outs := toolOutputs(api)
+	if len(outs) != len(pushes)+1 || !strings.Contains(outs[len(pushes)], "NPM-TEST-RAN") {
+		t.Errorf("tool outputs %q", outs)
+	}
+	api.mu.Lock()
+	told := strings.Count(api.bodies[len(api.bodies)-1], `git push*`)
+	api.mu.Unlock()
+	if told != len(pushes) {
+		t.Errorf("the model read the rule %d times, want %d", told, len(pushes))
 	}
 }
