@@ -215,3 +215,40 @@ func TestHostCodexQuestions(t *testing.T) {
 		t.Errorf("without questions the model was given %q", outs)
 	}
 }
+
+// A run interrupted while codex's question is pending ends interrupted,
+// the question resolved by the interrupt, and the chat goes on.
+func TestHostCodexQuestionInterrupted(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	c := codexHostAt(t, api, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: colorQuestion, Questions: protocol.QuestionsAsk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *protocol.QuestionRequest
+	select {
+	case q = <-r.Questions():
+	case <-ctx.Done():
+		t.Fatal("no question within 90s")
+	}
+	if ok, err := c.Interrupt(ctx, "c1", ""); !ok || err != nil {
+		t.Fatalf("interrupt: %v %v", ok, err)
+	}
+	_, done := collect(t, r)
+	if done.StopReason != protocol.StopInterrupted {
+		t.Errorf("ended %s", done.StopReason)
+	}
+	if res, ok := r.QuestionResolution(q.RequestID); !ok || res.Answered || res.By != protocol.ResolvedByInterrupt {
+		t.Errorf("resolved %+v", res)
+	}
+	if outs := toolOutputs(api); len(outs) > 0 && strings.Contains(outs[0], `"B"`) {
+		t.Errorf("the model was given %q", outs)
+	}
+	evs, done, err := runTurn(t, c, "r2", "c1", "SAY after the interrupt")
+	if err != nil || done.StopReason != protocol.StopCompleted || last(evs).Text != "after the interrupt" {
+		t.Fatalf("next turn: %+v %+v %v", last(evs), done, err)
+	}
+}
