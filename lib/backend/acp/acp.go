@@ -175,20 +175,21 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		if err != nil {
 			return host.Failed(protocol.CodeBadRequest, "acp: the working copy: "+err.Error(), false)
 		}
-		if err := b.open(ctx, c, root, t.Log); err != nil {
+		if err := b.open(ctx, c, root, t.Question != nil, t.Log); err != nil {
 			return err
 		}
 	}
 	if len(t.Params.Attachments) > 0 && !c.ag.caps.PromptCapabilities.Image {
 		return host.Failed(protocol.CodeUnsupported, "the agent takes no images (its promptCapabilities)", false)
 	}
-	return c.turn(ctx, t, Policy{Level: level, Ask: t.Ask != nil, Root: c.root})
+	asks := t.Ask != nil && t.Params.Permissions == protocol.PermissionsAsk
+	return c.turn(ctx, t, Policy{Level: level, Ask: asks, AskAll: t.AskAll && t.Ask != nil, Root: c.root})
 }
 
 // open starts the chat's agent in root, initializes it, and starts its
 // session, or loads or resumes the chat's when it has one.
-func (b *Backend) open(ctx context.Context, c *chat, root string, logf func(level, msg string)) error {
-	ag, err := b.startAgent(ctx, root, logf)
+func (b *Backend) open(ctx context.Context, c *chat, root string, asks bool, logf func(level, msg string)) error {
+	ag, err := b.startAgent(ctx, root, asks, logf)
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	if err != nil {
 		return err
 	}
-	return b.open(ctx, c, root, func(string, string) {})
+	return b.open(ctx, c, root, false, func(string, string) {})
 }
 
 // ResetSession ends the chat's agent and forgets its session.
@@ -276,7 +277,7 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 	if err != nil {
 		return nil, err
 	}
-	ag, err := b.startAgent(ctx, root, func(string, string) {})
+	ag, err := b.startAgent(ctx, root, false, func(string, string) {})
 	if err != nil {
 		return nil, err
 	}
