@@ -294,6 +294,14 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 // daemon.
 func (b *Backend) AsksPermissions() bool { return true }
 
+// EnforcesPolicy: under a policy (Turn.AskAll) every session/request_permission
+// and every fs/* and terminal/create the agent sends is put to the host
+// before it is answered or carried out, and the agent is put in its mode
+// that asks the most (host.PolicyEnforcer). What an agent runs itself
+// without asking, inside its own sandbox, agentry never sees:
+// agent-host-acp(7) says so.
+func (b *Backend) EnforcesPolicy() bool { return true }
+
 // ImageTypes are the images a turn takes, when the agent's prompt
 // capabilities take images (a turn with one is refused otherwise).
 func (b *Backend) ImageTypes() []string {
