@@ -273,7 +273,7 @@ echo
 # test-peers has installed them.
 peers=${PEERS_DIR:-$HOME/.cache/agentry-peers}
 if [ -x "$peers/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer|TestBenchACP' ./tests/peers/ |
+  AGENTRY_PEERS_BENCH=1 AGENTRY_PEERS="$peers" AGENTRY_BIN="$PWD/bin" go test -count=1 -timeout 40m -v -run 'TestBenchHostOverhead|TestBenchRunagentOverhead|TestBenchCodexAppServer|TestBenchACP|TestBenchRunagentACPx' ./tests/peers/ |
     grep "agent-host over\|runagent over\|runagent.s own cost\|codex turn\|codex interrupt\|^ACP " | tee "$BENCH_DIR/peers.txt"
   fails=$((fails + $(grep -c MISSED "$BENCH_DIR/peers.txt" || true)))
 else

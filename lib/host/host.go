@@ -50,20 +50,21 @@ type Host struct {
 	ctx    context.Context // cancelled when the host has stopped
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	backend  Backend
-	ready    bool
-	closing  bool
-	byeSent  bool
-	inflight map[string]bool // request ids awaiting their reply
-	runs     map[string]*run // by run id
-	busy     map[string]*run // by chat id
-	runsDone sync.WaitGroup
-	requests sync.WaitGroup // requests other than runs being served
-	asks     int64          // permission requests asked, for their ids
-	byeID    string         // the shutdown that bye answers
-	lateByes []string       // shutdowns that came while draining
-	bye      chan struct{}
+	mu        sync.Mutex
+	backend   Backend
+	ready     bool
+	closing   bool
+	byeSent   bool
+	inflight  map[string]bool // request ids awaiting their reply
+	runs      map[string]*run // by run id
+	busy      map[string]*run // by chat id
+	runsDone  sync.WaitGroup
+	requests  sync.WaitGroup // requests other than runs being served
+	asks      int64          // permission requests asked, for their ids
+	questions int64          // question requests asked, for their ids
+	byeID     string         // the shutdown that bye answers
+	lateByes  []string       // shutdowns that came while draining
+	bye       chan struct{}
 }
 
 // New makes a host that writes every outgoing message through out. out is
@@ -202,6 +203,10 @@ func (h *Host) Deliver(m protocol.Msg) {
 				h.reply(m.ID, refuse)
 				return
 			}
+			if refuse := checkQuestions(m.ID, m.Params); refuse != nil {
+				h.reply(m.ID, refuse)
+				return
+			}
 			if refuse := checkAttachments(m.ID, m.Params, b); refuse != nil {
 				h.reply(m.ID, refuse)
 				return
@@ -289,6 +294,8 @@ func (h *Host) serve(m protocol.Msg) {
 		h.reply(id, &protocol.OK{ID: id, Interrupted: ptr(h.interrupt(m.ChatID, m.RunID))})
 	case *protocol.AnswerPermission:
 		h.answerPermission(m)
+	case *protocol.AnswerQuestion:
+		h.answerQuestion(m)
 	case *protocol.WarmSession:
 		sk, ok := b.(SessionKeeper)
 		if !ok {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -84,7 +86,7 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 	if max := r.h.opts.MaxPendingPermissions; len(r.asks) >= max {
 		r.asksEnded = true
 		r.mu.Unlock()
-		r.tooManyAsks(max)
+		r.tooMany(max, "permission requests")
 		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded}
 	}
 	if r.asks == nil {
@@ -116,11 +118,12 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 	return <-p.answer
 }
 
-// tooManyAsks ends a run whose agent asked past the cap: its error event,
-// every request pending denied, then the backend's context cancelled, so
-// that it kills what it started; run_done follows as for any run.
-func (r *run) tooManyAsks(max int) {
-	msg := fmt.Sprintf("the agent had %d permission requests pending at once, the most a run may have: the run was ended", max)
+// tooMany ends a run whose agent asked past the cap (what: permission
+// requests, question requests): its error event, every request pending
+// resolved, then the backend's context cancelled, so that it kills what
+// it started; run_done follows as for any run.
+func (r *run) tooMany(max int, what string) {
+	msg := fmt.Sprintf("the agent had %d %s pending at once, the most a run may have: the run was ended", max, what)
 	r.h.Log("warn", "run "+r.id, msg)
 	r.emit(protocol.AgentEvent{Type: protocol.EvError, Error: &protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: msg}})
 	r.resolveAll()
@@ -142,17 +145,18 @@ func (r *run) resolve(reqID string, a Answer) bool {
 	return true
 }
 
-// resolveAll denies every request of the run still pending; the run has
-// ended.
+// resolveAll denies every permission request of the run still pending,
+// and gives every question request pending no answer; the run has ended.
 func (r *run) resolveAll() {
 	r.mu.Lock()
-	ids := make([]string, 0, len(r.asks))
-	for id := range r.asks {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(r.asks))
+	qids := slices.Collect(maps.Keys(r.questions))
 	r.mu.Unlock()
 	for _, id := range ids {
 		r.resolve(id, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded})
+	}
+	for _, id := range qids {
+		r.resolveQuestion(id, noAnswer(protocol.ResolvedByRunEnded))
 	}
 }
 

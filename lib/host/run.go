@@ -33,6 +33,8 @@ type run struct {
 	usage   *protocol.Usage
 	started time.Time
 	asks    map[string]*pendingAsk // permission requests pending, by request id
+	// questions are the question requests pending, by request id.
+	questions map[string]*pendingQuestion
 	// asksEnded: the agent asked past the cap; it may ask no more.
 	asksEnded bool
 }
@@ -83,6 +85,13 @@ func (h *Host) startRun(reqID, runID, chatID string, t *Turn) {
 			timeout = time.Duration(ms) * time.Millisecond
 		}
 		t.Ask = func(q Ask) Answer { return r.ask(ctx, timeout, q) }
+	}
+	if t.Params.Questions == protocol.QuestionsAsk {
+		timeout := DefaultPermissionTimeout
+		if ms := t.Params.PermissionTimeoutMs; ms > 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+		t.Question = func(q QuestionAsk) QuestionAnswer { return r.question(ctx, timeout, q) }
 	}
 	t.Log = func(level, msg string) { h.Log(level, "run "+runID, msg) }
 	go r.exec(ctx, b, t)

@@ -40,6 +40,12 @@ type Client interface {
 	// Run.Asks). A request that is no longer pending is a *RemoteError
 	// of code unknown_request.
 	AnswerPermission(ctx context.Context, runID, requestID string, a Answer) error
+	// AnswerQuestion answers a question request of a run that asked for
+	// them (params.questions "ask"; the requests come on Run.Questions).
+	// A request that is no longer pending is a *RemoteError of code
+	// unknown_request; answers to questions it did not ask, or several
+	// to a single-choice one, are bad_request, and it stays pending.
+	AnswerQuestion(ctx context.Context, runID, requestID string, a QuestionAnswer) error
 	// Shutdown drains the host and waits for its bye.
 	Shutdown(ctx context.Context) error
 	// Ping checks the host is alive; a subprocess that does not answer by
@@ -58,6 +64,15 @@ type Answer struct {
 	Decision string
 	Input    json.RawMessage
 	Message  string
+}
+
+// QuestionAnswer is a daemon's answer to a question request: Answers maps
+// a question's id (protocol.Question.ID) to the labels chosen, or a free
+// answer's text; or Decline says nobody will answer, and the agent is
+// told so.
+type QuestionAnswer struct {
+	Answers map[string][]string
+	Decline bool
 }
 
 // ErrHostDied is wrapped by every error that comes of the host process
@@ -121,6 +136,22 @@ func (c *conn) receive(m protocol.Msg) {
 		c.mu.Unlock()
 		if r != nil {
 			r.resolved(m)
+		}
+		return
+	case *protocol.QuestionRequest:
+		c.mu.Lock()
+		r := c.runs[m.RunID]
+		c.mu.Unlock()
+		if r != nil {
+			r.questioned(m)
+		}
+		return
+	case *protocol.QuestionResolved:
+		c.mu.Lock()
+		r := c.runs[m.RunID]
+		c.mu.Unlock()
+		if r != nil {
+			r.questionResolved(m)
 		}
 		return
 	case *protocol.Log, *protocol.Metric, *protocol.Unknown, *protocol.BadMessage:

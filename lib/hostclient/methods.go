@@ -94,6 +94,13 @@ func (cl *client) AnswerPermission(ctx context.Context, runID, requestID string,
 	return err
 }
 
+func (cl *client) AnswerQuestion(ctx context.Context, runID, requestID string, a QuestionAnswer) error {
+	_, err := cl.ok(ctx, func(id string) protocol.Msg {
+		return &protocol.AnswerQuestion{ID: id, RunID: runID, RequestID: requestID, Answers: a.Answers, Decline: a.Decline}
+	})
+	return err
+}
+
 func (cl *client) WarmSession(ctx context.Context, chatID string) error {
 	_, err := cl.ok(ctx, func(id string) protocol.Msg { return &protocol.WarmSession{ID: id, ChatID: chatID} })
 	return err

@@ -25,14 +25,53 @@ type Run struct {
 	askWake  chan struct{}
 	asks     chan *protocol.PermissionRequest
 	outcomes map[string]*protocol.PermissionResolved
+
+	questionQueue []*protocol.QuestionRequest
+	questionWake  chan struct{}
+	questions     chan *protocol.QuestionRequest
+	answered      map[string]*protocol.QuestionResolved
 }
 
 func newRun(id string) *Run {
 	r := &Run{ID: id, wake: make(chan struct{}, 1), events: make(chan protocol.AgentEvent), done: make(chan struct{}),
-		askWake: make(chan struct{}, 1), asks: make(chan *protocol.PermissionRequest), outcomes: map[string]*protocol.PermissionResolved{}}
+		askWake: make(chan struct{}, 1), asks: make(chan *protocol.PermissionRequest), outcomes: map[string]*protocol.PermissionResolved{},
+		questionWake: make(chan struct{}, 1), questions: make(chan *protocol.QuestionRequest), answered: map[string]*protocol.QuestionResolved{}}
 	go r.pump()
-	go r.pumpAsks()
+	go pumpQueue(r, &r.askQueue, r.askWake, r.asks)
+	go pumpQueue(r, &r.questionQueue, r.questionWake, r.questions)
 	return r
+}
+
+// Questions delivers the run's question requests, in order, each to be
+// answered with Client.AnswerQuestion; it is closed when the run ends. A
+// run that did not ask for them (params.questions) gets none: its agent
+// is told nobody is there to answer. It need not be read: a request
+// nobody answers has no answer at its deadline, and the agent is told so.
+func (r *Run) Questions() <-chan *protocol.QuestionRequest { return r.questions }
+
+// QuestionResolution is how the question request requestID was resolved,
+// once it has been: answered, or not, and by whom (daemon, timeout,
+// interrupt, shutdown, run_ended).
+func (r *Run) QuestionResolution(requestID string) (*protocol.QuestionResolved, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.answered[requestID]
+	return res, ok
+}
+
+func (r *Run) questioned(q *protocol.QuestionRequest) {
+	r.mu.Lock()
+	if !r.ended {
+		r.questionQueue = append(r.questionQueue, q)
+	}
+	r.mu.Unlock()
+	poke(r.questionWake)
+}
+
+func (r *Run) questionResolved(res *protocol.QuestionResolved) {
+	r.mu.Lock()
+	r.answered[res.RequestID] = res
+	r.mu.Unlock()
 }
 
 // Asks delivers the run's permission requests, in order, each to be
@@ -65,20 +104,21 @@ func (r *Run) resolved(res *protocol.PermissionResolved) {
 	r.mu.Unlock()
 }
 
-// pumpAsks is pump for permission requests; a request not yet read when
-// the run ends is dropped with the channel.
-func (r *Run) pumpAsks() {
+// pumpQueue is pump for the run's permission or question requests
+// (queue, guarded by r.mu; wake poked when it grows or the run ends); a
+// request not yet read when the run ends is dropped with the channel.
+func pumpQueue[T any](r *Run, queue *[]T, wake chan struct{}, out chan T) {
 	for {
 		r.mu.Lock()
-		if len(r.askQueue) > 0 && !r.ended {
-			q := r.askQueue[0]
-			r.askQueue = r.askQueue[1:]
+		if len(*queue) > 0 && !r.ended {
+			q := (*queue)[0]
+			*queue = (*queue)[1:]
 			r.mu.Unlock()
 			select {
-			case r.asks <- q:
-			case <-r.askWake:
+			case out <- q:
+			case <-wake:
 				r.mu.Lock()
-				r.askQueue = append([]*protocol.PermissionRequest{q}, r.askQueue...)
+				*queue = append([]T{q}, *queue...)
 				r.mu.Unlock()
 			}
 			continue
@@ -86,10 +126,10 @@ func (r *Run) pumpAsks() {
 		ended := r.ended
 		r.mu.Unlock()
 		if ended {
-			close(r.asks)
+			close(out)
 			return
 		}
-		<-r.askWake
+		<-wake
 	}
 }
 
@@ -137,6 +177,7 @@ func (r *Run) end(done *protocol.RunDone, err error) {
 	r.mu.Unlock()
 	r.poke()
 	poke(r.askWake)
+	poke(r.questionWake)
 }
 
 // pump moves queued events to the events channel, and closes it after the

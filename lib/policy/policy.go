@@ -6,6 +6,11 @@
 // it about every call a backend reports, and the strictest answer wins.
 package policy
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Verdict is what a policy says of a call; a larger one is stricter.
 type Verdict uint8
 
@@ -65,4 +70,44 @@ type Decision struct {
 	// Match is what it matched: one command of the line, its argv joined
 	// by spaces; a path relative to the working copy; a host.
 	Match string
+}
+
+// Policy is a parsed policy file: its rules in the order written. It is
+// never changed after Parse, so one may be shared by any number of runs.
+type Policy struct {
+	name     string
+	commands []rule
+	reads    []rule
+	writes   []rule
+	hosts    []rule
+}
+
+// Error is a policy file that agentry will not use: TOML that does not
+// parse, a table or key agentry-policy(5) does not have, a value of the
+// wrong type or a pattern that is not one. A policy fails closed: the
+// faces refuse to start an agent under it.
+type Error struct {
+	// File is the name the policy was given (Load: its path).
+	File string
+	// Line is the line of the file, from 1; 0 when it is not known.
+	Line int
+	// Key is the key as written, dotted (commands.deny), when the error
+	// is about one.
+	Key string
+	// Reason says what is wrong, as a sentence without the place.
+	Reason string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Reason)
+	return b.String()
 }

@@ -62,6 +62,10 @@ const (
 	PermissionsAsk   = "ask"
 )
 
+// QuestionsAsk is the value of ChatRunParams.Questions that has the
+// agent's questions put to the daemon.
+const QuestionsAsk = "ask"
+
 // OneShotParams are the parameters of one background run.
 type OneShotParams struct {
 	Prompt          string `json:"prompt"`

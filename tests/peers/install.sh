@@ -12,20 +12,22 @@ command -v npm >/dev/null || { echo "test-peers: npm is not installed; the real 
 # the official ACP client SDK, which the agent-host --acp tests drive it
 # with, the two reference adapters the bench measures beside it (and
 # agent-host --backend acp runs), and Qwen Code, an agent that speaks ACP
-# itself (qwen --acp), pointed at a fake chat-completions API.
+# itself (qwen --acp), pointed at a fake chat-completions API; and acpx,
+# the headless ACP client make bench sets runagent --agent acp beside.
 acp="$dir/acp"
 want_sdk="2.4.0"
 want_claude_acp="0.23.1"
 want_codex_acp="0.16.0"
 want_qwen="0.24.4"
+want_acpx="0.19.1"
 acp_has() { grep -qs "\"version\": \"$2\"" "$acp/node_modules/$1/package.json"; }
 if ! acp_has @agentclientprotocol/sdk "$want_sdk" || ! acp_has @zed-industries/claude-agent-acp "$want_claude_acp" ||
-   ! acp_has @zed-industries/codex-acp "$want_codex_acp" || ! acp_has @qwen-code/qwen-code "$want_qwen"; then
+   ! acp_has @zed-industries/codex-acp "$want_codex_acp" || ! acp_has @qwen-code/qwen-code "$want_qwen" || ! acp_has acpx "$want_acpx"; then
   mkdir -p "$acp"
-  echo "test-peers: installing @agentclientprotocol/sdk@$want_sdk, the ACP adapters and Qwen Code into $acp" >&2
+  echo "test-peers: installing @agentclientprotocol/sdk@$want_sdk, the ACP adapters, Qwen Code and acpx into $acp" >&2
   npm install --prefix "$acp" --no-audit --no-fund --loglevel=error "@agentclientprotocol/sdk@$want_sdk" \
     "@zed-industries/claude-agent-acp@$want_claude_acp" "@zed-industries/codex-acp@$want_codex_acp" \
-    "@qwen-code/qwen-code@$want_qwen" >&2
+    "@qwen-code/qwen-code@$want_qwen" "acpx@$want_acpx" >&2
   acp_has @agentclientprotocol/sdk "$want_sdk" || { echo "test-peers: npm did not install the ACP SDK" >&2; exit 1; }
 fi
 if [ -x "$claude" ] && [ -x "$codex" ] &&

@@ -12,11 +12,27 @@
 //	!panic          panic inside the backend (the host survives it)
 //	!exit=N         end the whole agent-host process with status N
 //	!hang           ignore interrupts: stop only when the host gives up
-//	!tool=NAME      first report a call of tool NAME with input {"command":
-//	                the rest of the prompt}, and its result; in a run that
-//	                asks (params.permissions "ask") the call is put to the
-//	                daemon first, and a denied call's result is an error
+//	!tool=NAME      first report a call of tool NAME on the rest of the
+//	                prompt, and its result (nothing is ever run): a shell
+//	                tool's (Bash, shell, exec…) input {"command": rest}, a
+//	                writing tool's (Write, Edit…) {"file_path": rest}, a
+//	                reading tool's (Read, Grep, Glob) {"file_path": rest},
+//	                WebFetch's {"url": rest}, another's {"command": rest};
+//	                in a run that asks (params.permissions "ask") or that a
+//	                policy applies to (Turn.AskAll), the call is put to
+//	                Turn.Ask first, and a denied call's result is an error
+//	                that says why
+//	!ask=HEADER     put a question to the person (tool AskUserQuestion):
+//	                the rest of the prompt's first line is the question,
+//	                each further line an option (none: a free answer); the
+//	                turn's text is then "answered HEADER: LABEL" (labels
+//	                joined by ", "), or "no answer: " and what the agent
+//	                was told (nobody asked: params.questions is not "ask")
 //
+// Echo's level allows every call: a !tool call in a run that does not ask
+// is Ask.Granted, so that only a policy stops it; in a run that asks, no
+// call is granted, and each goes to the daemon unless a policy denies it.
+
 // The same keys in hello.config's "echo" object apply to every turn:
 // {"backend":"echo","echo":{"slow":"5ms"}}.
 package echo
@@ -33,6 +49,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -53,6 +70,7 @@ type directives struct {
 	Exit  int
 	Hang  bool
 	Tool  string
+	Ask   string
 }
 
 // New makes an echo backend from hello.config (which may be empty).
@@ -100,6 +118,11 @@ func (d *directives) set(k, v string) error {
 		if v == "" {
 			err = fmt.Errorf("a tool needs a name")
 		}
+	case "ask":
+		d.Ask = v
+		if v == "" {
+			err = fmt.Errorf("a question needs a header")
+		}
 	default:
 		return fmt.Errorf("echo: unknown directive %q", k)
 	}
@@ -139,18 +162,35 @@ func (b *Backend) Said(prompt string) string {
 // AsksPermissions: a !tool call is put to the daemon in a run that asks.
 func (b *Backend) AsksPermissions() bool { return true }
 
+// EnforcesPolicy: a !tool call is put to Turn.Ask in a run a policy
+// applies to, granted or not.
+func (b *Backend) EnforcesPolicy() bool { return true }
+
 func (b *Backend) Version() string { return "echo 1" }
 
-// DescribeTool: a !tool call, whatever its tool's name, runs its input's
-// command.
+// DescribeTool: a !tool call runs its input's command, or writes, reads
+// or fetches what its input names.
 func (b *Backend) DescribeTool(name string, input json.RawMessage) host.ToolView {
 	var in struct {
-		Command string `json:"command"`
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+		URL      string `json:"url"`
 	}
-	if json.Unmarshal(input, &in) != nil || strings.TrimSpace(in.Command) == "" {
+	if json.Unmarshal(input, &in) != nil {
 		return host.ToolView{Title: name, Kind: host.ToolOther}
 	}
-	return host.ToolView{Title: strings.TrimSpace(in.Command), Kind: host.ToolExecute}
+	_, call := toolCall(name, "")
+	switch {
+	case strings.TrimSpace(in.Command) != "":
+		return host.ToolView{Title: strings.TrimSpace(in.Command), Kind: host.ToolExecute}
+	case in.FilePath != "" && call.Writes != nil:
+		return host.ToolView{Title: name + " " + in.FilePath, Kind: host.ToolEdit, Paths: []string{in.FilePath}}
+	case in.FilePath != "":
+		return host.ToolView{Title: name + " " + in.FilePath, Kind: host.ToolRead, Paths: []string{in.FilePath}}
+	case in.URL != "":
+		return host.ToolView{Title: name + " " + in.URL, Kind: host.ToolFetch}
+	}
+	return host.ToolView{Title: name, Kind: host.ToolOther}
 }
 
 // RunTurn echoes the prompt.
@@ -196,6 +236,13 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 			return err
 		}
 	}
+	if d.Ask != "" {
+		answer, err := b.ask(t, d.Ask, text)
+		if err != nil {
+			return err
+		}
+		text = answer
+	}
 	words := splitWords(text)
 	for i, w := range words {
 		if i > 0 {
@@ -220,17 +267,23 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	return nil
 }
 
-// tool reports one call of tool name with the prompt as its command,
-// asking first when the run asks.
+// tool reports one call of tool name on the prompt's text, asking first
+// when the run asks or a policy applies.
 func (b *Backend) tool(t *host.Turn, name, text string) error {
 	id := "echo-" + t.RunID + "-tool"
-	input, _ := protocol.Marshal(map[string]string{"command": text})
+	key, call := toolCall(name, text)
+	input, _ := protocol.Marshal(map[string]string{key: text})
 	t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: name, Input: input})
 	if t.Ask != nil {
-		a := t.Ask(host.Ask{Tool: name, Input: input, ToolCallID: id,
+		a := t.Ask(host.Ask{Tool: name, Input: input, ToolCallID: id, Call: call,
+			Granted: t.Params.Permissions != protocol.PermissionsAsk,
 			Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}})
 		if !a.Allowed() {
-			t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: "denied: " + a.By, IsError: true})
+			out := "denied: " + a.By
+			if a.Message != "" {
+				out += ": " + a.Message
+			}
+			t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out, IsError: true})
 			if a.By == protocol.ResolvedByInterrupt || a.By == protocol.ResolvedByShutdown {
 				return host.ErrInterrupted
 			}
@@ -239,6 +292,58 @@ func (b *Backend) tool(t *host.Turn, name, text string) error {
 	}
 	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: "ran: " + text})
 	return nil
+}
+
+// toolCall is the input's key for a call of tool name on text, and the
+// call in a policy's terms.
+func toolCall(name, text string) (string, policy.Call) {
+	c := policy.Call{Tool: name}
+	switch strings.ToLower(name) {
+	case "bash", "shell", "sh", "exec", "exec_command", "local_shell", "run_shell_command", "execute":
+		c.Command = text
+		return "command", c
+	case "write", "edit", "multiedit", "notebookedit", "write_file", "edit_file", "replace":
+		c.Writes = []string{text}
+		return "file_path", c
+	case "read", "grep", "glob", "read_file":
+		c.Reads = []string{text}
+		return "file_path", c
+	case "webfetch", "web_fetch", "fetch":
+		c.Hosts = []string{text}
+		return "url", c
+	}
+	return "command", c
+}
+
+// ask puts the question of !ask=header to the person, when the run takes
+// questions, and returns the turn's text: what was answered, or that
+// nothing was.
+func (b *Backend) ask(t *host.Turn, header, text string) (string, error) {
+	id := "echo-" + t.RunID + "-ask"
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	q := protocol.Question{Header: header, Question: strings.TrimSpace(lines[0])}
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			q.Options = append(q.Options, protocol.QuestionOption{Label: l})
+		}
+	}
+	input, _ := protocol.Marshal(map[string]any{"questions": []protocol.Question{q}})
+	t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: id, Name: "AskUserQuestion", Input: input})
+	if t.Question == nil {
+		t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: host.NoAnswerMessage, IsError: true})
+		return "no answer: " + host.NoAnswerMessage, nil
+	}
+	a := t.Question(host.QuestionAsk{ToolCallID: id, Questions: []protocol.Question{q}})
+	if !a.Answered {
+		t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: a.Message, IsError: true})
+		if a.By == protocol.ResolvedByInterrupt || a.By == protocol.ResolvedByShutdown {
+			return "", host.ErrInterrupted
+		}
+		return "no answer: " + a.Message, nil
+	}
+	out := "answered " + header + ": " + strings.Join(a.Answers[header], ", ")
+	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out})
+	return out, nil
 }
 
 // splitWords cuts text into words that keep their leading space, so the

@@ -1,0 +1,249 @@
+package policy
+
+import (
+	"net"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Check says what the policy makes of one call; root is the working copy
+// its paths are relative to. A nil *Policy says None of every call.
+//
+// A call is read into parts: each command its Command line and its Argv
+// run (a simple command with its wrappers' layers: env A=1 git push is
+// matched as that line and as git push; a shell's -c body, eval's words
+// and what find -exec runs are commands of their own), each path it
+// writes or reads (as given and with its symlinks resolved) and each
+// host it fetches. Every part is matched against every rule of its kind,
+// and the verdicts combine so that a policy only narrows:
+//
+//   - Deny > Ask: the strictest ask or deny rule that matched any part
+//     decides, the first of that verdict in the call's order (commands
+//     in the order they appear, then writes, reads, hosts) and in the
+//     file's. A part agentry cannot read (a line that does not parse,
+//     eval or sh -c of a variable, source, a word the shell computes) is
+//     matched as what it could be: every ask and deny rule its readable
+//     words do not rule out matches it.
+//   - Allow only when every part is allowed (a command by an allow rule
+//     that matches any of its layers, a path in both its forms): a line
+//     of one allowed command and one no rule names is None. Allow never
+//     widens a level; it says a rule names the call and narrows nothing.
+//   - None otherwise: no rule names the call, and the level decides.
+//
+// Decision.Rule is the deciding rule as written with its place,
+// Decision.Match the part it matched: the command (its argv joined by
+// spaces, past the wrappers the rule's match skipped), the path relative
+// to root (absolute when outside it), the host.
+func (p *Policy) Check(c Call, root string) Decision {
+	if p == nil {
+		return Decision{}
+	}
+	var t tally
+	if len(p.commands) > 0 {
+		p.checkCommands(&t, c)
+	} else if c.Command != "" || len(c.Argv) > 0 {
+		t.add(Decision{})
+	}
+	if len(p.writes) > 0 || len(p.reads) > 0 {
+		tr := newTree(root)
+		for _, w := range c.Writes {
+			t.add(checkPath(p.writes, tr.places(w, c.Dir)))
+		}
+		for _, rd := range c.Reads {
+			t.add(checkPath(p.reads, tr.places(rd, c.Dir)))
+		}
+	} else {
+		t.parts += len(c.Writes) + len(c.Reads)
+	}
+	for _, h := range c.Hosts {
+		t.add(checkHost(p.hosts, h))
+	}
+	return t.result()
+}
+
+// tally combines the verdicts of a call's parts.
+type tally struct {
+	worst   Decision // the first strictest ask or deny
+	guessed bool     // worst matched only what a hole could be
+	allowed Decision // the first allow
+	parts   int
+	allows  int
+}
+
+func (t *tally) add(d Decision) { t.addGuess(d, false) }
+
+// addGuess adds a part's verdict; guessed, it matched only as what
+// agentry could not read could be, and one that matched as read is
+// preferred to name at the same verdict.
+func (t *tally) addGuess(d Decision, guessed bool) {
+	t.parts++
+	switch {
+	case d.Verdict >= Ask && (d.Verdict > t.worst.Verdict || (d.Verdict == t.worst.Verdict && t.guessed && !guessed)):
+		t.worst, t.guessed = d, guessed
+	case d.Verdict == Allow:
+		t.allows++
+		if t.allows == 1 {
+			t.allowed = d
+		}
+	}
+}
+
+func (t *tally) result() Decision {
+	switch {
+	case t.worst.Verdict != None:
+		return t.worst
+	case t.parts > 0 && t.allows == t.parts:
+		return t.allowed
+	}
+	return Decision{}
+}
+
+// strictest keeps the first of the strictest verdicts.
+func strictest(cur, d Decision) Decision {
+	if d.Verdict > cur.Verdict {
+		return d
+	}
+	return cur
+}
+
+func (p *Policy) checkCommands(t *tally, c Call) {
+	var r reader
+	if c.Command != "" {
+		r.line(c.Command, 0)
+	}
+	if len(c.Argv) > 0 {
+		r.groups++
+		r.call(literalWords(c.Argv), nil, r.groups, 0)
+	}
+	r.finish(c.Command + strings.Join(c.Argv, " "))
+	// The commands of one group are the layers of one simple command.
+	for i := 0; i < len(r.cmds); {
+		j := i
+		var worst, allowed Decision
+		container, guessed := false, false
+		for ; j < len(r.cmds) && r.cmds[j].group == r.cmds[i].group; j++ {
+			d, g := p.checkCommand(r.cmds[j])
+			container = container || r.cmds[j].container
+			switch {
+			case d.Verdict < Ask:
+				if d.Verdict == Allow && allowed.Verdict == None {
+					allowed = d
+				}
+			case d.Verdict > worst.Verdict || (d.Verdict == worst.Verdict && guessed && !g):
+				worst, guessed = d, g
+			}
+		}
+		switch {
+		case worst.Verdict != None:
+			t.addGuess(worst, guessed)
+		case container:
+			// a shell or eval: its line's commands are the parts
+		case allowed.Verdict != None:
+			t.add(allowed)
+		default:
+			t.add(Decision{})
+		}
+		i = j
+	}
+}
+
+// checkCommand matches one layer of a command: its text, and the same
+// with the program's base name (/usr/bin/git push: git push); guessed
+// when it matched only as what its holes could be.
+func (p *Policy) checkCommand(c command) (d Decision, guessed bool) {
+	text := c.text()
+	var base string
+	if name := c.words[0].v; strings.Contains(name, "/") && !hasHole(name) {
+		base = path.Base(name) + text[len(name):]
+	}
+	holes := hasHole(text)
+	for _, r := range p.commands {
+		if r.verdict < d.Verdict || (r.verdict == d.Verdict && !guessed) || (c.container && r.verdict == Allow) {
+			continue
+		}
+		if matchText(r.pat, text, false) || (base != "" && matchText(r.pat, base, false)) {
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, false
+		} else if holes && r.verdict >= Ask && r.verdict > d.Verdict && matchText(r.pat, text, true) {
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, true
+		}
+	}
+	return d, guessed
+}
+
+// checkPath matches a path in its forms: the strictest ask or deny of
+// either, else allow when both are allowed.
+func checkPath(rules []rule, places []place) Decision {
+	var worst, allowed Decision
+	allows := 0
+	for _, pl := range places {
+		var d Decision
+		for _, r := range rules {
+			if r.verdict > d.Verdict && pl.matches(r.pat) {
+				d = Decision{Verdict: r.verdict, Rule: r.String(), Match: pl.rel}
+			}
+		}
+		if d.Verdict >= Ask {
+			worst = strictest(worst, d)
+		} else if d.Verdict == Allow {
+			allows++
+			if allows == 1 {
+				allowed = d
+			}
+		}
+	}
+	if worst.Verdict != None {
+		if len(places) > 1 && worst.Match != places[0].rel {
+			worst.Match = places[0].rel + " (" + worst.Match + ")"
+		}
+		return worst
+	}
+	if allows == len(places) {
+		return allowed
+	}
+	return Decision{}
+}
+
+// checkHost matches a host, or a URL's host; one agentry cannot tell is
+// matched as what it could be.
+func checkHost(rules []rule, h string) Decision {
+	name := hostOf(h)
+	var d Decision
+	for _, r := range rules {
+		if r.verdict <= d.Verdict {
+			continue
+		}
+		if (name != "" && matchText(r.pat, name, false)) || (name == "" && r.verdict >= Ask) {
+			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: h}
+			if name != "" {
+				d.Match = name
+			}
+		}
+	}
+	return d
+}
+
+// hostOf is the host name of a URL or of a host with or without a port,
+// lower case; empty when there is none to tell.
+func hostOf(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	}
+	s, _, _ = strings.Cut(s, "/")
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		s = s[i+1:]
+	}
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		s = h
+	}
+	s = strings.Trim(s, "[]")
+	if strings.ContainsAny(s, " \t") {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(s), ".")
+}

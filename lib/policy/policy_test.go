@@ -1,0 +1,412 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The issue's policy: pushes and rm -rf denied, npm test allowed, .env
+// never written.
+const issuePolicy = `# the issue's policy
+[commands]
+allow = ["npm test"]
+deny = ["git push*", "rm -rf *"]
+
+[paths]
+deny_write = ["**/.env"]
+`
+
+func mustParse(t *testing.T, doc string) *Policy {
+	t.Helper()
+	p, err := Parse("policy.toml", []byte(doc))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return p
+}
+
+func TestIssueCommandsDenied(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	push := `commands.deny "git push*" (policy.toml:4)`
+	cases := map[string]string{ // command line: the Match that decided
+		"git push":                               "git push",
+		"git -C . push origin x":                 "git push origin x",
+		"true && git push":                       "git push",
+		"sh -c 'git push'":                       "git push",
+		"env A=1 git push":                       "git push",
+		`find . -exec git push \;`:               "git push",
+		"xargs git push":                         "git push …",
+		`bash -lc "cd x && git push"`:            "git push",
+		"echo $(git push)":                       "git push",
+		"$(git push)":                            "git push",
+		"echo `git push`":                        "git push",
+		"nice -n 5 timeout 3 git push":           "git push",
+		"/usr/bin/git push":                      "/usr/bin/git push",
+		"ls | git push --force":                  "git push --force",
+		"(cd sub; git push)":                     "git push",
+		"sudo -u me git push":                    "git push",
+		"command git push":                       "git push",
+		"exec git push":                          "git push",
+		"nohup git push &":                       "git push",
+		"stdbuf -oL git push":                    "git push",
+		"time git push":                          "git push",
+		"/usr/bin/env -i git push":               "git push",
+		"timeout -k 5 -s KILL 3 git push":        "git push",
+		"git -c user.name=x --git-dir=.git push": "git push",
+		"git --no-pager -C sub push":             "git push",
+		"sh -c \"bash -c 'git push'\"":           "git push",
+		"eval git push":                          "git push",
+		"if true; then git push; fi":             "git push",
+		"for i in 1; do git push; done":          "git push",
+		"f() { git push; }; f":                   "git push",
+		"bash <<'EOF'\ngit push\nEOF":            "git push",
+		"find . -name x -execdir git push {} +":  "git push {}",
+		"xargs -n1 -I{} git push {}":             "git push {} …",
+		"git rebase -x 'git push' main":          "git push",
+		"watch -n 5 git push":                    "git push",
+		"g\\it push":                             "git push",
+		`"git" 'push'`:                           "git push",
+		"cat <(git push)":                        "git push",
+	}
+	for line, match := range cases {
+		d := p.Check(Call{Command: line}, t.TempDir())
+		if d.Verdict != Deny || d.Rule != push || d.Match != match {
+			t.Errorf("%q: got %v %q %q, want deny %q %q", line, d.Verdict, d.Rule, d.Match, push, match)
+		}
+	}
+	rm := p.Check(Call{Command: "cd /tmp && sudo rm -rf build"}, "")
+	if rm.Verdict != Deny || !strings.Contains(rm.Rule, `"rm -rf *"`) || rm.Match != "rm -rf build" {
+		t.Errorf("rm -rf: %+v", rm)
+	}
+}
+
+func TestIssueAllowAndNone(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	d := p.Check(Call{Command: "npm test"}, "")
+	if d.Verdict != Allow || d.Rule != `commands.allow "npm test" (policy.toml:3)` || d.Match != "npm test" {
+		t.Errorf("npm test: %+v", d)
+	}
+	for _, line := range []string{"nice npm test", "cd web && npm test", "env CI=1 npm test"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None && d.Verdict != Allow {
+			t.Errorf("%q: %+v", line, d)
+		}
+	}
+	if d := p.Check(Call{Command: "env CI=1 npm test"}, ""); d.Verdict != Allow {
+		t.Errorf("a wrapper's command allowed is allowed: %+v", d)
+	}
+	// one allowed command beside one no rule names: None, not Allow
+	if d := p.Check(Call{Command: "npm test && curl x"}, ""); d.Verdict != None {
+		t.Errorf("npm test && curl: %+v", d)
+	}
+	for _, line := range []string{"git status", "git pull", "echo git push", "grep -r 'git push' .", "ls -rf x",
+		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+	var nilPolicy *Policy
+	if d := nilPolicy.Check(Call{Command: "git push"}, ""); d != (Decision{}) {
+		t.Errorf("nil policy: %+v", d)
+	}
+}
+
+func TestArgv(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	cases := [][]string{
+		{"git", "push"}, {"/bin/bash", "-lc", "cd x && git push origin main"}, {"env", "A=1", "git", "-C", ".", "push"},
+	}
+	for _, argv := range cases {
+		if d := p.Check(Call{Argv: argv}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") {
+			t.Errorf("%q: %+v", argv, d)
+		}
+	}
+	if d := p.Check(Call{Argv: []string{"npm", "test"}}, ""); d.Verdict != Allow {
+		t.Errorf("npm test argv: %+v", d)
+	}
+	// an argv's words are not a shell's: "git push" as one word is no program git
+	if d := p.Check(Call{Argv: []string{"echo", "$(git push)"}}, ""); d.Verdict != None {
+		t.Errorf("an argv's word is not read as shell: %+v", d)
+	}
+}
+
+// What agentry cannot read is matched as what it could be.
+func TestUnreadable(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	deny := []string{
+		"$X push", "git $SUB", "eval \"$CMD\"", "sh -c \"$CMD\"", "source ./script.sh", ". ./env.sh",
+		"echo 'git push' | sh", "git pu{sh,ll}", "git -c alias.p=push p", "if then fi ((", "git pu?h",
+		"xargs git", "env -S 'git push'",
+	}
+	for _, line := range deny {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	// a hole rules out no rule its readable words still allow
+	if d := p.Check(Call{Command: "npm run $X"}, ""); d.Verdict != None {
+		t.Errorf("npm run $X: %+v", d)
+	}
+	ask := mustParse(t, "[commands]\nask = [\"git commit*\"]\nallow = [\"ls\"]\n")
+	if d := ask.Check(Call{Command: "if then ((("}, ""); d.Verdict != Ask || !strings.Contains(d.Match, "cannot parse") {
+		t.Errorf("unparsable line under ask rules: %+v", d)
+	}
+	allowOnly := mustParse(t, "[commands]\nallow = [\"ls\"]\n")
+	if d := allowOnly.Check(Call{Command: "eval $X"}, ""); d.Verdict != None {
+		t.Errorf("unreadable line under allow rules only: %+v", d)
+	}
+}
+
+func TestStrictestWins(t *testing.T) {
+	p := mustParse(t, `[commands]
+ask = ["git commit*"]
+deny = ["git push*"]
+allow = ["git *"]
+`)
+	d := p.Check(Call{Command: "git commit -m x && git push"}, "")
+	if d.Verdict != Deny || d.Match != "git push" {
+		t.Errorf("deny over ask: %+v", d)
+	}
+	d = p.Check(Call{Command: "git commit -m x; git status"}, "")
+	if d.Verdict != Ask || d.Match != "git commit -m x" {
+		t.Errorf("ask over allow: %+v", d)
+	}
+	d = p.Check(Call{Command: "git status; git diff"}, "")
+	if d.Verdict != Allow || d.Match != "git status" {
+		t.Errorf("all allowed: %+v", d)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	root := t.TempDir()
+	outside := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "real.env"), nil, 0o644))
+	must(t, os.Symlink("../real.env", filepath.Join(root, "sub", "link")))
+	must(t, os.Symlink("../.env", filepath.Join(root, "sub", "dotenv")))
+	must(t, os.Symlink(outside, filepath.Join(root, "out")))
+
+	cases := []struct {
+		w, dir string
+		v      Verdict
+		match  string
+	}{
+		{"sub/.env", "", Deny, "sub/.env"},
+		{".env", "", Deny, ".env"},
+		{filepath.Join(root, "a", "b", ".env"), "", Deny, "a/b/.env"},
+		{"x/../.env", "", Deny, ".env"},
+		{".env", "sub", Deny, "sub/.env"},
+		{"sub/dotenv", "", Deny, "sub/dotenv (.env)"}, // a symlink to .env, which is not there yet
+		{"out/.env", "", Deny, "out/.env"},            // through a symlinked dir, not yet created
+		{"../" + filepath.Base(outside) + "/.env", "", Deny, filepath.ToSlash(filepath.Join(outside, ".env"))},
+		{"sub/link", "", None, ""},
+		{"main.go", "", None, ""},
+		{".envrc", "", None, ""},
+	}
+	for _, c := range cases {
+		d := p.Check(Call{Writes: []string{c.w}, Dir: c.dir}, root)
+		if d.Verdict != c.v || d.Match != c.match || (c.v == Deny && d.Rule != `paths.deny_write "**/.env" (policy.toml:7)`) {
+			t.Errorf("write %q in %q: got %v %q %q", c.w, c.dir, d.Verdict, d.Match, d.Rule)
+		}
+	}
+	// deny_write is about writes: a read of .env is not named
+	if d := p.Check(Call{Reads: []string{".env"}}, root); d.Verdict != None {
+		t.Errorf("read .env: %+v", d)
+	}
+	// a symlink's target that a rule names is denied through it
+	q := mustParse(t, "[paths]\ndeny = [\"real.env\", \"/etc/**\"]\nask_read = [\"secrets\"]\n")
+	if d := q.Check(Call{Writes: []string{"sub/link"}}, root); d.Verdict != Deny || d.Match != "sub/link (real.env)" {
+		t.Errorf("write through sub/link: %+v", d)
+	}
+	if d := q.Check(Call{Reads: []string{"/etc/passwd"}}, root); d.Verdict != Deny || d.Match != "/etc/passwd" {
+		t.Errorf("read /etc/passwd: %+v", d)
+	}
+	if d := q.Check(Call{Reads: []string{"secrets/a/b.txt"}}, root); d.Verdict != Ask {
+		t.Errorf("read under secrets: %+v", d)
+	}
+	if d := q.Check(Call{Writes: []string{"secrets/a/b.txt"}}, root); d.Verdict != None {
+		t.Errorf("write under secrets: %+v", d)
+	}
+	// a relative pattern that does not start with ** names nothing outside
+	r := mustParse(t, "[paths]\ndeny = [\"*.txt\"]\n")
+	if d := r.Check(Call{Writes: []string{filepath.Join(outside, "a.txt")}}, root); d.Verdict != None {
+		t.Errorf("outside, *.txt: %+v", d)
+	}
+	// the working copy through a symlink is the working copy
+	link := filepath.Join(t.TempDir(), "wc")
+	must(t, os.Symlink(root, link))
+	if d := p.Check(Call{Writes: []string{filepath.Join(root, "x", ".env")}}, link); d.Verdict != Deny || d.Match != "x/.env" {
+		t.Errorf("root through a symlink: %+v", d)
+	}
+}
+
+func TestHosts(t *testing.T) {
+	p := mustParse(t, `[hosts]
+allow = ["*.github.com", "github.com"]
+ask = ["example.org"]
+deny = ["*"]
+`)
+	cases := map[string]Verdict{
+		"https://api.github.com/repos": Deny, // * denies every host, and deny is stricter than allow
+		"example.org":                  Deny,
+	}
+	for h, v := range cases {
+		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
+			t.Errorf("%q: %+v", h, d)
+		}
+	}
+	q := mustParse(t, `[hosts]
+allow = ["*.github.com", "github.com"]
+ask = ["example.org"]
+deny = ["*.evil.test"]
+`)
+	hs := map[string]struct {
+		v     Verdict
+		match string
+	}{
+		"https://api.github.com/repos": {Allow, "api.github.com"},
+		"GitHub.com:443":               {Allow, "github.com"},
+		"http://example.org:8080/x":    {Ask, "example.org"},
+		"a.b.evil.test":                {Deny, "a.b.evil.test"},
+		"https://user@x.evil.test./":   {Deny, "x.evil.test"},
+		"evil.test":                    {None, ""},
+		"https://%zz":                  {Deny, "https://%zz"}, // not a URL agentry can read: what it could be
+	}
+	for h, want := range hs {
+		if d := q.Check(Call{Hosts: []string{h}}, ""); d.Verdict != want.v || d.Match != want.match {
+			t.Errorf("%q: got %+v, want %v %q", h, d, want.v, want.match)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		doc, key string
+		line     int
+		reason   string
+	}{
+		{"[commands]\ndeny = [\"x\"]\nforbid = [\"y\"]\n", "commands.forbid", 3, "unknown key"},
+		{"[command]\ndeny = [\"x\"]\n", "command", 1, "unknown table"},
+		{"deny = [\"x\"]\n", "deny", 1, "unknown key"},
+		{"[commands]\ndeny = \"git push\"\n", "commands.deny", 2, "list of strings"},
+		{"[commands]\ndeny = [\n  \"a\",\n  3,\n]\n", "commands.deny", 4, "list of strings"},
+		{"[commands]\ndeny = [\"a\"\n", "", 2, ""},
+		{"[paths]\ndeny = [\"a/[b\"]\n", "paths.deny", 2, "not a glob"},
+		{"[paths]\ndeny = [\"~/.ssh\"]\n", "paths.deny", 2, "~"},
+		{"[paths]\ndeny = [\"a**b\"]\n", "paths.deny", 2, "**"},
+		{"[hosts]\ndeny = [\"https://x.com\"]\n", "hosts.deny", 2, "not a URL"},
+		{"[hosts]\ndeny = [\"x.com:443\"]\n", "hosts.deny", 2, "ports"},
+		{"[commands]\ndeny = [\"  \"]\n", "commands.deny", 2, "empty"},
+		{"[commands]\ndeny = [\"a\"]\n[commands]\nask = [\"b\"]\n", "", 3, ""},
+		{"commands = {deny = [\"a\"], nope = [\"b\"]}\n", "commands.nope", 1, "unknown key"},
+		{"[[commands]]\ndeny = [\"a\"]\n", "commands", 1, "unknown table"},
+		{"[paths.more]\n", "paths.more", 1, "unknown table"},
+	}
+	for _, c := range cases {
+		_, err := Parse("p.toml", []byte(c.doc))
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Errorf("%q: got %v, want *Error", c.doc, err)
+			continue
+		}
+		if pe.File != "p.toml" || pe.Line != c.line || pe.Key != c.key || !strings.Contains(pe.Reason, c.reason) {
+			t.Errorf("%q: got %#v", c.doc, pe)
+		}
+	}
+}
+
+func TestParseShapes(t *testing.T) {
+	// dotted keys and inline tables are the same rules as tables
+	for _, doc := range []string{
+		"commands.deny = [\"git push*\"]\n",
+		"commands = { deny = [\"git push*\"] }\n",
+		"[commands]\n# a comment\ndeny = [\n  \"git push*\", # why\n]\n",
+		"[commands]\ndeny = ['git   push*']\n",
+	} {
+		p := mustParse(t, doc)
+		if d := p.Check(Call{Command: "git push"}, ""); d.Verdict != Deny {
+			t.Errorf("%q: %+v", doc, d)
+		}
+	}
+	p := mustParse(t, "")
+	if d := p.Check(Call{Command: "git push"}, ""); d.Verdict != None {
+		t.Errorf("empty policy: %+v", d)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "policy.toml")
+	must(t, os.WriteFile(f, []byte(issuePolicy), 0o600))
+	p, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Command: "git push"}, ""); !strings.HasSuffix(d.Rule, "("+f+":4)") {
+		t.Errorf("rule's place: %q", d.Rule)
+	}
+	if _, err := Load(f + ".missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestMatchText(t *testing.T) {
+	h := string(hole)
+	cases := []struct {
+		pat, text string
+		could, ok bool
+	}{
+		{"git push*", "git push", false, true},
+		{"git push*", "git push origin", false, true},
+		{"git push*", "git pull", true, false},
+		{"git push*", "git " + h, true, true},
+		{"git push*", "git " + h, false, false},
+		{"npm test *", "npm test " + h, false, true},
+		{"rm -rf *", h + " x", true, true},
+		{"npm test", h + " push", true, false},
+		{"*", "", false, true},
+		{"a*b*c", "axxbyyc", false, true},
+		{"a*b*c", "axxbyy", false, false},
+	}
+	for _, c := range cases {
+		if got := matchText(c.pat, c.text, c.could); got != c.ok {
+			t.Errorf("matchText(%q, %q, %v) = %v", c.pat, strings.ReplaceAll(c.text, h, "<hole>"), c.could, got)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"git push", "sh -c 'git push'", "find . -exec x \\;", "$(a `b`)", "env -u", "xargs -I", "bash <<<",
+		"git -C", "timeout", "a && b || c; d | e", "cat <<EOF\n$(git push)\nEOF", "sudo --user"} {
+		f.Add(s)
+	}
+	p, err := Parse("p.toml", []byte(issuePolicy+"[hosts]\ndeny = [\"*.x\"]\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p.Check(Call{Command: s, Argv: strings.Fields(s), Hosts: []string{s}, Writes: []string{s}}, "/nonexistent")
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(issuePolicy))
+	f.Add([]byte("commands = {deny = [\"a\"]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("p.toml", data)
+		if err == nil {
+			p.Check(Call{Command: "git push", Writes: []string{".env"}, Hosts: []string{"x"}}, "/nonexistent")
+		} else if pe := (*Error)(nil); !errors.As(err, &pe) {
+			t.Fatalf("not an *Error: %v", err)
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

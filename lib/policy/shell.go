@@ -1,0 +1,390 @@
+package policy
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// word is one word of a command: v as matched (its quotes removed, a
+// hole where agentry cannot read it), shown as a Decision's Match shows it.
+type word struct{ v, shown string }
+
+// command is one command a line runs, as rules match it. The layers of
+// one simple command (env A=1 nice git push: that line, then nice git
+// push, then git push) share a group; a shell's -c body, eval's words and
+// what find -exec runs are commands of their own.
+type command struct {
+	words []word
+	group int
+	// container: a shell (sh -c …) or eval whose line is read as
+	// commands of its own; it is matched by ask and deny rules only.
+	container bool
+}
+
+func (c command) text() string {
+	vs := make([]string, len(c.words))
+	for i, w := range c.words {
+		vs[i] = w.v
+	}
+	return strings.Join(vs, " ")
+}
+
+func (c command) shown() string {
+	vs := make([]string, len(c.words))
+	for i, w := range c.words {
+		vs[i] = w.shown
+	}
+	return strings.Join(vs, " ")
+}
+
+const (
+	maxDepth    = 16   // shells within shells
+	maxCommands = 4096 // the commands one call may be read as
+)
+
+// reader reads command lines into the commands they run.
+type reader struct {
+	cmds   []command
+	groups int
+	over   bool // more than maxCommands: what is past is unreadable
+}
+
+func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
+
+// unreadable records what agentry cannot read as a command that could be
+// anything: one hole, which every ask and deny rule could match.
+func (r *reader) unreadable(src, why string) {
+	r.groups++
+	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: strings.TrimSpace(src) + " (" + why + ")"}}, group: r.groups})
+}
+
+// line reads a shell command line: every simple command in it, in
+// pipelines, lists, compound commands, functions' bodies and
+// substitutions.
+func (r *reader) line(src string, depth int) {
+	if depth > maxDepth {
+		r.unreadable(src, "shells nested deeper than agentry reads")
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		r.unreadable(src, "agentry cannot parse it as a shell line")
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok || r.over {
+			return !r.over
+		}
+		if ce, ok := st.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			ws := make([]word, len(ce.Args))
+			for i, a := range ce.Args {
+				ws[i] = readWord(a)
+			}
+			r.groups++
+			r.call(ws, stdinOf(st.Redirs), r.groups, depth)
+		}
+		return true
+	})
+}
+
+// stdinOf is what a command's redirections give its standard input: a
+// here-document or here-string's word; nil when none is given, and an
+// unreadable word for a file.
+func stdinOf(rs []*syntax.Redirect) *word {
+	var in *word
+	for _, rd := range rs {
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			w := readWord(rd.Hdoc)
+			if rd.Hdoc == nil {
+				w = word{}
+			}
+			in = &w
+		case syntax.WordHdoc:
+			w := readWord(rd.Word)
+			w.v += "\n"
+			in = &w
+		case syntax.RdrIn, syntax.RdrInOut:
+			in = &word{v: string(hole), shown: "a file"}
+		}
+	}
+	return in
+}
+
+// readWord reads a word as the shell would pass it, quotes removed; a
+// part agentry cannot know before it runs (a variable, a substitution, a
+// glob or brace expansion) is a hole.
+func readWord(w *syntax.Word) word {
+	if w == nil {
+		return word{}
+	}
+	var b strings.Builder
+	if splitsBraces(w) {
+		b.WriteByte(hole)
+	} else {
+		for _, part := range w.Parts {
+			if !readPart(&b, part, false) {
+				b.Reset()
+				b.WriteByte(hole) // a glob: the names it expands to
+				break
+			}
+		}
+	}
+	v := b.String()
+	if !hasHole(v) {
+		return word{v: v, shown: v}
+	}
+	var src strings.Builder
+	if syntax.NewPrinter().Print(&src, w) != nil {
+		src.Reset()
+		src.WriteString("?")
+	}
+	return word{v: v, shown: src.String()}
+}
+
+// readPart writes one part of a word; false when it is a glob.
+func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		return unescape(b, p.Value, quoted)
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			b.WriteByte(hole) // $'…': escapes agentry does not decode
+		} else {
+			b.WriteString(p.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			readPart(b, q, true)
+		}
+	default:
+		b.WriteByte(hole)
+	}
+	return true
+}
+
+// unescape writes a literal's text with the shell's backslashes taken
+// out; false when, outside quotes, it is a glob.
+func unescape(b *strings.Builder, s string, quoted bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			n := s[i+1]
+			switch {
+			case n == '\n':
+			case !quoted || strings.IndexByte("$`\"\\", n) >= 0:
+				b.WriteByte(n)
+			default:
+				b.WriteByte(c)
+				b.WriteByte(n)
+			}
+			i++
+			continue
+		case !quoted && (c == '*' || c == '?'):
+			return false
+		case !quoted && c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+			return false
+		}
+		b.WriteByte(c)
+	}
+	return true
+}
+
+// splitsBraces tells whether the shell would expand braces in w (a{b,c}).
+func splitsBraces(w *syntax.Word) bool {
+	c := &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if !syntax.SplitBraces(c) {
+		return false
+	}
+	return slices.ContainsFunc(c.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.BraceExp)
+		return ok
+	})
+}
+
+func literalWords(argv []string) []word {
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		a = strings.ReplaceAll(a, string(hole), "")
+		ws[i] = word{v: a, shown: a}
+	}
+	return ws
+}
+
+// add records one layer of a command.
+func (r *reader) add(ws []word, group int, container bool) bool {
+	if len(r.cmds) >= maxCommands {
+		r.over = true
+		return false
+	}
+	r.cmds = append(r.cmds, command{words: ws, group: group, container: container})
+	return true
+}
+
+// finish records, if the line was read into more commands than agentry
+// reads, that the rest is unreadable.
+func (r *reader) finish(src string) {
+	if r.over {
+		r.cmds = r.cmds[:maxCommands-1]
+		r.unreadable(src, "more commands than agentry reads in one call")
+	}
+}
+
+// call reads one simple command: it is matched as it is, and what it runs
+// past a wrapper or in a shell's -c body is read too.
+func (r *reader) call(ws []word, stdin *word, group, depth int) {
+	if len(ws) == 0 || r.over {
+		return
+	}
+	name := ws[0].v
+	if hasHole(name) {
+		r.add(ws, group, false) // a command agentry cannot name: any rule could match it
+		return
+	}
+	rest := ws[1:]
+	base := path.Base(name)
+	if w, ok := wrappers[base]; ok {
+		if !r.add(ws, group, false) {
+			return
+		}
+		w.unwrap(r, rest, stdin, group, depth)
+		return
+	}
+	switch base {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+		if r.add(ws, group, true) {
+			r.shell(ws[0], rest, stdin, depth)
+		}
+		return
+	case "eval":
+		if r.add(ws, group, true) {
+			r.eval(ws, depth)
+		}
+		return
+	case "source", ".":
+		if r.add(ws, group, false) {
+			r.unreadable(shownOf(ws), "it runs a file agentry does not read")
+		}
+		return
+	}
+	if !r.add(ws, group, false) {
+		return
+	}
+	switch base {
+	case "find":
+		r.find(rest, depth)
+	case "git":
+		r.git(ws[0], rest, group, depth)
+	case "trap":
+		if len(rest) >= 2 && rest[0].v != "-" {
+			r.body(rest[0], depth)
+		}
+	case "su", "runuser":
+		for i, w := range rest {
+			if (w.v == "-c" || w.v == "--command") && i+1 < len(rest) {
+				r.body(rest[i+1], depth)
+			} else if v, ok := strings.CutPrefix(w.v, "--command="); ok {
+				r.body(word{v: v, shown: v}, depth)
+			}
+		}
+	}
+}
+
+func shownOf(ws []word) string { return command{words: ws}.shown() }
+
+// body reads a word that is a shell line (a -c body, eval's words).
+func (r *reader) body(w word, depth int) {
+	if hasHole(w.v) {
+		r.unreadable(w.shown, "a shell line agentry cannot read before it runs")
+		return
+	}
+	r.line(w.v, depth+1)
+}
+
+// shell reads a shell's command line: its -c body; a script file is
+// matched by its name only; with neither it reads standard input, which
+// agentry reads only from a here-document.
+func (r *reader) shell(name word, ws []word, stdin *word, depth int) {
+	c := false
+	i := 0
+scan:
+	for ; i < len(ws); i++ {
+		w := ws[i].v
+		switch {
+		case hasHole(w):
+			r.unreadable(shownOf(append([]word{name}, ws...)), "a shell's options agentry cannot read")
+			return
+		case w == "--" || w == "-":
+			i++
+			break scan
+		case w == "--rcfile" || w == "--init-file" || w == "--init-command" || w == "-C":
+			i++
+		case w == "--command":
+			c = true
+		case strings.HasPrefix(w, "--command="):
+			r.body(word{v: w[len("--command="):], shown: w}, depth)
+			return
+		case strings.HasPrefix(w, "--"):
+		case len(w) > 1 && (w[0] == '-' || w[0] == '+'):
+			for k := 1; k < len(w); k++ {
+				switch w[k] {
+				case 'c':
+					c = true
+				case 'o', 'O':
+					if k == len(w)-1 {
+						i++
+					}
+				}
+			}
+		default:
+			break scan
+		}
+	}
+	switch {
+	case c && i < len(ws):
+		r.body(ws[i], depth)
+	case c:
+	case i < len(ws):
+		// a script file: matched by the shell's line alone
+	case stdin != nil:
+		r.body(*stdin, depth)
+	default:
+		r.unreadable(shownOf(append([]word{name}, ws...)), "a shell reading commands from its standard input")
+	}
+}
+
+// eval runs its words joined as a line.
+func (r *reader) eval(ws []word, depth int) {
+	vs := make([]string, 0, len(ws)-1)
+	for _, w := range ws[1:] {
+		if hasHole(w.v) {
+			r.unreadable(shownOf(ws), "eval of what agentry cannot read before it runs")
+			return
+		}
+		vs = append(vs, w.v)
+	}
+	r.line(strings.Join(vs, " "), depth+1)
+}
+
+// find: what -exec, -execdir, -ok and -okdir run, up to ; or +.
+func (r *reader) find(ws []word, depth int) {
+	for i := 0; i < len(ws); i++ {
+		switch ws[i].v {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(ws) && ws[j].v != ";" && ws[j].v != "+" {
+				j++
+			}
+			if depth < maxDepth {
+				r.groups++
+				r.call(ws[i+1:j], nil, r.groups, depth+1)
+			}
+			i = j
+		}
+	}
+}
