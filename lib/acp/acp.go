@@ -230,7 +230,18 @@ type agent struct {
 	prompts  map[string]promptRef
 	models   []protocol.ModelInfo
 	modelsOK bool
-	work     sync.WaitGroup // requests being served
+	// forms: the client said at initialize that it takes
+	// elicitation/create forms, which the agent's questions are put as.
+	forms bool
+	work  sync.WaitGroup // requests being served
+}
+
+// elicits reports whether the client takes the agent's questions as
+// forms.
+func (a *agent) elicits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.forms
 }
 
 // caps is what the backend can do, asked of the backend itself.
@@ -439,6 +450,9 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, errorf(codeInvalidParams, "invalid params: protocolVersion is required")
 	}
+	a.mu.Lock()
+	a.forms = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
+	a.mu.Unlock()
 	// Version negotiation: a client asking for another version is told
 	// the one this agent speaks, and decides.
 	var resume *empty
