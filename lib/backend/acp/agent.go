@@ -405,7 +405,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 		dir = d
 	}
 	if ok, why := ag.check(terminalCall(p, dir)); !ok {
-		return nil, refused("agentry refuses to run %q: %s", p.Command, why)
+		return nil, refused("agentry refuses to run %q: %s", strings.Join(append([]string{p.Command}, p.Args...), " "), why)
 	}
 	id, err := ag.terms.create(p, dir, ag.environ)
 	if err != nil {
@@ -506,8 +506,8 @@ func (ag *agent) check(c policy.Call) (bool, string) {
 	if ts == nil || !ts.pol.AskAll || ts.t.Ask == nil || ts.isCleared(c, ag.root) {
 		return true, ""
 	}
-	a := ts.t.Ask(host.Ask{Tool: c.Tool, Input: callInput(c), Description: c.Tool, Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny},
-		Call: c, Granted: true})
+	a := ts.t.Ask(host.Ask{Tool: c.Tool, Input: callInput(c), Description: c.Tool, ToolCallID: ts.active(),
+		Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: c, Granted: true})
 	if a.Allowed() {
 		return true, ""
 	}

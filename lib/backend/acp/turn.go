@@ -90,6 +90,7 @@ type turnState struct {
 	allowed     map[string]bool     // agentry allowed it
 	edits, runs bool                // an ask allowed an edit, a command
 	cleared     map[string]bool     // clearedKeys of the calls the host allowed
+	lastAllowed string              // the call allowed last
 	text        strings.Builder
 	usage       *protocol.Usage
 	cost        *float64 // the session's cost as last reported
@@ -127,6 +128,7 @@ func (ts *turnState) allow(tc toolCall) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.allowed[tc.ToolCallID] = true
+	ts.lastAllowed = tc.ToolCallID
 	switch tc.Kind {
 	case "execute":
 		ts.runs = true
@@ -146,6 +148,17 @@ func (ts *turnState) clear(c policy.Call, root string) {
 	for _, k := range clearedKeys(c, root) {
 		ts.cleared[k] = true
 	}
+}
+
+// active is the call an fs or terminal request is taken to carry out (ACP
+// does not say): the one allowed last, while it has no result.
+func (ts *turnState) active() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.finished[ts.lastAllowed] {
+		return ""
+	}
+	return ts.lastAllowed
 }
 
 // isCleared reports whether all c names was allowed this turn already.
