@@ -6,8 +6,10 @@
 // rules: every turn runs in a lib/host Host (in process, through
 // lib/hostclient), so a turn's updates come in order and end with exactly
 // one prompt response, a cancel is the host's interrupt ladder, a
-// permission request is the host's, with its deadline, resolved once, and
-// ending the face ends every backend process. An ACP session is a chat of
+// permission request is the host's, with its deadline, resolved once, as
+// is an agent's question (an elicitation/create form, or a permission
+// request a question, question.go), and ending the face ends every
+// backend process. An ACP session is a chat of
 // the host; its mode is the chat's level and whether it asks, applied from
 // the next turn as exactly that level's grant.
 //

@@ -11,6 +11,11 @@
 // agentry's (none at level 1). At session start it picks, where the agent
 // offers modes, the one that asks the most (PickMode).
 //
+// Under a policy (host.Turn.AskAll) every session/request_permission,
+// terminal/create and fs/* request goes to the host with the call in the
+// policy's terms (callOf), so that a denied command never starts; an
+// agent's elicitation/create form goes to the turn's questions (elicit).
+//
 // Where the agent does not ask, a tripwire: a tool_call or
 // tool_call_update that shows a call of a kind the level forbids running
 // (Policy.Forbids) in progress or completed, which agentry did not allow,
