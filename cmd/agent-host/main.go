@@ -24,6 +24,7 @@ import (
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 )
 
@@ -51,6 +52,7 @@ type grammar struct {
 	DrainTimeout      time.Duration `help:"On shutdown, end of input or SIGTERM, wait this long for runs in flight before interrupting them (with --acp, end of input cancels them at once; default: ${default})." default:"30s" placeholder:"DUR"`
 	InterruptGrace    time.Duration `help:"After an interrupt, wait this long for the run to stop before ending it and killing what it started (default: ${default})." default:"5s" placeholder:"DUR"`
 	LogLevel          string        `help:"Lowest level of log notice to send: debug, info, warn or error (default: ${default})." enum:"debug,info,warn,error" default:"info" placeholder:"LEVEL"`
+	Policy            string        `help:"Check every tool call of every run against this policy file (agentry-policy(5)), beside a run's own params.policy; a file that does not parse is an error before anything starts." placeholder:"FILE"`
 	IdleStop          time.Duration `help:"With --acp: stop a session's CLI after this long without a turn, to resume it on its next prompt (claude; 0: never; default: ${default})." default:"5m" placeholder:"DUR"`
 	Command           []string      `arg:"" optional:"" passthrough:"partial" name:"command" help:"For --backend exec: the command to run for each turn; for --backend acp: the ACP agent to start; after --."`
 }
@@ -80,6 +82,14 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	}
 	if g.MaxConcurrentRuns < 1 {
 		return cli.Usagef("--max-concurrent-runs must be at least 1")
+	}
+	// A policy that does not parse fails closed, before any agent starts.
+	var pol *policy.Policy
+	if g.Policy != "" {
+		var err error
+		if pol, err = policy.Load(g.Policy); err != nil {
+			return cli.Usagef("--policy: %v", err)
+		}
 	}
 	command := g.Command
 	if len(command) > 0 && command[0] == "--" {
@@ -122,6 +132,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		Backend: g.Backend, Factory: factory, Version: cli.Version(),
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
 		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
+		Policy: pol,
 	}
 	if g.Config != "" && !g.ACP {
 		return cli.Usagef("--config is for --acp; a daemon gives the configuration in hello")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// LogLevel is the lowest level of log notice sent: debug, info, warn
 	// or error (default info).
 	LogLevel string
+	// Policy is the host's own policy (agent-host --policy): it applies to
+	// every run, beside a run's params.policy. Nil: none.
+	Policy *policy.Policy
 }
 
 // Host applies the protocol's rules between a stream of requests and a
@@ -207,16 +211,33 @@ func (h *Host) Deliver(m protocol.Msg) {
 				h.reply(m.ID, refuse)
 				return
 			}
+			policies, refuse := h.policies(m.ID, m.Params)
+			if refuse == nil {
+				refuse = checkPolicy(m.ID, len(policies) > 0, b)
+			}
+			if refuse != nil {
+				h.reply(m.ID, refuse)
+				return
+			}
 			if refuse := checkAttachments(m.ID, m.Params, b); refuse != nil {
 				h.reply(m.ID, refuse)
 				return
 			}
-			h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params})
+			h.startRun(m.ID, m.RunID, m.Params.ChatID, &Turn{RunID: m.RunID, Params: m.Params}, policies)
 			return
 		case *protocol.OneShot:
 			p := m.Params
-			h.startRun(m.ID, m.RunID, "", &Turn{RunID: m.RunID, OneShot: &p, Params: protocol.ChatRunParams{
-				Prompt: p.Prompt, SystemPrompt: p.SystemPrompt, Workspace: p.Workspace, Model: p.Model, ReasoningEffort: p.ReasoningEffort}})
+			t := &Turn{RunID: m.RunID, OneShot: &p, Params: protocol.ChatRunParams{
+				Prompt: p.Prompt, SystemPrompt: p.SystemPrompt, Workspace: p.Workspace, Model: p.Model, ReasoningEffort: p.ReasoningEffort}}
+			policies, _ := h.policies(m.ID, t.Params)
+			h.mu.Lock()
+			b := h.backend
+			h.mu.Unlock()
+			if refuse := checkPolicy(m.ID, len(policies) > 0, b); refuse != nil {
+				h.reply(m.ID, refuse)
+				return
+			}
+			h.startRun(m.ID, m.RunID, "", t, policies)
 			return
 		}
 		h.requests.Add(1)

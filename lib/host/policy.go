@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
@@ -80,6 +81,36 @@ func (r *run) denied(q Ask, d policy.Decision, why string) Answer {
 		Denial: &protocol.Denial{Rule: d.Rule, Match: d.Match, Verdict: verdict}})
 	r.h.Log("info", "run "+r.id, fmt.Sprintf("denied %s (verdict %s): rule %s matched `%s`", q.Tool, verdict, d.Rule, d.Match))
 	return Answer{Decision: protocol.DecisionDeny, By: ByPolicy, Message: msg + "."}
+}
+
+// policies are the policies that apply to a run with params p: the
+// host's, then the run's own (params.policy), which does not parse is a
+// bad_request naming its line.
+func (h *Host) policies(id string, p protocol.ChatRunParams) ([]checker, *protocol.Error) {
+	var ps []checker
+	if h.opts.Policy != nil {
+		ps = append(ps, h.opts.Policy)
+	}
+	if p.Policy != "" {
+		rp, err := policy.Parse("params.policy", []byte(p.Policy))
+		if err != nil {
+			return nil, errReply(id, protocol.CodeBadRequest, "bad policy: "+err.Error(), false)
+		}
+		ps = append(ps, rp)
+	}
+	return ps, nil
+}
+
+// workspaceRoot is the working copy a policy's paths are relative to: the
+// run's workspace, else the host's own directory.
+func workspaceRoot(ws string) string {
+	if ws != "" {
+		return ws
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "."
 }
 
 // checkPolicy refuses a run that a policy applies to on a backend that

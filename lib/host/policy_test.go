@@ -1,6 +1,10 @@
 package host
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentry/agentry/lib/policy"
@@ -69,6 +73,73 @@ func TestPolicyVerdicts(t *testing.T) {
 			}
 			if c.denial == "deny/deny" && a.Message != "agentry's policy denies this: rule deny matched `git push origin x`." {
 				t.Errorf("message %q", a.Message)
+			}
+		})
+	}
+}
+
+// enforcer reports what its turn was given: AskAll, an Ask, and the
+// answer to a call of its prompt's command, granted.
+type enforcer struct{ can bool }
+
+func (enforcer) Name() string           { return "enforcer" }
+func (enforcer) Version() string        { return "0" }
+func (e enforcer) EnforcesPolicy() bool { return e.can }
+func (enforcer) RunTurn(ctx context.Context, t *Turn) error {
+	text := fmt.Sprintf("askAll=%v ask=%v", t.AskAll, t.Ask != nil)
+	if t.Ask != nil {
+		a := t.Ask(Ask{Tool: "Bash", Granted: true, Call: policy.Call{Tool: "Bash", Command: t.Params.Prompt}})
+		text += " " + a.Decision + "/" + a.By
+	}
+	t.Emit(protocol.AgentEvent{Type: protocol.EvCompleted, Text: text})
+	return nil
+}
+
+// A run's params.policy (and the host's own) gives the backend AskAll
+// and an Ask though the run does not ask; one that does not parse is a
+// bad_request; a backend that cannot enforce one refuses the run.
+func TestPolicyRuns(t *testing.T) {
+	host, err := policy.Parse("host.toml", []byte("[commands]\ndeny = [\"rm *\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		can    bool
+		host   *policy.Policy
+		prompt string
+		runPol string
+		want   string // the completed text, or an error code
+	}{
+		{"no policy", true, nil, "git push", "", "askAll=false ask=false"},
+		{"the run's", true, nil, "git push", "[commands]\ndeny = [\"git push*\"]\n", "askAll=true ask=true deny/policy"},
+		{"the run's, not matched", true, nil, "ls", "[commands]\ndeny = [\"git push*\"]\n", "askAll=true ask=true allow/level"},
+		{"the host's", true, host, "rm x", "", "askAll=true ask=true deny/policy"},
+		{"both", true, host, "git push", "[commands]\ndeny = [\"git push*\"]\n", "askAll=true ask=true deny/policy"},
+		{"bad", true, nil, "ls", "[commands]\nfrob = [\"x\"]\n", protocol.CodeBadRequest},
+		{"cannot enforce", false, nil, "ls", "[commands]\n", protocol.CodeUnsupported},
+		{"cannot enforce the host's", false, host, "ls", "", protocol.CodeUnsupported},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &recorder{got: make(chan struct{}, 1)}
+			h := New(Options{Backend: "enforcer", Policy: c.host,
+				Factory: func(string, json.RawMessage) (Backend, error) { return enforcer{can: c.can}, nil }}, rec.out)
+			defer h.Abort()
+			h.Deliver(&protocol.Hello{ID: "h", Protocol: 1})
+			h.Deliver(&protocol.RunTurn{ID: "t1", RunID: "r1", Params: protocol.ChatRunParams{ChatID: "c1", Prompt: c.prompt, Policy: c.runPol}})
+			switch m := rec.reply(t, "t1").(type) {
+			case *protocol.Error:
+				if m.Error.Code != c.want {
+					t.Errorf("refused %+v, want %s", m.Error, c.want)
+				}
+				if c.want == protocol.CodeBadRequest && !strings.Contains(m.Error.Message, "params.policy:2: commands.frob") {
+					t.Errorf("the refusal does not name the line and key: %q", m.Error.Message)
+				}
+			case *protocol.RunDone:
+				evs := rec.events("r1")
+				if got := evs[len(evs)-1].Event.Text; got != c.want {
+					t.Errorf("text %q, want %q", got, c.want)
+				}
 			}
 		})
 	}

@@ -48,7 +48,7 @@ func backendName(config json.RawMessage) string {
 
 // startRun checks a run may start, then runs it; its reply is run_done,
 // or an error when it could not start.
-func (h *Host) startRun(reqID, runID, chatID string, t *Turn) {
+func (h *Host) startRun(reqID, runID, chatID string, t *Turn, policies []checker) {
 	h.mu.Lock()
 	var refuse *protocol.Error
 	switch {
@@ -85,6 +85,11 @@ func (h *Host) startRun(reqID, runID, chatID string, t *Turn) {
 			timeout = time.Duration(ms) * time.Millisecond
 		}
 		t.Ask = func(q Ask) Answer { return r.ask(ctx, timeout, q) }
+	}
+	if len(policies) > 0 {
+		forward, root := t.Ask, workspaceRoot(t.Params.Workspace)
+		t.AskAll = true
+		t.Ask = func(q Ask) Answer { return r.policyAsk(policies, root, forward, q) }
 	}
 	if t.Params.Questions == protocol.QuestionsAsk {
 		timeout := DefaultPermissionTimeout

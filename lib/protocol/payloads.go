@@ -26,7 +26,8 @@ type ChatRunParams struct {
 	// absent) lets the grant decide alone.
 	Permissions string `json:"permissions,omitempty"`
 	// PermissionTimeoutMs is how long a permission request waits for the
-	// daemon's answer before it is denied (default 60000).
+	// daemon's answer before it is denied, and a question request before
+	// the agent is told there is no answer (default 60000).
 	PermissionTimeoutMs int64 `json:"permissionTimeoutMs,omitempty"`
 	// Attachments go to the model with the prompt; only backends that
 	// take them accept a run with any (the host refuses it otherwise).
