@@ -58,11 +58,18 @@ func TestACPQuestionElicitation(t *testing.T) {
 	if got := acpclient.Text(evs); got != "chose B" || acpclient.StopReason(res) != "end_turn" {
 		t.Errorf("the agent was told %q (%s), not the editor's choice", got, acpclient.StopReason(res))
 	}
+	// The question is shown as a call of its own, which ends with its answer.
+	if kinds := strings.Join(acpclient.Kinds(evs), " "); !strings.Contains(kinds, "tool_call:pending elicitation tool_call_update:completed") {
+		t.Errorf("the question's call: %s", kinds)
+	}
 
 	c.Elicit("decline")
 	evs, _ = c.Call("session/prompt", acpclient.Prompt(s, "ELICIT"))
 	if got := acpclient.Text(evs); got != "declined" {
 		t.Errorf("declined, the agent was told %q", got)
+	}
+	if kinds := strings.Join(acpclient.Kinds(evs), " "); !strings.Contains(kinds, "elicitation tool_call_update:failed") {
+		t.Errorf("the declined question's call: %s", kinds)
 	}
 }
 

@@ -137,11 +137,16 @@ func (t *turn) question(q *protocol.QuestionRequest) {
 	}
 	t.mu.Lock()
 	c := t.call(id)
-	if !c.reported {
+	ours := !c.reported // no tool call of the agent's shows it: the face's to end
+	if ours {
 		c.reported, c.title = true, titleOfQuestions(q.Questions)
 		t.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: c.title, Kind: "other", Status: statusPending})
 	}
 	t.mu.Unlock()
+	answered := false
+	if ours {
+		defer func() { t.endQuestion(id, answered) }()
+	}
 	deadline := time.Duration(q.TimeoutMs) * time.Millisecond
 	if deadline <= 0 {
 		deadline = time.Minute
@@ -161,12 +166,30 @@ func (t *turn) question(q *protocol.QuestionRequest) {
 	ctx, cancel := t.a.callCtx()
 	defer cancel()
 	err := t.a.hc.AnswerQuestion(ctx, t.run.ID, q.RequestID, a)
+	answered = err == nil && !a.Decline
 	var re *hostclient.RemoteError
 	if errors.As(err, &re) && re.Code == protocol.CodeBadRequest && !a.Decline {
 		// The editor answered what was not asked (a label not offered):
 		// no answer, rather than a run waiting for its deadline.
 		_ = t.a.hc.AnswerQuestion(ctx, t.run.ID, q.RequestID, hostclient.QuestionAnswer{Decline: true})
 	}
+}
+
+// endQuestion ends the tool call the face showed for a question: completed
+// when it was answered, failed when not.
+func (t *turn) endQuestion(id string, answered bool) {
+	status := statusFailed
+	if answered {
+		status = statusCompleted
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.call(id)
+	if c.final {
+		return
+	}
+	c.final = true
+	t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status})
 }
 
 // titleOfQuestions is a question's tool call's title: its header and

@@ -184,7 +184,7 @@ func (ag *agent) elicit(params json.RawMessage) (any, error) {
 	if len(fs) == 0 {
 		return decline, nil
 	}
-	a := ts.t.Question(host.QuestionAsk{ToolCallID: e.ToolCallID, Questions: questionsOf(e, fs)})
+	a := ts.t.Question(host.QuestionAsk{ToolCallID: ts.known(e.ToolCallID), Questions: questionsOf(e, fs)})
 	if ts.isInterrupted() {
 		return map[string]string{"action": "cancel"}, nil
 	}

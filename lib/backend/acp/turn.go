@@ -161,6 +161,16 @@ func (ts *turnState) active() string {
 	return ts.lastAllowed
 }
 
+// known is id when a tool_call event of the turn has that id, else "".
+func (ts *turnState) known(id string) string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.announced[id] {
+		return id
+	}
+	return ""
+}
+
 // isCleared reports whether all c names was allowed this turn already.
 func (ts *turnState) isCleared(c policy.Call, root string) bool {
 	keys := clearedKeys(c, root)
