@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/tests/acpclient"
 )
 
@@ -51,4 +52,47 @@ func TestACPClaudePolicyDenied(t *testing.T) {
 func TestACPCodexPolicyDenied(t *testing.T) {
 	need(t)
 	acpPolicyDenies(t, codexQuestionPeer(t), `CALL exec_command {"cmd":"touch denied.txt"}`)
+}
+
+// A run's policy through agent-host --backend acp, in front of the pinned
+// claude-agent-acp and codex-acp (issue 46): the agent's permission
+// request names the command (rawInput), the policy denies it, a denied
+// event names the rule, and the command never runs. aborts: the agent's
+// only way to reject ends its turn (codex-acp's "abort"), so the turn is
+// not expected to complete.
+func acpBackendPolicyDenies(t *testing.T, p acpAgentPeer, call string, aborts bool) {
+	c := hostWithACP(t, p)
+	work := t.TempDir()
+	evs, done := acpTurn(t, c, "r1", protocol.ChatRunParams{ChatID: "c1", Prompt: call, Workspace: work, Level: 2,
+		Policy: "[commands]\ndeny = [\"touch *\"]\n"})
+	var denial *protocol.Denial
+	for _, ev := range evs {
+		if ev.Type == protocol.EvDenied && denial == nil {
+			denial = ev.Denial
+		}
+	}
+	if denial == nil || denial.Rule != `commands.deny "touch *" (params.policy:2)` || denial.Match != "touch denied.txt" ||
+		(done.StopReason != protocol.StopCompleted && !aborts) {
+		t.Errorf("denial %+v, %s: %s", denial, done.StopReason, kinds(evs))
+	}
+	if _, err := os.Stat(filepath.Join(work, "denied.txt")); err == nil {
+		t.Error("the command the policy denies ran")
+	}
+}
+
+func TestACPBackendClaudePolicy(t *testing.T) {
+	need(t)
+	api := fakeAnthropic(t)
+	env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "CLAUDE_CODE_EXECUTABLE="+claudeBin)
+	acpBackendPolicyDenies(t, acpAgentPeer{argv: []string{"node", acpAdapter(t, "@zed-industries/claude-agent-acp/dist/index.js")}, env: env},
+		`CALL Bash {"command":"touch denied.txt","description":"touch"}`, false)
+}
+
+func TestACPBackendCodexPolicy(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	bwrap := filepath.Join(filepath.Dir(filepath.Dir(codexBin)), "codex-resources")
+	env := append(codexEnv(t, api), "PATH="+bwrap+":"+os.Getenv("PATH"))
+	acpBackendPolicyDenies(t, acpAgentPeer{argv: []string{acpAdapter(t, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env: env},
+		`CALL exec_command {"cmd":"touch denied.txt","sandbox_permissions":"require_escalated","justification":"touch"}`, true)
 }
