@@ -99,6 +99,28 @@ func TestIssueCommandsDenied(t *testing.T) {
 	}
 }
 
+// What a runner puts in its command's words (xargs -I R, find's {},
+// parallel's arguments) could be any word: git {} could be git push.
+func TestRunnersReplace(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"echo push | xargs -I{} git {}", "echo push | xargs -I R git R", "xargs -Ix git x", "xargs -i git {}",
+		"xargs -iX git X", "xargs --replace git {}", "xargs --replace=X git X", "xargs -0 -I{} git {} origin",
+		`touch push; find push -exec git {} \;`, "find push -execdir git {} +",
+		"parallel git ::: push", "parallel git {} ::: push", "parallel -j2 git {.} ::: push.x", "echo 'git push' | parallel",
+		"parallel ::: 'git push'",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") {
+			t.Errorf("%q: got %+v, want deny by git push*", line, d)
+		}
+	}
+	for _, line := range []string{"xargs -I{} ls {}", `find . -exec cat {} \;`, "parallel gzip ::: a b", "xargs -I{} cp {} /tmp"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")

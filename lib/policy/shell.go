@@ -473,7 +473,7 @@ func (r *reader) find(ws []word, depth int) {
 			for j < len(ws) && ws[j].v != ";" && ws[j].v != "+" {
 				j++
 			}
-			r.nested(ws[i+1:j], depth)
+			r.nested(replaced(ws[i+1:j], "{}"), depth)
 			i = j
 		}
 	}

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // wrapper is a program that runs the command after its options (and a
 // few operands): env A=1 CMD, nice -n 5 CMD, timeout 3 CMD, sudo -u x CMD.
@@ -24,6 +27,17 @@ type wrapper struct {
 	dflt string
 	// line: its command's words are joined and run as a shell line (watch).
 	line bool
+	// replace: the one-letter options whose value is a string it
+	// replaces, in its command's words, with what it reads (xargs -I R);
+	// replaceOpt a one-letter option whose value, attached or else {},
+	// is one (xargs -i[R]); replaceLong a long one (--replace[=R]).
+	replace, replaceOpt, replaceLong string
+	// repl is the string an option set, "" when none; the string the
+	// wrapper replaces without one (parallel: {, as in {} and {.}).
+	repl string
+	// inputs: its command ends at ::: (parallel's arguments), and with
+	// none it runs what it reads as command lines.
+	inputs bool
 }
 
 // wrapperOf is the wrapper a program's base name is, or nil.
@@ -82,8 +96,12 @@ func wrapperOf(name string) *wrapper {
 	case "busybox":
 		return &wrapper{}
 	case "xargs":
-		return &wrapper{short: "0prtx", shortArg: "adEILnPs", long: "null no-run-if-empty interactive verbose exit open-tty",
-			longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo"}
+		return &wrapper{short: "0prtx", shortArg: "adEILnPsJ", long: "null no-run-if-empty interactive verbose exit open-tty",
+			longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo",
+			replace: "IJ", replaceOpt: "i", replaceLong: "replace"}
+	case "parallel":
+		return &wrapper{short: "0kmquvX", shortArg: "aCdEIjNS", long: "null keep-order group ungroup verbose xargs pipe line-buffer dry-run halt-on-error",
+			longArg: "arg-file colsep delimiter jobs max-args sshlogin", rest: true, replace: "I", repl: "{", inputs: true}
 	case "watch":
 		return &wrapper{short: "bcdegptwx", shortArg: "nq", long: "beep color no-color differences errexit chgexit precise no-title no-wrap no-linewrap exec",
 			longArg: "interval equexit", line: true}
@@ -119,8 +137,13 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			return
 		case w.assigns && isAssign(v):
 		case strings.HasPrefix(v, "--") && len(v) > 2:
-			name, _, hasValue := strings.Cut(v[2:], "=")
+			name, value, hasValue := strings.Cut(v[2:], "=")
 			switch {
+			case inList(w.replaceLong, name):
+				w.repl = "{}"
+				if hasValue {
+					w.repl = value
+				}
 			case hasValue || inList(w.long, name):
 			case inList(w.longArg, name):
 				i++
@@ -139,9 +162,21 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 				case strings.IndexByte(w.unreadable, c) >= 0:
 					r.unreadable(shownOf(ws), "a wrapper's option agentry cannot see through")
 					return
+				case strings.IndexByte(w.replaceOpt, c) >= 0:
+					w.repl = "{}"
+					if k < len(v)-1 {
+						w.repl = v[k+1:]
+					}
 				case strings.IndexByte(w.shortArg, c) >= 0:
+					value := v[k+1:]
 					if k == len(v)-1 {
 						i++
+						if i < len(ws) {
+							value = ws[i].v
+						}
+					}
+					if strings.IndexByte(w.replace, c) >= 0 && value != "" {
+						w.repl = value
 					}
 				case strings.IndexByte(w.short, c) >= 0:
 					continue
@@ -155,7 +190,7 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			return
 		}
 	}
-	if w.dflt != "" {
+	if w.dflt != "" || w.inputs {
 		w.run(r, nil, stdin, group, depth)
 	}
 }
@@ -178,9 +213,19 @@ func (w *wrapper) run(r *reader, ws []word, stdin *word, group, depth int) {
 		return
 	}
 	ws = ws[w.operands:]
+	if w.inputs {
+		if i := slices.IndexFunc(ws, func(w word) bool { return strings.HasPrefix(w.v, ":::") }); i >= 0 {
+			ws = ws[:i]
+		}
+		if len(ws) == 0 {
+			r.unreadable("parallel", "it runs the lines it reads as commands")
+			return
+		}
+	}
 	if len(ws) == 0 && w.dflt != "" {
 		ws = []word{{v: w.dflt, shown: w.dflt}}
 	}
+	ws = replaced(ws, w.repl)
 	if w.rest {
 		ws = append(ws[:len(ws):len(ws)], word{v: string(hole), shown: "…"})
 	}
@@ -286,4 +331,21 @@ func isAlias(kv string) bool { return strings.HasPrefix(strings.ToLower(kv), "al
 func joinWords(ws []word) word {
 	c := command{words: ws}
 	return word{v: c.text(), shown: c.shown()}
+}
+
+// replaced are a command's words with repl, which its runner replaces
+// with what it reads (xargs -I {}, find -exec's {}), a hole in each:
+// git {} could be git push.
+func replaced(ws []word, repl string) []word {
+	if repl == "" || !slices.ContainsFunc(ws, func(w word) bool { return strings.Contains(w.v, repl) }) {
+		return ws
+	}
+	out := make([]word, len(ws))
+	for i, w := range ws {
+		out[i] = w
+		if strings.Contains(w.v, repl) {
+			out[i].v = strings.ReplaceAll(w.v, repl, string(hole))
+		}
+	}
+	return out
 }
