@@ -121,6 +121,31 @@ func TestRunnersReplace(t *testing.T) {
 	}
 }
 
+// More programs that run a command given after their options: each is
+// a way around a deny rule unless it is read as a wrapper.
+func TestMoreWrappers(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"ssh host -p 22 git push", "su -lc 'git push' me", "su -c'git push'", "runuser -u me --command='git push'",
+		"script -qc 'git push' /dev/null", "script -q --command 'git push' log", "sg wheel 'git push'", "sg wheel -c 'git push'",
+		"flock /tmp/l git push", "flock -w 5 /tmp/l git push", "flock /tmp/l -c 'git push'", "flock -n /tmp/l --command 'git push'",
+		"strace -f -o out git push", "ltrace -o out git push", "chrt 5 git push", "chrt -f 5 git push", "unshare -r git push",
+		"nsenter -t 1 -m git push", "setpriv --reuid 0 git push", "systemd-run --user git push", "prlimit --nofile=10 git push",
+		"numactl -N 0 git push", "fakeroot git push", "faketime '2020-01-01' git push", "xvfb-run -a git push", "gosu me git push",
+		"su-exec me git push", "tini -- git push", "dumb-init git push", "eatmydata git push", "valgrind --tool=none git push",
+		"firejail --net=none git push", "torsocks git push", "proxychains4 -q git push", "rlwrap git push", "catchsegv git push",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") || d.Match != "git push" {
+			t.Errorf("%q: got %+v, want deny by git push* of git push", line, d)
+		}
+	}
+	for _, line := range []string{"script out.txt", "su me", "chrt -p 5 123", "flock /tmp/l ls", "ssh host ls", "strace ls", "gosu me ls"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")
