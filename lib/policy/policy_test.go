@@ -146,6 +146,20 @@ func TestMoreWrappers(t *testing.T) {
 	}
 }
 
+// An alias defined in the line runs its value where it is used: the
+// value is read as a line.
+func TestAliasInLine(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{"shopt -s expand_aliases; alias p='git push'\np", "alias p=\"git push\" q=ls", "alias p=$X"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	if d := p.Check(Call{Command: "alias ll='ls -l'"}, ""); d.Verdict != None {
+		t.Errorf("alias ll: got %+v, want none", d)
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")

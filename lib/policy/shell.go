@@ -369,6 +369,13 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		if len(rest) >= 2 && rest[0].v != "-" {
 			r.body(rest[0], depth)
 		}
+	case "alias":
+		// alias p='git push': p runs that line where bash expands aliases
+		for _, w := range rest {
+			if name, v, ok := strings.Cut(w.v, "="); ok && name != "" && !hasHole(name) {
+				r.body(word{v: v, shown: w.shown}, depth)
+			}
+		}
 	case "su", "runuser", "script", "sg":
 		r.commandOpt(rest, depth)
 		if base == "sg" && len(rest) > 1 && !strings.HasPrefix(rest[1].v, "-") {
