@@ -277,6 +277,28 @@ func TestBounded(t *testing.T) {
 	}
 }
 
+// A path that begins with ~ is the home directory's, as a shell and the
+// agents' tools expand it: an absolute rule over the home names it.
+func TestHomePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	p := mustParse(t, "[paths]\ndeny_read = [\""+filepath.ToSlash(home)+"/.ssh/**\"]\ndeny_write = [\""+filepath.ToSlash(home)+"/.bashrc\"]\n")
+	root := t.TempDir()
+	for _, c := range []Call{
+		{Reads: []string{"~/.ssh/id_rsa"}}, {Reads: []string{"~/.ssh"}}, {Writes: []string{"~/.bashrc"}},
+		{Command: "cat < ~/.ssh/id_rsa"}, {Command: "echo x >> ~/.bashrc"},
+	} {
+		if d := p.Check(c, root); d.Verdict != Deny || !strings.Contains(d.Match, "~/") {
+			t.Errorf("%+v: got %+v, want deny naming the path as given", c, d)
+		}
+	}
+	for _, c := range []Call{{Reads: []string{"~/notes.txt"}}, {Reads: []string{"~user/.ssh/id_rsa"}}, {Writes: []string{"x/~/.bashrc"}}} {
+		if d := p.Check(c, root); d.Verdict != None {
+			t.Errorf("%+v: got %+v, want none", c, d)
+		}
+	}
+}
+
 func TestStrictestWins(t *testing.T) {
 	p := mustParse(t, `[commands]
 ask = ["git commit*"]
