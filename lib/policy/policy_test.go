@@ -475,6 +475,11 @@ func TestParseErrors(t *testing.T) {
 		{"[paths.more]\n", "paths.more", 1, "unknown table"},
 		{"commands = 3\n", "commands", 1, "must be a table"},
 		{"[hosts]\nallow = [[\"a\"]]\n", "hosts.allow", 2, "a list is in it"},
+		// a rule over a pipeline or a redirection would match nothing
+		{"[commands]\ndeny = [\"git push*\",\n  \"curl * | sh\"]\n", "commands.deny", 3, "\"curl * | sh\": | joins commands"},
+		{"[commands]\nask = [\"make && make install\"]\n", "commands.ask", 2, "&& joins commands"},
+		{"[commands]\ndeny = [\"echo * > .env\"]\n", "commands.deny", 2, "> is a redirection"},
+		{"[commands]\ndeny = [\"cat * 2>> log\"]\n", "commands.deny", 2, ">> is a redirection"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.toml", []byte(c.doc))
