@@ -67,7 +67,7 @@ func (c *runCmd) hostedRefused(harness string) string {
 		set  bool
 		flag string
 	}{
-		{c.ToolsURL != "", "--tools-url"}, {c.SessionID != "", "--session-id"}, {c.NewSession, "--new-session"},
+		{c.SessionID != "", "--session-id"}, {c.NewSession, "--new-session"},
 		{c.Services, "--services"}, {c.PidFile != "", "--pid-file"},
 		{c.AppendSystemPrompt != "" && harness == grant.Claude, "--append-system-prompt"},
 	}

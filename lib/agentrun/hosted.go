@@ -103,6 +103,14 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
 	w.hosted = h
+	if url := req.Options.ToolsURL; url != "" {
+		// The run's MCP server, given to the chat as agent-host's daemon
+		// gives it, before its first turn.
+		cfg, _ := json.Marshal(map[string]string{"type": "http", "url": url})
+		if _, err := c.SetMCPServers(ctx, chatID, map[string]json.RawMessage{grant.MCPName: cfg}); err != nil {
+			return nil, &StartError{Reason: g.Harness + " could not be given the run's MCP server: " + err.Error(), Err: err}
+		}
+	}
 	if id := req.Options.Resume; id != "" {
 		// The session to continue, taken up before the first turn: the
 		// backend's own request, which protocol v1 has none for.
