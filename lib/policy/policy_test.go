@@ -160,6 +160,27 @@ func TestAliasInLine(t *testing.T) {
 	}
 }
 
+// git runs some of its settings as shell lines: one set on its command
+// line is read as one, and one agentry cannot read could be any.
+func TestGitConfigCommands(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"git -c core.editor='git push; :' commit", "git -c core.sshCommand='sh -c \"git push\"' fetch",
+		"git -c credential.helper='!git push' fetch", "git -c diff.x.textconv='git push' diff",
+		"git -ccore.editor='git push' commit", "git -c sequence.editor='git push' rebase -i",
+		"K=alias.p; git -c \"$K=push\" p", "git -c core.editor=\"$E\" commit", "git --config-env=core.editor=E commit",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"git -c user.name=me commit -m x", "git -c core.editor=vim commit", "git -c color.ui=never log"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")
