@@ -181,6 +181,28 @@ func TestGitConfigCommands(t *testing.T) {
 	}
 }
 
+// A variable whose value a program runs as a command, set in the line,
+// is read as that command; settings agentry cannot see through could be
+// any.
+func TestCommandVariables(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"GIT_EDITOR='git push; :' git commit", "export GIT_SSH_COMMAND='sh -c \"git push\"'; git fetch",
+		"env EDITOR='git push' git commit", "GIT_SEQUENCE_EDITOR=\"$X\" git rebase -i", "BASH_ENV=./x.sh bash -c ls",
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+		"GIT_CONFIG_PARAMETERS=\"'alias.p'='push'\" git p", "declare -x VISUAL='git push'; git commit",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"EDITOR=vim git commit", "GIT_CONFIG_KEY_0=user.name git commit", "X='git push' true", "CI=1 npm ci"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")

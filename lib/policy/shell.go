@@ -89,6 +89,9 @@ func (r *reader) line(src string, depth int) {
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if as, ok := n.(*syntax.Assign); ok && as.Name != nil && as.Value != nil && !r.over {
+			r.assign(as.Name.Value, readWord(as.Value), depth)
+		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok || r.over {
 			return !r.over
@@ -518,4 +521,37 @@ func (r *reader) nested(ws []word, depth int) {
 	}
 	r.groups++
 	r.call(ws, nil, r.groups, depth+1)
+}
+
+// assign reads a variable set in the line (X=v cmd, export X=v, env
+// X=v cmd) whose value a program runs: an editor, a pager or ssh command
+// git runs through the shell is read as a line; a file a shell sources
+// (BASH_ENV) and git settings (an alias among them) are what agentry
+// cannot read.
+func (r *reader) assign(name string, value word, depth int) {
+	switch {
+	case name == "BASH_ENV" || name == "ENV":
+		r.unreadable(name+"="+value.shown, "a file a shell runs, which agentry does not read")
+	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
+		v := strings.ToLower(value.v)
+		if hasHole(v) || strings.Contains(v, "alias.") || isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
+			r.unreadable(name+"="+value.shown, "git settings from the environment, which agentry cannot read")
+		}
+	case isCommandVar(name):
+		if hasHole(value.v) {
+			r.unreadable(name+"="+value.shown, "a command agentry cannot read before it runs")
+			return
+		}
+		r.line(value.v, depth+1)
+	}
+}
+
+// isCommandVar tells the variables whose value programs run as a command.
+func isCommandVar(name string) bool {
+	switch name {
+	case "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+		"EDITOR", "VISUAL", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GH_EDITOR", "GH_PAGER":
+		return true
+	}
+	return false
 }

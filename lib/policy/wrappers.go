@@ -180,6 +180,8 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			w.run(r, ws[i+1:], stdin, group, depth)
 			return
 		case w.assigns && isAssign(v):
+			name, value, _ := strings.Cut(v, "=")
+			r.assign(name, word{v: value, shown: value}, depth)
 		case strings.HasPrefix(v, "--") && len(v) > 2:
 			name, value, hasValue := strings.Cut(v[2:], "=")
 			switch {
