@@ -71,7 +71,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	// it (a key defined twice, a table opened twice), with its own words.
 	var plain map[string]any
 	if err := toml.Unmarshal(data, &plain); err != nil {
-		e := &Error{File: name, Reason: strings.TrimPrefix(err.Error(), "toml: ")}
+		e := &Error{File: name, Reason: "not valid TOML: " + strings.TrimPrefix(err.Error(), "toml: ")}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			e.Line, _ = de.Position()
