@@ -72,7 +72,7 @@ func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
 // anything: one hole, which every ask and deny rule could match.
 func (r *reader) unreadable(src, why string) {
 	r.groups++
-	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: clip(strings.TrimSpace(src), maxMatch/2) + " (" + why + ")"}}, group: r.groups})
+	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: clip(strings.TrimSpace(src), maxMatch/2) + " (" + why + ", so it could be any command)"}}, group: r.groups})
 }
 
 // line reads a shell command line: every simple command in it, in
