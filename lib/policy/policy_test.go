@@ -346,6 +346,51 @@ func TestHomePaths(t *testing.T) {
 	}
 }
 
+// A rule of * alone (** for paths) is the rule for what no other rule
+// names, so that an allow list with a default can be written: the
+// page's review and fetch examples.
+func TestDefaultRules(t *testing.T) {
+	p := mustParse(t, `[commands]
+allow = ["git diff*", "go test *"]
+ask = ["git commit*"]
+deny = ["*", "git diff --output*"]
+
+[paths]
+allow_write = ["docs/**"]
+deny_write = ["**"]
+`)
+	root := t.TempDir()
+	cases := []struct {
+		c     Call
+		v     Verdict
+		match string
+	}{
+		{Call{Command: "git diff HEAD"}, Allow, "git diff HEAD"},
+		{Call{Command: "nice go test ./..."}, Allow, "go test ./..."},
+		{Call{Command: "git commit -m x"}, Ask, "git commit -m x"},
+		{Call{Command: "git diff --output=x"}, Deny, "git diff --output=x"},
+		{Call{Command: "rm -rf x"}, Deny, "rm -rf x"},
+		{Call{Command: "git diff && curl x"}, Deny, "curl x"},
+		{Call{Command: "sh -c 'git diff'"}, Allow, "git diff"},
+		{Call{Command: "sh -c 'ls'"}, Deny, "ls"},
+		{Call{Command: "eval $X"}, Deny, ""},
+		{Call{Command: "git -c core.editor=vim diff"}, Deny, "vim"},
+		{Call{Writes: []string{"docs/a.md"}}, Allow, "docs/a.md"},
+		{Call{Writes: []string{"main.go"}}, Deny, "main.go"},
+		{Call{Writes: []string{"/etc/passwd"}}, Deny, "/etc/passwd"},
+		{Call{Reads: []string{"main.go"}}, None, ""},
+	}
+	for _, c := range cases {
+		d := p.Check(c.c, root)
+		if d.Verdict != c.v || (c.match != "" && d.Match != c.match) {
+			t.Errorf("%+v: got %+v, want %v %q", c.c, d, c.v, c.match)
+		}
+	}
+	if d := p.Check(Call{Command: "rm x"}, root); d.Rule != `commands.deny "*" (policy.toml:4)` {
+		t.Errorf("the default's rule: %+v", d)
+	}
+}
+
 func TestStrictestWins(t *testing.T) {
 	p := mustParse(t, `[commands]
 ask = ["git commit*"]
@@ -466,8 +511,10 @@ ask = ["example.org"]
 deny = ["*"]
 `)
 	cases := map[string]Verdict{
-		"https://api.github.com/repos": Deny, // * denies every host, and deny is stricter than allow
-		"example.org":                  Deny,
+		// * alone is the rule for hosts no other rule names
+		"https://api.github.com/repos": Allow,
+		"example.org":                  Ask,
+		"https://example.com/x":        Deny,
 	}
 	for h, v := range cases {
 		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
