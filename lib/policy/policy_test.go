@@ -203,6 +203,26 @@ func TestCommandVariables(t *testing.T) {
 	}
 }
 
+// A shell reads its standard input when told to (-s) or given it as its
+// script (/dev/stdin); the shells of other families read -c too.
+func TestShellsReadingInput(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"bash /dev/stdin <<< 'git push'", "sh /dev/fd/0 <<EOF\ngit push\nEOF", "bash -- /dev/stdin <<< 'git push'",
+		"bash --norc -s foo <<< 'git push'", "sh -s x y <<< 'git push'", "echo 'git push' | bash /proc/self/fd/0",
+		"tcsh -c 'git push'", "csh -c 'git push'", "rbash -c 'git push'", "yash -c 'git push'", "pwsh -Command 'git push'",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"bash script.sh", "sh -e ./configure --prefix=x", "tcsh script.csh"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")

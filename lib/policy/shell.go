@@ -415,7 +415,8 @@ func (r *reader) commandOpt(ws []word, depth int) {
 
 func isShell(base string) bool {
 	switch base {
-	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "ksh93", "oksh", "loksh", "lksh", "pdksh", "posh", "yash",
+		"csh", "tcsh", "bosh", "xonsh", "elvish", "nu", "pwsh", "powershell":
 		return true
 	}
 	return false
@@ -436,7 +437,7 @@ func (r *reader) body(w word, depth int) {
 // matched by its name only; with neither it reads standard input, which
 // agentry reads only from a here-document.
 func (r *reader) shell(name word, ws []word, stdin *word, depth int) {
-	c := false
+	c, s := false, false
 	i := 0
 scan:
 	for ; i < len(ws); i++ {
@@ -450,7 +451,7 @@ scan:
 			break scan
 		case w == "--rcfile" || w == "--init-file" || w == "--init-command" || w == "-C":
 			i++
-		case w == "--command":
+		case w == "--command" || strings.EqualFold(w, "-command"): // pwsh -Command
 			c = true
 		case strings.HasPrefix(w, "--command="):
 			r.body(word{v: w[len("--command="):], shown: w}, depth)
@@ -461,6 +462,8 @@ scan:
 				switch w[k] {
 				case 'c':
 					c = true
+				case 's':
+					s = true
 				case 'o', 'O':
 					if k == len(w)-1 {
 						i++
@@ -475,13 +478,23 @@ scan:
 	case c && i < len(ws):
 		r.body(ws[i], depth)
 	case c:
-	case i < len(ws):
+	case i < len(ws) && !s && !isStdin(ws[i].v):
 		// a script file: matched by the shell's line alone
 	case stdin != nil:
 		r.body(*stdin, depth)
 	default:
 		r.unreadable(shownOf(append([]word{name}, ws...)), "a shell reading commands from its standard input")
 	}
+}
+
+// isStdin tells the files that are a process's standard input, which a
+// shell given one as its script reads its commands from.
+func isStdin(name string) bool {
+	switch name {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	return false
 }
 
 // eval runs its words joined as a line.
