@@ -292,7 +292,7 @@ func TestArgv(t *testing.T) {
 func TestUnreadable(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	deny := []string{
-		"$X push", "git $SUB", "eval \"$CMD\"", "sh -c \"$CMD\"", "source ./script.sh", ". ./env.sh",
+		"$X push", "git $SUB", "eval \"$CMD\"", "sh -c \"$CMD\"", "source <(echo git push)", ". $F", ". /dev/stdin <<< 'git push'", "echo x | source /dev/stdin",
 		"echo 'git push' | sh", "git pu{sh,ll}", "git -c alias.p=push p", "if then fi ((", "git pu?h",
 		"xargs git", "env -S 'git push'",
 	}
@@ -308,6 +308,15 @@ func TestUnreadable(t *testing.T) {
 	long := p.Check(Call{Command: "eval \"$X\" " + strings.Repeat("ä", 1000)}, "")
 	if long.Verdict != Deny || len(long.Match) > 300 || !strings.Contains(long.Match, "… (eval of") || !utf8.ValidString(long.Match) {
 		t.Errorf("a long line's Match is clipped: %d bytes, %q", len(long.Match), long.Match[len(long.Match)-8:])
+	}
+	// a file sourced is matched by its own line, as sh FILE is: a policy
+	// can allow it, or deny it by name
+	venv := mustParse(t, "[commands]\ndeny = [\"git push*\"]\nallow = [\"source venv/bin/activate\", \"pytest\"]\n")
+	if d := venv.Check(Call{Command: "source venv/bin/activate && pytest"}, ""); d.Verdict != Allow {
+		t.Errorf("source venv/bin/activate allowed: %+v", d)
+	}
+	if d := p.Check(Call{Command: ". ./env.sh && make"}, ""); d.Verdict != None {
+		t.Errorf(". ./env.sh: %+v", d)
 	}
 	// a hole rules out no rule its readable words still allow
 	if d := p.Check(Call{Command: "npm run $X"}, ""); d.Verdict != None {

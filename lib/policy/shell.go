@@ -355,8 +355,18 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		}
 		return
 	case "source", ".":
-		if r.add(ws, group, false) {
-			r.unreadable(shownOf(ws), "it runs a file agentry does not read")
+		// a file: matched by its own line, as sh FILE is; its input,
+		// or a name the shell computes (. <(…)), read as such
+		if !r.add(ws, group, false) || len(rest) == 0 {
+			return
+		}
+		switch f := rest[0].v; {
+		case hasHole(f):
+			r.unreadable(shownOf(ws), "it runs a file agentry cannot name before it runs")
+		case isStdin(f) && stdin != nil:
+			r.body(*stdin, depth)
+		case isStdin(f):
+			r.unreadable(shownOf(ws), "it runs its standard input")
 		}
 		return
 	}
