@@ -420,6 +420,26 @@ deny_write = ["**"]
 	}
 }
 
+// A redirection after a cd names a file where the cd went: it is
+// matched there too.
+func TestRedirectionAfterCd(t *testing.T) {
+	p := mustParse(t, "[paths]\ndeny_write = [\"secrets/**\", \"a/b/**\", \"/etc/**\"]\n")
+	root := t.TempDir()
+	for _, line := range []string{
+		"cd secrets && echo x > key", "pushd secrets; echo x >> key", "cd a; cd b; echo x > c", "cd /etc && echo x > passwd",
+		"(cd secrets; cat > key)",
+	} {
+		if d := p.Check(Call{Command: line}, root); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"cd docs && echo x > a.md", "cd - && echo x > key", "echo x > key"} {
+		if d := p.Check(Call{Command: line}, root); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestStrictestWins(t *testing.T) {
 	p := mustParse(t, `[commands]
 ask = ["git commit*"]

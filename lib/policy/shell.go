@@ -54,7 +54,9 @@ type reader struct {
 	writes, reads []string
 	groups        int
 	steps         int
-	over          bool // more than maxCommands or maxSteps: what is past is unreadable
+	// cds are the directories the line's cd and pushd go to, in order.
+	cds  []string
+	over bool // more than maxCommands or maxSteps: what is past is unreadable
 }
 
 // step counts one word read, and tells whether reading may go on.
@@ -308,6 +310,8 @@ func (r *reader) add(ws []word, group int, container bool) bool {
 // finish records, if the line was read into more commands than agentry
 // reads, that the rest is unreadable.
 func (r *reader) finish(src string) {
+	r.writes = r.afterCd(r.writes)
+	r.reads = r.afterCd(r.reads)
 	if r.over {
 		r.cmds = r.cmds[:min(len(r.cmds), maxCommands-1)]
 		r.unreadable(src, "more commands than agentry reads in one call")
@@ -374,6 +378,15 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		return
 	}
 	switch base {
+	case "cd", "pushd":
+		for _, w := range rest {
+			if !strings.HasPrefix(w.v, "-") || w.v == "-" {
+				if !hasHole(w.v) {
+					r.cds = append(r.cds, w.v)
+				}
+				break
+			}
+		}
 	case "find":
 		r.find(rest, depth)
 	case "git":
@@ -577,4 +590,35 @@ func isCommandVar(name string) bool {
 		return true
 	}
 	return false
+}
+
+// afterCd are the relative paths ps as the line's redirections may name
+// them after its cd and pushd: from each directory they go to, and from
+// where they lead one after the other, beside ps as given.
+func (r *reader) afterCd(ps []string) []string {
+	if len(r.cds) == 0 {
+		return ps
+	}
+	out := ps
+	for _, p := range ps {
+		if path.IsAbs(p) || strings.HasPrefix(p, "~") {
+			continue
+		}
+		chain := ""
+		for _, d := range r.cds {
+			if d == "-" {
+				continue
+			}
+			if path.IsAbs(d) || strings.HasPrefix(d, "~") {
+				chain = d
+			} else {
+				chain = path.Join(chain, d)
+			}
+			out = append(out, path.Join(d, p))
+			if chain != d {
+				out = append(out, path.Join(chain, p))
+			}
+		}
+	}
+	return out
 }
