@@ -699,7 +699,10 @@ func TestMatchText(t *testing.T) {
 
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"git push", "sh -c 'git push'", "find . -exec x \\;", "$(a `b`)", "env -u", "xargs -I", "bash <<<",
-		"git -C", "timeout", "a && b || c; d | e", "cat <<EOF\n$(git push)\nEOF", "sudo --user"} {
+		"git -C", "timeout", "a && b || c; d | e", "cat <<EOF\n$(git push)\nEOF", "sudo --user",
+		"xargs -i", "xargs --replace=", "parallel :::", "parallel", "flock -c", "flock f -", "ssh h -", "su -c", "script -qc",
+		"alias =", "alias a=", "git -c", "git -c core.editor", "git --config-env=", "GIT_CONFIG_PARAMETERS= g", "BASH_ENV= x",
+		"cd -; echo > x", "cd; cd ~; echo > x", "pushd -n; . /dev/stdin", "bash -s", "sg", "sg g"} {
 		f.Add(s)
 	}
 	p, err := Parse("p.toml", []byte(issuePolicy+"[hosts]\ndeny = [\"*.x\"]\n"))
