@@ -66,6 +66,9 @@ func (e *OptionError) Error() string { return e.Reason }
 // CodeTools are the built-in tools levels 2 and 3 get.
 func CodeTools() []string { return []string{"Read", "Glob", "Grep", "Edit", "Write", "Bash"} }
 
+// QuestionTool is Claude Code's tool for putting questions to the user.
+const QuestionTool = "AskUserQuestion"
+
 // MCPName is the name the run's tools server has.
 const MCPName = "tools"
 
@@ -117,6 +120,20 @@ type Options struct {
 	// tool call the level does not allow: claude is offered every code
 	// tool, with only the level's own allowed, and asks on its stdio.
 	Ask bool
+	// Questions offers claude's AskUserQuestion, and has the CLI ask on
+	// its stdio (a can_use_tool control request, which needs streaming
+	// input): the runner puts the questions to a person and answers with
+	// their choice, or tells the agent nobody answered. The tool is
+	// never allowed outright (so never answered with nothing), and the
+	// level's other tools are as without it. Without Questions claude is
+	// not offered the tool at all.
+	Questions bool
+	// AskAll has the CLI ask on its stdio for what the level does not
+	// allow, with the level's own flags otherwise unchanged: the runner
+	// then has every call asked by a PreToolUse hook it registers in the
+	// stream-json initialize request (Claude Code never asks for reads
+	// or read-only commands by itself), so that a policy sees each one.
+	AskAll bool
 	// NoTools takes every tool away whatever the level (a wrap-up turn):
 	// claude gets no built-in tool and no MCP server (the schema's
 	// StructuredOutput stays); codex, which cannot be run without its
@@ -218,7 +235,7 @@ func For(o Options) (*Grant, error) {
 		return nil, &OptionError{Option: "ServicesURL", With: "Level", Reason: "svc's tools need level 2 or 3: level 1 has no code tools, and so no servers to start"}
 	}
 	if o.NoTools {
-		o.ToolsURL, o.MCPServers, o.ServicesURL, o.Ask = "", nil, "", false
+		o.ToolsURL, o.MCPServers, o.ServicesURL, o.Ask, o.Questions = "", nil, "", false, false
 	}
 	g := &Grant{Harness: h, Level: o.Level, Scratch: o.Level == 1, BuiltinTools: []string{}, MCPServers: []string{}}
 	if o.Level >= 2 && !o.NoTools {
@@ -242,6 +259,16 @@ func For(o Options) (*Grant, error) {
 		if g.BuiltinTools == nil {
 			g.BuiltinTools = []string{}
 		}
+	}
+	if o.Questions && h != Claude {
+		return nil, &OptionError{Option: "Questions", With: "Harness", Value: h, Reason: "questions are for claude here; codex asks through its app-server"}
+	}
+	if o.AskAll && h != Claude {
+		return nil, &OptionError{Option: "AskAll", With: "Harness", Value: h, Reason: "asking for every call is for claude here; codex asks through its app-server"}
+	}
+	if o.Questions {
+		// Offered, never allowed: each question is asked on stdio.
+		g.AskTools = append(g.AskTools, QuestionTool)
 	}
 	if o.ToolsURL != "" {
 		g.MCPServers = []string{MCPName}
@@ -317,7 +344,7 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	offered := append(append([]string(nil), g.BuiltinTools...), g.AskTools...)
 	argv = g.passValue(argv, o, "--mcp-config", "", "mcp.json", string(mcp))
 	argv = append(argv, "--strict-mcp-config", "--setting-sources", "", "--tools", strings.Join(offered, ","))
-	if o.Ask {
+	if o.Ask || o.Questions || o.AskAll {
 		// Not in claude --help, but it alone turns asking on (PEERS.md).
 		argv = append(argv, "--permission-prompt-tool", "stdio")
 	}

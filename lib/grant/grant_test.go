@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,4 +178,50 @@ func TestPinnedIsWhatThePeersInstall(t *testing.T) {
 			t.Errorf("tests/peers/install.sh has no %s: grant.Pinned(%q) and the peers' pin differ", strings.TrimSpace(want), h)
 		}
 	}
+}
+
+// Questions offers AskUserQuestion, asked on stdio and never allowed
+// outright; AskAll asks on stdio with the level's flags otherwise the
+// same. Neither is codex's.
+func TestClaudeQuestionsAndAskAll(t *testing.T) {
+	plain, _ := For(Options{Level: 2, Harness: Claude, Stream: true})
+	q, err := For(Options{Level: 2, Harness: Claude, Stream: true, Questions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(q.Argv, " ")
+	for _, want := range []string{"--tools Read,Glob,Grep,Edit,Write,Bash,AskUserQuestion", "--permission-prompt-tool stdio",
+		"--allowedTools Read,Glob,Grep,Edit,Write,Bash ", "--permission-mode acceptEdits"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("questions argv lacks %q: %s", want, joined)
+		}
+	}
+	l1, _ := For(Options{Level: 1, Harness: Claude, Stream: true, Questions: true})
+	if j := strings.Join(l1.Argv, " "); !strings.Contains(j, "--tools AskUserQuestion ") || strings.Contains(j, "--allowedTools") {
+		t.Errorf("level 1 with questions: %s", j)
+	}
+	all, _ := For(Options{Level: 2, Harness: Claude, Stream: true, AskAll: true})
+	if got, want := strings.Join(all.Argv, " "), strings.Join(plain.Argv, " ")+" --permission-prompt-tool stdio"; !sameWords(got, want) {
+		t.Errorf("ask-all argv %s, want the level's own and the prompt tool: %s", got, want)
+	}
+	if j := strings.Join(plain.Argv, " "); strings.Contains(j, "AskUserQuestion") || strings.Contains(j, "--permission-prompt-tool") {
+		t.Errorf("plain argv offers questions or asks: %s", j)
+	}
+	none, _ := For(Options{Level: 2, Harness: Claude, Stream: true, Questions: true, NoTools: true})
+	if strings.Contains(strings.Join(none.Argv, " "), "AskUserQuestion") {
+		t.Errorf("no tools still offers questions: %q", none.Argv)
+	}
+	for _, o := range []Options{{Level: 2, Harness: Codex, Questions: true}, {Level: 2, Harness: Codex, AskAll: true}} {
+		if _, err := For(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// sameWords: a and b have the same words, in any order.
+func sameWords(a, b string) bool {
+	x, y := strings.Fields(a), strings.Fields(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }

@@ -194,9 +194,15 @@ func (pr *parser) add(table, key, text string, line int) *Error {
 	var err error
 	switch table {
 	case "commands":
-		r.pat = strings.Join(strings.Fields(text), " ")
+		fields := strings.Fields(text)
+		r.pat = strings.Join(fields, " ")
 		if r.pat == "" {
 			return bad("an empty pattern matches no command")
+		}
+		for _, f := range fields {
+			if why := shellOperator(f); why != "" {
+				return bad("%q: %s", text, why)
+			}
 		}
 		pr.pol.commands = append(pr.pol.commands, r)
 	case "paths":
@@ -216,6 +222,20 @@ func (pr *parser) add(table, key, text string, line int) *Error {
 		pr.pol.hosts = append(pr.pol.hosts, r)
 	}
 	return nil
+}
+
+// shellOperator says why a pattern's word that is the shell's, not a
+// command's (|, &&, >), would make the rule match nothing; "" when f is
+// none.
+func shellOperator(f string) string {
+	op := strings.TrimLeft(f, "0123456789")
+	if op == "" || strings.Trim(op, "|&<>") != "" {
+		return ""
+	}
+	if strings.ContainsAny(op, "<>") {
+		return op + " is a redirection, which is not part of a command: its file is a path, for [paths] deny_write or deny_read"
+	}
+	return op + " joins commands, and a rule matches one command: write one for each (\"curl *\"); a shell reading a pipe (| sh) gets the strictest verdict of the command rules already"
 }
 
 func keyList(table string) string {

@@ -99,6 +99,67 @@ func TestIssueCommandsDenied(t *testing.T) {
 	}
 }
 
+// What a runner puts in its command's words (xargs -I R, find's {},
+// parallel's arguments) could be any word: git {} could be git push.
+func TestRunnersReplace(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"echo push | xargs -I{} git {}", "echo push | xargs -I R git R", "xargs -Ix git x", "xargs -i git {}",
+		"xargs -iX git X", "xargs --replace git {}", "xargs --replace=X git X", "xargs -0 -I{} git {} origin",
+		`touch push; find push -exec git {} \;`, "find push -execdir git {} +",
+		"parallel git ::: push", "parallel git {} ::: push", "parallel -j2 git {.} ::: push.x", "echo 'git push' | parallel",
+		"parallel ::: 'git push'",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") {
+			t.Errorf("%q: got %+v, want deny by git push*", line, d)
+		}
+	}
+	for _, line := range []string{"xargs -I{} ls {}", `find . -exec cat {} \;`, "parallel gzip ::: a b", "xargs -I{} cp {} /tmp"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
+// More programs that run a command given after their options: each is
+// a way around a deny rule unless it is read as a wrapper.
+func TestMoreWrappers(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"ssh host -p 22 git push", "su -lc 'git push' me", "su -c'git push'", "runuser -u me --command='git push'",
+		"script -qc 'git push' /dev/null", "script -q --command 'git push' log", "sg wheel 'git push'", "sg wheel -c 'git push'",
+		"flock /tmp/l git push", "flock -w 5 /tmp/l git push", "flock /tmp/l -c 'git push'", "flock -n /tmp/l --command 'git push'",
+		"strace -f -o out git push", "ltrace -o out git push", "chrt 5 git push", "chrt -f 5 git push", "unshare -r git push",
+		"nsenter -t 1 -m git push", "setpriv --reuid 0 git push", "systemd-run --user git push", "prlimit --nofile=10 git push",
+		"numactl -N 0 git push", "fakeroot git push", "faketime '2020-01-01' git push", "xvfb-run -a git push", "gosu me git push",
+		"su-exec me git push", "tini -- git push", "dumb-init git push", "eatmydata git push", "valgrind --tool=none git push",
+		"firejail --net=none git push", "torsocks git push", "proxychains4 -q git push", "rlwrap git push", "catchsegv git push",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") || d.Match != "git push" {
+			t.Errorf("%q: got %+v, want deny by git push* of git push", line, d)
+		}
+	}
+	for _, line := range []string{"script out.txt", "su me", "chrt -p 5 123", "flock /tmp/l ls", "ssh host ls", "strace ls", "gosu me ls"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
+// An alias defined in the line runs its value where it is used: the
+// value is read as a line.
+func TestAliasInLine(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{"shopt -s expand_aliases; alias p='git push'\np", "alias p=\"git push\" q=ls", "alias p=$X"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	if d := p.Check(Call{Command: "alias ll='ls -l'"}, ""); d.Verdict != None {
+		t.Errorf("alias ll: got %+v, want none", d)
+	}
+}
+
 func TestIssueAllowAndNone(t *testing.T) {
 	p := mustParse(t, issuePolicy)
 	d := p.Check(Call{Command: "npm test"}, "")
@@ -212,6 +273,28 @@ func TestBounded(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%.40q…: Check did not return", line)
+		}
+	}
+}
+
+// A path that begins with ~ is the home directory's, as a shell and the
+// agents' tools expand it: an absolute rule over the home names it.
+func TestHomePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	p := mustParse(t, "[paths]\ndeny_read = [\""+filepath.ToSlash(home)+"/.ssh/**\"]\ndeny_write = [\""+filepath.ToSlash(home)+"/.bashrc\"]\n")
+	root := t.TempDir()
+	for _, c := range []Call{
+		{Reads: []string{"~/.ssh/id_rsa"}}, {Reads: []string{"~/.ssh"}}, {Writes: []string{"~/.bashrc"}},
+		{Command: "cat < ~/.ssh/id_rsa"}, {Command: "echo x >> ~/.bashrc"},
+	} {
+		if d := p.Check(c, root); d.Verdict != Deny || !strings.Contains(d.Match, "~/") {
+			t.Errorf("%+v: got %+v, want deny naming the path as given", c, d)
+		}
+	}
+	for _, c := range []Call{{Reads: []string{"~/notes.txt"}}, {Reads: []string{"~user/.ssh/id_rsa"}}, {Writes: []string{"x/~/.bashrc"}}} {
+		if d := p.Check(c, root); d.Verdict != None {
+			t.Errorf("%+v: got %+v, want none", c, d)
 		}
 	}
 }
@@ -392,6 +475,11 @@ func TestParseErrors(t *testing.T) {
 		{"[paths.more]\n", "paths.more", 1, "unknown table"},
 		{"commands = 3\n", "commands", 1, "must be a table"},
 		{"[hosts]\nallow = [[\"a\"]]\n", "hosts.allow", 2, "a list is in it"},
+		// a rule over a pipeline or a redirection would match nothing
+		{"[commands]\ndeny = [\"git push*\",\n  \"curl * | sh\"]\n", "commands.deny", 3, "\"curl * | sh\": | joins commands"},
+		{"[commands]\nask = [\"make && make install\"]\n", "commands.ask", 2, "&& joins commands"},
+		{"[commands]\ndeny = [\"echo * > .env\"]\n", "commands.deny", 2, "> is a redirection"},
+		{"[commands]\ndeny = [\"cat * 2>> log\"]\n", "commands.deny", 2, ">> is a redirection"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.toml", []byte(c.doc))

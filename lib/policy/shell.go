@@ -369,12 +369,42 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		if len(rest) >= 2 && rest[0].v != "-" {
 			r.body(rest[0], depth)
 		}
-	case "su", "runuser":
-		for i, w := range rest {
-			if (w.v == "-c" || w.v == "--command") && i+1 < len(rest) {
-				r.body(rest[i+1], depth)
-			} else if v, ok := strings.CutPrefix(w.v, "--command="); ok {
-				r.body(word{v: v, shown: v}, depth)
+	case "alias":
+		// alias p='git push': p runs that line where bash expands aliases
+		for _, w := range rest {
+			if name, v, ok := strings.Cut(w.v, "="); ok && name != "" && !hasHole(name) {
+				r.body(word{v: v, shown: w.shown}, depth)
+			}
+		}
+	case "su", "runuser", "script", "sg":
+		r.commandOpt(rest, depth)
+		if base == "sg" && len(rest) > 1 && !strings.HasPrefix(rest[1].v, "-") {
+			r.body(joinWords(rest[1:]), depth) // sg GROUP LINE
+		}
+	}
+}
+
+// commandOpt reads the line of a -c or --command option, however it is
+// spelt: -c LINE, -lc LINE, -cLINE, --command LINE, --command=LINE (su,
+// runuser, script, sg).
+func (r *reader) commandOpt(ws []word, depth int) {
+	for i, w := range ws {
+		v := w.v
+		switch {
+		case v == "--":
+			return
+		case v == "--command" && i+1 < len(ws):
+			r.body(ws[i+1], depth)
+		case strings.HasPrefix(v, "--command="):
+			v = v[len("--command="):]
+			r.body(word{v: v, shown: v}, depth)
+		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+			if k := strings.IndexByte(v, 'c'); k > 0 {
+				if k < len(v)-1 {
+					r.body(word{v: v[k+1:], shown: v[k+1:]}, depth)
+				} else if i+1 < len(ws) {
+					r.body(ws[i+1], depth)
+				}
 			}
 		}
 	}
@@ -473,7 +503,7 @@ func (r *reader) find(ws []word, depth int) {
 			for j < len(ws) && ws[j].v != ";" && ws[j].v != "+" {
 				j++
 			}
-			r.nested(ws[i+1:j], depth)
+			r.nested(replaced(ws[i+1:j], "{}"), depth)
 			i = j
 		}
 	}

@@ -67,6 +67,10 @@ type Backend struct {
 
 	mu    sync.Mutex
 	chats map[string]*chat
+	// version is the CLI's, asked once: each claude --version is a
+	// start of a 400 MB binary, and hello asks twice (its log line and
+	// ready).
+	version func() string
 }
 
 // New makes the backend from hello.config; its CLIs run in env.
@@ -97,7 +101,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 			return nil, fmt.Errorf("claude: the models file is not a JSON array of models: %v", err)
 		}
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}, nil
+	b := &Backend{cfg: cfg, env: env, chats: map[string]*chat{}}
+	b.version = sync.OnceValue(b.askVersion)
+	return b, nil
 }
 
 // OneShot is a single claude -p run with the one-shot parameters, the
@@ -105,6 +111,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 // answer as the run's completed event.
 func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, error) {
 	p := t.OneShot
+	if t.AskAll || t.Question != nil {
+		return b.oneShotAsking(ctx, t)
+	}
 	g, err := grant.For(grant.Options{Level: b.cfg.Level, Harness: grant.Claude, Program: b.cfg.Program, Model: p.Model})
 	if err != nil {
 		return nil, refused(err)
@@ -134,21 +143,8 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	}
 	stdout, errTail := child.Stdout, child.Stderr
 	defer stdout.Close()
-	label := p.ContextLabel
-	if label == "" {
-		label = "one-shot"
-	}
 	var usage *protocol.Usage
-	sink := &host.Turn{Log: t.Log, Emit: func(e protocol.AgentEvent) {
-		switch e.Type {
-		case protocol.EvToolCall:
-			t.Log("info", fmt.Sprintf("%s: calling %s", label, e.Name))
-		case protocol.EvUsage:
-			usage = e.Usage
-		case protocol.EvCompleted:
-			t.Emit(e)
-		}
-	}}
+	sink := &host.Turn{Log: t.Log, Emit: oneShotEmit(t, &usage)}
 	x := &translator{t: sink, c: &chat{}, b: b}
 	var result error
 	done := false
@@ -165,10 +161,51 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 	return usage, result
 }
 
+// oneShotEmit is how a one-shot reports: its tool calls as log notices,
+// its usage kept in usage, its answer as the run's completed event.
+func oneShotEmit(t *host.Turn, usage **protocol.Usage) func(protocol.AgentEvent) {
+	label := t.OneShot.ContextLabel
+	if label == "" {
+		label = "one-shot"
+	}
+	return func(e protocol.AgentEvent) {
+		switch e.Type {
+		case protocol.EvToolCall:
+			t.Log("info", fmt.Sprintf("%s: calling %s", label, e.Name))
+		case protocol.EvUsage:
+			*usage = e.Usage
+		case protocol.EvCompleted:
+			t.Emit(e)
+		}
+	}
+}
+
+// oneShotAsking is a one-shot whose calls are asked (a policy's) or
+// whose agent may ask questions: claude -p cannot ask, so the prompt is
+// one turn of a CLI in streaming mode, in a chat of its own that ends
+// with it.
+func (b *Backend) oneShotAsking(ctx context.Context, t *host.Turn) (*protocol.Usage, error) {
+	c := &chat{level: b.cfg.Level, workspace: b.cfg.Workspace}
+	defer c.removePrivate()
+	var usage *protocol.Usage
+	sink := *t
+	sink.Emit = oneShotEmit(t, &usage)
+	sink.Params.SystemPrompt = t.OneShot.SystemPrompt
+	err := b.turn(ctx, c, &sink)
+	if c.cli != nil {
+		c.cli.stop(2 * time.Second)
+	}
+	return usage, err
+}
+
 func (b *Backend) Name() string { return "claude" }
 
 // AsksPermissions: a turn may put its tool calls to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }
+
+// EnforcesPolicy: a policy's turn (Turn.AskAll) has every call asked,
+// through a PreToolUse hook, with its policy.Call (calls.go).
+func (b *Backend) EnforcesPolicy() bool { return true }
 
 // ImageTypes are the images a turn takes: those the Messages API takes.
 func (b *Backend) ImageTypes() []string {
@@ -193,7 +230,15 @@ func userContent(p protocol.ChatRunParams) any {
 	return blocks
 }
 
+// Version is the CLI's version, asked of it the first time.
 func (b *Backend) Version() string {
+	if b.version == nil {
+		return b.askVersion()
+	}
+	return b.version()
+}
+
+func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
@@ -209,7 +254,9 @@ type chat struct {
 	id        string
 	mu        sync.Mutex // one turn at a time, and process changes
 	cli       *cli
-	asks      bool   // cli was started to ask (--permission-prompt-tool stdio)
+	asks      bool   // cli was started to ask the daemon (params.permissions ask)
+	questions bool   // cli was started offering AskUserQuestion
+	hooked    bool   // cli was started with the policy's PreToolUse hook
 	cliLevel  int    // the level whose grant cli was started with
 	cliEffort string // the --effort cli was started with ("": the CLI's own)
 	cliModel  string // the --model cli was started with ("": the CLI's own)
@@ -248,16 +295,25 @@ type cli struct {
 	exited chan struct{} // closed once it is reaped, with what it left in its group
 	stderr *proc.Tail
 	out    *ndjson.Writer // on stdin: one line per message, never interleaved
+	// allowed is what its flags let run unasked: a call of it is
+	// Ask.Granted.
+	allowed allowed
 }
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
 // launch is what a CLI is started with: a turn's params (its level,
-// model, effort and workspace), and whether it asks.
+// model, effort and workspace), whether it asks the daemon, offers
+// AskUserQuestion, and has every call asked (a policy's run).
 type launch struct {
-	params protocol.ChatRunParams
-	asks   bool
-	log    func(level, msg string)
+	params    protocol.ChatRunParams
+	asks      bool
+	questions bool
+	askAll    bool
+	// oneShot: the params are a one-shot's, whose system prompt replaces
+	// claude's (a chat's is not claude's to take).
+	oneShot bool
+	log     func(level, msg string)
 }
 
 // launchOf is what a turn starts the CLI with; nil is a start ahead of
@@ -266,7 +322,26 @@ func launchOf(t *host.Turn) launch {
 	if t == nil {
 		return launch{log: func(string, string) {}}
 	}
-	return launch{params: t.Params, asks: t.Ask != nil, log: t.Log}
+	return launch{params: t.Params, asks: asksOf(t), questions: t.Question != nil, askAll: t.AskAll, oneShot: t.OneShot != nil, log: t.Log}
+}
+
+// launchFor is what a turn of params p will want, for a start ahead of
+// it: a policy of its own has every call asked (the host's --policy is
+// not in p: a turn under it starts the CLI again, hooked).
+func launchFor(p protocol.ChatRunParams) launch {
+	return launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, questions: p.Questions == protocol.QuestionsAsk,
+		askAll: p.Policy != "", log: func(string, string) {}}
+}
+
+// asksOf: the turn's CLI asks the daemon for what the level does not
+// allow. A turn under a policy has an Ask whatever its permissions, to
+// check every call; the level's grant is then the daemon's only where
+// params.permissions is ask.
+func asksOf(t *host.Turn) bool {
+	if t.AskAll {
+		return t.Ask != nil && t.Params.Permissions == protocol.PermissionsAsk
+	}
+	return t.Ask != nil
 }
 
 // start runs the chat's CLI, resuming its session when it has one.
@@ -287,7 +362,8 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not make the chat's private directory: "+err.Error(), false)
 	}
 	g, err := grant.For(grant.Options{Level: level, Harness: grant.Claude, Program: b.cfg.Program, Model: c.model,
-		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort, FilesDir: files})
+		Resume: session, MCPServers: c.servers, Stream: true, Ask: asks, Effort: effort, FilesDir: files,
+		Questions: l.questions, AskAll: l.askAll})
 	if err != nil {
 		return nil, refused(err)
 	}
@@ -295,6 +371,13 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write claude's MCP configuration: "+err.Error(), false)
 	}
 	argv := g.Argv
+	if l.params.SystemPrompt != "" && l.oneShot {
+		path, err := c.writeSystemPrompt(l.params.SystemPrompt)
+		if err != nil {
+			return nil, host.Failed(protocol.CodeBackendUnavailable, "could not write the system prompt: "+err.Error(), false)
+		}
+		argv = append(argv[:len(argv):len(argv)], "--system-prompt-file", path)
+	}
 	if fork && session != "" {
 		argv = append(argv[:len(argv):len(argv)], "--fork-session")
 	}
@@ -313,11 +396,17 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
 	stdout := child.Stdout
-	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr}
+	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr,
+		allowed: allowedOf(g)}
 	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
+	c.questions, c.hooked = l.questions, l.askAll
 	// The CLI's answer says what slash commands it offers (see
-	// translator.response); nothing else of the initialize is asked.
-	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": map[string]any{"subtype": "initialize"}})
+	// translator.response); a policy's run registers its hook (calls.go).
+	init := map[string]any{"subtype": "initialize"}
+	if l.askAll {
+		init["hooks"] = hooks()
+	}
+	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": init})
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -391,13 +480,15 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 	if t.Params.Level > 0 {
 		level = t.Params.Level
 	}
-	if c.cli != nil && (c.asks != (t.Ask != nil) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
-		(t.Params.Model != "" && t.Params.Model != c.cliModel)) {
+	if c.cli != nil && (c.asks != asksOf(t) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
+		(t.Params.Model != "" && t.Params.Model != c.cliModel) || (t.Question != nil && !c.questions) || (t.AskAll && !c.hooked)) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
 		// resuming the session. A level whose grant is the same (level 3
 		// is level 2's today) keeps the process, and what it was
-		// allowed for the session.
+		// allowed for the session. A CLI that offers questions, or is
+		// hooked, serves a turn that wants neither: nobody is there to
+		// answer, and the hook leaves each call to the CLI.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
@@ -467,6 +558,10 @@ type translator struct {
 	// lostSession: the CLI could not resume the chat's session (it died
 	// before saving it); the turn is run again in a new session.
 	lostSession bool
+	// dirs are the shell's directories the policy hook was told of, by
+	// tool call id, for the can_use_tool that follows (Bash's cd carries
+	// from one call to the next).
+	dirs map[string]string
 }
 
 // line handles one line; done is set at the turn's result.
@@ -542,9 +637,25 @@ func (x *translator) response(s string) {
 func (x *translator) control(s string) {
 	reqID := gjson.Get(s, "request_id").Str
 	req := gjson.Get(s, "request")
-	if req.Get("subtype").Str != "can_use_tool" {
+	switch req.Get("subtype").Str {
+	case "can_use_tool":
+	case "hook_callback":
+		if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
+			if x.dirs == nil {
+				x.dirs = map[string]string{}
+			}
+			x.dirs[id] = cwd
+		}
+		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
+		return
+	default:
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "error", "request_id": reqID, "error": "agent-host does not serve " + req.Get("subtype").Str}})
+		return
+	}
+	if req.Get("tool_name").Str == grant.QuestionTool {
+		go x.question(reqID, req)
 		return
 	}
 	ask := x.t.Ask
@@ -553,6 +664,11 @@ func (x *translator) control(s string) {
 		ask = func(host.Ask) host.Answer { return host.Answer{Decision: protocol.DecisionDeny} }
 	}
 	q := canUseTool(req)
+	q.Granted = x.p.allowed.granted(q.Tool)
+	if dir, ok := x.dirs[q.ToolCallID]; ok {
+		q.Call.Dir = dir
+		delete(x.dirs, q.ToolCallID)
+	}
 	go func() {
 		a := ask(q)
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
@@ -565,6 +681,7 @@ func canUseTool(req gjson.Result) host.Ask {
 	q := host.Ask{Tool: req.Get("tool_name").Str, Input: json.RawMessage(req.Get("input").Raw),
 		Description: req.Get("description").Str, ToolCallID: req.Get("tool_use_id").Str,
 		Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}}
+	q.Call = callOf(q.Tool, req.Get("input"))
 	if p := req.Get("blocked_path").Str; p != "" {
 		q.Description = strings.TrimSpace(q.Description + " (writes " + p + ")")
 	}
@@ -677,7 +794,7 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 	if c.cli != nil && c.cli.alive() {
 		return nil
 	}
-	cli, err := b.start(c, launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, log: func(string, string) {}})
+	cli, err := b.start(c, launchFor(p))
 	if err != nil {
 		return err
 	}

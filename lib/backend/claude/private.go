@@ -2,6 +2,7 @@ package claude
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/grant"
@@ -55,6 +56,20 @@ func (c *chat) filesDir() (string, error) {
 		c.private = dir
 	}
 	return c.private, nil
+}
+
+// writeSystemPrompt writes a one-shot's system prompt into the chat's
+// private directory, made for it if need be, and returns its path.
+func (c *chat) writeSystemPrompt(text string) (string, error) {
+	if c.private == "" {
+		dir, err := privateDir()
+		if err != nil {
+			return "", err
+		}
+		c.private = dir
+	}
+	path := filepath.Join(c.private, "system-prompt.md")
+	return path, writePrivate(path, text)
 }
 
 // writeFiles writes the files the grant's argv names.

@@ -29,3 +29,26 @@ func TestVersionUnknown(t *testing.T) {
 		}
 	}
 }
+
+// The CLI is asked its version once, however often the host asks (hello
+// asks twice): each ask starts the whole CLI.
+func TestVersionAskedOnce(t *testing.T) {
+	dir := t.TempDir()
+	prog, count := filepath.Join(dir, "claude"), filepath.Join(dir, "count")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho x >> '"+count+"'\necho '2.1.332 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config, _ := json.Marshal(map[string]any{"claude": map[string]any{"program": prog}})
+	b, err := New(config, host.Env{Environ: os.Environ(), Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if got := b.Version(); got != "claude 2.1.332" {
+			t.Errorf("Version() = %q", got)
+		}
+	}
+	if n, _ := os.ReadFile(count); string(n) != "x\n" {
+		t.Errorf("claude --version ran %d times", len(n)/2)
+	}
+}
