@@ -18,14 +18,15 @@ import (
 // request_user_input tool, and the approvals of an ask level, each put to
 // the host (Turn.Question, Turn.Ask) with the call in a policy's terms.
 
-// threadMode is what a thread is loaded with that a turn may change: a
-// thread whose mode is not the turn's is loaded again (unsubscribed, then
+// threadMode is what a thread is loaded with that a turn may need: a
+// thread without what the turn needs is loaded again (unsubscribed, then
 // resumed with the turn's configuration).
 type threadMode struct {
 	// questions: codex's default_mode_request_user_input feature is on,
 	// so its request_user_input tool asks (item/tool/requestUserInput);
 	// off, the tool tells the model it is unavailable, which is the truth
-	// when nobody is there to answer.
+	// when nobody is there to answer. On for a turn without questions,
+	// the turn answers each "nobody is here" (host.NoAnswerMessage).
 	questions bool
 }
 
