@@ -61,6 +61,9 @@ type Backend struct {
 	servers map[string]*shared // by the configuration they run with
 	closed  bool
 	closing chan struct{} // closed by Close: a server starting gives up
+	// starting counts the StartChat calls in flight: Prestart's warm-up
+	// thread gives way to them.
+	starting int
 }
 
 type chat struct {
@@ -158,6 +161,14 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 	// With questions on: the face's turns take them (the person is at
 	// the editor), and a turn that does not tells the agent so.
 	p.Questions = protocol.QuestionsAsk
+	b.mu.Lock()
+	b.starting++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.starting--
+		b.mu.Unlock()
+	}()
 	c := b.chat(p.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
