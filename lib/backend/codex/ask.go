@@ -53,9 +53,10 @@ func (x *translator) question(m rpcMsg) {
 		Input: rawJSON(map[string]json.RawMessage{"questions": json.RawMessage(raw.Raw)})})
 	ask, srv, emit := x.t.Question, x.srv, x.t.Emit
 	answer := func(a host.QuestionAnswer) {
+		// The result first: what codex does with the answer comes after.
 		res, text := questionReply(qs, a)
-		_ = srv.reply(m.ID, res)
 		emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: text, IsError: !a.Answered})
+		_ = srv.reply(m.ID, res)
 	}
 	if ask == nil {
 		answer(host.QuestionAnswer{Message: host.NoAnswerMessage})
