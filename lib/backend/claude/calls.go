@@ -1,7 +1,10 @@
 package claude
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/policy"
@@ -102,4 +105,39 @@ func (a allowed) granted(tool string) bool {
 		}
 	}
 	return false
+}
+
+// sessionGrants are the calls the daemon allowed for the session
+// (allow_session), tool and input alike, for as long as the CLI lives
+// (as its own session rules do). Claude Code does not ask again for
+// them; a hooked CLI does, and such a call is then Ask.Granted: the
+// policy is still checked, the person not asked twice.
+type sessionGrants struct {
+	mu    sync.Mutex
+	calls map[string]bool
+}
+
+// key is a call's tool and its input, compacted.
+func grantKey(tool string, input json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, input) != nil {
+		b.Reset()
+		b.Write(input)
+	}
+	return tool + "\x00" + b.String()
+}
+
+func (s *sessionGrants) add(tool string, input json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls == nil {
+		s.calls = map[string]bool{}
+	}
+	s.calls[grantKey(tool, input)] = true
+}
+
+func (s *sessionGrants) has(tool string, input json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[grantKey(tool, input)]
 }

@@ -296,8 +296,9 @@ type cli struct {
 	stderr *proc.Tail
 	out    *ndjson.Writer // on stdin: one line per message, never interleaved
 	// allowed is what its flags let run unasked: a call of it is
-	// Ask.Granted.
+	// Ask.Granted; so is one the daemon allowed for the session.
 	allowed allowed
+	session sessionGrants
 }
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
@@ -664,13 +665,16 @@ func (x *translator) control(s string) {
 		ask = func(host.Ask) host.Answer { return host.Answer{Decision: protocol.DecisionDeny} }
 	}
 	q := canUseTool(req)
-	q.Granted = x.p.allowed.granted(q.Tool)
+	q.Granted = x.p.allowed.granted(q.Tool) || x.p.session.has(q.Tool, q.Input)
 	if dir, ok := x.dirs[q.ToolCallID]; ok {
 		q.Call.Dir = dir
 		delete(x.dirs, q.ToolCallID)
 	}
 	go func() {
 		a := ask(q)
+		if a.Decision == protocol.DecisionAllowSession {
+			x.p.session.add(q.Tool, q.Input)
+		}
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "success", "request_id": reqID, "response": permissionResult(req, a)}})
 	}()
