@@ -6,8 +6,10 @@
 // rules: every turn runs in a lib/host Host (in process, through
 // lib/hostclient), so a turn's updates come in order and end with exactly
 // one prompt response, a cancel is the host's interrupt ladder, a
-// permission request is the host's, with its deadline, resolved once, and
-// ending the face ends every backend process. An ACP session is a chat of
+// permission request is the host's, with its deadline, resolved once, as
+// is an agent's question (an elicitation/create form, or a permission
+// request a question, question.go), and ending the face ends every
+// backend process. An ACP session is a chat of
 // the host; its mode is the chat's level and whether it asks, applied from
 // the next turn as exactly that level's grant.
 //
@@ -230,7 +232,18 @@ type agent struct {
 	prompts  map[string]promptRef
 	models   []protocol.ModelInfo
 	modelsOK bool
-	work     sync.WaitGroup // requests being served
+	// forms: the client said at initialize that it takes
+	// elicitation/create forms, which the agent's questions are put as.
+	forms bool
+	work  sync.WaitGroup // requests being served
+}
+
+// elicits reports whether the client takes the agent's questions as
+// forms.
+func (a *agent) elicits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.forms
 }
 
 // caps is what the backend can do, asked of the backend itself.
@@ -439,6 +452,9 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, errorf(codeInvalidParams, "invalid params: protocolVersion is required")
 	}
+	a.mu.Lock()
+	a.forms = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
+	a.mu.Unlock()
 	// Version negotiation: a client asking for another version is told
 	// the one this agent speaks, and decides.
 	var resume *empty

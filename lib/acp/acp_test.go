@@ -93,6 +93,8 @@ type client struct {
 	method map[string]string // request id → method
 	msgs   chan map[string]json.RawMessage
 	answer func(params json.RawMessage) any
+	// elicit answers elicitation/create, when set.
+	elicit func(params json.RawMessage) any
 	served chan error
 }
 
@@ -144,6 +146,13 @@ func (c *client) read(r io.Reader) {
 				c.write(string(b))
 			}()
 		}
+		if string(m["method"]) == `"elicitation/create"` && c.elicit != nil {
+			answer, params, id := c.elicit, m["params"], m["id"]
+			go func() {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": answer(params)})
+				c.write(string(b))
+			}()
+		}
 		c.msgs <- m
 	}
 }
@@ -161,6 +170,8 @@ func (c *client) checkLine(m map[string]json.RawMessage, line []byte) {
 		def, v = "SessionNotification", m["params"]
 	case string(m["method"]) == `"session/request_permission"`:
 		def, v = "RequestPermissionRequest", m["params"]
+	case string(m["method"]) == `"elicitation/create"`:
+		def, v = "CreateElicitationRequest", m["params"]
 	case string(m["method"]) == `"$/cancel_request"`:
 		def, v = "CancelRequestNotification", m["params"]
 	case m["method"] != nil:

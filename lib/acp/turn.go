@@ -185,7 +185,10 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 		a.update(s, infoUpdate{SessionUpdate: "session_info_update", Title: titled, UpdatedAt: updated})
 	}
 	params := protocol.ChatRunParams{ChatID: s.id, Prompt: in.text, Attachments: in.images, Workspace: s.cwd, Level: m.level, Model: model,
-		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds()}
+		ReasoningEffort: effort, Permissions: protocol.PermissionsGrant, PermissionTimeoutMs: a.opts.PermissionTimeout.Milliseconds(),
+		// The person is at the editor: the agent's questions are put to
+		// them (a form, or a permission request a question).
+		Questions: protocol.QuestionsAsk}
 	if m.ask {
 		params.Permissions = protocol.PermissionsAsk
 	}
@@ -209,6 +212,14 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 		for q := range r.Asks() {
 			asks.Add(1)
 			go func() { defer asks.Done(); t.permission(q) }()
+		}
+	}()
+	asks.Add(1)
+	go func() {
+		defer asks.Done()
+		for q := range r.Questions() {
+			asks.Add(1)
+			go func() { defer asks.Done(); t.question(q) }()
 		}
 	}()
 	for ev := range r.Events() {
@@ -347,6 +358,8 @@ func (t *turn) event(ev protocol.AgentEvent) {
 			u.Content = []any{toolContent{Type: "content", Content: text(ev.Output)}}
 		}
 		t.update(u)
+	case protocol.EvDenied:
+		t.denied(ev)
 	case protocol.EvPlan:
 		t.update(planUpdateOf(ev.Plan))
 	case protocol.EvCommands:
@@ -359,6 +372,38 @@ func (t *turn) event(ev protocol.AgentEvent) {
 	case protocol.EvError:
 		t.failure = ev.Error
 	}
+}
+
+// denied shows a call agentry's policy stopped as failed, with the rule
+// that stopped it, so that the editor shows why; t.mu is held.
+func (t *turn) denied(ev protocol.AgentEvent) {
+	id := ev.ToolCallID
+	if id == "" {
+		id = fmt.Sprintf("denied-%d", len(t.order)+1)
+	}
+	msg := "Denied by agentry's policy."
+	if d := ev.Denial; d != nil {
+		msg = fmt.Sprintf("Denied by agentry's policy: rule %s matched `%s`.", d.Rule, d.Match)
+		if d.Verdict == "ask" {
+			msg = fmt.Sprintf("Denied: agentry's policy rule %s (matched `%s`) has a person decide this, and nobody could be asked.", d.Rule, d.Match)
+		}
+	}
+	c := t.call(id)
+	if c.decided != nil {
+		close(c.decided)
+		c.decided = nil
+	}
+	if c.final {
+		return
+	}
+	c.final = true
+	u := toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed, RawOutput: msg,
+		Content: []any{toolContent{Type: "content", Content: text(msg)}}}
+	if !c.reported {
+		c.reported, c.title = true, ev.Name
+		u.SessionUpdate, u.Title, u.Kind = "tool_call", ev.Name, "other"
+	}
+	t.update(u)
 }
 
 // commands sends the backend's slash commands, unless the client has

@@ -16,8 +16,14 @@ type implementation struct {
 }
 
 type initializeParams struct {
-	ProtocolVersion *int            `json:"protocolVersion"`
-	ClientInfo      *implementation `json:"clientInfo"`
+	ProtocolVersion    *int            `json:"protocolVersion"`
+	ClientInfo         *implementation `json:"clientInfo"`
+	ClientCapabilities struct {
+		// Elicitation.Form set: the client takes elicitation/create forms.
+		Elicitation *struct {
+			Form *struct{} `json:"form"`
+		} `json:"elicitation"`
+	} `json:"clientCapabilities"`
 }
 
 type initializeResult struct {

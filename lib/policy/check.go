@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // Check says what the policy makes of one call; root is the working copy
@@ -14,17 +15,19 @@ import (
 // run (a simple command with its wrappers' layers: env A=1 git push is
 // matched as that line and as git push; a shell's -c body, eval's words
 // and what find -exec runs are commands of their own), each path it
-// writes or reads (as given and with its symlinks resolved) and each
-// host it fetches. Every part is matched against every rule of its kind,
-// and the verdicts combine so that a policy only narrows:
+// writes or reads (as given and with its symlinks resolved; the files its
+// command line's redirections name too) and each host it fetches. Every
+// part is matched against every rule of its kind, and the verdicts
+// combine so that a policy only narrows:
 //
 //   - Deny > Ask: the strictest ask or deny rule that matched any part
 //     decides, the first of that verdict in the call's order (commands
 //     in the order they appear, then writes, reads, hosts) and in the
-//     file's. A part agentry cannot read (a line that does not parse,
-//     eval or sh -c of a variable, source, a word the shell computes) is
-//     matched as what it could be: every ask and deny rule its readable
-//     words do not rule out matches it.
+//     file's, one that matched a command as read before one that matched
+//     only what it could be. A part agentry cannot read (a line that does
+//     not parse, eval or sh -c of a variable, source, a word the shell
+//     computes) is matched as what it could be: every ask and deny rule
+//     its readable words do not rule out matches it.
 //   - Allow only when every part is allowed (a command by an allow rule
 //     that matches any of its layers, a path in both its forms): a line
 //     of one allowed command and one no rule names is None. Allow never
@@ -40,21 +43,27 @@ func (p *Policy) Check(c Call, root string) Decision {
 		return Decision{}
 	}
 	var t tally
-	if len(p.commands) > 0 {
-		p.checkCommands(&t, c)
-	} else if c.Command != "" || len(c.Argv) > 0 {
-		t.add(Decision{})
+	writes, reads := c.Writes, c.Reads
+	if c.Command != "" || len(c.Argv) > 0 {
+		r := readCall(c)
+		if len(p.commands) > 0 {
+			p.checkCommands(&t, r)
+		} else {
+			t.add(Decision{})
+		}
+		writes = append(writes[:len(writes):len(writes)], r.writes...)
+		reads = append(reads[:len(reads):len(reads)], r.reads...)
 	}
 	if len(p.writes) > 0 || len(p.reads) > 0 {
 		tr := newTree(root)
-		for _, w := range c.Writes {
+		for _, w := range writes {
 			t.add(checkPath(p.writes, tr.places(w, c.Dir)))
 		}
-		for _, rd := range c.Reads {
+		for _, rd := range reads {
 			t.add(checkPath(p.reads, tr.places(rd, c.Dir)))
 		}
 	} else {
-		t.parts += len(c.Writes) + len(c.Reads)
+		t.parts += len(writes) + len(reads)
 	}
 	for _, h := range c.Hosts {
 		t.add(checkHost(p.hosts, h))
@@ -107,16 +116,36 @@ func strictest(cur, d Decision) Decision {
 	return cur
 }
 
-func (p *Policy) checkCommands(t *tally, c Call) {
-	var r reader
+// readCall reads a call's command line and argv into the commands they
+// run and the files their redirections name.
+func readCall(c Call) *reader {
+	r := &reader{}
 	if c.Command != "" {
 		r.line(c.Command, 0)
 	}
-	if len(c.Argv) > 0 {
+	ws := literalWords(c.Argv)
+	if isShellLine(ws) {
+		r.shell(ws[0], ws[1:], nil, 0)
+	} else if len(ws) > 0 {
 		r.groups++
-		r.call(literalWords(c.Argv), nil, r.groups, 0)
+		r.call(ws, nil, r.groups, 0)
 	}
 	r.finish(c.Command + strings.Join(c.Argv, " "))
+	return r
+}
+
+// isShellLine tells an argv of a shell's -c and a line (bash -lc LINE),
+// as codex runs every command: the line is what the agent asked for, and
+// the shell around it is not matched.
+func isShellLine(ws []word) bool {
+	if len(ws) != 3 || !isShell(path.Base(ws[0].v)) {
+		return false
+	}
+	o := ws[1].v
+	return strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.Contains(o, "c")
+}
+
+func (p *Policy) checkCommands(t *tally, r *reader) {
 	// The commands of one group are the layers of one simple command.
 	for i := 0; i < len(r.cmds); {
 		j := i
@@ -163,9 +192,9 @@ func (p *Policy) checkCommand(c command) (d Decision, guessed bool) {
 			continue
 		}
 		if matchText(r.pat, text, false) || (base != "" && matchText(r.pat, base, false)) {
-			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, false
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: clip(c.shown(), maxMatch)}, false
 		} else if holes && r.verdict >= Ask && r.verdict > d.Verdict && matchText(r.pat, text, true) {
-			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: c.shown()}, true
+			d, guessed = Decision{Verdict: r.verdict, Rule: r.String(), Match: clip(c.shown(), maxMatch)}, true
 		}
 	}
 	return d, guessed
@@ -246,4 +275,20 @@ func hostOf(s string) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.ToLower(s), ".")
+}
+
+// maxMatch is the most of a command a Decision shows: a heredoc's
+// line could be any length.
+const maxMatch = 400
+
+// clip shortens s to n bytes, at a character's start, with … after.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

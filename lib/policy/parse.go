@@ -27,17 +27,30 @@ func (r rule) String() string {
 	return fmt.Sprintf("%s %q (%s:%d)", r.key, r.text, r.file, r.line)
 }
 
-// The tables of a policy and, in each, the keys: a verdict, and for paths
-// what the rule is about (reads, writes, or both when not said).
-var tables = map[string]map[string]bool{
-	"commands": {"allow": true, "ask": true, "deny": true},
-	"paths": {"allow": true, "ask": true, "deny": true,
-		"allow_read": true, "ask_read": true, "deny_read": true,
-		"allow_write": true, "ask_write": true, "deny_write": true},
-	"hosts": {"allow": true, "ask": true, "deny": true},
+// isTable tells the tables of a policy.
+func isTable(t string) bool { return t == "commands" || t == "paths" || t == "hosts" }
+
+// isKey tells the keys of a table: a verdict, and in paths what the rule
+// is about (reads, writes; both when not said).
+func isKey(table, key string) bool {
+	v, about, split := strings.Cut(key, "_")
+	if verdictOf(v) == None {
+		return false
+	}
+	return !split || (table == "paths" && (about == "read" || about == "write"))
 }
 
-var verdicts = map[string]Verdict{"allow": Allow, "ask": Ask, "deny": Deny}
+func verdictOf(word string) Verdict {
+	switch word {
+	case "allow":
+		return Allow
+	case "ask":
+		return Ask
+	case "deny":
+		return Deny
+	}
+	return None
+}
 
 // Load reads and parses the policy file at path. An error reading it is
 // the *fs.PathError of os.ReadFile; one in it, an *Error.
@@ -73,7 +86,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 		switch e.Kind {
 		case unstable.Table:
 			table = keyOf(e.Key())
-			if len(table) != 1 || tables[table[0]] == nil {
+			if len(table) != 1 || !isTable(table[0]) {
 				return nil, pr.errorf(e, strings.Join(table, "."), "an unknown table: a policy has [commands], [paths] and [hosts]")
 			}
 		case unstable.ArrayTable:
@@ -129,7 +142,7 @@ func (pr *parser) errorf(n *unstable.Node, key, format string, args ...any) *Err
 // the key) the keys of a table.
 func (pr *parser) keyValue(key []string, v *unstable.Node, at *unstable.Node) error {
 	dotted := strings.Join(key, ".")
-	if len(key) == 1 && tables[key[0]] != nil && v.Kind == unstable.InlineTable {
+	if len(key) == 1 && isTable(key[0]) && v.Kind == unstable.InlineTable {
 		it := v.Children()
 		for it.Next() {
 			kv := it.Node()
@@ -139,13 +152,16 @@ func (pr *parser) keyValue(key []string, v *unstable.Node, at *unstable.Node) er
 		}
 		return nil
 	}
-	if len(key) != 2 || tables[key[0]] == nil {
+	if len(key) != 2 || !isTable(key[0]) {
+		if len(key) == 1 && isTable(key[0]) {
+			return pr.errorf(at, dotted, "must be a table of lists of strings, as in [%s] deny = [\"…\"], not a %s", key[0], kindName(v.Kind))
+		}
 		if len(key) == 1 {
 			return pr.errorf(at, dotted, "an unknown key: a policy's rules are in [commands], [paths] and [hosts]")
 		}
 		return pr.errorf(at, dotted, "an unknown key: a policy has [commands], [paths] and [hosts]")
 	}
-	if !tables[key[0]][key[1]] {
+	if !isKey(key[0], key[1]) {
 		return pr.errorf(at, dotted, "an unknown key: [%s] has %s", key[0], keyList(key[0]))
 	}
 	if v.Kind != unstable.Array {
@@ -171,16 +187,22 @@ func (pr *parser) keyValue(key []string, v *unstable.Node, at *unstable.Node) er
 // add checks one pattern and files it under the calls it is about.
 func (pr *parser) add(table, key, text string, line int) *Error {
 	verdictWord, about, _ := strings.Cut(key, "_")
-	r := rule{verdict: verdicts[verdictWord], key: table + "." + key, text: text, file: pr.name, line: line}
+	r := rule{verdict: verdictOf(verdictWord), key: table + "." + key, text: text, file: pr.name, line: line}
 	bad := func(format string, args ...any) *Error {
 		return &Error{File: pr.name, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}
 	var err error
 	switch table {
 	case "commands":
-		r.pat = strings.Join(strings.Fields(text), " ")
+		fields := strings.Fields(text)
+		r.pat = strings.Join(fields, " ")
 		if r.pat == "" {
 			return bad("an empty pattern matches no command")
+		}
+		for _, f := range fields {
+			if why := shellOperator(f); why != "" {
+				return bad("%q: %s", text, why)
+			}
 		}
 		pr.pol.commands = append(pr.pol.commands, r)
 	case "paths":
@@ -200,6 +222,20 @@ func (pr *parser) add(table, key, text string, line int) *Error {
 		pr.pol.hosts = append(pr.pol.hosts, r)
 	}
 	return nil
+}
+
+// shellOperator says why a pattern's word that is the shell's, not a
+// command's (|, &&, >), would make the rule match nothing; "" when f is
+// none.
+func shellOperator(f string) string {
+	op := strings.TrimLeft(f, "0123456789")
+	if op == "" || strings.Trim(op, "|&<>") != "" {
+		return ""
+	}
+	if strings.ContainsAny(op, "<>") {
+		return op + " is a redirection, which is not part of a command: its file is a path, for [paths] deny_write or deny_read"
+	}
+	return op + " joins commands, and a rule matches one command: write one for each (\"curl *\"); a shell reading a pipe (| sh) gets the strictest verdict of the command rules already"
 }
 
 func keyList(table string) string {

@@ -47,6 +47,17 @@ func (t tree) places(p, dir string) []place {
 	if real != given {
 		ps = append(ps, t.place(real))
 	}
+	// ~/x: the home directory's x, as a shell's word and a tool's path
+	// expand it (and, strictest wins, a file named ~ here too).
+	if rest, ok := strings.CutPrefix(filepath.ToSlash(p), "~"); ok && (rest == "" || rest[0] == '/') {
+		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+			h := filepath.Join(home, rest)
+			ps = append(ps, t.place(h))
+			if hr := realpath(h); hr != h {
+				ps = append(ps, t.place(hr))
+			}
+		}
+	}
 	return ps
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // The issue's policy: pushes and rm -rf denied, npm test allowed, .env
@@ -63,6 +65,8 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"for i in 1; do git push; done":          "git push",
 		"f() { git push; }; f":                   "git push",
 		"bash <<'EOF'\ngit push\nEOF":            "git push",
+		"bash <<EOF\nls *.go\ngit push\nEOF":     "git push",
+		"bash <<< 'ls *; git push'":              "git push",
 		"find . -name x -execdir git push {} +":  "git push {}",
 		"xargs -n1 -I{} git push {}":             "git push {} …",
 		"git rebase -x 'git push' main":          "git push",
@@ -70,6 +74,18 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"g\\it push":                             "git push",
 		`"git" 'push'`:                           "git push",
 		"cat <(git push)":                        "git push",
+		"timeout --weird 5 3 git push":           "git push",
+		"nice -5 git push":                       "git push",
+		"su -c 'git push' me":                    "git push",
+		"trap 'git push' EXIT":                   "git push",
+		"uv run --with x git push":               "git push",
+		"bundle exec git push":                   "git push",
+		"npm exec -- git push":                   "git push",
+		"cross-env A=1 git push":                 "git push",
+		"direnv exec . git push":                 "git push",
+		"ssh -p 22 -i key host git push":         "git push",
+		"ssh host 'cd repo && git push'":         "git push",
+		"docker exec -it -u me app git push":     "git push",
 	}
 	for line, match := range cases {
 		d := p.Check(Call{Command: line}, t.TempDir())
@@ -80,6 +96,67 @@ func TestIssueCommandsDenied(t *testing.T) {
 	rm := p.Check(Call{Command: "cd /tmp && sudo rm -rf build"}, "")
 	if rm.Verdict != Deny || !strings.Contains(rm.Rule, `"rm -rf *"`) || rm.Match != "rm -rf build" {
 		t.Errorf("rm -rf: %+v", rm)
+	}
+}
+
+// What a runner puts in its command's words (xargs -I R, find's {},
+// parallel's arguments) could be any word: git {} could be git push.
+func TestRunnersReplace(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"echo push | xargs -I{} git {}", "echo push | xargs -I R git R", "xargs -Ix git x", "xargs -i git {}",
+		"xargs -iX git X", "xargs --replace git {}", "xargs --replace=X git X", "xargs -0 -I{} git {} origin",
+		`touch push; find push -exec git {} \;`, "find push -execdir git {} +",
+		"parallel git ::: push", "parallel git {} ::: push", "parallel -j2 git {.} ::: push.x", "echo 'git push' | parallel",
+		"parallel ::: 'git push'",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") {
+			t.Errorf("%q: got %+v, want deny by git push*", line, d)
+		}
+	}
+	for _, line := range []string{"xargs -I{} ls {}", `find . -exec cat {} \;`, "parallel gzip ::: a b", "xargs -I{} cp {} /tmp"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
+// More programs that run a command given after their options: each is
+// a way around a deny rule unless it is read as a wrapper.
+func TestMoreWrappers(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"ssh host -p 22 git push", "su -lc 'git push' me", "su -c'git push'", "runuser -u me --command='git push'",
+		"script -qc 'git push' /dev/null", "script -q --command 'git push' log", "sg wheel 'git push'", "sg wheel -c 'git push'",
+		"flock /tmp/l git push", "flock -w 5 /tmp/l git push", "flock /tmp/l -c 'git push'", "flock -n /tmp/l --command 'git push'",
+		"strace -f -o out git push", "ltrace -o out git push", "chrt 5 git push", "chrt -f 5 git push", "unshare -r git push",
+		"nsenter -t 1 -m git push", "setpriv --reuid 0 git push", "systemd-run --user git push", "prlimit --nofile=10 git push",
+		"numactl -N 0 git push", "fakeroot git push", "faketime '2020-01-01' git push", "xvfb-run -a git push", "gosu me git push",
+		"su-exec me git push", "tini -- git push", "dumb-init git push", "eatmydata git push", "valgrind --tool=none git push",
+		"firejail --net=none git push", "torsocks git push", "proxychains4 -q git push", "rlwrap git push", "catchsegv git push",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny || !strings.Contains(d.Rule, "git push*") || d.Match != "git push" {
+			t.Errorf("%q: got %+v, want deny by git push* of git push", line, d)
+		}
+	}
+	for _, line := range []string{"script out.txt", "su me", "chrt -p 5 123", "flock /tmp/l ls", "ssh host ls", "strace ls", "gosu me ls"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
+// An alias defined in the line runs its value where it is used: the
+// value is read as a line.
+func TestAliasInLine(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{"shopt -s expand_aliases; alias p='git push'\np", "alias p=\"git push\" q=ls", "alias p=$X"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	if d := p.Check(Call{Command: "alias ll='ls -l'"}, ""); d.Verdict != None {
+		t.Errorf("alias ll: got %+v, want none", d)
 	}
 }
 
@@ -102,7 +179,8 @@ func TestIssueAllowAndNone(t *testing.T) {
 		t.Errorf("npm test && curl: %+v", d)
 	}
 	for _, line := range []string{"git status", "git pull", "echo git push", "grep -r 'git push' .", "ls -rf x",
-		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt"} {
+		"npm test --watch", "git log --grep push", "[ -f x ] && git status", "cat pushed.txt",
+		"command -v git", "sudo -l", "sh script.sh", "find . -name push", "git commit -m 'git push'"} {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
 		}
@@ -126,6 +204,21 @@ func TestArgv(t *testing.T) {
 	if d := p.Check(Call{Argv: []string{"npm", "test"}}, ""); d.Verdict != Allow {
 		t.Errorf("npm test argv: %+v", d)
 	}
+	// the shell codex runs every command in is not matched; one in a
+	// command line is
+	sh := mustParse(t, "[commands]\ndeny = [\"bash *\"]\n")
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "ls"}}, ""); d.Verdict != None {
+		t.Errorf("codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"/bin/bash", "-lc", "bash -c ls"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash in codex's bash -lc: %+v", d)
+	}
+	if d := sh.Check(Call{Command: "bash -lc ls"}, ""); d.Verdict != Deny {
+		t.Errorf("bash -lc in a command line: %+v", d)
+	}
+	if d := sh.Check(Call{Argv: []string{"bash", "script.sh", "x"}}, ""); d.Verdict != Deny {
+		t.Errorf("bash running a script: %+v", d)
+	}
 	// an argv's words are not a shell's: "git push" as one word is no program git
 	if d := p.Check(Call{Argv: []string{"echo", "$(git push)"}}, ""); d.Verdict != None {
 		t.Errorf("an argv's word is not read as shell: %+v", d)
@@ -145,6 +238,10 @@ func TestUnreadable(t *testing.T) {
 			t.Errorf("%q: got %+v, want deny", line, d)
 		}
 	}
+	long := p.Check(Call{Command: "eval \"$X\" " + strings.Repeat("ä", 1000)}, "")
+	if long.Verdict != Deny || len(long.Match) > 300 || !strings.Contains(long.Match, "… (eval of") || !utf8.ValidString(long.Match) {
+		t.Errorf("a long line's Match is clipped: %d bytes, %q", len(long.Match), long.Match[len(long.Match)-8:])
+	}
 	// a hole rules out no rule its readable words still allow
 	if d := p.Check(Call{Command: "npm run $X"}, ""); d.Verdict != None {
 		t.Errorf("npm run $X: %+v", d)
@@ -156,6 +253,49 @@ func TestUnreadable(t *testing.T) {
 	allowOnly := mustParse(t, "[commands]\nallow = [\"ls\"]\n")
 	if d := allowOnly.Check(Call{Command: "eval $X"}, ""); d.Verdict != None {
 		t.Errorf("unreadable line under allow rules only: %+v", d)
+	}
+}
+
+// Readings without end are cut short, and what is past is unreadable.
+func TestBounded(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"env " + strings.Repeat("-Z ", 300) + "ls",
+		strings.Repeat("true; ", 5000) + "ls",
+		strings.Repeat("eval ", 30) + "ls",
+	} {
+		done := make(chan Decision, 1)
+		go func() { done <- p.Check(Call{Command: line}, "") }()
+		select {
+		case d := <-done:
+			if d.Verdict != Deny || !strings.Contains(d.Match, "(") {
+				t.Errorf("%.40q…: got %+v, want deny as unreadable", line, d)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%.40q…: Check did not return", line)
+		}
+	}
+}
+
+// A path that begins with ~ is the home directory's, as a shell and the
+// agents' tools expand it: an absolute rule over the home names it.
+func TestHomePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	p := mustParse(t, "[paths]\ndeny_read = [\""+filepath.ToSlash(home)+"/.ssh/**\"]\ndeny_write = [\""+filepath.ToSlash(home)+"/.bashrc\"]\n")
+	root := t.TempDir()
+	for _, c := range []Call{
+		{Reads: []string{"~/.ssh/id_rsa"}}, {Reads: []string{"~/.ssh"}}, {Writes: []string{"~/.bashrc"}},
+		{Command: "cat < ~/.ssh/id_rsa"}, {Command: "echo x >> ~/.bashrc"},
+	} {
+		if d := p.Check(c, root); d.Verdict != Deny || !strings.Contains(d.Match, "~/") {
+			t.Errorf("%+v: got %+v, want deny naming the path as given", c, d)
+		}
+	}
+	for _, c := range []Call{{Reads: []string{"~/notes.txt"}}, {Reads: []string{"~user/.ssh/id_rsa"}}, {Writes: []string{"x/~/.bashrc"}}} {
+		if d := p.Check(c, root); d.Verdict != None {
+			t.Errorf("%+v: got %+v, want none", c, d)
+		}
 	}
 }
 
@@ -243,6 +383,35 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// A command line's redirections are paths it writes and reads.
+func TestRedirections(t *testing.T) {
+	p := mustParse(t, issuePolicy+"deny_read = [\"secret\"]\n")
+	root := t.TempDir()
+	cases := map[string]string{ // line: the path that decided
+		"echo x > .env":                   ".env",
+		"echo x >> sub/.env":              "sub/.env",
+		"sh -c 'printf x >| .env'":        ".env",
+		"cat > a/.env <<EOF\nA=1\nEOF":    "a/.env",
+		"ls &> .env":                      ".env",
+		"cat < secret/key":                "secret/key",
+		"bash -lc 'cd x; tr a b <secret'": "secret",
+	}
+	for line, match := range cases {
+		if d := p.Check(Call{Command: line}, root); d.Verdict != Deny || d.Match != match || !strings.HasPrefix(d.Rule, "paths.deny_") {
+			t.Errorf("%q: got %+v, want deny of %q", line, d, match)
+		}
+	}
+	if d := p.Check(Call{Argv: []string{"bash", "-lc", "echo x > .env"}}, root); d.Verdict != Deny || d.Match != ".env" {
+		t.Errorf("argv's redirection: %+v", d)
+	}
+	all := mustParse(t, "[paths]\ndeny_write = [\"**\"]\n")
+	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "echo > $OUT", "cat < .env"} {
+		if d := all.Check(Call{Command: line}, root); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
 func TestHosts(t *testing.T) {
 	p := mustParse(t, `[hosts]
 allow = ["*.github.com", "github.com"]
@@ -304,6 +473,13 @@ func TestParseErrors(t *testing.T) {
 		{"commands = {deny = [\"a\"], nope = [\"b\"]}\n", "commands.nope", 1, "unknown key"},
 		{"[[commands]]\ndeny = [\"a\"]\n", "commands", 1, "unknown table"},
 		{"[paths.more]\n", "paths.more", 1, "unknown table"},
+		{"commands = 3\n", "commands", 1, "must be a table"},
+		{"[hosts]\nallow = [[\"a\"]]\n", "hosts.allow", 2, "a list is in it"},
+		// a rule over a pipeline or a redirection would match nothing
+		{"[commands]\ndeny = [\"git push*\",\n  \"curl * | sh\"]\n", "commands.deny", 3, "\"curl * | sh\": | joins commands"},
+		{"[commands]\nask = [\"make && make install\"]\n", "commands.ask", 2, "&& joins commands"},
+		{"[commands]\ndeny = [\"echo * > .env\"]\n", "commands.deny", 2, "> is a redirection"},
+		{"[commands]\ndeny = [\"cat * 2>> log\"]\n", "commands.deny", 2, ">> is a redirection"},
 	}
 	for _, c := range cases {
 		_, err := Parse("p.toml", []byte(c.doc))

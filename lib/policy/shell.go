@@ -41,15 +41,29 @@ func (c command) shown() string {
 }
 
 const (
-	maxDepth    = 16   // shells within shells
-	maxCommands = 4096 // the commands one call may be read as
+	maxDepth    = 16     // shells within shells
+	maxCommands = 4096   // the commands one call may be read as
+	maxSteps    = 100000 // the words read, in every reading
 )
 
 // reader reads command lines into the commands they run.
 type reader struct {
-	cmds   []command
-	groups int
-	over   bool // more than maxCommands: what is past is unreadable
+	cmds []command
+	// writes and reads are the files the line's redirections name (>
+	// .env, < in.txt), literal ones only.
+	writes, reads []string
+	groups        int
+	steps         int
+	over          bool // more than maxCommands or maxSteps: what is past is unreadable
+}
+
+// step counts one word read, and tells whether reading may go on.
+func (r *reader) step() bool {
+	r.steps++
+	if r.steps > maxSteps {
+		r.over = true
+	}
+	return !r.over
 }
 
 func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
@@ -58,7 +72,7 @@ func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
 // anything: one hole, which every ask and deny rule could match.
 func (r *reader) unreadable(src, why string) {
 	r.groups++
-	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: strings.TrimSpace(src) + " (" + why + ")"}}, group: r.groups})
+	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: clip(strings.TrimSpace(src), maxMatch/2) + " (" + why + ")"}}, group: r.groups})
 }
 
 // line reads a shell command line: every simple command in it, in
@@ -79,6 +93,7 @@ func (r *reader) line(src string, depth int) {
 		if !ok || r.over {
 			return !r.over
 		}
+		r.redirects(st.Redirs)
 		if ce, ok := st.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
 			ws := make([]word, len(ce.Args))
 			for i, a := range ce.Args {
@@ -91,6 +106,50 @@ func (r *reader) line(src string, depth int) {
 	})
 }
 
+// redirects records the files a statement's redirections write and read.
+func (r *reader) redirects(rs []*syntax.Redirect) {
+	for _, rd := range rs {
+		var write, read bool
+		switch rd.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			write = true
+		case syntax.RdrIn:
+			read = true
+		case syntax.RdrInOut:
+			write, read = true, true
+		case syntax.DplOut, syntax.DplIn: // >&2, <&0, >&-: a descriptor; >&file: a file
+			write = rd.Op == syntax.DplOut
+			read = !write
+		default:
+			continue
+		}
+		w := readWord(rd.Word)
+		if w.v == "" || hasHole(w.v) || isDescriptor(w.v) || isDevice(w.v) {
+			continue
+		}
+		if write {
+			r.writes = append(r.writes, w.v)
+		}
+		if read {
+			r.reads = append(r.reads, w.v)
+		}
+	}
+}
+
+func isDescriptor(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	return s == "" || strings.Trim(s, "0123456789") == ""
+}
+
+// isDevice tells the devices a redirection uses as plumbing, not files.
+func isDevice(s string) bool {
+	switch s {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero":
+		return true
+	}
+	return strings.HasPrefix(s, "/dev/fd/")
+}
+
 // stdinOf is what a command's redirections give its standard input: a
 // here-document or here-string's word; nil when none is given, and an
 // unreadable word for a file.
@@ -99,13 +158,10 @@ func stdinOf(rs []*syntax.Redirect) *word {
 	for _, rd := range rs {
 		switch rd.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
-			w := readWord(rd.Hdoc)
-			if rd.Hdoc == nil {
-				w = word{}
-			}
+			w := readText(rd.Hdoc, true)
 			in = &w
 		case syntax.WordHdoc:
-			w := readWord(rd.Word)
+			w := readText(rd.Word, false)
 			w.v += "\n"
 			in = &w
 		case syntax.RdrIn, syntax.RdrInOut:
@@ -122,19 +178,37 @@ func readWord(w *syntax.Word) word {
 	if w == nil {
 		return word{}
 	}
-	var b strings.Builder
 	if splitsBraces(w) {
-		b.WriteByte(hole)
-	} else {
-		for _, part := range w.Parts {
-			if !readPart(&b, part, false) {
-				b.Reset()
-				b.WriteByte(hole) // a glob: the names it expands to
-				break
-			}
+		return shownWord(w, string(hole))
+	}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if !readPart(&b, part, false, true) {
+			return shownWord(w, string(hole)) // a glob: the names it expands to
 		}
 	}
-	v := b.String()
+	return shownWord(w, b.String())
+}
+
+// readText reads a here-document's body (heredoc) or a here-string's
+// word, which the shell expands but neither splits nor globs.
+func readText(w *syntax.Word, heredoc bool) word {
+	if w == nil {
+		return word{}
+	}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if lit, ok := part.(*syntax.Lit); ok {
+			unescape(&b, lit.Value, heredoc, false)
+		} else {
+			readPart(&b, part, false, false)
+		}
+	}
+	return shownWord(w, b.String())
+}
+
+// shownWord is a word read as v, shown as written when it has a hole.
+func shownWord(w *syntax.Word, v string) word {
 	if !hasHole(v) {
 		return word{v: v, shown: v}
 	}
@@ -146,11 +220,12 @@ func readWord(w *syntax.Word) word {
 	return word{v: v, shown: src.String()}
 }
 
-// readPart writes one part of a word; false when it is a glob.
-func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
+// readPart writes one part of a word; false when it is a glob (globs:
+// the shell would expand it).
+func readPart(b *strings.Builder, part syntax.WordPart, quoted, globs bool) bool {
 	switch p := part.(type) {
 	case *syntax.Lit:
-		return unescape(b, p.Value, quoted)
+		return unescape(b, p.Value, quoted, globs)
 	case *syntax.SglQuoted:
 		if p.Dollar {
 			b.WriteByte(hole) // $'…': escapes agentry does not decode
@@ -159,7 +234,7 @@ func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
 		}
 	case *syntax.DblQuoted:
 		for _, q := range p.Parts {
-			readPart(b, q, true)
+			readPart(b, q, true, false)
 		}
 	default:
 		b.WriteByte(hole)
@@ -168,8 +243,9 @@ func readPart(b *strings.Builder, part syntax.WordPart, quoted bool) bool {
 }
 
 // unescape writes a literal's text with the shell's backslashes taken
-// out; false when, outside quotes, it is a glob.
-func unescape(b *strings.Builder, s string, quoted bool) bool {
+// out (quoted: only those double quotes take out); false when it is a
+// glob the shell would expand (globs).
+func unescape(b *strings.Builder, s string, quoted, globs bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -185,9 +261,9 @@ func unescape(b *strings.Builder, s string, quoted bool) bool {
 			}
 			i++
 			continue
-		case !quoted && (c == '*' || c == '?'):
+		case globs && (c == '*' || c == '?'):
 			return false
-		case !quoted && c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+		case globs && c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
 			return false
 		}
 		b.WriteByte(c)
@@ -230,7 +306,7 @@ func (r *reader) add(ws []word, group int, container bool) bool {
 // reads, that the rest is unreadable.
 func (r *reader) finish(src string) {
 	if r.over {
-		r.cmds = r.cmds[:maxCommands-1]
+		r.cmds = r.cmds[:min(len(r.cmds), maxCommands-1)]
 		r.unreadable(src, "more commands than agentry reads in one call")
 	}
 }
@@ -238,7 +314,7 @@ func (r *reader) finish(src string) {
 // call reads one simple command: it is matched as it is, and what it runs
 // past a wrapper or in a shell's -c body is read too.
 func (r *reader) call(ws []word, stdin *word, group, depth int) {
-	if len(ws) == 0 || r.over {
+	if len(ws) == 0 || !r.step() {
 		return
 	}
 	name := ws[0].v
@@ -248,19 +324,28 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 	}
 	rest := ws[1:]
 	base := path.Base(name)
-	if w, ok := wrappers[base]; ok {
+	if w := wrapperOf(base); w != nil {
 		if !r.add(ws, group, false) {
 			return
 		}
 		w.unwrap(r, rest, stdin, group, depth)
 		return
 	}
-	switch base {
-	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+	if len(rest) > 0 && !strings.Contains(rest[0].v, " ") {
+		if w := wrapperOf(base + " " + rest[0].v); w != nil { // uv run CMD
+			if r.add(ws, group, false) {
+				w.unwrap(r, rest[1:], stdin, group, depth)
+			}
+			return
+		}
+	}
+	if isShell(base) {
 		if r.add(ws, group, true) {
 			r.shell(ws[0], rest, stdin, depth)
 		}
 		return
+	}
+	switch base {
 	case "eval":
 		if r.add(ws, group, true) {
 			r.eval(ws, depth)
@@ -284,15 +369,53 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		if len(rest) >= 2 && rest[0].v != "-" {
 			r.body(rest[0], depth)
 		}
-	case "su", "runuser":
-		for i, w := range rest {
-			if (w.v == "-c" || w.v == "--command") && i+1 < len(rest) {
-				r.body(rest[i+1], depth)
-			} else if v, ok := strings.CutPrefix(w.v, "--command="); ok {
-				r.body(word{v: v, shown: v}, depth)
+	case "alias":
+		// alias p='git push': p runs that line where bash expands aliases
+		for _, w := range rest {
+			if name, v, ok := strings.Cut(w.v, "="); ok && name != "" && !hasHole(name) {
+				r.body(word{v: v, shown: w.shown}, depth)
+			}
+		}
+	case "su", "runuser", "script", "sg":
+		r.commandOpt(rest, depth)
+		if base == "sg" && len(rest) > 1 && !strings.HasPrefix(rest[1].v, "-") {
+			r.body(joinWords(rest[1:]), depth) // sg GROUP LINE
+		}
+	}
+}
+
+// commandOpt reads the line of a -c or --command option, however it is
+// spelt: -c LINE, -lc LINE, -cLINE, --command LINE, --command=LINE (su,
+// runuser, script, sg).
+func (r *reader) commandOpt(ws []word, depth int) {
+	for i, w := range ws {
+		v := w.v
+		switch {
+		case v == "--":
+			return
+		case v == "--command" && i+1 < len(ws):
+			r.body(ws[i+1], depth)
+		case strings.HasPrefix(v, "--command="):
+			v = v[len("--command="):]
+			r.body(word{v: v, shown: v}, depth)
+		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+			if k := strings.IndexByte(v, 'c'); k > 0 {
+				if k < len(v)-1 {
+					r.body(word{v: v[k+1:], shown: v[k+1:]}, depth)
+				} else if i+1 < len(ws) {
+					r.body(ws[i+1], depth)
+				}
 			}
 		}
 	}
+}
+
+func isShell(base string) bool {
+	switch base {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+		return true
+	}
+	return false
 }
 
 func shownOf(ws []word) string { return command{words: ws}.shown() }
@@ -380,11 +503,19 @@ func (r *reader) find(ws []word, depth int) {
 			for j < len(ws) && ws[j].v != ";" && ws[j].v != "+" {
 				j++
 			}
-			if depth < maxDepth {
-				r.groups++
-				r.call(ws[i+1:j], nil, r.groups, depth+1)
-			}
+			r.nested(replaced(ws[i+1:j], "{}"), depth)
 			i = j
 		}
 	}
+}
+
+// nested reads a command another runs (find -exec, git bisect run) as a
+// command of its own.
+func (r *reader) nested(ws []word, depth int) {
+	if depth >= maxDepth {
+		r.unreadable(shownOf(ws), "commands nested deeper than agentry reads")
+		return
+	}
+	r.groups++
+	r.call(ws, nil, r.groups, depth+1)
 }

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // wrapper is a program that runs the command after its options (and a
 // few operands): env A=1 CMD, nice -n 5 CMD, timeout 3 CMD, sudo -u x CMD.
@@ -24,49 +27,150 @@ type wrapper struct {
 	dflt string
 	// line: its command's words are joined and run as a shell line (watch).
 	line bool
+	// replace: the one-letter options whose value is a string it
+	// replaces, in its command's words, with what it reads (xargs -I R);
+	// replaceOpt a one-letter option whose value, attached or else {},
+	// is one (xargs -i[R]); replaceLong a long one (--replace[=R]).
+	replace, replaceOpt, replaceLong string
+	// repl is the string an option set, "" when none; the string the
+	// wrapper replaces without one (parallel: {, as in {} and {.}).
+	repl string
+	// inputs: its command ends at ::: (parallel's arguments), and with
+	// none it runs what it reads as command lines.
+	inputs bool
+	// permute: its options may come after its operands too (ssh host -p
+	// 22 CMD, flock FILE -c LINE).
+	permute bool
+	// lineOpt: one-letter options whose value is a shell line it runs
+	// (flock -c LINE); lineLong, long ones (--command LINE).
+	lineOpt, lineLong string
 }
 
-var wrappers = map[string]*wrapper{
-	"env": {short: "i0v", shortArg: "uC", long: "ignore-environment null debug block-signal default-signal ignore-signal list-signal-handling",
-		longArg: "unset chdir", assigns: true, unreadable: "S"},
-	"nice":    {shortArg: "n", longArg: "adjustment", digits: true},
-	"timeout": {short: "v", shortArg: "sk", long: "preserve-status foreground verbose", longArg: "signal kill-after", operands: 1},
-	"nohup":   {},
-	"command": {short: "p", stop: "vV"},
-	"builtin": {},
-	"exec":    {short: "cl", shortArg: "a"},
-	"sudo": {short: "AbEHiKknPSsBN", shortArg: "CDghpRrTtUu", stop: "elvKV",
-		long:    "askpass background bell login non-interactive preserve-env preserve-groups reset-timestamp set-home shell stdin",
-		longArg: "chdir chroot close-from command-timeout group host other-user prompt role type user"},
-	"doas":     {short: "ns", shortArg: "uC"},
-	"stdbuf":   {shortArg: "ioe", longArg: "input output error"},
-	"time":     {short: "apqv", shortArg: "fo", long: "append portability quiet verbose", longArg: "format output"},
-	"setsid":   {short: "cfw", long: "ctty fork wait"},
-	"ionice":   {short: "t", shortArg: "cn", stop: "pPu", long: "ignore", longArg: "class classdata"},
-	"taskset":  {short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1},
-	"chroot":   {longArg: "groups userspec", long: "skip-chdir", operands: 1},
-	"unbuffer": {},
-	"busybox":  {},
-	"xargs": {short: "0prtx", shortArg: "adEILnPs", long: "null no-run-if-empty interactive verbose exit open-tty",
-		longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo"},
-	"watch": {short: "bcdegptwx", shortArg: "nq", long: "beep color no-color differences errexit chgexit precise no-title no-wrap no-linewrap exec",
-		longArg: "interval equexit", line: true},
-}
-
-func fields(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, f := range strings.Fields(s) {
-		m[f] = true
+// wrapperOf is the wrapper a program's base name is, or nil.
+func wrapperOf(name string) *wrapper {
+	switch name {
+	case "env":
+		return &wrapper{short: "i0v", shortArg: "uC", long: "ignore-environment null debug block-signal default-signal ignore-signal list-signal-handling",
+			longArg: "unset chdir", assigns: true, unreadable: "S"}
+	case "nice":
+		return &wrapper{shortArg: "n", longArg: "adjustment", digits: true}
+	case "timeout":
+		return &wrapper{short: "v", shortArg: "sk", long: "preserve-status foreground verbose", longArg: "signal kill-after", operands: 1}
+	case "nohup":
+		return &wrapper{}
+	case "command":
+		return &wrapper{short: "p", stop: "vV"}
+	case "builtin":
+		return &wrapper{}
+	case "exec":
+		return &wrapper{short: "cl", shortArg: "a"}
+	case "sudo":
+		return &wrapper{short: "AbEHiKknPSsBN", shortArg: "CDghpRrTtUu", stop: "elvKV",
+			long:    "askpass background bell login non-interactive preserve-env preserve-groups reset-timestamp set-home shell stdin",
+			longArg: "chdir chroot close-from command-timeout group host other-user prompt role type user"}
+	case "doas":
+		return &wrapper{short: "ns", shortArg: "uC"}
+	case "stdbuf":
+		return &wrapper{shortArg: "ioe", longArg: "input output error"}
+	case "time":
+		return &wrapper{short: "apqv", shortArg: "fo", long: "append portability quiet verbose", longArg: "format output"}
+	case "setsid":
+		return &wrapper{short: "cfw", long: "ctty fork wait"}
+	case "ionice":
+		return &wrapper{short: "t", shortArg: "cn", stop: "pPu", long: "ignore", longArg: "class classdata"}
+	case "taskset":
+		return &wrapper{short: "ac", stop: "p", long: "all-tasks cpu-list", operands: 1}
+	case "chroot":
+		return &wrapper{longArg: "groups userspec", long: "skip-chdir", operands: 1}
+	case "ssh":
+		// the command after the host runs there, as a shell line
+		return &wrapper{short: "46AaCfGgKkMNnqsTtVvXxYy", shortArg: "BbcDEeFIiJLlmOoPpQRSWw", operands: 1, line: true, permute: true}
+	case "docker exec", "podman exec":
+		return &wrapper{short: "dit", shortArg: "euw", long: "detach interactive tty privileged",
+			longArg: "detach-keys env env-file user workdir", operands: 1}
+	case "cross-env":
+		return &wrapper{assigns: true}
+	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec":
+		// their options are many and change: an unknown one is read both ways
+		w := &wrapper{}
+		if name == "direnv exec" {
+			w.operands = 1
+		}
+		return w
+	case "unbuffer", "eatmydata", "torsocks", "proxychains", "proxychains4", "catchsegv", "valgrind", "firejail", "rlwrap":
+		// their options are many: an unknown one is read both ways
+		return &wrapper{}
+	case "flock":
+		return &wrapper{short: "sxeunoFv", shortArg: "wE", long: "shared exclusive unlock nonblock close no-fork verbose",
+			longArg: "timeout wait conflict-exit-code", operands: 1, permute: true, lineOpt: "c", lineLong: "command"}
+	case "strace":
+		return &wrapper{short: "cCdDfFhikqrtTvVwxyYzZ", shortArg: "abeEIoOpPsSuUX", long: "follow-forks output-separately summary-only summary",
+			longArg: "expr env output attach trace-path string-limit user columns"}
+	case "ltrace":
+		return &wrapper{short: "bcCfhiLrStTV", shortArg: "aADeFlnopsuwx", long: "demangle", longArg: "align indent library output"}
+	case "chrt":
+		return &wrapper{short: "abdfioRrv", shortArg: "TPD", stop: "pm", long: "all-tasks batch deadline fifo idle other rr reset-on-fork verbose",
+			longArg: "sched-runtime sched-period sched-deadline", operands: 1}
+	case "unshare":
+		return &wrapper{short: "muinpUCTfrcl", shortArg: "RwSG", long: "mount uts ipc net pid user cgroup time fork map-root-user map-current-user mount-proc kill-child",
+			longArg: "propagation setgroups root wd setuid setgid map-user map-group map-users map-groups"}
+	case "nsenter":
+		return &wrapper{short: "muinpUCTFZarwe", shortArg: "tSG", longArg: "target setuid setgid"}
+	case "setpriv":
+		return &wrapper{stop: "d", long: "clear-groups keep-groups init-groups no-new-privs reset-env",
+			longArg: "ruid euid reuid rgid egid regid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule"}
+	case "systemd-run":
+		return &wrapper{short: "rqGdtP", shortArg: "pEuMH", stop: "S",
+			long:    "user system scope quiet wait pty pipe collect same-dir remain-after-exit no-block no-ask-password send-sighup",
+			longArg: "unit property description slice setenv uid gid nice working-directory on-active on-calendar machine host"}
+	case "prlimit":
+		return &wrapper{stop: "p", longArg: "pid output"}
+	case "numactl":
+		return &wrapper{short: "la", shortArg: "NmCipPw", stop: "sH", long: "localalloc all", longArg: "cpunodebind membind physcpubind interleave preferred"}
+	case "fakeroot":
+		return &wrapper{short: "uhv", shortArg: "lisb", longArg: "lib faked"}
+	case "faketime":
+		return &wrapper{short: "mf", shortArg: "p", operands: 1}
+	case "xvfb-run":
+		return &wrapper{short: "al", shortArg: "efnpsw", long: "auto-servernum listen-tcp", longArg: "error-file auth-file server-num xauth-protocol server-args wait"}
+	case "gosu", "su-exec":
+		return &wrapper{operands: 1}
+	case "tini", "dumb-init":
+		return &wrapper{short: "svglwcV", shortArg: "pre", long: "single-child verbose", longArg: "rewrite"}
+	case "busybox":
+		return &wrapper{}
+	case "xargs":
+		return &wrapper{short: "0prtx", shortArg: "adEILnPsJ", long: "null no-run-if-empty interactive verbose exit open-tty",
+			longArg: "arg-file delimiter max-lines max-args max-procs max-chars process-slot-var", rest: true, dflt: "echo",
+			replace: "IJ", replaceOpt: "i", replaceLong: "replace"}
+	case "parallel":
+		return &wrapper{short: "0kmquvX", shortArg: "aCdEIjNS", long: "null keep-order group ungroup verbose xargs pipe line-buffer dry-run halt-on-error",
+			longArg: "arg-file colsep delimiter jobs max-args sshlogin", rest: true, replace: "I", repl: "{", inputs: true}
+	case "watch":
+		return &wrapper{short: "bcdegptwx", shortArg: "nq", long: "beep color no-color differences errexit chgexit precise no-title no-wrap no-linewrap exec",
+			longArg: "interval equexit", line: true}
 	}
-	return m
+	return nil
+}
+
+// inList tells whether name is one of a space-separated list.
+func inList(list, name string) bool {
+	for _, f := range strings.Fields(list) {
+		if f == name {
+			return true
+		}
+	}
+	return false
 }
 
 // unwrap reads a wrapper's words after its name: its options, then the
 // command it runs. An option it does not know may or may not take a
 // value, so both readings are read.
 func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
-	long, longArg := fields(w.long), fields(w.longArg)
 	for i := 0; i < len(ws); i++ {
+		if !r.step() {
+			return
+		}
 		v := ws[i].v
 		switch {
 		case hasHole(v):
@@ -77,10 +181,22 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			return
 		case w.assigns && isAssign(v):
 		case strings.HasPrefix(v, "--") && len(v) > 2:
-			name, _, hasValue := strings.Cut(v[2:], "=")
+			name, value, hasValue := strings.Cut(v[2:], "=")
 			switch {
-			case hasValue || long[name]:
-			case longArg[name]:
+			case inList(w.lineLong, name):
+				if hasValue {
+					r.body(word{v: value, shown: value}, depth)
+				} else if i+1 < len(ws) {
+					r.body(ws[i+1], depth)
+				}
+				return
+			case inList(w.replaceLong, name):
+				w.repl = "{}"
+				if hasValue {
+					w.repl = value
+				}
+			case hasValue || inList(w.long, name):
+			case inList(w.longArg, name):
 				i++
 			default:
 				w.unknown(r, ws[i+1:], stdin, group, depth)
@@ -97,9 +213,28 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 				case strings.IndexByte(w.unreadable, c) >= 0:
 					r.unreadable(shownOf(ws), "a wrapper's option agentry cannot see through")
 					return
+				case strings.IndexByte(w.replaceOpt, c) >= 0:
+					w.repl = "{}"
+					if k < len(v)-1 {
+						w.repl = v[k+1:]
+					}
+				case strings.IndexByte(w.lineOpt, c) >= 0:
+					if k < len(v)-1 {
+						r.body(word{v: v[k+1:], shown: v[k+1:]}, depth)
+					} else if i+1 < len(ws) {
+						r.body(ws[i+1], depth)
+					}
+					return
 				case strings.IndexByte(w.shortArg, c) >= 0:
+					value := v[k+1:]
 					if k == len(v)-1 {
 						i++
+						if i < len(ws) {
+							value = ws[i].v
+						}
+					}
+					if strings.IndexByte(w.replace, c) >= 0 && value != "" {
+						w.repl = value
 					}
 				case strings.IndexByte(w.short, c) >= 0:
 					continue
@@ -113,7 +248,7 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			return
 		}
 	}
-	if w.dflt != "" {
+	if w.dflt != "" || w.inputs {
 		w.run(r, nil, stdin, group, depth)
 	}
 }
@@ -121,8 +256,12 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 // unknown reads the words after an option agentry does not know as if it
 // took the next word as its value (the caller goes on as if it did not).
 func (w *wrapper) unknown(r *reader, after []word, stdin *word, group, depth int) {
-	if len(after) > 0 && depth < maxDepth {
+	switch {
+	case len(after) == 0:
+	case depth < maxDepth:
 		w.unwrap(r, after[1:], stdin, group, depth+1)
+	default:
+		r.unreadable(shownOf(after), "more options agentry does not know than it reads")
 	}
 }
 
@@ -132,9 +271,25 @@ func (w *wrapper) run(r *reader, ws []word, stdin *word, group, depth int) {
 		return
 	}
 	ws = ws[w.operands:]
+	if w.permute && w.operands > 0 && len(ws) > 0 && len(ws[0].v) > 1 && ws[0].v[0] == '-' {
+		again := *w
+		again.operands = 0
+		again.unwrap(r, ws, stdin, group, depth+1)
+		return
+	}
+	if w.inputs {
+		if i := slices.IndexFunc(ws, func(w word) bool { return strings.HasPrefix(w.v, ":::") }); i >= 0 {
+			ws = ws[:i]
+		}
+		if len(ws) == 0 {
+			r.unreadable("parallel", "it runs the lines it reads as commands")
+			return
+		}
+	}
 	if len(ws) == 0 && w.dflt != "" {
 		ws = []word{{v: w.dflt, shown: w.dflt}}
 	}
+	ws = replaced(ws, w.repl)
 	if w.rest {
 		ws = append(ws[:len(ws):len(ws)], word{v: string(hole), shown: "…"})
 	}
@@ -161,10 +316,9 @@ func isAssign(s string) bool {
 	return true
 }
 
-// git's options before its subcommand, which it reads as its own.
-var gitLong = fields("paginate no-pager bare no-replace-objects literal-pathspecs glob-pathspecs noglob-pathspecs " +
-	"icase-pathspecs no-optional-locks no-advice no-lazy-fetch exec-path html-path man-path info-path version help")
-var gitLongArg = fields("git-dir work-tree namespace super-prefix config-env list-cmds attr-source")
+// gitLongArg are git's long options before its subcommand that take a
+// value as the next word; its others take none, or one after =.
+const gitLongArg = "git-dir work-tree namespace super-prefix config-env list-cmds attr-source"
 
 // git reads git past its global options (git -C DIR -c k=v push: git
 // push), and what it runs of a command line of its own (rebase --exec,
@@ -193,7 +347,7 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 			i++
 		case strings.HasPrefix(v, "--"):
 			n, _, hasValue := strings.Cut(v[2:], "=")
-			if !hasValue && gitLongArg[n] {
+			if !hasValue && inList(gitLongArg, n) {
 				i++
 			}
 		case len(v) > 1 && v[0] == '-':
@@ -217,9 +371,8 @@ sub:
 			}
 		}
 	case "bisect":
-		if len(args) > 1 && args[0].v == "run" && depth < maxDepth {
-			r.groups++
-			r.call(args[1:], nil, r.groups, depth+1)
+		if len(args) > 1 && args[0].v == "run" {
+			r.nested(args[1:], depth)
 		}
 	case "submodule":
 		for j, a := range args {
@@ -242,4 +395,21 @@ func isAlias(kv string) bool { return strings.HasPrefix(strings.ToLower(kv), "al
 func joinWords(ws []word) word {
 	c := command{words: ws}
 	return word{v: c.text(), shown: c.shown()}
+}
+
+// replaced are a command's words with repl, which its runner replaces
+// with what it reads (xargs -I {}, find -exec's {}), a hole in each:
+// git {} could be git push.
+func replaced(ws []word, repl string) []word {
+	if repl == "" || !slices.ContainsFunc(ws, func(w word) bool { return strings.Contains(w.v, repl) }) {
+		return ws
+	}
+	out := make([]word, len(ws))
+	for i, w := range ws {
+		out[i] = w
+		if strings.Contains(w.v, repl) {
+			out[i].v = strings.ReplaceAll(w.v, repl, string(hole))
+		}
+	}
+	return out
 }

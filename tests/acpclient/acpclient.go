@@ -183,6 +183,12 @@ func (c *Client) Permission(answer string) {
 	c.op(map[string]any{"op": "permission", "answer": answer})
 }
 
+// Elicit sets how elicitation/create is answered from now on: decline,
+// cancel, or a label, accepted for every field of the form.
+func (c *Client) Elicit(answer string) {
+	c.op(map[string]any{"op": "elicit", "answer": answer})
+}
+
 // Release answers the held permission requests, cancelled.
 func (c *Client) Release() { c.op(map[string]any{"op": "release"}) }
 
@@ -244,8 +250,18 @@ func (c *Client) EOF() {
 // NewSession initializes the agent and opens a session in cwd.
 func (c *Client) NewSession(cwd string) string {
 	c.t.Helper()
-	_, init := c.Call("initialize", map[string]any{"protocolVersion": 1,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false}})
+	return c.NewSessionWith(cwd, nil)
+}
+
+// NewSessionWith is NewSession by a client that says it can do more:
+// caps are added to its clientCapabilities (elicitation, say).
+func (c *Client) NewSessionWith(cwd string, caps map[string]any) string {
+	c.t.Helper()
+	all := map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false}
+	for k, v := range caps {
+		all[k] = v
+	}
+	_, init := c.Call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": all})
 	if init.Error != nil {
 		c.t.Fatalf("initialize: %s", init.Error.Message)
 	}
@@ -288,8 +304,8 @@ func Kinds(evs []Event) []string {
 				s += ":" + ev.Update.Status
 			}
 			out = append(out, s)
-		case ev.Event == "permission":
-			out = append(out, "permission")
+		case ev.Event == "permission", ev.Event == "elicitation":
+			out = append(out, ev.Event)
 		case ev.Tag != "":
 			out = append(out, "answer")
 		}

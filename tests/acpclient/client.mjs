@@ -8,12 +8,17 @@
 //   env ACP_SDK        the directory npm installed the SDK into
 //   in  {"op":"request","tag":T,"method":M,"params":P}  -> {"tag":T,"result":R} | {"tag":T,"error":E}
 //       {"op":"notify","method":M,"params":P}
-//       {"op":"permission","answer":"allow"|"allow_session"|"reject"|"cancelled"|"hold"}
+//       {"op":"permission","answer":"allow"|"allow_session"|"reject"|"cancelled"|"hold"|"choose:NAME"}
+//                          (choose: the option named NAME)
+//       {"op":"elicit","answer":"decline"|"cancel"|LABEL}
+//                          how elicitation/create is answered: accepted with LABEL for
+//                          every field (an array of it where several may be chosen)
 //       {"op":"release"}   answer the permission requests held, as "cancelled"
 //       {"op":"end"}       close the agent's standard input, report its exit
 //       {"op":"eof"}       close the agent's standard input, and go on
 //   out {"event":"pid","pid":N}, {"event":"update","update":U,"t":MS},
 //       {"event":"permission","params":P,"t":MS}, {"event":"withdrawn","params":P,"t":MS}
+//       {"event":"elicitation","params":P,"t":MS}
 //       (the agent cancelled that permission request), {"event":"exit","code":C,"signal":S}
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -31,6 +36,7 @@ const say = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 say({ event: "pid", pid: child.pid });
 
 let answer = "allow";
+let elicit = "decline";
 const held = [];
 const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
 
@@ -44,6 +50,10 @@ const conn = acp
     // The agent withdrew it ($/cancel_request): the SDK aborts the handler.
     signal?.addEventListener("abort", () => say({ event: "withdrawn", params, t: Date.now() - t0 }));
     const pick = (kind) => params.options.find((o) => o.kind === kind)?.optionId;
+    if (answer.startsWith("choose:")) {
+      const name = answer.slice("choose:".length);
+      return { outcome: { outcome: "selected", optionId: params.options.find((o) => o.name === name)?.optionId } };
+    }
     switch (answer) {
       case "hold":
         return new Promise((resolve) => held.push(resolve));
@@ -56,6 +66,16 @@ const conn = acp
       default:
         return { outcome: { outcome: "selected", optionId: pick("allow_once") } };
     }
+  })
+  .onRequest("elicitation/create", ({ params, signal }) => {
+    say({ event: "elicitation", params, t: Date.now() - t0 });
+    signal?.addEventListener("abort", () => say({ event: "withdrawn", params, t: Date.now() - t0 }));
+    if (elicit === "decline" || elicit === "cancel") return { action: elicit };
+    const content = {};
+    for (const [name, prop] of Object.entries(params.requestedSchema?.properties ?? {})) {
+      content[name] = prop.type === "array" ? [elicit] : elicit;
+    }
+    return { action: "accept", content };
   })
   .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
 
@@ -75,6 +95,9 @@ for await (const line of rl) {
       break;
     case "permission":
       answer = c.answer;
+      break;
+    case "elicit":
+      elicit = c.answer;
       break;
     case "release":
       while (held.length) held.shift()({ outcome: { outcome: "cancelled" } });

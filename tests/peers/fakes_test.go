@@ -404,7 +404,7 @@ func fakeOpenAI(t *testing.T) *server {
 					out := "found " + strings.Join(names, ",")
 					result = &out
 					results = append(results, out)
-				case "function_call_output":
+				case "function_call_output", "custom_tool_call_output":
 					out := fmt.Sprint(it["output"])
 					if m, ok := it["output"].(map[string]any); ok {
 						out = fmt.Sprint(m["content"])
@@ -444,6 +444,13 @@ func fakeOpenAI(t *testing.T) *server {
 					ns, name = d.tool[:i], d.tool[i+1:]
 				}
 				item = map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": name, "arguments": d.input, "status": "completed"}
+				if name == "apply_patch" {
+					// codex's apply_patch is a custom (freeform) tool: its
+					// input is the patch's text, given here as {"input": …}.
+					var in struct{ Input string }
+					_ = json.Unmarshal([]byte(d.input), &in)
+					item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + callID, "call_id": callID, "name": name, "input": in.Input, "status": "completed"}
+				}
 				if ns != "" {
 					item["namespace"] = ns
 				}

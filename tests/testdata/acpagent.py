@@ -12,6 +12,10 @@ stdio). Each line of a prompt is a command:
   DIE FLAG         the first time (FLAG absent): create FLAG and die mid-turn
   TOOLS N          report N tool calls of kind read, each completed
   SPAWN N          leave a grandchild `sleep N` running (in its group)
+  ELICIT           ask the client which letter (A, B or C) by elicitation/create,
+                   a form, when the client said it takes forms; answer
+                   "chose X", "declined", "cancelled" or "no elicitation"
+  FSWRITE PATH     write PATH through fs/write_text_file without asking
 
 With FAKEACP_NOLOAD set, it cannot load a session.
 
@@ -25,7 +29,7 @@ import sys
 
 next_id = [0]
 pending_cancel = [False]
-state = {"turns": 0, "session": None}
+state = {"turns": 0, "session": None, "forms": False}
 
 
 def send(msg):
@@ -86,6 +90,20 @@ def done(sid, tcid, status, text):
                  "content": [{"type": "content", "content": {"type": "text", "text": text}}]})
 
 
+def elicit(sid, tcid):
+    if not state["forms"]:
+        return "no elicitation"
+    r = call("elicitation/create", {"sessionId": sid, "toolCallId": tcid, "mode": "form", "message": "Pick a letter",
+        "requestedSchema": {"type": "object", "required": ["letter"], "properties": {
+            "letter": {"type": "string", "title": "Letter", "description": "Which letter?", "enum": ["A", "B", "C"]}}}})
+    if "error" in r:
+        return "error " + r["error"]["message"]
+    res = r["result"]
+    if res.get("action") == "accept":
+        return "chose %s" % res.get("content", {}).get("letter")
+    return {"decline": "declined", "cancel": "cancelled"}.get(res.get("action"), "action " + str(res.get("action")))
+
+
 def prompt(msg):
     p = msg["params"]
     sid = p["sessionId"]
@@ -133,6 +151,11 @@ def prompt(msg):
                 cid = "%s-%d" % (tcid, i)
                 update(sid, {"sessionUpdate": "tool_call", "toolCallId": cid, "title": "look %d" % i, "kind": "read", "status": "in_progress"})
                 done(sid, cid, "completed", "looked")
+        elif word == "ELICIT":
+            say(sid, elicit(sid, tcid))
+        elif word == "FSWRITE":
+            r = call("fs/write_text_file", {"sessionId": sid, "path": os.path.abspath(arg), "content": "written\n"})
+            say(sid, "refused: " + r["error"]["message"] if "error" in r else "wrote it")
         elif word == "SPAWN":
             subprocess.Popen(["sleep", arg])
         elif word == "HANG":
@@ -164,6 +187,8 @@ def prompt(msg):
 def serve(msg):
     m = msg["method"]
     if m == "initialize":
+        caps = msg["params"].get("clientCapabilities") or {}
+        state["forms"] = (caps.get("elicitation") or {}).get("form") is not None
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
             "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False}}}})
     elif m == "session/new":

@@ -11,6 +11,11 @@
 // agentry's (none at level 1). At session start it picks, where the agent
 // offers modes, the one that asks the most (PickMode).
 //
+// Under a policy (host.Turn.AskAll) every session/request_permission,
+// terminal/create and fs/* request goes to the host with the call in the
+// policy's terms (callOf), so that a denied command never starts; an
+// agent's elicitation/create form goes to the turn's questions (elicit).
+//
 // Where the agent does not ask, a tripwire: a tool_call or
 // tool_call_update that shows a call of a kind the level forbids running
 // (Policy.Forbids) in progress or completed, which agentry did not allow,
@@ -175,20 +180,21 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 		if err != nil {
 			return host.Failed(protocol.CodeBadRequest, "acp: the working copy: "+err.Error(), false)
 		}
-		if err := b.open(ctx, c, root, t.Log); err != nil {
+		if err := b.open(ctx, c, root, t.Question != nil, t.Log); err != nil {
 			return err
 		}
 	}
 	if len(t.Params.Attachments) > 0 && !c.ag.caps.PromptCapabilities.Image {
 		return host.Failed(protocol.CodeUnsupported, "the agent takes no images (its promptCapabilities)", false)
 	}
-	return c.turn(ctx, t, Policy{Level: level, Ask: t.Ask != nil, Root: c.root})
+	asks := t.Ask != nil && t.Params.Permissions == protocol.PermissionsAsk
+	return c.turn(ctx, t, Policy{Level: level, Ask: asks, AskAll: t.AskAll && t.Ask != nil, Root: c.root})
 }
 
 // open starts the chat's agent in root, initializes it, and starts its
 // session, or loads or resumes the chat's when it has one.
-func (b *Backend) open(ctx context.Context, c *chat, root string, logf func(level, msg string)) error {
-	ag, err := b.startAgent(ctx, root, logf)
+func (b *Backend) open(ctx context.Context, c *chat, root string, asks bool, logf func(level, msg string)) error {
+	ag, err := b.startAgent(ctx, root, asks, logf)
 	if err != nil {
 		return err
 	}
@@ -249,7 +255,7 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	if err != nil {
 		return err
 	}
-	return b.open(ctx, c, root, func(string, string) {})
+	return b.open(ctx, c, root, false, func(string, string) {})
 }
 
 // ResetSession ends the chat's agent and forgets its session.
@@ -276,7 +282,7 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 	if err != nil {
 		return nil, err
 	}
-	ag, err := b.startAgent(ctx, root, func(string, string) {})
+	ag, err := b.startAgent(ctx, root, false, func(string, string) {})
 	if err != nil {
 		return nil, err
 	}
@@ -292,6 +298,14 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 // AsksPermissions: a turn may put the agent's permission requests to the
 // daemon.
 func (b *Backend) AsksPermissions() bool { return true }
+
+// EnforcesPolicy: under a policy (Turn.AskAll) every session/request_permission
+// and every fs/* and terminal/create the agent sends is put to the host
+// before it is answered or carried out, and the agent is put in its mode
+// that asks the most (host.PolicyEnforcer). What an agent runs itself
+// without asking, inside its own sandbox, agentry never sees:
+// agent-host-acp(7) says so.
+func (b *Backend) EnforcesPolicy() bool { return true }
 
 // ImageTypes are the images a turn takes, when the agent's prompt
 // capabilities take images (a turn with one is refused otherwise).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -52,8 +53,10 @@ type sessionNote struct {
 	Update    json.RawMessage `json:"update"`
 }
 
-// startAgent starts the command in root and initializes it.
-func (b *Backend) startAgent(ctx context.Context, root string, logf func(level, msg string)) (*agent, error) {
+// startAgent starts the command in root and initializes it. With asks
+// (the turn that starts it takes questions), agentry says it takes the
+// agent's form elicitations, which it puts to the turn as questions.
+func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf func(level, msg string)) (*agent, error) {
 	cmd := exec.Command(b.cfg.Command[0], b.cfg.Command[1:]...)
 	cmd.Dir = root
 	cmd.Env = b.env.Environ
@@ -66,13 +69,17 @@ func (b *Backend) startAgent(ctx context.Context, root string, logf func(level, 
 	ag.conn = c
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	caps := map[string]any{
+		"fs":       map[string]bool{"readTextFile": true, "writeTextFile": true},
+		"terminal": true,
+	}
+	if asks {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
 	res, err := c.call(ictx, "initialize", map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"clientCapabilities": map[string]any{
-			"fs":       map[string]bool{"readTextFile": true, "writeTextFile": true},
-			"terminal": true,
-		},
-		"clientInfo": map[string]string{"name": "agentry", "title": "agentry (agent-host --backend acp)", "version": "1"},
+		"protocolVersion":    ProtocolVersion,
+		"clientCapabilities": caps,
+		"clientInfo":         map[string]string{"name": "agentry", "title": "agentry (agent-host --backend acp)", "version": "1"},
 	})
 	if err != nil {
 		return nil, ag.fail("initialize", err)
@@ -209,7 +216,7 @@ var (
 // pol: the first of the ranked ids it offers, else the current one.
 func PickMode(modes []Mode, current string, pol Policy) string {
 	rank := modeRank
-	if pol.Level < 2 || pol.Ask {
+	if pol.Level < 2 || pol.Ask || pol.AskAll {
 		rank = modeRankReadOnly
 	}
 	for _, want := range rank {
@@ -287,6 +294,8 @@ func (ag *agent) serve(method string, params json.RawMessage) (any, error) {
 		return ag.createTerminal(params)
 	case "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release":
 		return ag.terminal(method, params)
+	case "elicitation/create":
+		return ag.elicit(params)
 	}
 	return nil, &RPCError{Code: codeMethodNotFound, Message: "method not found: " + method}
 }
@@ -317,6 +326,9 @@ func (ag *agent) readFile(params json.RawMessage) (any, error) {
 	path, err := Confine(ag.root, p.Path)
 	if err != nil {
 		return nil, refused("agentry refuses to read %s: %v", p.Path, err)
+	}
+	if ok, why := ag.check(policy.Call{Tool: "fs/read_text_file", Reads: []string{path}}); !ok {
+		return nil, refused("agentry refuses to read %s: %s", p.Path, why)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxReadFile {
 		return nil, refused("agentry refuses to read %s: %d bytes, over %d", p.Path, fi.Size(), maxReadFile)
@@ -358,6 +370,9 @@ func (ag *agent) writeFile(params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, refused("agentry refuses to write %s: %v", p.Path, err)
 	}
+	if ok, why := ag.check(policy.Call{Tool: "fs/write_text_file", Writes: []string{path}}); !ok {
+		return nil, refused("agentry refuses to write %s: %s", p.Path, why)
+	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
@@ -388,6 +403,9 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 			return nil, refused("agentry refuses to run a command in %s: %v", p.Cwd, err)
 		}
 		dir = d
+	}
+	if ok, why := ag.check(terminalCall(p, dir)); !ok {
+		return nil, refused("agentry refuses to run %q: %s", strings.Join(append([]string{p.Command}, p.Args...), " "), why)
 	}
 	id, err := ag.terms.create(p, dir, ag.environ)
 	if err != nil {
@@ -443,12 +461,17 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 		return cancelled, nil
 	}
 	tc := ts.seen(p.ToolCall)
-	allow := ts.pol.Allows(tc.Kind, tc.paths())
-	if !allow && ts.t.Ask != nil {
+	granted := ts.pol.Allows(tc.Kind, tc.paths())
+	allow := granted
+	if ts.t.Ask != nil && (!granted || ts.pol.AskAll) {
 		input, _ := json.Marshal(tc)
+		call := callOf(tc)
 		a := ts.t.Ask(host.Ask{Tool: tc.name(), Input: input, Description: tc.Title, ToolCallID: tc.ToolCallID,
-			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}})
+			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: call, Granted: granted})
 		allow = a.Allowed()
+		if allow {
+			ts.clear(call, ag.root)
+		}
 	}
 	if ts.isInterrupted() {
 		return cancelled, nil
@@ -468,4 +491,50 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 		}
 	}
 	return cancelled, nil
+}
+
+// check puts a request agentry serves itself (a file read or written, a
+// command run in a terminal), which the level already allows, to the host
+// when a policy applies to the turn (Turn.AskAll), with Granted set: the
+// host checks the policy, and a call it denies is refused, never carried
+// out (the host reports the denial). What a request_permission allowed
+// this turn already, naming the same file or command, is not put again.
+// It returns whether the request may go ahead, and the host's word when
+// not.
+func (ag *agent) check(c policy.Call) (bool, string) {
+	ts := ag.current()
+	if ts == nil || !ts.pol.AskAll || ts.t.Ask == nil || ts.isCleared(c, ag.root) {
+		return true, ""
+	}
+	a := ts.t.Ask(host.Ask{Tool: c.Tool, Input: callInput(c), Description: c.Tool, ToolCallID: ts.active(),
+		Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: c, Granted: true})
+	if a.Allowed() {
+		return true, ""
+	}
+	if a.Message != "" {
+		return false, a.Message
+	}
+	return false, "denied"
+}
+
+// callInput is a request's call as a permission request's input.
+func callInput(c policy.Call) json.RawMessage {
+	m := map[string]any{}
+	switch {
+	case c.Command != "":
+		m["command"] = c.Command
+	case len(c.Argv) > 0:
+		m["argv"] = c.Argv
+	}
+	if len(c.Reads) > 0 {
+		m["path"] = c.Reads[0]
+	}
+	if len(c.Writes) > 0 {
+		m["path"] = c.Writes[0]
+	}
+	if c.Dir != "" {
+		m["cwd"] = c.Dir
+	}
+	b, _ := json.Marshal(m)
+	return b
 }

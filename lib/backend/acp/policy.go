@@ -23,6 +23,10 @@ import (
 type Policy struct {
 	Level int
 	Ask   bool
+	// AskAll: a policy applies to the run (host.Turn.AskAll), so every
+	// call is to be put to the host, and the agent's mode is the one that
+	// asks the most, as when the run asks.
+	AskAll bool
 	// Root is the working copy, its symlinks resolved.
 	Root string
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentry/agentry/lib/host"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -88,6 +89,8 @@ type turnState struct {
 	finished    map[string]bool     // its tool_result event was sent
 	allowed     map[string]bool     // agentry allowed it
 	edits, runs bool                // an ask allowed an edit, a command
+	cleared     map[string]bool     // clearedKeys of the calls the host allowed
+	lastAllowed string              // the call allowed last
 	text        strings.Builder
 	usage       *protocol.Usage
 	cost        *float64 // the session's cost as last reported
@@ -125,12 +128,63 @@ func (ts *turnState) allow(tc toolCall) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.allowed[tc.ToolCallID] = true
+	ts.lastAllowed = tc.ToolCallID
 	switch tc.Kind {
 	case "execute":
 		ts.runs = true
 	case "edit", "delete", "move":
 		ts.edits = true
 	}
+}
+
+// clear keeps what an allowed call names, so that the requests that
+// carry it out are not put to the host again.
+func (ts *turnState) clear(c policy.Call, root string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.cleared == nil {
+		ts.cleared = map[string]bool{}
+	}
+	for _, k := range clearedKeys(c, root) {
+		ts.cleared[k] = true
+	}
+}
+
+// active is the call an fs or terminal request is taken to carry out (ACP
+// does not say): the one allowed last, while it has no result.
+func (ts *turnState) active() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.finished[ts.lastAllowed] {
+		return ""
+	}
+	return ts.lastAllowed
+}
+
+// known is id when a tool_call event of the turn has that id, else "".
+func (ts *turnState) known(id string) string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.announced[id] {
+		return id
+	}
+	return ""
+}
+
+// isCleared reports whether all c names was allowed this turn already.
+func (ts *turnState) isCleared(c policy.Call, root string) bool {
+	keys := clearedKeys(c, root)
+	if len(keys) == 0 || len(c.Reads) > 0 {
+		return false
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, k := range keys {
+		if !ts.cleared[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func (ts *turnState) editAllowed() bool {

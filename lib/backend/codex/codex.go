@@ -71,6 +71,8 @@ type chat struct {
 	servers map[string]json.RawMessage // its MCP servers, claude's configuration
 	dirs    []string                   // writable beyond its workspace
 	fork    string                     // the thread its own is to fork, at its first load
+	mode    threadMode                 // what its thread is loaded with
+	dir     string                     // the directory its thread works in
 
 	// Under Backend.mu:
 	thread string
@@ -125,8 +127,7 @@ func (b *Backend) chat(id string) *chat {
 }
 
 // RunTurn runs one turn on the shared app-server of the turn's level,
-// loading the chat's thread there first when it is not (its first turn,
-// a level of another configuration, a server started again).
+// its thread loaded there (ready).
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	level := b.cfg.Level
 	if t.Params.Level > 0 {
@@ -138,21 +139,47 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	c := b.chat(t.Params.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := b.ready(ctx, c, level, t.Params, t.Log); err != nil {
+		return err
+	}
+	return b.turn(ctx, c, t, level)
+}
+
+// StartChat loads the chat's thread ahead of its first turn (the ACP
+// face's session/new, seconds before the first prompt): on the shared
+// server of p's level, in p's workspace, so that the prompt is a
+// turn/start alone. A thread's start is most of what a first turn costs
+// beyond a later one.
+func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error {
+	level := b.cfg.Level
+	if p.Level > 0 {
+		level = p.Level
+	}
+	c := b.chat(p.ChatID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return b.ready(ctx, c, level, p, func(string, string) {})
+}
+
+// ready has the chat's thread loaded for a turn of p at level, on the
+// shared server of the level: loaded there first when it is not (its
+// first turn, a level of another configuration, a server started again),
+// or again when it was loaded for turns of another mode. Under c.mu.
+func (b *Backend) ready(ctx context.Context, c *chat, level int, p protocol.ChatRunParams, logf func(level, msg string)) error {
 	sh, g, err := b.server(ctx, level)
 	if err != nil {
 		return err
 	}
-	if c.on != sh {
-		b.mu.Lock()
-		thread := c.thread
-		b.mu.Unlock()
-		c.on.unload(thread)
-		c.on = nil
-		if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
-			return err
-		}
+	if c.on == sh && c.mode == modeOf(p) {
+		return nil
 	}
-	return b.turn(ctx, c, t)
+	c.mode = modeOf(p)
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	c.on.unload(thread)
+	c.on = nil
+	return b.load(ctx, c, sh, g, level, p.Model, p.SystemPrompt, p.Workspace, logf, nil)
 }
 
 // oneShot runs a one-shot: a chat of its own on a server of its own that
@@ -167,7 +194,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if sh.err != nil {
 		return sh.err
 	}
-	c := &chat{mark: newMark()}
+	c := &chat{mark: newMark(), mode: modeOf(t.Params)}
 	defer func() {
 		sh.close(2 * time.Second)
 		c.removeScratch()
@@ -175,7 +202,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if err := b.load(ctx, c, sh, g, level, t.Params.Model, t.Params.SystemPrompt, t.Params.Workspace, t.Log, nil); err != nil {
 		return err
 	}
-	return b.turn(ctx, c, t)
+	return b.turn(ctx, c, t, level)
 }
 
 // scratchPrefix names a level 1 chat's scratch directories in $TMPDIR;
@@ -205,6 +232,7 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 		}
 		dir = c.scratch
 	}
+	c.dir = dir
 	srv := sh.srv
 	fail := func(err error) error {
 		if !srv.alive() {
@@ -222,6 +250,10 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 	}
 	if len(c.dirs) > 0 && level >= 2 {
 		config["sandbox_workspace_write.writable_roots"] = c.dirs
+	}
+	if c.mode.questions {
+		config[featureQuestions] = true
+		config["suppress_unstable_features_warning"] = true
 	}
 	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
 		DeveloperInstructions: instructions, Config: config}
@@ -275,14 +307,16 @@ func sandboxMode(level int) string {
 
 // turn runs one turn/start on the chat's server and translates until
 // turn/completed.
-func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
+func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn, level int) error {
 	sh := c.on
 	srv := sh.srv
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
+	// Asking (the daemon decides, or a policy applies): "untrusted", at
+	// which codex asks for every command and every file change.
 	policy := policyNever
-	if t.Ask != nil {
+	if t.Ask != nil || t.AskAll {
 		policy = policyUntrusted
 	}
 	in := sh.subscribe(thread)
@@ -296,7 +330,8 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		}
 		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
 	}
-	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{}}
+	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{},
+		level: level, roots: append([]string{c.dir}, c.dirs...)}
 	interrupted := t.Interrupted
 	for {
 		select {
@@ -388,6 +423,11 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 	}
 	return ok, nil
 }
+
+// EnforcesPolicy: under a policy (Turn.AskAll) a turn runs codex at
+// "untrusted", which asks for every command and file change, and puts
+// each to Turn.Ask (host.PolicyEnforcer).
+func (b *Backend) EnforcesPolicy() bool { return true }
 
 // AsksPermissions: a turn may put codex's approval requests to the daemon.
 func (b *Backend) AsksPermissions() bool { return true }

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -40,6 +41,12 @@ func (r *replies) reply(id json.RawMessage, result any) error {
 
 func (r *replies) refuse(id json.RawMessage, msg string) error {
 	return r.add(string(id) + " error " + msg)
+}
+
+// call records a call (thread/inject_items) as "call METHOD PARAMS".
+func (r *replies) call(_ context.Context, method string, params any) (gjson.Result, error) {
+	b, _ := json.Marshal(params)
+	return gjson.Result{}, r.add("call " + method + " " + string(b))
 }
 
 // wait waits for n answers, failing after 5 s.
@@ -198,7 +205,7 @@ func TestTranslateApproval(t *testing.T) {
 func TestTranslateRefusesOtherRequests(t *testing.T) {
 	r := newReplies()
 	x := &translator{t: &host.Turn{Emit: func(protocol.AgentEvent) {}, Log: func(string, string) {}}, srv: r, thread: "th", inputs: map[string]json.RawMessage{}}
-	x.handle(rpcMsg{Method: "item/tool/requestUserInput", ID: json.RawMessage("7"), Params: gjson.Parse(`{"threadId":"th"}`)})
+	x.handle(rpcMsg{Method: "item/tool/call", ID: json.RawMessage("7"), Params: gjson.Parse(`{"threadId":"th"}`)})
 	x.handle(rpcMsg{Method: "item/commandExecution/requestApproval", ID: json.RawMessage("8"), Params: gjson.Parse(`{"threadId":"other"}`)})
 	if got := r.wait(t, 2); len(got) != 2 || !strings.HasPrefix(got[0], "7 error") || !strings.HasPrefix(got[1], "8 error") {
 		t.Errorf("replies %v", got)

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -22,12 +23,15 @@ type translator struct {
 	usage  protocol.Usage             // the sum of the turn's model calls
 	inputs map[string]json.RawMessage // tool inputs by item id, for approvals
 	open   []string                   // the calls started and not yet completed, in order
+	level  int                        // the turn's: what it runs unasked (granted)
+	roots  []string                   // the directories its file changes may write
 }
 
-// replier is how the translator answers the server.
+// replier is how the translator answers the server, and tells it more.
 type replier interface {
 	reply(id json.RawMessage, result any) error
 	refuse(id json.RawMessage, msg string) error
+	call(ctx context.Context, method string, params any) (gjson.Result, error)
 }
 
 // handle takes one message; done is set at the turn's end, with the run's
@@ -167,35 +171,20 @@ func (x *translator) end(turn gjson.Result) error {
 	return host.Failed(protocol.CodeBackendFailed, msg, false)
 }
 
-// request answers a request of the server: an approval goes to the daemon
-// when the run asks (in a goroutine: the turn reads on meanwhile), and is
-// declined when it does not; anything else is refused, so that the server
-// never waits on us for ever.
+// request answers a request of the server: an approval (approval in
+// ask.go), a question (question); anything else is refused, so that the
+// server never waits on us for ever.
 func (x *translator) request(m rpcMsg) {
-	var tool string
 	switch m.Method {
 	case "item/commandExecution/requestApproval":
-		tool = "command"
+		x.approval(m, "command")
 	case "item/fileChange/requestApproval":
-		tool = "file_change"
+		x.approval(m, "file_change")
+	case "item/tool/requestUserInput":
+		x.question(m)
 	default:
 		_ = x.srv.refuse(m.ID, "agent-host does not serve "+m.Method)
-		return
 	}
-	if x.t.Ask == nil {
-		_ = x.srv.reply(m.ID, approvalResponse{Decision: decisionDecline})
-		return
-	}
-	q := host.Ask{Tool: tool, Input: approvalInput(m.Params, x.inputs[m.Params.Get("itemId").Str]), Description: m.Params.Get("reason").Str,
-		ToolCallID: x.callID(m.Params, m.Params.Get("itemId").Str), Choices: []string{protocol.DecisionAllow, protocol.DecisionAllowSession, protocol.DecisionDeny}}
-	ask, srv, logf := x.t.Ask, x.srv, x.t.Log
-	go func() {
-		a := ask(q)
-		if len(a.Input) > 0 && a.Allowed() {
-			logf("warn", "codex cannot run a changed command: the input of the answer was ignored")
-		}
-		_ = srv.reply(m.ID, approvalResponse{Decision: decision(a)})
-	}()
 }
 
 // approvalInput is what the daemon is shown of the call: the command and

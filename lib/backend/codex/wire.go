@@ -95,6 +95,24 @@ type approvalResponse struct {
 	Decision string `json:"decision"`
 }
 
+// threadInjectItemsParams appends Responses API items to a thread's
+// history: the model reads them at its next request.
+type threadInjectItemsParams struct {
+	ThreadID string `json:"threadId"`
+	Items    []any  `json:"items"`
+}
+
+// questionResponse answers item/tool/requestUserInput: each question's
+// id → its answers (labels chosen, or free text). codex gives the model
+// this object as the tool's output.
+type questionResponse struct {
+	Answers map[string]questionAnswer `json:"answers"`
+}
+
+type questionAnswer struct {
+	Answers []string `json:"answers"`
+}
+
 // Approval policies and decisions.
 const (
 	policyNever     = "never"     // nothing is asked: the sandbox decides

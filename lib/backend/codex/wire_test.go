@@ -38,6 +38,8 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAcceptForSession}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionDecline}},
 		{"FileChangeRequestApprovalResponse", approvalResponse{Decision: decisionCancel}},
+		{"ToolRequestUserInputResponse", questionResponse{Answers: map[string]questionAnswer{"color": {Answers: []string{"B"}}}}},
+		{"ThreadInjectItemsParams", threadInjectItemsParams{ThreadID: "01a2", Items: []any{map[string]any{"type": "message", "role": "developer"}}}},
 	}
 	for _, c := range cases {
 		path := "testdata/schema/" + c.file + ".json"

@@ -1,0 +1,165 @@
+package acp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentry/agentry/lib/policy"
+)
+
+// callOf is an ACP tool call in a policy's terms, from all the agent says
+// of it: rawInput's command (a shell line, or an argv as codex-acp sends
+// it), cmd, argv and cwd; the paths of its locations, its diffs and
+// rawInput (read by a read or search, written by an edit, delete or move,
+// both by a call of another kind); rawInput's url. Relative paths are
+// taken from the call's cwd, else the working copy.
+func callOf(tc toolCall) policy.Call {
+	c := policy.Call{Tool: tc.name()}
+	var in map[string]json.RawMessage
+	_ = json.Unmarshal(tc.RawInput, &in)
+	for _, key := range []string{"command", "cmd", "argv"} {
+		line, argv := commandOf(in[key])
+		if c.Command == "" && line != "" {
+			c.Command = line
+		}
+		if len(c.Argv) == 0 && len(argv) > 0 {
+			c.Argv = argv
+		}
+	}
+	for _, key := range []string{"cwd", "workdir"} {
+		if s := stringOf(in[key]); s != "" && c.Dir == "" {
+			c.Dir = s
+		}
+	}
+	for _, key := range []string{"url", "uri"} {
+		if s := stringOf(in[key]); strings.Contains(s, "://") {
+			c.Hosts = append(c.Hosts, s)
+		}
+	}
+	paths := append(tc.paths(), pathsOf(in)...)
+	for _, raw := range tc.Content {
+		var d struct {
+			Type string `json:"type"`
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(raw, &d) == nil && d.Type == "diff" && d.Path != "" {
+			paths = append(paths, d.Path)
+		}
+	}
+	switch tc.Kind {
+	case "read", "search":
+		c.Reads = paths
+	case "edit", "delete", "move":
+		c.Writes = paths
+	case "execute", "fetch", "think":
+		// A command's paths are its own to name; a fetch's are none.
+	default:
+		c.Reads, c.Writes = paths, paths
+	}
+	return c
+}
+
+// commandOf reads a command given as a shell line or as an argv.
+func commandOf(raw json.RawMessage) (string, []string) {
+	if len(raw) == 0 {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil {
+		return "", argv
+	}
+	return "", nil
+}
+
+func stringOf(raw json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// pathKeys are the rawInput fields agents name a file in (claude-agent-acp
+// file_path and notebook_path, others path and abs_path), and a move's
+// destination.
+var pathKeys = []string{"file_path", "filePath", "notebook_path", "path", "abs_path", "new_path", "destination", "move_path"}
+
+// pathsOf are the paths rawInput names: its path fields, a paths list,
+// and the files of a set of changes (codex-acp's patch: a list of
+// {path}, or an object keyed by path).
+func pathsOf(in map[string]json.RawMessage) []string {
+	var ps []string
+	for _, k := range pathKeys {
+		if s := stringOf(in[k]); s != "" {
+			ps = append(ps, s)
+		}
+	}
+	var list []string
+	if json.Unmarshal(in["paths"], &list) == nil {
+		ps = append(ps, list...)
+	}
+	var changes []struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(in["changes"], &changes) == nil {
+		for _, ch := range changes {
+			if ch.Path != "" {
+				ps = append(ps, ch.Path)
+			}
+		}
+	}
+	var byPath map[string]json.RawMessage
+	if json.Unmarshal(in["changes"], &byPath) == nil {
+		for p := range byPath {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// terminalCall is a terminal/create in a policy's terms: a command line
+// when it is one (no args, shell syntax in it), else its argv.
+func terminalCall(p createTerminal, dir string) policy.Call {
+	c := policy.Call{Tool: "terminal/create", Dir: dir}
+	if len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?") {
+		c.Command = p.Command
+	} else {
+		c.Argv = append([]string{p.Command}, p.Args...)
+	}
+	return c
+}
+
+// clearedKeys are what a call allowed through the host (policy and level
+// checked) lets through again unasked in the same turn: the files it
+// writes, the command it runs. A terminal/create or fs/write_text_file
+// that does what an allowed request_permission named is not asked twice.
+func clearedKeys(c policy.Call, root string) []string {
+	var keys []string
+	for _, p := range c.Writes {
+		keys = append(keys, "w\x00"+absIn(root, c.Dir, p))
+	}
+	if c.Command != "" {
+		keys = append(keys, "c\x00"+c.Command)
+	}
+	if len(c.Argv) > 0 {
+		keys = append(keys, "a\x00"+strings.Join(c.Argv, "\x00"))
+	}
+	return keys
+}
+
+// absIn is p from dir (itself from root), or root.
+func absIn(root, dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	if dir == "" {
+		dir = root
+	}
+	return filepath.Join(dir, p)
+}
