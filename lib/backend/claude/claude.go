@@ -610,10 +610,6 @@ func (x *translator) line(line []byte) (done bool, err error) {
 	return false, nil
 }
 
-// control answers a control request of the CLI. can_use_tool goes to the
-// daemon (Turn.Ask), each in a goroutine of its own so that the turn reads
-// on while the daemon decides; the CLI waits for the answer. Anything else
-// is refused, so that the CLI never waits on us for ever.
 // initializeID is the request id of the initialize control request a CLI
 // is sent when it starts.
 const initializeID = "agent-host-initialize"
@@ -635,30 +631,46 @@ func (x *translator) response(s string) {
 	x.t.Emit(ev)
 }
 
+// control answers a control request of the CLI. can_use_tool goes to the
+// daemon (Turn.Ask), or, for AskUserQuestion, to the run's person
+// (Turn.Question), each in a goroutine of its own so that the turn reads
+// on while they decide; the CLI waits for the answer. A policy hook's
+// callback is answered at once. Anything else is refused, so that the CLI
+// never waits on us for ever.
 func (x *translator) control(s string) {
 	reqID := gjson.Get(s, "request_id").Str
 	req := gjson.Get(s, "request")
 	switch req.Get("subtype").Str {
 	case "can_use_tool":
-	case "hook_callback":
-		if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
-			if x.dirs == nil {
-				x.dirs = map[string]string{}
-			}
-			x.dirs[id] = cwd
+		if req.Get("tool_name").Str == grant.QuestionTool {
+			go x.question(reqID, req)
+		} else {
+			x.canUse(reqID, req)
 		}
-		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
-			"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
-		return
+	case "hook_callback":
+		x.hook(reqID, req)
 	default:
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "error", "request_id": reqID, "error": "agent-host does not serve " + req.Get("subtype").Str}})
-		return
 	}
-	if req.Get("tool_name").Str == grant.QuestionTool {
-		go x.question(reqID, req)
-		return
+}
+
+// hook answers the policy hook's callback for a call, keeping the
+// directory it says the shell is in for the can_use_tool that follows.
+func (x *translator) hook(reqID string, req gjson.Result) {
+	if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
+		if x.dirs == nil {
+			x.dirs = map[string]string{}
+		}
+		x.dirs[id] = cwd
 	}
+	_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
+}
+
+// canUse puts a tool call to Turn.Ask, in a goroutine of its own, and
+// answers the CLI's request reqID with the decision.
+func (x *translator) canUse(reqID string, req gjson.Result) {
 	ask := x.t.Ask
 	if ask == nil {
 		// Only a CLI started to ask asks; refuse rather than hang.
