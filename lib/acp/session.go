@@ -238,7 +238,7 @@ func (a *agent) warm(s *session) {
 	s.warm = done
 	s.mu.Unlock()
 	p := protocol.ChatRunParams{ChatID: s.id, Workspace: s.cwd, Level: m.level, Model: model, ReasoningEffort: effort,
-		Permissions: protocol.PermissionsGrant}
+		Permissions: protocol.PermissionsGrant, Questions: protocol.QuestionsAsk} // as runPrompt's turns
 	if m.ask {
 		p.Permissions = protocol.PermissionsAsk
 	}
