@@ -15,9 +15,11 @@ import (
 // Claude Code itself never asks for reads or read-only commands (ls,
 // Grep, Glob, Read), nor for what --allowedTools or acceptEdits allow;
 // but a PreToolUse hook that answers "ask" has it ask for every call,
-// whatever the flags. The hook is registered in the stream-json
-// initialize request (the SDK's hooks), and its callbacks come as
-// hook_callback control requests.
+// whatever the flags (asking on stdio: --permission-prompt-tool stdio).
+// The hook is registered in the stream-json initialize request (the
+// SDK's hooks) of every CLI, so that a policy's turn needs no other
+// process; its callbacks come as hook_callback control requests, and
+// outside a policy's turn the answer decides nothing.
 
 // policyHook is the callback id of the PreToolUse hook.
 const policyHook = "agentry-policy"

@@ -256,7 +256,7 @@ type chat struct {
 	cli       *cli
 	asks      bool   // cli was started to ask the daemon (params.permissions ask)
 	questions bool   // cli was started offering AskUserQuestion
-	hooked    bool   // cli was started with the policy's PreToolUse hook
+	prompts   bool   // cli was started asking on stdio (--permission-prompt-tool stdio)
 	cliLevel  int    // the level whose grant cli was started with
 	cliEffort string // the --effort cli was started with ("": the CLI's own)
 	cliModel  string // the --model cli was started with ("": the CLI's own)
@@ -328,7 +328,8 @@ func launchOf(t *host.Turn) launch {
 
 // launchFor is what a turn of params p will want, for a start ahead of
 // it: a policy of its own has every call asked (the host's --policy is
-// not in p: a turn under it starts the CLI again, hooked).
+// not in p: a turn under it finds the CLI asking on stdio where p asks
+// the daemon or takes questions, and starts it again where not).
 func launchFor(p protocol.ChatRunParams) launch {
 	return launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, questions: p.Questions == protocol.QuestionsAsk,
 		askAll: p.Policy != "", log: func(string, string) {}}
@@ -400,14 +401,13 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr,
 		allowed: allowedOf(g)}
 	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
-	c.questions, c.hooked = l.questions, l.askAll
+	c.questions, c.prompts = l.questions, asks || l.questions || l.askAll
 	// The CLI's answer says what slash commands it offers (see
-	// translator.response); a policy's run registers its hook (calls.go).
-	init := map[string]any{"subtype": "initialize"}
-	if l.askAll {
-		init["hooks"] = hooks()
-	}
-	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": init})
+	// translator.response). The policy's hook is registered whatever the
+	// turn (calls.go): it decides nothing but in a policy's turn, which
+	// then needs no other process than one that asks on stdio.
+	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID,
+		"request": map[string]any{"subtype": "initialize", "hooks": hooks()}})
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -482,14 +482,16 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		level = t.Params.Level
 	}
 	if c.cli != nil && (c.asks != asksOf(t) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
-		(t.Params.Model != "" && t.Params.Model != c.cliModel) || (t.Question != nil && !c.questions) || (t.AskAll && !c.hooked)) {
+		(t.Params.Model != "" && t.Params.Model != c.cliModel) || (t.Question != nil && !c.questions) || (t.AskAll && !c.prompts)) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
 		// resuming the session. A level whose grant is the same (level 3
 		// is level 2's today) keeps the process, and what it was
-		// allowed for the session. A CLI that offers questions, or is
-		// hooked, serves a turn that wants neither: nobody is there to
-		// answer, and the hook leaves each call to the CLI.
+		// allowed for the session. A CLI that offers questions, or asks
+		// on stdio, serves a turn that wants neither: nobody is there to
+		// answer, the hook leaves each call to the CLI, and what the CLI
+		// asks of a turn that does not ask is denied, as the CLI itself
+		// would.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
