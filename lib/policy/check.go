@@ -57,6 +57,12 @@ func (p *Policy) Check(c Call, root string) Decision {
 		}
 		writes = append(writes[:len(writes):len(writes)], r.writes...)
 		reads = append(reads[:len(reads):len(reads)], r.reads...)
+		for _, w := range r.holeWrites {
+			t.addGuess(anyPath(p.writes, w), true)
+		}
+		for _, rd := range r.holeReads {
+			t.addGuess(anyPath(p.reads, rd), true)
+		}
 	}
 	if len(p.writes) > 0 || len(p.reads) > 0 {
 		tr := newTree(root)
@@ -246,6 +252,19 @@ func checkPath(rules []rule, places []place) Decision {
 		return allowed
 	}
 	return Decision{}
+}
+
+// anyPath is the verdict for a path agentry cannot read (a redirection
+// to a name the shell computes): the strictest ask or deny rule of its
+// kind, the first of that verdict, defaults too; None without one.
+func anyPath(rules []rule, shown string) Decision {
+	var d Decision
+	for _, r := range rules {
+		if r.verdict >= Ask && r.verdict > d.Verdict {
+			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: shown + " (a name the shell computes, so it could be any file)"}
+		}
+	}
+	return d
 }
 
 // checkHost matches a host, or a URL's host; one agentry cannot tell is

@@ -546,10 +546,44 @@ func TestRedirections(t *testing.T) {
 		t.Errorf("argv's redirection: %+v", d)
 	}
 	all := mustParse(t, "[paths]\ndeny_write = [\"**\"]\n")
-	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "echo > $OUT", "cat < .env"} {
+	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "cat < .env"} {
 		if d := all.Check(Call{Command: line}, root); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
 		}
+	}
+}
+
+// A redirection to a name the shell computes could be any file: it gets
+// the strictest write (or read) rule, as a computed command word does.
+func TestComputedRedirections(t *testing.T) {
+	p := mustParse(t, "[paths]\nallow_write = [\"out\"]\nask_write = [\"*.log\"]\ndeny_write = [\"**/.bashrc\"]\ndeny_read = [\"**/.env\"]\n")
+	root := t.TempDir()
+	for line, match := range map[string]string{
+		`echo x > "$HOME/.bashrc"`:  `"$HOME/.bashrc"`,
+		"echo x > $F":               "$F",
+		"echo x >> $(pick)":         "$(pick)",
+		"sh -c 'echo x >| ${F}rc'":  "${F}rc",
+		"cat < $IN":                 "$IN",
+		"echo x > out; echo y > $F": "$F",
+	} {
+		d := p.Check(Call{Command: line}, root)
+		if d.Verdict != Deny || !strings.HasPrefix(d.Match, match+" (") || !strings.HasPrefix(d.Rule, "paths.deny_") {
+			t.Errorf("%q: got %+v, want deny of %q", line, d, match)
+		}
+	}
+	// with no deny rule, the strictest there is: ask
+	q := mustParse(t, "[paths]\nask_write = [\"*.log\"]\n")
+	if d := q.Check(Call{Command: "echo x > $F"}, root); d.Verdict != Ask {
+		t.Errorf("ask only: %+v", d)
+	}
+	// no write rule at all: nothing to match
+	r := mustParse(t, "[commands]\ndeny = [\"git push*\"]\n")
+	if d := r.Check(Call{Command: "echo x > $F"}, root); d.Verdict != None {
+		t.Errorf("no path rules: %+v", d)
+	}
+	// a literal name still decides by its own rule
+	if d := p.Check(Call{Command: "echo x > out"}, root); d.Verdict >= Ask {
+		t.Errorf("literal: %+v", d)
 	}
 }
 
