@@ -267,31 +267,6 @@ func anyPath(rules []rule, shown string) Decision {
 	return d
 }
 
-// checkHost matches a host, or a URL's host; one agentry cannot tell is
-// matched as what it could be.
-func checkHost(rules []rule, h string) Decision {
-	name := hostOf(h)
-	var d Decision
-	for _, r := range rules {
-		if r.dflt || r.verdict <= d.Verdict {
-			continue
-		}
-		if (name != "" && matchText(r.pat, name, false)) || (name == "" && r.verdict >= Ask) {
-			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: h}
-			if name != "" {
-				d.Match = name
-			}
-		}
-	}
-	if d.Verdict == None {
-		d = defaultOf(rules, h)
-		if name != "" && d.Verdict != None {
-			d.Match = name
-		}
-	}
-	return d
-}
-
 // defaultOf is the verdict of the rules for what no other rule names
 // (* alone, ** for paths): the first of the strictest; None without one.
 func defaultOf(rules []rule, match string) Decision {

@@ -628,6 +628,70 @@ deny = ["*.evil.test"]
 	}
 }
 
+// An IP is matched however it is spelt: the forms curl, browsers and
+// getaddrinfo read (inet_aton's hex, octal, decimal and short forms,
+// IPv4-mapped IPv6), an IP a wildcard-DNS name (nip.io, sslip.io)
+// carries, and CIDR patterns.
+func TestHostIPForms(t *testing.T) {
+	p := mustParse(t, `[hosts]
+allow = ["*.nip.io", "*.sslip.io", "example.com"]
+ask = ["10.0.0.0/8", "fd00::/8"]
+deny = ["169.254.169.254", "::1"]
+`)
+	meta := `hosts.deny "169.254.169.254" (policy.toml:4)`
+	for _, h := range []string{
+		"http://169.254.169.254/latest",
+		"http://0xA9FEA9FE/",
+		"http://2852039166/",
+		"http://0251.0376.0251.0376/",
+		"http://0xa9.0xfe.0xa9.0xfe/",
+		"http://169.254.43518/",
+		"http://169.16689662/",
+		"[::ffff:169.254.169.254]",
+		"http://[::ffff:a9fe:a9fe]:80/",
+		"::ffff:169.254.169.254",
+		"http://[64:ff9b::a9fe:a9fe]/",
+		"169.254.169.254.nip.io",
+		"http://app.169.254.169.254.nip.io/",
+		"169-254-169-254.sslip.io",
+		"app-169-254-169-254.sslip.io",
+		"a9fea9fe.nip.io",
+	} {
+		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != Deny || d.Rule != meta || !strings.Contains(d.Match, "169.254.169.254") {
+			t.Errorf("%q: got %+v, want denied by %s", h, d, meta)
+		}
+	}
+	for h, v := range map[string]Verdict{
+		"http://[::1]:8080/":       Deny,
+		"http://[0:0::1]/":         Deny,
+		"http://10.1.2.3/":         Ask,
+		"http://012.1/":            Ask, // 10.0.0.1
+		"http://167772161/":        Ask, // 10.0.0.1
+		"10-0-0-1.nip.io":          Ask,
+		"[fd12::1]":                Ask,
+		"https://example.com/":     Allow,
+		"http://11.0.0.1/":         None,
+		"http://www.nip.io/":       Allow,
+		"http://1.2.3.4.nip.io/":   Allow,
+		"http://08.1.2.3/":         None, // not an IP (08 is no octal): a name
+		"http://1.2.3.4.5/":        None,
+		"http://10.0.0.1.example/": Ask,
+	} {
+		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
+			t.Errorf("%q: got %+v, want %v", h, d, v)
+		}
+	}
+	// a default rule names the host as it is named, not the IP in it
+	q := mustParse(t, "[hosts]\nallow = [\"*.nip.io\"]\ndeny = [\"*\"]\n")
+	if d := q.Check(Call{Hosts: []string{"10.0.0.1.nip.io"}}, ""); d.Verdict != Allow {
+		t.Errorf("default and a wildcard name: %+v", d)
+	}
+	// CIDR and IP patterns parse; a bad prefix does not
+	if _, err := Parse("p.toml", []byte(`hosts.deny = ["10.0.0.0/33"]`)); err == nil {
+		t.Error("10.0.0.0/33 parsed")
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		doc, key string
