@@ -70,7 +70,7 @@ func (p *Policy) Check(c Call, root string) Decision {
 			t.add(checkPath(p.writes, tr.places(w, c.Dir)))
 		}
 		for _, rd := range reads {
-			t.add(checkPath(p.reads, tr.places(rd, c.Dir)))
+			t.add(tr.checkRead(p.reads, rd, c.Dir))
 		}
 	} else {
 		t.parts += len(writes) + len(reads)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -584,6 +585,73 @@ func TestComputedRedirections(t *testing.T) {
 	// a literal name still decides by its own rule
 	if d := p.Check(Call{Command: "echo x > out"}, root); d.Verdict >= Ask {
 		t.Errorf("literal: %+v", d)
+	}
+}
+
+// A read of a directory (Grep or Glob of .) reads what is below it: it
+// is checked as a read of every file and directory there.
+func TestDirectoryReads(t *testing.T) {
+	p := mustParse(t, "[paths]\nask_read = [\"**/*.key\"]\ndeny_read = [\"**/.env\"]\nallow_read = [\"**/*.go\"]\n")
+	root := t.TempDir()
+	for _, f := range []string{"a/main.go", "b/c/.env", "b/d.key", "z/.env"} {
+		fp := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fp, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deny := `paths.deny_read "**/.env" (policy.toml:3)`
+	for _, c := range []Call{
+		{Tool: "Grep", Reads: []string{"."}},
+		{Tool: "Glob", Reads: []string{root}},
+		{Tool: "Grep", Reads: []string{"b"}},
+		{Tool: "Grep", Reads: []string{"c"}, Dir: "b"},
+		{Tool: "Bash", Command: "cat < b"},
+	} {
+		if d := p.Check(c, root); d.Verdict != Deny || d.Rule != deny || d.Match != "b/c/.env" {
+			t.Errorf("%+v: got %+v, want deny of b/c/.env", c, d)
+		}
+	}
+	// a directory with only an asked file is asked; one with none is
+	// what its own rules say
+	if err := os.Remove(filepath.Join(root, "b/c/.env")); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{"b"}}, root); d.Verdict != Ask || d.Match != "b/d.key" {
+		t.Errorf("asked file: %+v", d)
+	}
+	if d := p.Check(Call{Reads: []string{"a"}}, root); d.Verdict != None {
+		t.Errorf("a: %+v", d)
+	}
+	// a symlink in it to a denied file outside is seen through
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, ".env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, ".env"), filepath.Join(root, "a/link")); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{"a"}}, root); d.Verdict != Deny || !strings.HasPrefix(d.Match, "a/link (") {
+		t.Errorf("symlink: %+v", d)
+	}
+	// past the walk's bound: the strictest read rule
+	big := t.TempDir()
+	deep := big
+	for i := range maxWalkDepth + 1 {
+		deep = filepath.Join(deep, strconv.Itoa(i))
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{big}}, root); d.Verdict != Deny || d.Rule != deny {
+		t.Errorf("past the bound: %+v", d)
+	}
+	// no ask or deny read rule: no walk, and a file read is as before
+	q := mustParse(t, "[paths]\ndeny_write = [\"**/.env\"]\n")
+	if d := q.Check(Call{Reads: []string{big}}, root); d.Verdict != None {
+		t.Errorf("no read rules: %+v", d)
 	}
 }
 
