@@ -16,7 +16,9 @@ import (
 // matched as that line and as git push; a shell's -c body, eval's words
 // and what find -exec runs are commands of their own), each path it
 // writes or reads (as given and with its symlinks resolved; the files its
-// command line's redirections name too) and each host it fetches. Every
+// command line's redirections name too; a directory read with what is
+// below it, checkRead) and each host it fetches (an IP address however
+// spelt, and the one a wildcard-DNS name carries, checkHost). Every
 // part is matched against every rule of its kind, and the verdicts
 // combine so that a policy only narrows:
 //
@@ -27,7 +29,9 @@ import (
 //     only what it could be. A part agentry cannot read (a line that does
 //     not parse, eval or sh -c of a variable, source, a word the shell
 //     computes) is matched as what it could be: every ask and deny rule
-//     its readable words do not rule out matches it.
+//     its readable words do not rule out matches it. A redirection to a
+//     name the shell computes (> $F) could be any file: the strictest
+//     write (< $F: read) rule matches it.
 //   - Allow only when every part is allowed (a command by an allow rule
 //     that matches any of its layers, a path in both its forms): a line
 //     of one allowed command and one no rule names is None. Allow never

@@ -22,7 +22,8 @@ func hostIP(name string) (netip.Addr, bool) {
 	return a.WithZone("").Unmap(), true
 }
 
-// inetAton reads s as inet_aton(3) does.
+// inetAton reads s as inet_aton(3) does (and the WHATWG URL standard,
+// which also reads 0x alone as 0).
 func inetAton(s string) (netip.Addr, bool) {
 	parts := strings.Split(s, ".")
 	if len(parts) > 4 {
@@ -32,8 +33,11 @@ func inetAton(s string) (netip.Addr, bool) {
 	for i, p := range parts {
 		base := 10
 		switch {
-		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+		case len(p) >= 2 && (p[:2] == "0x" || p[:2] == "0X"):
 			p, base = p[2:], 16
+			if p == "" {
+				p = "0" // 0x alone: 0, as browsers read it
+			}
 		case len(p) > 1 && p[0] == '0':
 			p, base = p[1:], 8
 		}

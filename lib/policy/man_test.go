@@ -98,7 +98,7 @@ func TestManPage(t *testing.T) {
 	if fetch := byName["fetch.toml"]; fetch == nil {
 		t.Error("no fetch.toml on the page")
 	} else {
-		for h, v := range map[string]Verdict{"https://github.com/x": Allow, "api.github.com": Allow, "example.com": Ask, "http://169.254.169.254/": Deny} {
+		for h, v := range map[string]Verdict{"https://github.com/x": Allow, "api.github.com": Allow, "example.com": Ask, "http://169.254.169.254/": Deny, "http://0xA9FEA9FE/": Deny, "169.254.1.1.nip.io": Deny} {
 			if d := fetch.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
 				t.Errorf("fetch.toml: %q: got %+v, want %v", h, d, v)
 			}

@@ -744,6 +744,7 @@ deny = ["169.254.169.254", "::1"]
 		"http://08.1.2.3/":         None, // not an IP (08 is no octal): a name
 		"http://1.2.3.4.5/":        None,
 		"http://10.0.0.1.example/": Ask,
+		"http://0x0a.0x/":          Ask, // 10.0.0.0
 	} {
 		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
 			t.Errorf("%q: got %+v, want %v", h, d, v)

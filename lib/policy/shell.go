@@ -50,7 +50,7 @@ const (
 type reader struct {
 	cmds []command
 	// writes and reads are the files the line's redirections name (>
-	// .env, < in.txt), literal ones only.
+	// .env, < in.txt), literal ones only (the rest: holeWrites, holeReads).
 	writes, reads []string
 	// holeWrites and holeReads are the redirections to a name the shell
 	// computes (> $F), as written: they could be any file.
