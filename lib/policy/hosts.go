@@ -78,15 +78,27 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 // numbers joined by dashes at its end (app-10-0-0-1.sslip.io), a label of
 // eight hex digits (0a000001.nip.io) and a label that is an IPv6 address
 // with dashes for colons (fd00--1.sslip.io).
+//
+// The unspecified address (0.0.0.0, ::) carries the loopback one, which
+// connecting to it reaches, and localhost and *.localhost carry both
+// loopback addresses (RFC 6761).
 func carriedIPs(name string, ip netip.Addr, isIP bool) []netip.Addr {
 	if isIP {
-		if ip.Is6() && nat64.Contains(ip) {
+		switch {
+		case ip.Is6() && nat64.Contains(ip):
 			b := ip.As16()
 			return []netip.Addr{netip.AddrFrom4([4]byte(b[12:]))}
+		case ip.IsUnspecified() && ip.Is4():
+			return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}
+		case ip.IsUnspecified():
+			return []netip.Addr{netip.IPv6Loopback()}
 		}
 		return nil
 	}
 	var out []netip.Addr
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		out = append(out, netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback())
+	}
 	labels := strings.Split(name, ".")
 	for i := 0; i+4 <= len(labels); i++ {
 		if a, ok := dottedBytes(labels[i : i+4]); ok {

@@ -750,6 +750,13 @@ deny = ["169.254.169.254", "::1"]
 			t.Errorf("%q: got %+v, want %v", h, d, v)
 		}
 	}
+	// what reaches the loopback address is matched as it
+	lo := mustParse(t, "[hosts]\ndeny = [\"127.0.0.0/8\", \"::1\"]\n")
+	for _, h := range []string{"http://0.0.0.0:8080/", "http://0/", "http://[::]/", "localhost:3000", "http://app.localhost/", "http://0x7f.1/"} {
+		if d := lo.Check(Call{Hosts: []string{h}}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", h, d)
+		}
+	}
 	// a default rule names the host as it is named, not the IP in it
 	q := mustParse(t, "[hosts]\nallow = [\"*.nip.io\"]\ndeny = [\"*\"]\n")
 	if d := q.Check(Call{Hosts: []string{"10.0.0.1.nip.io"}}, ""); d.Verdict != Allow {
