@@ -75,7 +75,7 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 // which wildcard DNS (nip.io, sslip.io and their like) resolves it to,
 // or a NAT64 address reaches: four labels in a row that are decimal
 // bytes (10.0.0.1.nip.io, app.10.0.0.1.nip.io), a label with four such
-// numbers joined by dashes at its end (app-10-0-0-1.sslip.io), a label of
+// numbers joined by dashes in it (app-10-0-0-1.sslip.io), a label of
 // eight hex digits (0a000001.nip.io) and a label that is an IPv6 address
 // with dashes for colons (fd00--1.sslip.io).
 //
@@ -106,8 +106,9 @@ func carriedIPs(name string, ip netip.Addr, isIP bool) []netip.Addr {
 		}
 	}
 	for _, l := range labels {
-		if ds := strings.Split(l, "-"); len(ds) >= 4 {
-			if a, ok := dottedBytes(ds[len(ds)-4:]); ok {
+		ds := strings.Split(l, "-")
+		for i := 0; i+4 <= len(ds); i++ {
+			if a, ok := dottedBytes(ds[i : i+4]); ok {
 				out = append(out, a)
 			}
 		}

@@ -745,6 +745,9 @@ deny = ["169.254.169.254", "::1"]
 		"http://1.2.3.4.5/":        None,
 		"http://10.0.0.1.example/": Ask,
 		"http://0x0a.0x/":          Ask, // 10.0.0.0
+		"10-0-0-1-app.nip.io":      Ask,
+		"fd00--1.sslip.io":         Ask,
+		"--1.sslip.io":             Deny, // ::1
 	} {
 		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
 			t.Errorf("%q: got %+v, want %v", h, d, v)
