@@ -16,7 +16,9 @@ import (
 // matched as that line and as git push; a shell's -c body, eval's words
 // and what find -exec runs are commands of their own), each path it
 // writes or reads (as given and with its symlinks resolved; the files its
-// command line's redirections name too) and each host it fetches. Every
+// command line's redirections name too; a directory read with what is
+// below it, checkRead) and each host it fetches (an IP address however
+// spelt, and the one a wildcard-DNS name carries, checkHost). Every
 // part is matched against every rule of its kind, and the verdicts
 // combine so that a policy only narrows:
 //
@@ -27,7 +29,9 @@ import (
 //     only what it could be. A part agentry cannot read (a line that does
 //     not parse, eval or sh -c of a variable, source, a word the shell
 //     computes) is matched as what it could be: every ask and deny rule
-//     its readable words do not rule out matches it.
+//     its readable words do not rule out matches it. A redirection to a
+//     name the shell computes (> $F) could be any file: the strictest
+//     write (< $F: read) rule matches it.
 //   - Allow only when every part is allowed (a command by an allow rule
 //     that matches any of its layers, a path in both its forms): a line
 //     of one allowed command and one no rule names is None. Allow never
@@ -57,6 +61,12 @@ func (p *Policy) Check(c Call, root string) Decision {
 		}
 		writes = append(writes[:len(writes):len(writes)], r.writes...)
 		reads = append(reads[:len(reads):len(reads)], r.reads...)
+		for _, w := range r.holeWrites {
+			t.addGuess(anyPath(p.writes, w), true)
+		}
+		for _, rd := range r.holeReads {
+			t.addGuess(anyPath(p.reads, rd), true)
+		}
 	}
 	if len(p.writes) > 0 || len(p.reads) > 0 {
 		tr := newTree(root)
@@ -64,7 +74,7 @@ func (p *Policy) Check(c Call, root string) Decision {
 			t.add(checkPath(p.writes, tr.places(w, c.Dir)))
 		}
 		for _, rd := range reads {
-			t.add(checkPath(p.reads, tr.places(rd, c.Dir)))
+			t.add(tr.checkRead(p.reads, rd, c.Dir))
 		}
 	} else {
 		t.parts += len(writes) + len(reads)
@@ -248,26 +258,14 @@ func checkPath(rules []rule, places []place) Decision {
 	return Decision{}
 }
 
-// checkHost matches a host, or a URL's host; one agentry cannot tell is
-// matched as what it could be.
-func checkHost(rules []rule, h string) Decision {
-	name := hostOf(h)
+// anyPath is the verdict for a path agentry cannot read (a redirection
+// to a name the shell computes): the strictest ask or deny rule of its
+// kind, the first of that verdict, defaults too; None without one.
+func anyPath(rules []rule, shown string) Decision {
 	var d Decision
 	for _, r := range rules {
-		if r.dflt || r.verdict <= d.Verdict {
-			continue
-		}
-		if (name != "" && matchText(r.pat, name, false)) || (name == "" && r.verdict >= Ask) {
-			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: h}
-			if name != "" {
-				d.Match = name
-			}
-		}
-	}
-	if d.Verdict == None {
-		d = defaultOf(rules, h)
-		if name != "" && d.Verdict != None {
-			d.Match = name
+		if r.verdict >= Ask && r.verdict > d.Verdict {
+			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: shown + " (a name the shell computes, so it could be any file)"}
 		}
 	}
 	return d

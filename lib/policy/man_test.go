@@ -40,7 +40,7 @@ func TestManPage(t *testing.T) {
 	marks, texts := manDisplays(t)
 	var ci *Policy
 	byName := map[string]*Policy{}
-	policies := 0
+	policies, gapLines := 0, 0
 	for i, text := range texts {
 		switch {
 		case strings.HasPrefix(text, "["):
@@ -64,6 +64,20 @@ func TestManPage(t *testing.T) {
 					t.Errorf("the page says ci.toml denies %q: %+v", line, d)
 				}
 			}
+		case strings.HasPrefix(marks[i], "skip lines gaps.toml stops"):
+			gaps, push := byName["gaps.toml"], mustParse(t, "[commands]\ndeny = [\"git push*\"]\n")
+			if gaps == nil {
+				t.Fatal("no gaps.toml before the lines it stops")
+			}
+			for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+				if d := push.Check(Call{Command: line}, t.TempDir()); d.Verdict != None {
+					t.Errorf("the page says %q gets past deny git push* alone: %+v", line, d)
+				}
+				if d := gaps.Check(Call{Command: line}, t.TempDir()); d.Verdict < Ask {
+					t.Errorf("the page says gaps.toml stops %q: %+v", line, d)
+				}
+				gapLines++
+			}
 		case strings.HasPrefix(text, "agent-host: error: --policy: "):
 			_, err := Parse("policy.toml", []byte("[commands]\ndeny = [\"git push*\"]\nforbid = [\"x\"]\n"))
 			if want := strings.TrimPrefix(strings.TrimSpace(text), "agent-host: error: --policy: "); err == nil || err.Error() != want {
@@ -84,11 +98,14 @@ func TestManPage(t *testing.T) {
 	if fetch := byName["fetch.toml"]; fetch == nil {
 		t.Error("no fetch.toml on the page")
 	} else {
-		for h, v := range map[string]Verdict{"https://github.com/x": Allow, "api.github.com": Allow, "example.com": Ask, "http://169.254.169.254/": Deny} {
+		for h, v := range map[string]Verdict{"https://github.com/x": Allow, "api.github.com": Allow, "example.com": Ask, "http://169.254.169.254/": Deny, "http://0xA9FEA9FE/": Deny, "169.254.1.1.nip.io": Deny} {
 			if d := fetch.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
 				t.Errorf("fetch.toml: %q: got %+v, want %v", h, d, v)
 			}
 		}
+	}
+	if gapLines < 6 {
+		t.Errorf("%d lines of the CAVEATS' gaps checked, want 6", gapLines)
 	}
 	if policies < 5 || ci == nil {
 		t.Errorf("%d policies on the page, ci.toml %v", policies, ci != nil)

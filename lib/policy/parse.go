@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path"
 	"strings"
@@ -20,8 +21,10 @@ type rule struct {
 	// dflt: the pattern is * alone (** or /** for paths), the rule for
 	// what no other rule of its kind names (deny = ["*"] beside allows).
 	dflt bool
-	file string
-	line int
+	// prefix: a host pattern that is a CIDR prefix (10.0.0.0/8)
+	prefix netip.Prefix
+	file   string
+	line   int
 }
 
 // String is the rule as a Decision names it:
@@ -220,7 +223,7 @@ func (pr *parser) add(table, key, text string, line int) *Error {
 			pr.pol.writes = append(pr.pol.writes, r)
 		}
 	case "hosts":
-		if r.pat, err = hostPattern(text); err != nil {
+		if r.pat, r.prefix, err = hostPattern(text); err != nil {
 			return bad("%q: %v", text, err)
 		}
 		pr.pol.hosts = append(pr.pol.hosts, r)
@@ -296,23 +299,6 @@ func pathPattern(text string) (string, error) {
 		}
 	}
 	return p, nil
-}
-
-// hostPattern checks a host pattern: a host name, * for any run of
-// characters in it.
-func hostPattern(text string) (string, error) {
-	h := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(text), "."))
-	switch {
-	case h == "":
-		return "", errors.New("an empty pattern matches no host")
-	case strings.Contains(h, "://") || strings.Contains(h, "/"):
-		return "", errors.New("a host name, not a URL: write example.com or *.example.com")
-	case strings.Contains(h, ":"):
-		return "", errors.New("a host name alone: ports are not matched")
-	case strings.ContainsAny(h, " \t?[]"):
-		return "", errors.New("a host name, with * as its only wildcard")
-	}
-	return h, nil
 }
 
 // defaults marks each rule whose pattern is * alone (** or /** for

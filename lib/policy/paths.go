@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,4 +126,79 @@ func realpath(p string) string {
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
 	return cur
+}
+
+// The bounds of a directory's walk: past them, what is below could be
+// any file.
+const (
+	maxWalk      = 50000 // entries
+	maxWalkDepth = 32    // directories below the one read
+)
+
+// checkRead is the verdict of a read of a path: its own, and when it is
+// a directory, the strictest of a read of everything below it that an
+// ask or deny read rule names (a Grep or Glob of . reads every file in
+// it), the first in the walk's (lexical) order; Match names that file.
+// Symlinks below are matched as themselves and as what they point to,
+// and not followed into. Past maxWalk entries or maxWalkDepth levels, the
+// rest could be any file: the strictest ask or deny read rule.
+func (t tree) checkRead(rules []rule, p, dir string) Decision {
+	pls := t.places(p, dir)
+	d := checkPath(rules, pls)
+	if d.Verdict == Deny || !hasStrict(rules) {
+		return d
+	}
+	top := realpath(filepath.FromSlash(pls[0].abs))
+	if fi, err := os.Stat(top); err != nil || !fi.IsDir() {
+		return d
+	}
+	var worst Decision
+	entries := 0
+	over := false
+	_ = filepath.WalkDir(top, func(fp string, e fs.DirEntry, err error) error {
+		if err != nil || fp == top {
+			return nil
+		}
+		entries++
+		rel, _ := filepath.Rel(top, fp)
+		if entries > maxWalk || strings.Count(rel, string(filepath.Separator)) >= maxWalkDepth {
+			over = true
+			return fs.SkipAll
+		}
+		given := filepath.Join(filepath.FromSlash(pls[0].abs), rel)
+		forms := []place{t.place(given)}
+		if fp != given {
+			forms = append(forms, t.place(fp))
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			if r := realpath(fp); r != fp {
+				forms = append(forms, t.place(r))
+			}
+		}
+		if c := checkPath(rules, forms); c.Verdict >= Ask && c.Verdict > worst.Verdict {
+			worst = c
+			if c.Verdict == Deny {
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	if over && worst.Verdict < Deny {
+		worst = anyPath(rules, pls[0].rel)
+		worst.Match = pls[0].rel + " (a directory of more than agentry walks, so it could hold any file)"
+	}
+	if worst.Verdict > d.Verdict {
+		return worst
+	}
+	return d
+}
+
+// hasStrict tells whether any rule asks or denies.
+func hasStrict(rules []rule) bool {
+	for _, r := range rules {
+		if r.verdict >= Ask {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -546,10 +547,111 @@ func TestRedirections(t *testing.T) {
 		t.Errorf("argv's redirection: %+v", d)
 	}
 	all := mustParse(t, "[paths]\ndeny_write = [\"**\"]\n")
-	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "echo > $OUT", "cat < .env"} {
+	for _, line := range []string{"ls 2>/dev/null", "ls >&2", "ls 2>&1 | cat", "ls >&-", "cat < .env"} {
 		if d := all.Check(Call{Command: line}, root); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
 		}
+	}
+}
+
+// A redirection to a name the shell computes could be any file: it gets
+// the strictest write (or read) rule, as a computed command word does.
+func TestComputedRedirections(t *testing.T) {
+	p := mustParse(t, "[paths]\nallow_write = [\"out\"]\nask_write = [\"*.log\"]\ndeny_write = [\"**/.bashrc\"]\ndeny_read = [\"**/.env\"]\n")
+	root := t.TempDir()
+	for line, match := range map[string]string{
+		`echo x > "$HOME/.bashrc"`:  `"$HOME/.bashrc"`,
+		"echo x > $F":               "$F",
+		"echo x >> $(pick)":         "$(pick)",
+		"sh -c 'echo x >| ${F}rc'":  "${F}rc",
+		"cat < $IN":                 "$IN",
+		"echo x > out; echo y > $F": "$F",
+	} {
+		d := p.Check(Call{Command: line}, root)
+		if d.Verdict != Deny || !strings.HasPrefix(d.Match, match+" (") || !strings.HasPrefix(d.Rule, "paths.deny_") {
+			t.Errorf("%q: got %+v, want deny of %q", line, d, match)
+		}
+	}
+	// with no deny rule, the strictest there is: ask
+	q := mustParse(t, "[paths]\nask_write = [\"*.log\"]\n")
+	if d := q.Check(Call{Command: "echo x > $F"}, root); d.Verdict != Ask {
+		t.Errorf("ask only: %+v", d)
+	}
+	// no write rule at all: nothing to match
+	r := mustParse(t, "[commands]\ndeny = [\"git push*\"]\n")
+	if d := r.Check(Call{Command: "echo x > $F"}, root); d.Verdict != None {
+		t.Errorf("no path rules: %+v", d)
+	}
+	// a literal name still decides by its own rule
+	if d := p.Check(Call{Command: "echo x > out"}, root); d.Verdict >= Ask {
+		t.Errorf("literal: %+v", d)
+	}
+}
+
+// A read of a directory (Grep or Glob of .) reads what is below it: it
+// is checked as a read of every file and directory there.
+func TestDirectoryReads(t *testing.T) {
+	p := mustParse(t, "[paths]\nask_read = [\"**/*.key\"]\ndeny_read = [\"**/.env\"]\nallow_read = [\"**/*.go\"]\n")
+	root := t.TempDir()
+	for _, f := range []string{"a/main.go", "b/c/.env", "b/d.key", "z/.env"} {
+		fp := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fp, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deny := `paths.deny_read "**/.env" (policy.toml:3)`
+	for _, c := range []Call{
+		{Tool: "Grep", Reads: []string{"."}},
+		{Tool: "Glob", Reads: []string{root}},
+		{Tool: "Grep", Reads: []string{"b"}},
+		{Tool: "Grep", Reads: []string{"c"}, Dir: "b"},
+		{Tool: "Bash", Command: "cat < b"},
+	} {
+		if d := p.Check(c, root); d.Verdict != Deny || d.Rule != deny || d.Match != "b/c/.env" {
+			t.Errorf("%+v: got %+v, want deny of b/c/.env", c, d)
+		}
+	}
+	// a directory with only an asked file is asked; one with none is
+	// what its own rules say
+	if err := os.Remove(filepath.Join(root, "b/c/.env")); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{"b"}}, root); d.Verdict != Ask || d.Match != "b/d.key" {
+		t.Errorf("asked file: %+v", d)
+	}
+	if d := p.Check(Call{Reads: []string{"a"}}, root); d.Verdict != None {
+		t.Errorf("a: %+v", d)
+	}
+	// a symlink in it to a denied file outside is seen through
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, ".env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, ".env"), filepath.Join(root, "a/link")); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{"a"}}, root); d.Verdict != Deny || !strings.HasPrefix(d.Match, "a/link (") {
+		t.Errorf("symlink: %+v", d)
+	}
+	// past the walk's bound: the strictest read rule
+	big := t.TempDir()
+	deep := big
+	for i := range maxWalkDepth + 1 {
+		deep = filepath.Join(deep, strconv.Itoa(i))
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Check(Call{Reads: []string{big}}, root); d.Verdict != Deny || d.Rule != deny {
+		t.Errorf("past the bound: %+v", d)
+	}
+	// no ask or deny read rule: no walk, and a file read is as before
+	q := mustParse(t, "[paths]\ndeny_write = [\"**/.env\"]\n")
+	if d := q.Check(Call{Reads: []string{big}}, root); d.Verdict != None {
+		t.Errorf("no read rules: %+v", d)
 	}
 }
 
@@ -591,6 +693,81 @@ deny = ["*.evil.test"]
 		if d := q.Check(Call{Hosts: []string{h}}, ""); d.Verdict != want.v || d.Match != want.match {
 			t.Errorf("%q: got %+v, want %v %q", h, d, want.v, want.match)
 		}
+	}
+}
+
+// An IP is matched however it is spelt: the forms curl, browsers and
+// getaddrinfo read (inet_aton's hex, octal, decimal and short forms,
+// IPv4-mapped IPv6), an IP a wildcard-DNS name (nip.io, sslip.io)
+// carries, and CIDR patterns.
+func TestHostIPForms(t *testing.T) {
+	p := mustParse(t, `[hosts]
+allow = ["*.nip.io", "*.sslip.io", "example.com"]
+ask = ["10.0.0.0/8", "fd00::/8"]
+deny = ["169.254.169.254", "::1"]
+`)
+	meta := `hosts.deny "169.254.169.254" (policy.toml:4)`
+	for _, h := range []string{
+		"http://169.254.169.254/latest",
+		"http://0xA9FEA9FE/",
+		"http://2852039166/",
+		"http://0251.0376.0251.0376/",
+		"http://0xa9.0xfe.0xa9.0xfe/",
+		"http://169.254.43518/",
+		"http://169.16689662/",
+		"[::ffff:169.254.169.254]",
+		"http://[::ffff:a9fe:a9fe]:80/",
+		"::ffff:169.254.169.254",
+		"http://[64:ff9b::a9fe:a9fe]/",
+		"169.254.169.254.nip.io",
+		"http://app.169.254.169.254.nip.io/",
+		"169-254-169-254.sslip.io",
+		"app-169-254-169-254.sslip.io",
+		"a9fea9fe.nip.io",
+	} {
+		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != Deny || d.Rule != meta || !strings.Contains(d.Match, "169.254.169.254") {
+			t.Errorf("%q: got %+v, want denied by %s", h, d, meta)
+		}
+	}
+	for h, v := range map[string]Verdict{
+		"http://[::1]:8080/":       Deny,
+		"http://[0:0::1]/":         Deny,
+		"http://10.1.2.3/":         Ask,
+		"http://012.1/":            Ask, // 10.0.0.1
+		"http://167772161/":        Ask, // 10.0.0.1
+		"10-0-0-1.nip.io":          Ask,
+		"[fd12::1]":                Ask,
+		"https://example.com/":     Allow,
+		"http://11.0.0.1/":         None,
+		"http://www.nip.io/":       Allow,
+		"http://1.2.3.4.nip.io/":   Allow,
+		"http://08.1.2.3/":         None, // not an IP (08 is no octal): a name
+		"http://1.2.3.4.5/":        None,
+		"http://10.0.0.1.example/": Ask,
+		"http://0x0a.0x/":          Ask, // 10.0.0.0
+		"10-0-0-1-app.nip.io":      Ask,
+		"fd00--1.sslip.io":         Ask,
+		"--1.sslip.io":             Deny, // ::1
+	} {
+		if d := p.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
+			t.Errorf("%q: got %+v, want %v", h, d, v)
+		}
+	}
+	// what reaches the loopback address is matched as it
+	lo := mustParse(t, "[hosts]\ndeny = [\"127.0.0.0/8\", \"::1\"]\n")
+	for _, h := range []string{"http://0.0.0.0:8080/", "http://0/", "http://[::]/", "localhost:3000", "http://app.localhost/", "http://0x7f.1/"} {
+		if d := lo.Check(Call{Hosts: []string{h}}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", h, d)
+		}
+	}
+	// a default rule names the host as it is named, not the IP in it
+	q := mustParse(t, "[hosts]\nallow = [\"*.nip.io\"]\ndeny = [\"*\"]\n")
+	if d := q.Check(Call{Hosts: []string{"10.0.0.1.nip.io"}}, ""); d.Verdict != Allow {
+		t.Errorf("default and a wildcard name: %+v", d)
+	}
+	// CIDR and IP patterns parse; a bad prefix does not
+	if _, err := Parse("p.toml", []byte(`hosts.deny = ["10.0.0.0/33"]`)); err == nil {
+		t.Error("10.0.0.0/33 parsed")
 	}
 }
 

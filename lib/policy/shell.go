@@ -50,10 +50,13 @@ const (
 type reader struct {
 	cmds []command
 	// writes and reads are the files the line's redirections name (>
-	// .env, < in.txt), literal ones only.
+	// .env, < in.txt), literal ones only (the rest: holeWrites, holeReads).
 	writes, reads []string
-	groups        int
-	steps         int
+	// holeWrites and holeReads are the redirections to a name the shell
+	// computes (> $F), as written: they could be any file.
+	holeWrites, holeReads []string
+	groups                int
+	steps                 int
 	// cds are the directories the line's cd and pushd go to, in order.
 	cds  []string
 	over bool // more than maxCommands or maxSteps: what is past is unreadable
@@ -129,6 +132,16 @@ func (r *reader) redirects(rs []*syntax.Redirect) {
 			continue
 		}
 		w := readWord(rd.Word)
+		if hasHole(w.v) && rd.Op != syntax.DplOut && rd.Op != syntax.DplIn {
+			// > $F: a name the shell computes, which could be any file
+			if write {
+				r.holeWrites = append(r.holeWrites, clip(w.shown, maxMatch/2))
+			}
+			if read {
+				r.holeReads = append(r.holeReads, clip(w.shown, maxMatch/2))
+			}
+			continue
+		}
 		if w.v == "" || hasHole(w.v) || isDescriptor(w.v) || isDevice(w.v) {
 			continue
 		}
