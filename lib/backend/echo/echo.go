@@ -321,7 +321,11 @@ func toolCall(name, text string) (string, policy.Call) {
 func (b *Backend) ask(t *host.Turn, header, text string) (string, error) {
 	id := "echo-" + t.RunID + "-ask"
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	q := protocol.Question{Header: header, Question: strings.TrimSpace(lines[0])}
+	// Its id as the host would fill it: the header, else q1.
+	q := protocol.Question{ID: header, Header: header, Question: strings.TrimSpace(lines[0])}
+	if q.ID == "" {
+		q.ID = "q1"
+	}
 	for _, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l != "" {
 			q.Options = append(q.Options, protocol.QuestionOption{Label: l})
@@ -341,7 +345,7 @@ func (b *Backend) ask(t *host.Turn, header, text string) (string, error) {
 		}
 		return "no answer: " + a.Message, nil
 	}
-	out := "answered " + header + ": " + strings.Join(a.Answers[header], ", ")
+	out := "answered " + q.ID + ": " + strings.Join(a.Answers[q.ID], ", ")
 	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out})
 	return out, nil
 }
