@@ -24,8 +24,9 @@
 //	                that says why
 //	!ask=HEADER     put a question to the person (tool AskUserQuestion):
 //	                the rest of the prompt's first line is the question,
-//	                each further line an option (none: a free answer); the
-//	                turn's text is then "answered HEADER: LABEL" (labels
+//	                each further line an option (none: a free answer); its
+//	                id is HEADER (q1 when empty); the turn's text is then
+//	                "answered ID: LABEL" (labels
 //	                joined by ", "), or "no answer: " and what the agent
 //	                was told (nobody asked: params.questions is not "ask")
 //
