@@ -88,7 +88,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	if g.Policy != "" {
 		var err error
 		if pol, err = policy.Load(g.Policy); err != nil {
-			return cli.Usagef("--policy: %v", err)
+			return policyError(g.Policy, err)
 		}
 	}
 	command := g.Command
@@ -159,4 +159,17 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return host.Serve(ctx, opts, env.Stdin, env.Stdout)
+}
+
+// policyError words a --policy file that could not be loaded: the
+// policy's own place and reason when it does not parse, else why the
+// file could not be read; both with where to read what a policy holds.
+func policyError(path string, err error) error {
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		err = cli.FileFlagError("--policy", path, "policy", err)
+	} else {
+		err = cli.Usagef("--policy: %v", err)
+	}
+	return cli.WithHint(err, "agentry-policy(5) says what a policy file holds")
 }

@@ -38,7 +38,7 @@ func (c *runCmd) policy() (*policy.Policy, error) {
 	case errors.As(err, &pe):
 		return nil, cli.WithHint(cli.Usagef("%v", pe), "agentry-policy(5) says what a policy holds; nothing was started")
 	case err != nil:
-		return nil, cli.Usagef("--policy: %v", err)
+		return nil, cli.WithHint(cli.FileFlagError("--policy", c.Policy, "policy", err), "agentry-policy(5) says what a policy holds; nothing was started")
 	}
 	return p, nil
 }

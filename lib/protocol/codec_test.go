@@ -233,3 +233,24 @@ func TestParseKeepsLittleOfABadLine(t *testing.T) {
 		t.Errorf("written back: %q %v", out, err)
 	}
 }
+
+// An answer may be one bare label; any other shape is refused in the
+// protocol's words, not Go's.
+func TestAnswerQuestionShapes(t *testing.T) {
+	m := Parse([]byte(`{"type":"answer_question","id":"a","runId":"r","requestId":"q1","answers":{"DB":"SQLite","Tags":["a","b"]}}`))
+	a, ok := m.(*AnswerQuestion)
+	if !ok || !reflect.DeepEqual(a.Answers, map[string][]string{"DB": {"SQLite"}, "Tags": {"a", "b"}}) || a.RunID != "r" {
+		t.Fatalf("got %#v", m)
+	}
+	out, _ := Encode(a)
+	if !jsonEqual(t, out, []byte(`{"type":"answer_question","id":"a","runId":"r","requestId":"q1","answers":{"DB":["SQLite"],"Tags":["a","b"]}}`)) {
+		t.Errorf("encoded %s", out)
+	}
+	for _, answers := range []string{`{"DB":5}`, `{"DB":{"x":1}}`, `{"DB":[1]}`, `["SQLite"]`, `"SQLite"`} {
+		line := `{"type":"answer_question","id":"a","runId":"r","requestId":"q1","answers":` + answers + `}`
+		b, ok := Parse([]byte(line)).(*BadMessage)
+		if !ok || b.Err != ErrAnswersShape || b.ID != "a" {
+			t.Errorf("answers %s: got %#v", answers, Parse([]byte(line)))
+		}
+	}
+}

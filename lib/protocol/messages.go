@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // Msg is one parsed line of protocol v1: a request, a reply, an event, a
 // notice, or an *Unknown or *BadMessage for a line that is none of those.
@@ -139,6 +142,45 @@ type AnswerQuestion struct {
 	Answers   map[string][]string `json:"answers,omitempty"`
 	Decline   bool                `json:"decline,omitempty"`
 	Extra     Extra               `json:"-"`
+}
+
+// ErrAnswersShape is why an answer_question's answers do not parse.
+const ErrAnswersShape = "answers: each question's answer is a label or a list of labels"
+
+// UnmarshalJSON takes a question's answer as a list of labels or as one
+// bare label (a list of one once parsed, so it encodes as a list).
+func (a *AnswerQuestion) UnmarshalJSON(b []byte) error {
+	type plain AnswerQuestion
+	var v struct {
+		*plain
+		Answers json.RawMessage `json:"answers,omitempty"`
+	}
+	v.plain = (*plain)(a)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	a.Answers = nil
+	if len(v.Answers) == 0 || string(v.Answers) == "null" {
+		return nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(v.Answers, &raw); err != nil {
+		return errors.New(ErrAnswersShape)
+	}
+	a.Answers = make(map[string][]string, len(raw))
+	for id, r := range raw {
+		var one string
+		if json.Unmarshal(r, &one) == nil && r[0] == '"' {
+			a.Answers[id] = []string{one}
+			continue
+		}
+		var list []string
+		if r[0] != '[' || json.Unmarshal(r, &list) != nil {
+			return errors.New(ErrAnswersShape)
+		}
+		a.Answers[id] = list
+	}
+	return nil
 }
 
 // Ping asks for an ok, to tell that the host is alive.

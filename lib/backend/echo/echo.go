@@ -24,8 +24,9 @@
 //	                that says why
 //	!ask=HEADER     put a question to the person (tool AskUserQuestion):
 //	                the rest of the prompt's first line is the question,
-//	                each further line an option (none: a free answer); the
-//	                turn's text is then "answered HEADER: LABEL" (labels
+//	                each further line an option (none: a free answer); its
+//	                id is HEADER (q1 when empty); the turn's text is then
+//	                "answered ID: LABEL" (labels
 //	                joined by ", "), or "no answer: " and what the agent
 //	                was told (nobody asked: params.questions is not "ask")
 //
@@ -321,7 +322,11 @@ func toolCall(name, text string) (string, policy.Call) {
 func (b *Backend) ask(t *host.Turn, header, text string) (string, error) {
 	id := "echo-" + t.RunID + "-ask"
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	q := protocol.Question{Header: header, Question: strings.TrimSpace(lines[0])}
+	// Its id as the host would fill it: the header, else q1.
+	q := protocol.Question{ID: header, Header: header, Question: strings.TrimSpace(lines[0])}
+	if q.ID == "" {
+		q.ID = "q1"
+	}
 	for _, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l != "" {
 			q.Options = append(q.Options, protocol.QuestionOption{Label: l})
@@ -341,7 +346,7 @@ func (b *Backend) ask(t *host.Turn, header, text string) (string, error) {
 		}
 		return "no answer: " + a.Message, nil
 	}
-	out := "answered " + header + ": " + strings.Join(a.Answers[header], ", ")
+	out := "answered " + q.ID + ": " + strings.Join(a.Answers[q.ID], ", ")
 	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: out})
 	return out, nil
 }
