@@ -242,13 +242,30 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 	}
 	a.afterTurn(s, done.Usage)
 	if done.StopReason != protocol.StopCompleted {
-		msg := "the turn failed"
-		if t.failure != nil {
-			msg = t.failure.Message
-		}
-		return nil, &rpcError{Code: codeInternal, Message: msg}
+		return nil, t.failed()
 	}
 	return promptResult{StopReason: stopEndTurn}, nil
+}
+
+// failed is a failed turn's answer: a JSON-RPC error whose data carries
+// the host's error code (level_violated: the acp backend's tripwire) and
+// its reason, after the calls it left unfinished are shown failed with
+// that reason. ACP's stop reasons have none for a turn agentry ended.
+func (t *turn) failed() error {
+	f := protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: "the turn failed"}
+	if t.failure != nil {
+		f = *t.failure
+	}
+	t.mu.Lock()
+	for _, id := range t.order {
+		if c := t.calls[id]; c.reported && !c.final {
+			c.final = true
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed, RawOutput: f.Message,
+				Content: []any{toolContent{Type: "content", Content: text(f.Message)}}})
+		}
+	}
+	t.mu.Unlock()
+	return &rpcError{Code: codeInternal, Message: f.Message, Data: map[string]string{"code": f.Code, "message": f.Message}}
 }
 
 // afterTurn keeps the session for session/load, and sends its context use
