@@ -44,11 +44,11 @@ func SDK() string {
 
 // Event is one line client.mjs reports.
 type Event struct {
-	Event     string          `json:"event"`
-	Tag       string          `json:"tag"`
-	Result    json.RawMessage `json:"result"`
-	Error     *Error          `json:"error"`
-	Update    Update          `json:"update"`
+	Event  string          `json:"event"`
+	Tag    string          `json:"tag"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+	Update Update          `json:"update"`
 	// UpdateRaw is the update as the SDK gave it, every field.
 	UpdateRaw json.RawMessage `json:"-"`
 	SessionID string          `json:"sessionId"`
