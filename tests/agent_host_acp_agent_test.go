@@ -52,3 +52,131 @@ func TestACPAgentTripwireReachesEditor(t *testing.T) {
 	}
 	_ = os.Remove(filepath.Join(work, "sneaked.txt"))
 }
+
+// startACPEnv is startACP with more of the environment (the agent's).
+func startACPEnv(t *testing.T, env []string, args ...string) *acpclient.Client {
+	all := append(append(os.Environ(), "XDG_STATE_HOME="+t.TempDir()), env...)
+	return acpclient.Start(t, sdk(t), all, t.TempDir(), append([]string{filepath.Join(binDir, "agent-host"), "--acp"}, args...)...)
+}
+
+// agentCaps initializes and returns what agent-host said it can do.
+func agentCaps(t *testing.T, c *acpclient.Client) (caps struct {
+	LoadSession         bool `json:"loadSession"`
+	SessionCapabilities struct {
+		List   *struct{} `json:"list"`
+		Resume *struct{} `json:"resume"`
+	} `json:"sessionCapabilities"`
+	PromptCapabilities struct {
+		Image           bool `json:"image"`
+		EmbeddedContext bool `json:"embeddedContext"`
+	} `json:"promptCapabilities"`
+}) {
+	t.Helper()
+	_, res := c.Call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var r struct {
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+	}
+	if res.Error != nil || json.Unmarshal(res.Result, &r) != nil || json.Unmarshal(r.AgentCapabilities, &caps) != nil {
+		t.Fatalf("initialize: %+v %s", res.Error, res.Result)
+	}
+	return caps
+}
+
+type listed struct {
+	SessionID string          `json:"sessionId"`
+	Title     string          `json:"title"`
+	Cwd       string          `json:"cwd"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+func listSessions(t *testing.T, c *acpclient.Client) []listed {
+	t.Helper()
+	_, res := c.Call("session/list", map[string]any{})
+	var r struct {
+		Sessions []listed `json:"sessions"`
+	}
+	if res.Error != nil || json.Unmarshal(res.Result, &r) != nil {
+		t.Fatalf("session/list: %+v %s", res.Error, res.Result)
+	}
+	return r.Sessions
+}
+
+// session/list, session/load and session/resume go to the agent, which
+// says it offers them: the sessions listed are the agent's own (its
+// titles, its fields), a session opened here listed under its id here,
+// and one of the agent's taken up by a later agent-host under the
+// agent's id, replayed by load, not by resume.
+func TestACPAgentSessionsPassedThrough(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "sessions.jsonl")
+	work := t.TempDir()
+	env := []string{"FAKEACP_SESSIONS=" + reg}
+	c := startACPEnv(t, env, fakeACPAgent(t)...)
+	caps := agentCaps(t, c)
+	if !caps.LoadSession || caps.SessionCapabilities.List == nil || caps.SessionCapabilities.Resume == nil {
+		t.Errorf("agent-host did not say it loads, lists and resumes sessions, as the agent does: %+v", caps)
+	}
+	_, res := c.Call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
+	var ns struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(res.Result, &ns)
+	if _, res := c.Call("session/prompt", acpclient.Prompt(ns.SessionID, "SAY hi")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt: %s", acpclient.StopReason(res))
+	}
+	got := listSessions(t, c)
+	if len(got) != 1 || got[0].SessionID != ns.SessionID || !strings.HasPrefix(got[0].Title, "fake session sess-") ||
+		string(got[0].Meta) != `{"fake":true}` {
+		t.Fatalf("session/list: %+v; want the agent's one session, under id %s", got, ns.SessionID)
+	}
+	agentID := strings.TrimPrefix(got[0].Title, "fake session ")
+	c.End()
+
+	// A later agent-host, which kept nothing: the agent's id.
+	c2 := startACPEnv(t, env, fakeACPAgent(t)...)
+	agentCaps(t, c2)
+	if got := listSessions(t, c2); len(got) != 1 || got[0].SessionID != agentID {
+		t.Fatalf("session/list from a new agent-host: %+v; want %s", got, agentID)
+	}
+	evs, res := c2.Call("session/load", map[string]any{"sessionId": agentID, "cwd": work, "mcpServers": []any{}})
+	if res.Error != nil || !strings.Contains(acpclient.Text(evs), "earlier answer") {
+		t.Fatalf("session/load: %+v, replayed %q", res.Error, acpclient.Text(evs))
+	}
+	if _, res := c2.Call("session/prompt", acpclient.Prompt(agentID, "SAY more")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt after load: %s", acpclient.StopReason(res))
+	}
+	c2.End()
+
+	c3 := startACPEnv(t, env, fakeACPAgent(t)...)
+	agentCaps(t, c3)
+	evs, res = c3.Call("session/resume", map[string]any{"sessionId": agentID, "cwd": work, "mcpServers": []any{}})
+	if res.Error != nil || acpclient.Text(evs) != "" {
+		t.Fatalf("session/resume: %+v, replayed %q", res.Error, acpclient.Text(evs))
+	}
+	if _, res := c3.Call("session/prompt", acpclient.Prompt(agentID, "SAY again")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt after resume: %s", acpclient.StopReason(res))
+	}
+	c3.End()
+	log, _ := os.ReadFile(filepath.Join(work, "turns.log"))
+	for _, want := range []string{"loaded " + agentID + "\n", "resumed " + agentID + "\n", "turn 1 session " + agentID + "\n"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("turns.log has no %q:\n%s", want, log)
+		}
+	}
+}
+
+// An agent that offers none of them: agent-host says so at initialize,
+// and refuses each, naming what the agent's initialize lacked.
+func TestACPAgentSessionsRefused(t *testing.T) {
+	c := startACPEnv(t, []string{"FAKEACP_NOLOAD=1", "FAKEACP_NOLIST=1"}, fakeACPAgent(t)...)
+	caps := agentCaps(t, c)
+	if caps.LoadSession || caps.SessionCapabilities.List != nil || caps.SessionCapabilities.Resume != nil {
+		t.Errorf("agent-host says it can what the agent cannot: %+v", caps)
+	}
+	for method, want := range map[string]string{"session/list": "sessionCapabilities.list", "session/load": "agentCapabilities.loadSession",
+		"session/resume": "sessionCapabilities.resume"} {
+		_, res := c.Call(method, map[string]any{"sessionId": "sess-1", "cwd": t.TempDir(), "mcpServers": []any{}})
+		if res.Error == nil || res.Error.Code == nil || *res.Error.Code != -32601 || !strings.Contains(res.Error.Message, want) {
+			t.Errorf("%s: %+v %s; want -32601 naming %s", method, res.Error, res.Result, want)
+		}
+	}
+}

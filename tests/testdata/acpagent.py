@@ -17,7 +17,12 @@ stdio). Each line of a prompt is a command:
                    "chose X", "declined", "cancelled" or "no elicitation"
   FSWRITE PATH     write PATH through fs/write_text_file without asking
 
-With FAKEACP_NOLOAD set, it cannot load a session.
+With FAKEACP_NOLOAD set, it can neither load nor resume a session; with
+FAKEACP_NOLIST set, it lists none. With FAKEACP_SESSIONS set (a file), the
+sessions it starts are kept there, one JSON line each, for session/list
+(titled "fake session ID"); session/load replays "earlier prompt" and
+"earlier answer", and appends "loaded ID" to turns.log, session/resume
+"resumed ID".
 
 Every turn appends "turn N session S" to turns.log in its working directory.
 A prompt with none of these commands is answered "continued".
@@ -189,17 +194,43 @@ def serve(msg):
     if m == "initialize":
         caps = msg["params"].get("clientCapabilities") or {}
         state["forms"] = (caps.get("elicitation") or {}).get("form") is not None
+        scaps = {}
+        if not os.environ.get("FAKEACP_NOLOAD"):
+            scaps["resume"] = {}
+        if not os.environ.get("FAKEACP_NOLIST"):
+            scaps["list"] = {}
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
-            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False}}}})
+            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False},
+            "sessionCapabilities": scaps}}})
     elif m == "session/new":
         state["session"] = "sess-%d" % os.getpid()
+        if os.environ.get("FAKEACP_SESSIONS"):
+            with open(os.environ["FAKEACP_SESSIONS"], "a") as f:
+                f.write(json.dumps({"sessionId": state["session"], "cwd": msg["params"]["cwd"],
+                                    "title": "fake session " + state["session"], "updatedAt": "2026-01-02T03:04:05Z",
+                                    "_meta": {"fake": True}}) + "\n")
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": state["session"], "modes": {
             "currentModeId": "yolo", "availableModes": [{"id": "default", "name": "Ask"}, {"id": "yolo", "name": "Never ask"}]}}})
     elif m == "session/load":
         state["session"] = msg["params"]["sessionId"]
         with open("turns.log", "a") as f:
             f.write("loaded %s\n" % state["session"])
+        update(state["session"], {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "earlier prompt"}})
+        say(state["session"], "earlier answer")
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/resume":
+        state["session"] = msg["params"]["sessionId"]
+        with open("turns.log", "a") as f:
+            f.write("resumed %s\n" % state["session"])
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/list":
+        sessions = []
+        if os.environ.get("FAKEACP_SESSIONS") and os.path.exists(os.environ["FAKEACP_SESSIONS"]):
+            with open(os.environ["FAKEACP_SESSIONS"]) as f:
+                sessions = [json.loads(l) for l in f if l.strip()]
+        cwd = msg["params"].get("cwd")
+        sessions = [x for x in sessions if cwd is None or x["cwd"] == cwd]
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessions": sessions}})
     elif m == "session/set_mode":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
     elif m == "session/prompt":

@@ -75,6 +75,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	chats map[string]*chat
+	caps  *agentCaps // what the agent said at its last initialize
 }
 
 // New makes the backend from hello.config's "acp" object, the agent's
