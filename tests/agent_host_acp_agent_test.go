@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -178,5 +179,131 @@ func TestACPAgentSessionsRefused(t *testing.T) {
 		if res.Error == nil || res.Error.Code == nil || *res.Error.Code != -32601 || !strings.Contains(res.Error.Message, want) {
 			t.Errorf("%s: %+v %s; want -32601 naming %s", method, res.Error, res.Result, want)
 		}
+	}
+}
+
+// A plan, slash commands and a tool call with its diff reach the editor
+// as the agent sent them: every field, _meta, priorities and hints
+// included (only the notification's sessionId is agent-host's).
+func TestACPAgentUpdatesUnchanged(t *testing.T) {
+	sentFile := filepath.Join(t.TempDir(), "sent.jsonl")
+	c := startACPEnv(t, []string{"FAKEACP_SENT=" + sentFile}, fakeACPAgent(t)...)
+	work := t.TempDir()
+	s := c.NewSession(work)
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "PLAN\nCOMMANDS\nDIFF new.txt"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt: %s", acpclient.StopReason(res))
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "new.txt")); err != nil || string(b) != "new\n" {
+		t.Errorf("the edit was not made: %q %v", b, err)
+	}
+	var got []any
+	for _, ev := range evs {
+		if ev.Event == "update" {
+			if ev.SessionID != s {
+				t.Errorf("an update for session %q, not %q", ev.SessionID, s)
+			}
+			var v any
+			_ = json.Unmarshal(ev.UpdateRaw, &v)
+			got = append(got, v)
+		}
+	}
+	b, err := os.ReadFile(sentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var sent map[string]any
+		if err := json.Unmarshal([]byte(line), &sent); err != nil {
+			t.Fatal(err)
+		}
+		switch sent["sessionUpdate"] {
+		case "plan", "available_commands_update", "tool_call", "tool_call_update":
+		default:
+			continue
+		}
+		n++
+		found := false
+		for _, g := range got {
+			found = found || reflect.DeepEqual(g, any(sent))
+		}
+		if !found {
+			t.Errorf("the editor never got, unchanged, the agent's\n%s\nit got:", line)
+			for _, ev := range evs {
+				t.Logf("%s", ev.UpdateRaw)
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("the agent sent %d of the updates looked for, not 4", n)
+	}
+}
+
+// A tiny PNG, base64.
+const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+// Images, embedded resources and resource links reach the agent as the
+// editor sent them, where the agent's promptCapabilities take them.
+func TestACPAgentPromptContentPassed(t *testing.T) {
+	prompts := filepath.Join(t.TempDir(), "prompts.jsonl")
+	c := startACPEnv(t, []string{"FAKEACP_PROMPTS=" + prompts, "FAKEACP_PROMPTCAPS=image,embeddedContext"}, fakeACPAgent(t)...)
+	caps := agentCaps(t, c)
+	if !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext {
+		t.Errorf("agent-host does not say it takes what the agent takes: %+v", caps.PromptCapabilities)
+	}
+	_, res := c.Call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	var ns struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(res.Result, &ns)
+	blocks := []any{
+		map[string]any{"type": "text", "text": "SAY seen"},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": tinyPNG},
+		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///src/main.go", "mimeType": "text/x-go", "text": "package main\n"}},
+		map[string]any{"type": "resource_link", "uri": "file:///src/util.go", "name": "util.go"},
+	}
+	if _, res := c.Call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": blocks}); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt: %s", acpclient.StopReason(res))
+	}
+	b, err := os.ReadFile(prompts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []any
+	_ = json.Unmarshal(b, &got)
+	wb, _ := json.Marshal(blocks)
+	_ = json.Unmarshal(wb, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the agent got\n%s\nnot\n%s", b, wb)
+	}
+}
+
+// Where the agent's promptCapabilities do not take them, an image and an
+// embedded resource are refused with -32602 naming the capability; a
+// resource link, which every agent takes, goes.
+func TestACPAgentPromptContentRefused(t *testing.T) {
+	c := startACPEnv(t, nil, fakeACPAgent(t)...)
+	caps := agentCaps(t, c)
+	if caps.PromptCapabilities.Image || caps.PromptCapabilities.EmbeddedContext {
+		t.Errorf("agent-host says it takes what the agent does not: %+v", caps.PromptCapabilities)
+	}
+	_, res := c.Call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	var ns struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(res.Result, &ns)
+	for capability, block := range map[string]any{
+		"promptCapabilities.image":           map[string]any{"type": "image", "mimeType": "image/png", "data": tinyPNG},
+		"promptCapabilities.embeddedContext": map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///a", "text": "a"}},
+	} {
+		_, res := c.Call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "SAY x"}, block}})
+		if res.Error == nil || *res.Error.Code != -32602 || !strings.Contains(res.Error.Message, capability) {
+			t.Errorf("%s: %+v %s; want -32602 naming it", capability, res.Error, res.Result)
+		}
+	}
+	link := map[string]any{"type": "resource_link", "uri": "file:///src/util.go", "name": "util.go"}
+	if _, res := c.Call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "SAY x"}, link}}); acpclient.StopReason(res) != "end_turn" {
+		t.Errorf("a resource link: %s", acpclient.StopReason(res))
 	}
 }

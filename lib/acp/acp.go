@@ -485,6 +485,8 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		ac := &res.AgentCapabilities
 		ac.LoadSession = pc.LoadSession
 		ac.SessionCapabilities.List, ac.SessionCapabilities.Resume = pc.SessionCapabilities.List, pc.SessionCapabilities.Resume
+		ac.PromptCapabilities = promptCapabilities{Image: pc.PromptCapabilities.Image && ac.PromptCapabilities.Image,
+			EmbeddedContext: pc.PromptCapabilities.EmbeddedContext}
 	}
 	return res, nil
 }
