@@ -19,6 +19,7 @@ const exitViolation = 4
 // process, behind lib/host's rules.
 func acpAgent() *agentrun.HostAgent {
 	return &agentrun.HostAgent{
+		Backend: agentrun.ACP,
 		Open: func(argv []string, level int, dir string, env host.Env) (host.Backend, error) {
 			return acpbackend.Open(acpbackend.Config{Command: argv, Level: level, Workspace: dir}, env)
 		},

@@ -107,7 +107,7 @@ type runCmd struct {
 	NewSession         bool          `help:"Start a new session (claude: with a fresh UUID, reported in --json)."`
 	PidFile            string        `help:"Write the agent's pid here the moment it starts." placeholder:"FILE"`
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
-	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation}."`
+	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation, questions, sessionId, denials, unusedAnswers}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
 	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
@@ -132,6 +132,8 @@ type runCmd struct {
 	Events             string        `help:"Write the run's progress to FILE (- for stderr) as agent-host protocol events, one JSON line each." placeholder:"FILE|-"`
 	AppendSystemPrompt string        `help:"Add the text of FILE to the agent's system prompt (claude) or developer instructions (codex)." placeholder:"FILE" type:"path"`
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
+	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
+	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
@@ -174,6 +176,12 @@ func (c *runCmd) printNotStarted(env *cli.Env, err error) {
 // run runs the agent, or with --print-args says what it would run
 // (nil, nil); an error is a failure before the agent started, worded.
 func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error) {
+	// The policy first: one that does not hold fails closed, before
+	// anything is prepared or started.
+	pol, err := c.policy()
+	if err != nil {
+		return nil, err
+	}
 	opts, schema, err := c.options(env)
 	if err != nil {
 		return nil, err
@@ -196,6 +204,7 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	if err != nil {
 		return nil, err
 	}
+	req.Policy = pol
 	defer closeEvents()
 	// A Direct command: from here on there are children, and a signal
 	// must reach them through ctx rather than end runagent outright.
@@ -380,14 +389,26 @@ func (c *runCmd) request(env *cli.Env, g *grant.Grant, opts grant.Options, schem
 			return req, nil, cli.Usagef("RUNAGENT_RETRY_BASE=%s is not a duration such as 2s", base)
 		}
 	}
+	if req.Answers, err = c.answers(); err != nil {
+		return req, nil, err
+	}
 	if g.Harness == agentrun.ACP {
 		req.Host = acpAgent()
+	} else if c.hosted(g.Harness) {
+		if req.Host, err = c.hostAgent(g.Harness); err != nil {
+			return req, nil, err
+		}
 	}
 	if c.Services {
 		req.Services = &agentrun.ServicesOptions{Getenv: env.Getenv, Stderr: env.Stderr, Keep: c.KeepServices}
 	}
-	if req.Prompt, err = c.prompt(env); err != nil {
+	if req.Prompt, err = c.prompt(env, c.Resume != "" && req.Answers != nil); err != nil {
 		return req, nil, err
+	}
+	if c.Resume != "" && req.Answers != nil {
+		// The resumed session's agent was told nobody answered: the
+		// answers come as its next input.
+		req.Prompt = agentrun.ResumedPrompt(req.Answers, req.Prompt)
 	}
 	req.WorkDir = c.Dir
 	if req.WorkDir == "" {
@@ -444,6 +465,11 @@ const (
 	exitStalled = cli.ExitTimeout
 )
 
+// exitQuestion is runagent's status when the agent asked a question that
+// --answers did not answer: the run ended there, nothing was chosen for
+// the agent, and --resume with the answers continues it.
+const exitQuestion = 5
+
 // exitStatus is the status runagent exits with after a run: 0 for an
 // answer, 128+N when signal N stopped it, exitStalled, exitLimit (a
 // partial answer), else 1.
@@ -459,6 +485,8 @@ func exitStatus(res *agentrun.Result) int {
 		return exitLimit
 	case res.Violation:
 		return exitViolation
+	case len(res.Questions) > 0:
+		return exitQuestion
 	}
 	return 1
 }
@@ -475,15 +503,63 @@ func (c *runCmd) report(env *cli.Env, res *agentrun.Result) error {
 		}
 		io.WriteString(env.Stdout, text)
 	}
+	if len(res.UnusedAnswers) > 0 && len(res.Questions) == 0 && res.StoppedBy == "" {
+		// Known only now: no question the agent asked was answered by them.
+		return cli.Usagef("--answers %s: %s %s no question the agent asked", c.Answers, quoteList(res.UnusedAnswers), plural(len(res.UnusedAnswers), "name", "names"))
+	}
 	switch {
 	case res.OK:
 		return nil
+	case len(res.Questions) > 0:
+		c.reportQuestions(env, res)
 	case res.StoppedBy != "" || res.Limit != agentrun.NoLimit || res.Partial:
 		env.Voice().Notef("%s", res.Reason)
 	case !c.JSON:
 		env.Voice().Error(errors.New(res.Reason))
 	}
 	return cli.Quiet(exitStatus(res))
+}
+
+// reportQuestions says, on stderr, the questions the run ended at and how
+// to continue it.
+func (c *runCmd) reportQuestions(env *cli.Env, res *agentrun.Result) {
+	env.Voice().Notef("%s asked %d %s that no answer was given for; it was told nobody answered, and the run ended (exit %d)",
+		res.Agent, len(res.Questions), plural(len(res.Questions), "questions", "question"), exitQuestion)
+	for _, q := range res.Questions {
+		var labels []string
+		for _, o := range q.Options {
+			labels = append(labels, o.Label)
+		}
+		line := fmt.Sprintf("  %s: %s", strconv.Quote(q.ID), q.Question)
+		if len(labels) > 0 {
+			kind := "one of"
+			if q.MultiSelect {
+				kind = "any of"
+			}
+			line += fmt.Sprintf(" [%s %s]", kind, quoteList(labels))
+		}
+		fmt.Fprintln(env.Stderr, line)
+	}
+	if res.SessionID != "" {
+		fmt.Fprintf(env.Stderr, "  continue with: runagent --agent %s -l %d --resume %s --answers FILE\n", res.Agent, res.Level, res.SessionID)
+	}
+}
+
+// quoteList is the words quoted, comma-separated.
+func quoteList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, ", ")
+}
+
+// plural is many unless n is 1.
+func plural(n int, many, one string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // reportServices says, on stderr, what became of the agent's services.
@@ -509,8 +585,9 @@ func orDash(s string) string {
 	return s
 }
 
-// prompt reads the prompt: -f FILE, the words, or standard input.
-func (c *runCmd) prompt(env *cli.Env) (string, error) {
+// prompt reads the prompt: -f FILE, the words, or standard input; it
+// may be empty only when mayBeEmpty.
+func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	var p string
 	switch {
 	case c.File != "" && len(c.Prompt) > 0:
@@ -533,7 +610,7 @@ func (c *runCmd) prompt(env *cli.Env) (string, error) {
 		}
 		p = string(b)
 	}
-	if strings.TrimSpace(p) == "" {
+	if strings.TrimSpace(p) == "" && !mayBeEmpty {
 		return "", cli.Usagef("the prompt is empty")
 	}
 	return p, nil
@@ -563,8 +640,14 @@ func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) err
 		ResumeArgv []string `json:"resumeArgv,omitempty"`
 		WrapUpArgv []string `json:"wrapUpArgv,omitempty"`
 		Env        []string `json:"env,omitempty"`
+		// Hosted names the flag that puts the run on agentry's host,
+		// where the backend starts the CLI with flags of its own.
+		Hosted string `json:"hosted,omitempty"`
 	}
 	out.Grant = g
+	if c.hosted(g.Harness) {
+		out.Hosted = c.hostedWhy()
+	}
 	if c.Retry > 0 || c.Until != "" {
 		r, _ := grant.For(agentrun.ResumeOptions(opts, "SESSION", 0, nil, false))
 		out.ResumeArgv = r.Argv
@@ -579,6 +662,10 @@ func (c *runCmd) printArgs(env *cli.Env, g *grant.Grant, opts grant.Options) err
 	if c.JSON {
 		cli.PrintJSON(env.Stdout, out)
 		return nil
+	}
+	if out.Hosted != "" {
+		fmt.Fprintf(env.Stdout, "# with %s the run goes through agentry's host (as agent-host --backend %s), which starts %s with flags of its own at this level; the argv below is the CLI's stream's\n",
+			out.Hosted, g.Harness, g.Harness)
 	}
 	g.Describe(env.Stdout)
 	if out.ResumeArgv != nil {

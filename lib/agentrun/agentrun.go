@@ -30,7 +30,9 @@ import (
 	"github.com/agentry/agentry/lib/agenthome"
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/grant"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
+	"github.com/agentry/agentry/lib/protocol"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"golang.org/x/sys/unix"
 )
@@ -130,6 +132,13 @@ type Request struct {
 	// Host, when set, runs the agent through an agent-host backend in
 	// this process (Grant.Argv its command) instead of as a CLI.
 	Host *HostAgent
+	// Policy, when set, is checked by the host on every tool call of a
+	// host agent (its backend puts every call to agentry): a call it
+	// denies never runs, and Result.Denials lists it.
+	Policy *policy.Policy
+	// Answers answer a host agent's questions; a question they do not
+	// answer ends the run (Result.Questions). Nil: none is answered.
+	Answers Answers
 }
 
 // Limit is a limit the run was given that stopped it.
@@ -228,6 +237,17 @@ type Result struct {
 	// Violation: the agent ran what its level forbids without asking, and
 	// the backend's tripwire ended it (a host agent's); Reason says what.
 	Violation bool `json:"violation,omitempty"`
+	// Questions: the agent asked these (a host agent's) and the run had
+	// no answer to one of them, so it ended there (Reason "question"):
+	// the agent was told nobody answered, and SessionID is the session to
+	// resume with the answers.
+	Questions []protocol.Question `json:"questions,omitempty"`
+	SessionID string              `json:"sessionId,omitempty"`
+	// Denials are the tool calls a policy denied (a host agent's).
+	Denials []Denial `json:"denials,omitempty"`
+	// UnusedAnswers are the answers given that no question asked for
+	// (a run that resumes no session; its face decides what that is).
+	UnusedAnswers []string `json:"unusedAnswers,omitempty"`
 
 	tr      *grant.Transcript // the attempt's
 	work    work              // what the agent did, for Summary
@@ -235,6 +255,16 @@ type Result struct {
 	fault   string            // the attempt's transient failure, or ""
 	retry   time.Duration     // the wait its API asked for
 	code    string            // a host agent's error code, when it failed with one
+}
+
+// Denial is a tool call a policy denied: the tool, the rule that matched
+// (as the policy file wrote it, with where), what it matched, and the
+// verdict ("deny", or "ask" when the rule asked and nobody could answer).
+type Denial struct {
+	Tool    string `json:"tool"`
+	Rule    string `json:"rule"`
+	Match   string `json:"match"`
+	Verdict string `json:"verdict"`
 }
 
 // Run runs the agent to its end, with its services when it has them.
@@ -417,6 +447,7 @@ type workspace struct {
 	secrets *secrets // values redacted from what the run says
 	runID   string   // the run's id in --events
 	hosted  *hosted  // a host agent's host, once its first attempt opened it
+	answers *answering
 	cleanup func()
 }
 
@@ -424,7 +455,8 @@ type workspace struct {
 // a CODEX_HOME holding the grant's configuration for codex.
 func prepare(req Request) (*workspace, error) {
 	g := req.Grant
-	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}, runID: "runagent-" + strconv.Itoa(os.Getpid())}
+	w := &workspace{dir: req.WorkDir, env: req.Env, redact: &redactor{}, runID: "runagent-" + strconv.Itoa(os.Getpid()),
+		answers: &answering{answers: req.Answers, used: map[string]bool{}}}
 	var made []string
 	w.cleanup = func() {
 		w.hosted.close() // a host agent's processes end before its directories go
@@ -452,7 +484,7 @@ func prepare(req Request) (*workspace, error) {
 	} else if w.dir != "" {
 		w.redact.add(w.dir, "<working copy>")
 	}
-	if g.Harness == grant.Codex {
+	if g.Harness == grant.Codex && req.Host == nil { // a hosted codex makes its own
 		home, err := agenthome.PrepareCodex(g, req.Codex, job)
 		if err != nil {
 			w.cleanup()

@@ -269,6 +269,9 @@ func (res *Result) redact(w *workspace) {
 	for i := range res.work.Denials {
 		res.work.Denials[i] = w.secrets.apply(res.work.Denials[i])
 	}
+	for i := range res.Denials {
+		res.Denials[i].Match = w.redact.apply(w.secrets.apply(res.Denials[i].Match))
+	}
 	for i := range res.Attempts {
 		a := &res.Attempts[i]
 		a.Reason = w.redact.apply(w.secrets.apply(a.Reason))

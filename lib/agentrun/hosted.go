@@ -26,12 +26,18 @@ const ACP = "acp"
 
 // HostAgent is an agent run through an agent-host backend in this process
 // (lib/hostclient's InProcess, lib/host's rules) rather than a CLI whose
-// stream is read: runagent --agent acp. The backend enforces the level;
-// the run sends each attempt as a turn of one chat, reads its events, and
-// keeps the caps, the idle timeout and the signals as for a CLI.
+// stream is read: runagent --agent acp, and claude or codex when agentry
+// must sit in their permission path or see their usage as it grows. The
+// backend enforces the level; the run sends each attempt as a turn of one
+// chat, reads its events, and keeps the caps, the idle timeout and the
+// signals as for a CLI. The face supplies the backend, so that this
+// package imports none.
 type HostAgent struct {
-	// Open makes the backend: the agent's command (the grant's Argv) at
-	// level in dir, its processes run with env.
+	// Backend names the backend (acp, claude, codex), for the host.
+	Backend string
+	// Open makes the backend: the agent's command (the grant's Argv; a
+	// CLI's program is its first word) at level in dir, its processes
+	// run with env.
 	Open func(argv []string, level int, dir string, env host.Env) (host.Backend, error)
 	// Violation is the error code of a turn the backend ended because the
 	// agent ran what its level forbids without asking (the tripwire).
@@ -86,7 +92,8 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return b, err
 	}
 	h := &hosted{stderr: tail, tree: tree}
-	c := hostclient.InProcess(host.Options{Backend: ACP, Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second}, h.notice)
+	c := hostclient.InProcess(host.Options{Backend: orDefault(req.Host.Backend, ACP), Factory: factory, InterruptGrace: time.Second, DrainTimeout: time.Second,
+		Policy: req.Policy}, h.notice)
 	h.client = c
 	if _, err := c.Hello(ctx, "runagent", nil); err != nil {
 		c.Close()
@@ -96,6 +103,14 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
 	w.hosted = h
+	if url := req.Options.ToolsURL; url != "" {
+		// The run's MCP server, given to the chat as agent-host's daemon
+		// gives it, before its first turn.
+		cfg, _ := json.Marshal(map[string]string{"type": "http", "url": url})
+		if _, err := c.SetMCPServers(ctx, chatID, map[string]json.RawMessage{grant.MCPName: cfg}); err != nil {
+			return nil, &StartError{Reason: g.Harness + " could not be given the run's MCP server: " + err.Error(), Err: err}
+		}
+	}
 	if id := req.Options.Resume; id != "" {
 		// The session to continue, taken up before the first turn: the
 		// backend's own request, which protocol v1 has none for.
@@ -231,6 +246,10 @@ func warm(ctx context.Context, req Request, w *workspace) error {
 	return nil
 }
 
+// ReasonQuestion is the reason of a run that ended at a question it had
+// no answer to (Result.Questions).
+const ReasonQuestion = "question"
+
 // SchemaPrompt is what a prompt to an agent without a schema of its own
 // (ACP) ends with, when the answer must conform to one.
 const SchemaPrompt = "\n\nAnswer with one JSON value, and nothing else (no prose, no code fence), that conforms to this JSON Schema:\n%s\n"
@@ -254,12 +273,31 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 		prompt += fmt.Sprintf(SchemaPrompt, req.Schema.Compact)
 	}
 	start := time.Now()
-	run, err := h.client.RunTurn(ctx, "turn-"+strconv.Itoa(h.turns), protocol.ChatRunParams{ChatID: chatID, Prompt: prompt, Level: level, Workspace: w.dir})
+	params := protocol.ChatRunParams{ChatID: chatID, Prompt: prompt, Level: level, Workspace: w.dir,
+		Model: req.Options.Model, ReasoningEffort: req.Options.Effort, SystemPrompt: req.Options.AppendSystemPrompt,
+		Questions: protocol.QuestionsAsk} // answered from req.Answers, or the run ends at one
+	run, err := h.client.RunTurn(ctx, "turn-"+strconv.Itoa(h.turns), params)
 	if err != nil {
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
-	st := &hostStream{caps: c, events: events}
+	st := &hostStream{caps: c, events: events, price: req.Price}
 	res.waitHosted(ctx, req, w, h, run, st)
+	if _, err := run.Wait(context.Background()); err != nil && st.failure == nil && res.StoppedBy == "" {
+		// The host refused the turn (a request it could not serve): its
+		// reply is the reason.
+		var re *hostclient.RemoteError
+		switch {
+		case errors.As(err, &re) && (re.Code == protocol.CodeUnsupported || re.Code == protocol.CodeBadRequest):
+			// Refused before anything ran (a backend that cannot enforce
+			// the policy, say): the run did not start.
+			return nil, &StartError{Reason: "could not start " + g.Harness + ": " + re.Message, Err: err}
+		case errors.As(err, &re):
+			info := re.ErrorInfo
+			st.failure = &info
+		default:
+			st.failure = &protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: err.Error()}
+		}
+	}
 	if w.hosted != nil {
 		h.tree.glance()
 	}
@@ -269,6 +307,7 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	usage.DurationMs = res.DurationMs
 	res.Usage = &usage
 	res.work = st.work
+	res.Denials = st.denials
 	if w.hosted != nil {
 		if info, err := h.client.SessionInfo(context.Background(), chatID); err == nil && info != nil {
 			res.Session = info.SessionID
@@ -291,13 +330,31 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 		defer timer.Stop()
 		idle = timer.C
 	}
-	evs, done := run.Events(), ctx.Done()
+	evs, done, qs := run.Events(), ctx.Done(), run.Questions()
 	interrupt := func() {
 		idle = nil
 		_, _ = h.client.Interrupt(context.Background(), chatID, run.ID)
 	}
 	for {
 		select {
+		case q, ok := <-qs:
+			if !ok {
+				qs = nil
+				continue
+			}
+			st.events.message(q)
+			if res.Questions != nil || res.Limit != NoLimit || res.StoppedBy != "" || res.Stalled {
+				continue // being stopped: the interrupt tells the agent nobody answered
+			}
+			if answers, ok := w.answers.answer(q); ok {
+				if h.client.AnswerQuestion(context.Background(), run.ID, q.RequestID, hostclient.QuestionAnswer{Answers: answers}) == nil {
+					continue
+				}
+			}
+			// No answer here: the run ends at the question, which the
+			// interrupt resolves as not answered; nothing is chosen.
+			res.Questions = q.Questions
+			interrupt()
 		case e, ok := <-evs:
 			if !ok {
 				return
@@ -308,7 +365,7 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 			if done != nil && res.StoppedBy == "" {
 				h.tree.glance()
 			}
-			if hit := st.event(e); hit != NoLimit && res.Limit == NoLimit && res.StoppedBy == "" && !res.Stalled {
+			if hit := st.event(e); hit != NoLimit && res.Limit == NoLimit && res.StoppedBy == "" && !res.Stalled && res.Questions == nil {
 				res.Limit = hit
 				interrupt()
 			}
@@ -322,7 +379,9 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 			h.close() // the agent, its terminals and all they started
 			w.hosted = nil
 		case <-idle:
-			res.Stalled = true
+			if res.Questions == nil {
+				res.Stalled = true
+			}
 			interrupt()
 		}
 	}
@@ -337,6 +396,9 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted, s *secr
 		res.Reason = "stopped by " + res.StoppedBy + "; " + res.Agent + " was ended with everything it started"
 	case res.Stalled:
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
+	case res.Questions != nil:
+		res.Reason, res.code = ReasonQuestion, ReasonQuestion
+		res.SessionID = res.Session
 	case res.Limit != NoLimit:
 		res.LimitName = req.Words.limit(res.Limit, 0)
 		res.Text = res.cut(s.apply(st.answer()), req)
@@ -403,6 +465,7 @@ func (res *Result) conformText(s *Schema, text string) {
 type hostStream struct {
 	caps   caps
 	events *eventLog
+	price  *Price // a backend that reports tokens and no cost (codex): its cost
 
 	mu        sync.Mutex
 	usage     Usage
@@ -412,6 +475,7 @@ type hostStream struct {
 	completed bool
 	failure   *protocol.ErrorInfo
 	capped    bool
+	denials   []Denial
 }
 
 // event takes one event of the turn and names the cap it reaches, if any.
@@ -440,6 +504,11 @@ func (st *hostStream) event(e protocol.AgentEvent) (hit Limit) {
 		st.failure = e.Error
 	case protocol.EvUsage:
 		st.takeUsage(e.Usage)
+	case protocol.EvDenied:
+		if d := e.Denial; d != nil {
+			st.denials = append(st.denials, Denial{Tool: e.Name, Rule: d.Rule, Match: d.Match, Verdict: d.Verdict})
+			st.work.Denials = append(st.work.Denials, strings.TrimSpace(e.Name+" "+d.Match)+" ("+d.Rule+")")
+		}
 	}
 	if st.capped {
 		return NoLimit // being stopped: what follows is not counted
@@ -490,6 +559,9 @@ func (st *hostStream) takeUsage(p *protocol.Usage) {
 	set(&u.CacheWriteTokens, p.CacheWriteTokens)
 	if p.CostUSD > 0 {
 		c := p.CostUSD
+		u.CostUSD = &c
+	} else if st.price != nil && u.InputTokens != nil {
+		c := st.price.Cost(*u.InputTokens, deref(u.OutputTokens), deref(u.CacheReadTokens))
 		u.CostUSD = &c
 	}
 }

@@ -61,6 +61,8 @@ func (a *Attempt) end(res *Result) {
 		a.Ended = "limit"
 	case res.Stalled:
 		a.Ended = "stalled"
+	case res.Questions != nil:
+		a.Ended = "question"
 	case res.OK:
 		a.Ended = "answer"
 	case res.fault != "":
@@ -115,6 +117,16 @@ func (t *tally) add(harness, session string, u Usage, done, turns int, price *Pr
 	t.calls += done
 	t.total.addUp(u)
 	return &u
+}
+
+// totals is the harness whose usage is its session's running totals, as
+// tally.add takes it: a CLI's stream; a host agent's backend reports each
+// turn's own ("").
+func (req Request) totals(harness string) string {
+	if req.Host != nil {
+		return ""
+	}
+	return harness
 }
 
 // before is what session had reported so far: claude's running cost,
@@ -193,6 +205,10 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	if res.Session == "" {
 		res.Session = l.session()
 	}
+	res.Denials = l.denials
+	if req.Answers != nil && req.Options.Resume == "" && res.Questions == nil {
+		res.UnusedAnswers = w.answers.unused()
+	}
 	res.secrets = w.secrets
 	res.redact(w)
 	events.done(res)
@@ -207,6 +223,7 @@ type loop struct {
 	tally    tally
 	attempts []Attempt
 	works    []work
+	denials  []Denial
 	retries  int // --retry's, so far
 	answers  int // checked by --until, so far
 }
@@ -256,9 +273,10 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 // record adds an attempt's figures to the run's.
 func (l *loop) record(res *Result, n *next) {
 	l.works = append(l.works, res.work)
+	l.denials = append(l.denials, res.Denials...)
 	a := Attempt{Kind: n.kind, WaitedMs: proc.Ms(n.waited)}
 	a.end(res)
-	a.Usage = l.tally.add(n.g.Harness, res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
+	a.Usage = l.tally.add(l.req.totals(n.g.Harness), res.Session, *res.Usage, res.Usage.done, res.Usage.turns, l.req.Price)
 	l.attempts = append(l.attempts, a)
 }
 
@@ -426,7 +444,7 @@ func (l *loop) wrapUp(ctx context.Context, res *Result, session string) *Result 
 	}
 	l.works = append(l.works, w.work)
 	a.end(w)
-	a.Usage = l.tally.add(g.Harness, w.Session, *w.Usage, w.Usage.done, w.Usage.turns, req.Price)
+	a.Usage = l.tally.add(req.totals(g.Harness), w.Session, *w.Usage, w.Usage.done, w.Usage.turns, req.Price)
 	l.attempts = append(l.attempts, a)
 	switch {
 	case w.StoppedBy != "":

@@ -87,7 +87,10 @@ func (w *work) take(harness, s string, evs []protocol.AgentEvent) {
 func Summary(res *Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### runagent: %s\n\n", outcomeWords(res))
-	if !res.OK && res.Reason != "" {
+	switch {
+	case len(res.Questions) > 0:
+		fmt.Fprintf(&b, "> %s asked %d %s the run had no answer to; it was told nobody answered\n\n", res.Agent, len(res.Questions), plural(len(res.Questions), "question"))
+	case !res.OK && res.Reason != "":
 		fmt.Fprintf(&b, "> %s\n\n", oneLine(res.Reason))
 	}
 	b.WriteString("| | |\n|---|---|\n")
@@ -136,6 +139,23 @@ func Summary(res *Result) string {
 			fmt.Fprintf(&b, "- %s\n", code(d))
 		}
 	}
+	if len(res.Questions) > 0 {
+		b.WriteString("\n#### Questions the agent asked, with no answer given\n\n| id | question | options |\n|---|---|---|\n")
+		for _, q := range res.Questions {
+			var opts []string
+			for _, o := range q.Options {
+				opts = append(opts, o.Label)
+			}
+			sep := " / "
+			if q.MultiSelect {
+				sep = " + "
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", code(q.ID), cell(q.Question), cell(strings.Join(opts, sep)))
+		}
+		if res.SessionID != "" {
+			fmt.Fprintf(&b, "\nAnswer them in a JSON file (id or header → label) and continue the session %s.\n", code(res.SessionID))
+		}
+	}
 	if len(res.Services) > 0 {
 		b.WriteString("\n#### Services\n\n| service | command | status |\n|---|---|---|\n")
 		for _, s := range res.Services {
@@ -157,6 +177,8 @@ func outcomeWords(res *Result) string {
 		return "stopped at a limit (" + res.LimitName + ")"
 	case res.Stalled:
 		return "stalled"
+	case len(res.Questions) > 0:
+		return "stopped at a question nobody answered"
 	}
 	return "failed"
 }

@@ -34,6 +34,10 @@ import (
 //     widens a level; it says a rule names the call and narrows nothing.
 //   - None otherwise: no rule names the call, and the level decides.
 //
+// A rule whose pattern is * alone (** or /** for paths) is a default: it
+// matches only a part no other rule of its kind matches, so that deny =
+// ["*"] beside allow rules denies the commands they do not allow.
+//
 // Decision.Rule is the deciding rule as written with its place,
 // Decision.Match the part it matched: the command (its argv joined by
 // spaces, past the wrappers the rule's match skipped), the path relative
@@ -146,21 +150,30 @@ func isShellLine(ws []word) bool {
 }
 
 func (p *Policy) checkCommands(t *tally, r *reader) {
-	// The commands of one group are the layers of one simple command.
-	for i := 0; i < len(r.cmds); {
-		j := i
+	// The commands of one group are the layers of one simple command;
+	// what a layer runs of its own (git -c core.editor's line) may come
+	// between them.
+	var order []int
+	layers := map[int][]command{}
+	for _, c := range r.cmds {
+		if _, ok := layers[c.group]; !ok {
+			order = append(order, c.group)
+		}
+		layers[c.group] = append(layers[c.group], c)
+	}
+	for _, g := range order {
 		var worst, allowed Decision
 		container, guessed := false, false
-		for ; j < len(r.cmds) && r.cmds[j].group == r.cmds[i].group; j++ {
-			d, g := p.checkCommand(r.cmds[j])
-			container = container || r.cmds[j].container
+		for _, c := range layers[g] {
+			d, gu := p.checkCommand(c)
+			container = container || c.container
 			switch {
 			case d.Verdict < Ask:
 				if d.Verdict == Allow && allowed.Verdict == None {
 					allowed = d
 				}
-			case d.Verdict > worst.Verdict || (d.Verdict == worst.Verdict && guessed && !g):
-				worst, guessed = d, g
+			case d.Verdict > worst.Verdict || (d.Verdict == worst.Verdict && guessed && !gu):
+				worst, guessed = d, gu
 			}
 		}
 		switch {
@@ -171,9 +184,8 @@ func (p *Policy) checkCommands(t *tally, r *reader) {
 		case allowed.Verdict != None:
 			t.add(allowed)
 		default:
-			t.add(Decision{})
+			t.add(defaultOf(p.commands, layers[g][0].shown()))
 		}
-		i = j
 	}
 }
 
@@ -188,7 +200,7 @@ func (p *Policy) checkCommand(c command) (d Decision, guessed bool) {
 	}
 	holes := hasHole(text)
 	for _, r := range p.commands {
-		if r.verdict < d.Verdict || (r.verdict == d.Verdict && !guessed) || (c.container && r.verdict == Allow) {
+		if r.dflt || r.verdict < d.Verdict || (r.verdict == d.Verdict && !guessed) || (c.container && r.verdict == Allow) {
 			continue
 		}
 		if matchText(r.pat, text, false) || (base != "" && matchText(r.pat, base, false)) {
@@ -208,9 +220,12 @@ func checkPath(rules []rule, places []place) Decision {
 	for _, pl := range places {
 		var d Decision
 		for _, r := range rules {
-			if r.verdict > d.Verdict && pl.matches(r.pat) {
+			if !r.dflt && r.verdict > d.Verdict && pl.matches(r.pat) {
 				d = Decision{Verdict: r.verdict, Rule: r.String(), Match: pl.rel}
 			}
+		}
+		if d.Verdict == None {
+			d = defaultOf(rules, pl.rel)
 		}
 		if d.Verdict >= Ask {
 			worst = strictest(worst, d)
@@ -239,7 +254,7 @@ func checkHost(rules []rule, h string) Decision {
 	name := hostOf(h)
 	var d Decision
 	for _, r := range rules {
-		if r.verdict <= d.Verdict {
+		if r.dflt || r.verdict <= d.Verdict {
 			continue
 		}
 		if (name != "" && matchText(r.pat, name, false)) || (name == "" && r.verdict >= Ask) {
@@ -247,6 +262,24 @@ func checkHost(rules []rule, h string) Decision {
 			if name != "" {
 				d.Match = name
 			}
+		}
+	}
+	if d.Verdict == None {
+		d = defaultOf(rules, h)
+		if name != "" && d.Verdict != None {
+			d.Match = name
+		}
+	}
+	return d
+}
+
+// defaultOf is the verdict of the rules for what no other rule names
+// (* alone, ** for paths): the first of the strictest; None without one.
+func defaultOf(rules []rule, match string) Decision {
+	var d Decision
+	for _, r := range rules {
+		if r.dflt && r.verdict > d.Verdict {
+			d = Decision{Verdict: r.verdict, Rule: r.String(), Match: match}
 		}
 	}
 	return d

@@ -39,6 +39,7 @@ func manDisplays(t *testing.T) (marks, texts []string) {
 func TestManPage(t *testing.T) {
 	marks, texts := manDisplays(t)
 	var ci *Policy
+	byName := map[string]*Policy{}
 	policies := 0
 	for i, text := range texts {
 		switch {
@@ -53,6 +54,7 @@ func TestManPage(t *testing.T) {
 			if strings.HasPrefix(marks[i], "file ci.toml\n") {
 				ci = p
 			}
+			byName[strings.TrimPrefix(name, "file ")] = p
 		case strings.HasPrefix(marks[i], "skip lines the policy above denies"):
 			if ci == nil {
 				t.Fatal("no ci.toml before the lines it denies")
@@ -66,6 +68,25 @@ func TestManPage(t *testing.T) {
 			_, err := Parse("policy.toml", []byte("[commands]\ndeny = [\"git push*\"]\nforbid = [\"x\"]\n"))
 			if want := strings.TrimPrefix(strings.TrimSpace(text), "agent-host: error: --policy: "); err == nil || err.Error() != want {
 				t.Errorf("the page's error is %q, Parse's %v", want, err)
+			}
+		}
+	}
+	// what the page says of its review and fetch examples
+	if review := byName["review.toml"]; review == nil {
+		t.Error("no review.toml on the page")
+	} else {
+		for line, v := range map[string]Verdict{"git diff HEAD": Allow, "ls": Allow, "rm -rf x": Deny, "git diff; touch x": Deny} {
+			if d := review.Check(Call{Command: line}, t.TempDir()); d.Verdict != v {
+				t.Errorf("review.toml: %q: got %+v, want %v", line, d, v)
+			}
+		}
+	}
+	if fetch := byName["fetch.toml"]; fetch == nil {
+		t.Error("no fetch.toml on the page")
+	} else {
+		for h, v := range map[string]Verdict{"https://github.com/x": Allow, "api.github.com": Allow, "example.com": Ask, "http://169.254.169.254/": Deny} {
+			if d := fetch.Check(Call{Hosts: []string{h}}, ""); d.Verdict != v {
+				t.Errorf("fetch.toml: %q: got %+v, want %v", h, d, v)
 			}
 		}
 	}

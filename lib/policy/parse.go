@@ -17,8 +17,11 @@ type rule struct {
 	key     string // as written, dotted: commands.deny
 	text    string // the pattern as written
 	pat     string // the pattern as matched
-	file    string
-	line    int
+	// dflt: the pattern is * alone (** or /** for paths), the rule for
+	// what no other rule of its kind names (deny = ["*"] beside allows).
+	dflt bool
+	file string
+	line int
 }
 
 // String is the rule as a Decision names it:
@@ -71,7 +74,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	// it (a key defined twice, a table opened twice), with its own words.
 	var plain map[string]any
 	if err := toml.Unmarshal(data, &plain); err != nil {
-		e := &Error{File: name, Reason: strings.TrimPrefix(err.Error(), "toml: ")}
+		e := &Error{File: name, Reason: "not valid TOML: " + strings.TrimPrefix(err.Error(), "toml: ")}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			e.Line, _ = de.Position()
@@ -100,6 +103,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if err := pr.p.Error(); err != nil { // not after Unmarshal took it; kept so that nothing is skipped
 		return nil, &Error{File: name, Reason: err.Error()}
 	}
+	pr.pol.defaults()
 	return pr.pol, nil
 }
 
@@ -309,4 +313,19 @@ func hostPattern(text string) (string, error) {
 		return "", errors.New("a host name, with * as its only wildcard")
 	}
 	return h, nil
+}
+
+// defaults marks each rule whose pattern is * alone (** or /** for
+// paths).
+func (p *Policy) defaults() {
+	for _, rs := range [][]rule{p.commands, p.hosts} {
+		for i := range rs {
+			rs[i].dflt = rs[i].pat == "*"
+		}
+	}
+	for _, rs := range [][]rule{p.reads, p.writes} {
+		for i := range rs {
+			rs[i].dflt = rs[i].pat == "**" || rs[i].pat == "/**"
+		}
+	}
 }

@@ -54,7 +54,9 @@ type reader struct {
 	writes, reads []string
 	groups        int
 	steps         int
-	over          bool // more than maxCommands or maxSteps: what is past is unreadable
+	// cds are the directories the line's cd and pushd go to, in order.
+	cds  []string
+	over bool // more than maxCommands or maxSteps: what is past is unreadable
 }
 
 // step counts one word read, and tells whether reading may go on.
@@ -72,7 +74,7 @@ func hasHole(s string) bool { return strings.IndexByte(s, hole) >= 0 }
 // anything: one hole, which every ask and deny rule could match.
 func (r *reader) unreadable(src, why string) {
 	r.groups++
-	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: clip(strings.TrimSpace(src), maxMatch/2) + " (" + why + ")"}}, group: r.groups})
+	r.cmds = append(r.cmds, command{words: []word{{v: string(hole), shown: clip(strings.TrimSpace(src), maxMatch/2) + " (" + why + ", so it could be any command)"}}, group: r.groups})
 }
 
 // line reads a shell command line: every simple command in it, in
@@ -89,6 +91,9 @@ func (r *reader) line(src string, depth int) {
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if as, ok := n.(*syntax.Assign); ok && as.Name != nil && as.Value != nil && !r.over {
+			r.assign(as.Name.Value, readWord(as.Value), depth)
+		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok || r.over {
 			return !r.over
@@ -305,6 +310,8 @@ func (r *reader) add(ws []word, group int, container bool) bool {
 // finish records, if the line was read into more commands than agentry
 // reads, that the rest is unreadable.
 func (r *reader) finish(src string) {
+	r.writes = r.afterCd(r.writes)
+	r.reads = r.afterCd(r.reads)
 	if r.over {
 		r.cmds = r.cmds[:min(len(r.cmds), maxCommands-1)]
 		r.unreadable(src, "more commands than agentry reads in one call")
@@ -352,8 +359,18 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		}
 		return
 	case "source", ".":
-		if r.add(ws, group, false) {
-			r.unreadable(shownOf(ws), "it runs a file agentry does not read")
+		// a file: matched by its own line, as sh FILE is; its input,
+		// or a name the shell computes (. <(…)), read as such
+		if !r.add(ws, group, false) || len(rest) == 0 {
+			return
+		}
+		switch f := rest[0].v; {
+		case hasHole(f):
+			r.unreadable(shownOf(ws), "it runs a file agentry cannot name before it runs")
+		case isStdin(f) && stdin != nil:
+			r.body(*stdin, depth)
+		case isStdin(f):
+			r.unreadable(shownOf(ws), "it runs its standard input")
 		}
 		return
 	}
@@ -361,6 +378,15 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		return
 	}
 	switch base {
+	case "cd", "pushd":
+		for _, w := range rest {
+			if !strings.HasPrefix(w.v, "-") || w.v == "-" {
+				if !hasHole(w.v) {
+					r.cds = append(r.cds, w.v)
+				}
+				break
+			}
+		}
 	case "find":
 		r.find(rest, depth)
 	case "git":
@@ -412,7 +438,8 @@ func (r *reader) commandOpt(ws []word, depth int) {
 
 func isShell(base string) bool {
 	switch base {
-	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish":
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "ksh93", "oksh", "loksh", "lksh", "pdksh", "posh", "yash",
+		"csh", "tcsh", "bosh", "xonsh", "elvish", "nu", "pwsh", "powershell":
 		return true
 	}
 	return false
@@ -433,7 +460,7 @@ func (r *reader) body(w word, depth int) {
 // matched by its name only; with neither it reads standard input, which
 // agentry reads only from a here-document.
 func (r *reader) shell(name word, ws []word, stdin *word, depth int) {
-	c := false
+	c, s := false, false
 	i := 0
 scan:
 	for ; i < len(ws); i++ {
@@ -447,7 +474,7 @@ scan:
 			break scan
 		case w == "--rcfile" || w == "--init-file" || w == "--init-command" || w == "-C":
 			i++
-		case w == "--command":
+		case w == "--command" || strings.EqualFold(w, "-command"): // pwsh -Command
 			c = true
 		case strings.HasPrefix(w, "--command="):
 			r.body(word{v: w[len("--command="):], shown: w}, depth)
@@ -458,6 +485,8 @@ scan:
 				switch w[k] {
 				case 'c':
 					c = true
+				case 's':
+					s = true
 				case 'o', 'O':
 					if k == len(w)-1 {
 						i++
@@ -472,13 +501,23 @@ scan:
 	case c && i < len(ws):
 		r.body(ws[i], depth)
 	case c:
-	case i < len(ws):
+	case i < len(ws) && !s && !isStdin(ws[i].v):
 		// a script file: matched by the shell's line alone
 	case stdin != nil:
 		r.body(*stdin, depth)
 	default:
 		r.unreadable(shownOf(append([]word{name}, ws...)), "a shell reading commands from its standard input")
 	}
+}
+
+// isStdin tells the files that are a process's standard input, which a
+// shell given one as its script reads its commands from.
+func isStdin(name string) bool {
+	switch name {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	return false
 }
 
 // eval runs its words joined as a line.
@@ -518,4 +557,68 @@ func (r *reader) nested(ws []word, depth int) {
 	}
 	r.groups++
 	r.call(ws, nil, r.groups, depth+1)
+}
+
+// assign reads a variable set in the line (X=v cmd, export X=v, env
+// X=v cmd) whose value a program runs: an editor, a pager or ssh command
+// git runs through the shell is read as a line; a file a shell sources
+// (BASH_ENV) and git settings (an alias among them) are what agentry
+// cannot read.
+func (r *reader) assign(name string, value word, depth int) {
+	switch {
+	case name == "BASH_ENV" || name == "ENV":
+		r.unreadable(name+"="+value.shown, "a file a shell runs, which agentry does not read")
+	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
+		v := strings.ToLower(value.v)
+		if hasHole(v) || strings.Contains(v, "alias.") || isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
+			r.unreadable(name+"="+value.shown, "git settings from the environment, which agentry cannot read")
+		}
+	case isCommandVar(name):
+		if hasHole(value.v) {
+			r.unreadable(name+"="+value.shown, "a command agentry cannot read before it runs")
+			return
+		}
+		r.line(value.v, depth+1)
+	}
+}
+
+// isCommandVar tells the variables whose value programs run as a command.
+func isCommandVar(name string) bool {
+	switch name {
+	case "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+		"EDITOR", "VISUAL", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GH_EDITOR", "GH_PAGER":
+		return true
+	}
+	return false
+}
+
+// afterCd are the relative paths ps as the line's redirections may name
+// them after its cd and pushd: from each directory they go to, and from
+// where they lead one after the other, beside ps as given.
+func (r *reader) afterCd(ps []string) []string {
+	if len(r.cds) == 0 {
+		return ps
+	}
+	out := ps
+	for _, p := range ps {
+		if path.IsAbs(p) || strings.HasPrefix(p, "~") {
+			continue
+		}
+		chain := ""
+		for _, d := range r.cds {
+			if d == "-" {
+				continue
+			}
+			if path.IsAbs(d) || strings.HasPrefix(d, "~") {
+				chain = d
+			} else {
+				chain = path.Join(chain, d)
+			}
+			out = append(out, path.Join(d, p))
+			if chain != d {
+				out = append(out, path.Join(chain, p))
+			}
+		}
+	}
+	return out
 }

@@ -180,6 +180,8 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			w.run(r, ws[i+1:], stdin, group, depth)
 			return
 		case w.assigns && isAssign(v):
+			name, value, _ := strings.Cut(v, "=")
+			r.assign(name, word{v: value, shown: value}, depth)
 		case strings.HasPrefix(v, "--") && len(v) > 2:
 			name, value, hasValue := strings.Cut(v[2:], "=")
 			switch {
@@ -333,14 +335,16 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 			r.add(append([]word{name}, ws[i:]...), group, false)
 			return
 		case v == "-c" || v == "--config-env":
-			if i+1 < len(ws) && isAlias(ws[i+1].v) {
-				r.unreadable(shownOf(append([]word{name}, ws...)), "a git alias set on its command line")
+			if i+1 < len(ws) && !r.gitConfig(name, ws, ws[i+1], v != "-c", depth) {
 				return
 			}
 			i++
 		case strings.HasPrefix(v, "-c") || strings.HasPrefix(v, "--config-env="):
-			if isAlias(strings.TrimPrefix(strings.TrimPrefix(v, "--config-env="), "-c")) {
-				r.unreadable(shownOf(append([]word{name}, ws...)), "a git alias set on its command line")
+			kv, env := strings.CutPrefix(v, "--config-env=")
+			if !env {
+				kv = v[2:]
+			}
+			if !r.gitConfig(name, ws, word{v: kv, shown: kv}, env, depth) {
 				return
 			}
 		case v == "-C":
@@ -390,7 +394,61 @@ sub:
 	}
 }
 
-func isAlias(kv string) bool { return strings.HasPrefix(strings.ToLower(kv), "alias.") }
+// gitConfig reads one -c name=value (or --config-env name=VAR, env) of
+// git's command line: a value git runs as a shell line (core.editor,
+// core.sshCommand, credential.helper's !…) is read as one; false when
+// it is what agentry cannot read (an alias, a name the shell computes, a
+// command from the environment), recorded as such.
+func (r *reader) gitConfig(name word, ws []word, kv word, env bool, depth int) bool {
+	key, value, _ := strings.Cut(kv.v, "=")
+	key = strings.ToLower(key)
+	why := ""
+	switch {
+	case hasHole(key):
+		why = "a git setting agentry cannot read before it runs"
+	case strings.HasPrefix(key, "alias."):
+		why = "a git alias set on its command line"
+	case !isGitCommandKey(key):
+		return true
+	case env || hasHole(value):
+		why = "a command git runs that agentry cannot read before it runs"
+	default:
+		r.body(word{v: strings.TrimPrefix(value, "!"), shown: kv.shown}, depth)
+		return true
+	}
+	r.unreadable(shownOf(append([]word{name}, ws...)), why)
+	return false
+}
+
+// isGitCommandKey tells git's settings whose value is a command it runs
+// through the shell.
+func isGitCommandKey(key string) bool {
+	switch key {
+	case "core.editor", "sequence.editor", "core.pager", "core.sshcommand", "core.fsmonitor", "diff.external", "gpg.program":
+		return true
+	}
+	parts := strings.Split(key, ".")
+	last := parts[len(parts)-1]
+	switch parts[0] {
+	case "pager", "credential":
+		return parts[0] == "pager" || last == "helper"
+	case "diff":
+		return last == "textconv" || last == "command"
+	case "difftool", "mergetool":
+		return last == "cmd"
+	case "merge":
+		return last == "driver"
+	case "filter":
+		return last == "clean" || last == "smudge" || last == "process"
+	case "gpg":
+		return last == "program"
+	case "remote":
+		return last == "receivepack" || last == "uploadpack"
+	case "uploadpack":
+		return last == "packobjectshook"
+	}
+	return false
+}
 
 func joinWords(ws []word) word {
 	c := command{words: ws}

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/agentry/agentry/tests/acpclient"
 )
 
 // claudePolicy is the issue's policy: pushes denied however the command
@@ -201,4 +204,36 @@ func TestClaudePolicyOneShot(t *testing.T) {
 	if !strings.Contains(api.bodies[0], "You are terse.") {
 		t.Error("the one-shot's system prompt did not reach the model")
 	}
+}
+
+// Over ACP, under agent-host --policy: a denied call never runs and the
+// editor is not asked about it, the model is told the rule, and the first
+// prompt runs on the CLI the session started ahead (its hook registered
+// whatever the turn), not on another.
+func TestClaudePolicyACP(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte("[commands]\ndeny = [\"touch *\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := claudeACP(t, "--policy", pol)
+	s, work := newACPSession(t, c)
+	var before []int
+	if !await.Until(20*time.Second, func() bool { before = claudePIDs(c); return len(before) == 1 }) {
+		t.Fatalf("no CLI under agent-host before the first prompt: %v", before)
+	}
+	tag := c.Send("session/prompt", acpclient.Prompt(s, `CALL Bash {"command":"touch made.txt","description":"touch"}`))
+	evs := c.Wait(tag)
+	if _, err := os.Stat(filepath.Join(work, "made.txt")); err == nil {
+		t.Error("a denied touch ran")
+	}
+	if got := acpclient.Text(evs); !strings.HasPrefix(got, "TOOL_RESULT(True)") || !strings.Contains(got, `"touch *"`) {
+		t.Errorf("the model was told %q", got)
+	}
+	if asked(evs) {
+		t.Error("the editor was asked about a call the policy denies")
+	}
+	if after := claudePIDs(c); len(after) != 1 || after[0] != before[0] {
+		t.Errorf("the first prompt started another CLI: %v, then %v", before, after)
+	}
+	c.End()
 }

@@ -188,3 +188,48 @@ func TestHostCodexPolicy(t *testing.T) {
 		t.Errorf("the model read the rule %d times, want %d", told, len(pushes))
 	}
 }
+
+// The issue's write rule on codex through protocol v1: an apply_patch of
+// sub/.env, sub a symlink in the working copy, is denied (the path read
+// through the link), with a denied event naming the rule, and nothing is
+// written; a patch of another file in the working copy is applied.
+func TestHostCodexPolicyWrites(t *testing.T) {
+	need(t)
+	api := fakeOpenAI(t)
+	work := t.TempDir()
+	real := filepath.Join(work, "real")
+	os.Mkdir(real, 0o755)
+	if err := os.Symlink("real", filepath.Join(work, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	c := codexHostAt(t, api, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	patch := func(path string) string {
+		return fmt.Sprintf(`CALL apply_patch {"input":"*** Begin Patch\n*** Add File: %s\n+SECRET=1\n*** End Patch\n"}`, path)
+	}
+	r, err := c.RunTurn(ctx, "r1", protocol.ChatRunParams{ChatID: "c1", Workspace: work, Level: 2,
+		Policy: "[paths]\ndeny_write = [\"**/.env\"]\n", Prompt: "STEPS:\n" + patch("sub/.env") + "\n" + patch("notes.txt") + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, done := collect(t, r)
+	if done.StopReason != protocol.StopCompleted {
+		t.Fatalf("ended %s: %+v", done.StopReason, last(evs))
+	}
+	var denials []*protocol.Denial
+	for _, ev := range evs {
+		if ev.Type == protocol.EvDenied {
+			denials = append(denials, ev.Denial)
+		}
+	}
+	if len(denials) != 1 || denials[0].Rule != `paths.deny_write "**/.env" (params.policy:2)` {
+		t.Errorf("denials %+v", denials)
+	}
+	if _, err := os.Stat(filepath.Join(real, ".env")); err == nil {
+		t.Error("a denied patch wrote real/.env")
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "notes.txt")); err != nil || string(b) != "SECRET=1\n" {
+		t.Errorf("the allowed patch: %q %v", b, err)
+	}
+}

@@ -88,8 +88,9 @@ func toolOutputs(api *server) []string {
 // codex's request_user_input, in agent-host's codex backend: with a
 // question channel the question (codex's id, header, options) reaches it
 // and the answer "B" reaches the model as the tool's output; the same
-// chat's next turn without one has the tool off again (codex tells the
-// model it is unavailable), and nothing claims an answer.
+// chat's next turn without one tells the model nobody is here to answer;
+// a chat whose thread never took questions has the tool off (codex tells
+// the model it is unavailable); nothing claims an answer.
 func TestCodexBackendQuestions(t *testing.T) {
 	need(t)
 	api := fakeOpenAI(t)
@@ -117,13 +118,28 @@ func TestCodexBackendQuestions(t *testing.T) {
 		t.Errorf("the turn ended with %q", text)
 	}
 
-	// The next turn takes no questions: the thread is loaded again
-	// without the feature.
 	turn = &host.Turn{RunID: "r2", Params: protocol.ChatRunParams{ChatID: "c1", Prompt: colorQuestion, Workspace: work}}
 	runCodexTurn(t, b, turn)
 	outs = toolOutputs(api)
-	if len(outs) != 2 || !strings.Contains(outs[1], "unavailable") || strings.Contains(outs[1], `"A"`) || strings.Contains(outs[1], `"B"`) {
-		t.Errorf("without questions the model was given %q", outs)
+	if len(outs) != 2 || !strings.Contains(outs[1], "Nobody is here to answer") || strings.Contains(outs[1], `"A"`) || strings.Contains(outs[1], `"B"`) {
+		t.Errorf("a turn without questions: the model was given %q", outs)
+	}
+
+	turn = &host.Turn{RunID: "r3", Params: protocol.ChatRunParams{ChatID: "c2", Prompt: colorQuestion, Workspace: work}}
+	runCodexTurn(t, b, turn)
+	outs = toolOutputs(api)
+	if len(outs) != 3 || !strings.Contains(outs[2], "unavailable") || strings.Contains(outs[2], `"A"`) || strings.Contains(outs[2], `"B"`) {
+		t.Errorf("a thread without questions: the model was given %q", outs)
+	}
+
+	// And the other way round, the thread is loaded again with them.
+	turn = &host.Turn{RunID: "r4", Params: protocol.ChatRunParams{ChatID: "c2", Prompt: colorQuestion, Workspace: work, Questions: "ask"},
+		Question: func(q host.QuestionAsk) host.QuestionAnswer {
+			return host.QuestionAnswer{Answered: true, Answers: map[string][]string{"color": {"A"}}, By: "daemon"}
+		}}
+	runCodexTurn(t, b, turn)
+	if outs = toolOutputs(api); len(outs) != 4 || outs[3] != `{"answers":{"color":{"answers":["A"]}}}` {
+		t.Errorf("questions after a thread without: the model was given %q", outs)
 	}
 }
 
@@ -167,7 +183,7 @@ func codexHostAt(t *testing.T, api *server, level int, env ...string) hostclient
 // params.questions "ask" sends the daemon a question message (codex's id,
 // header and options), answer_question "B" reaches the model as the
 // tool's output; a run without it gets no question message, and the
-// model is told the tool is unavailable, no answer claimed.
+// model is told nobody is here to answer, no answer claimed.
 func TestHostCodexQuestions(t *testing.T) {
 	need(t)
 	api := fakeOpenAI(t)
@@ -211,7 +227,7 @@ func TestHostCodexQuestions(t *testing.T) {
 		t.Errorf("without questions: asked %+v, ended %s", q, done.StopReason)
 	}
 	outs = toolOutputs(api)
-	if len(outs) != 2 || !strings.Contains(outs[1], "unavailable") || strings.Contains(outs[1], `"B"`) || strings.Contains(outs[1], `"A"`) {
+	if len(outs) != 2 || !strings.Contains(outs[1], "Nobody is here to answer") || strings.Contains(outs[1], `"B"`) || strings.Contains(outs[1], `"A"`) {
 		t.Errorf("without questions the model was given %q", outs)
 	}
 }

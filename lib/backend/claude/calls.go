@@ -1,7 +1,10 @@
 package claude
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/policy"
@@ -12,9 +15,11 @@ import (
 // Claude Code itself never asks for reads or read-only commands (ls,
 // Grep, Glob, Read), nor for what --allowedTools or acceptEdits allow;
 // but a PreToolUse hook that answers "ask" has it ask for every call,
-// whatever the flags. The hook is registered in the stream-json
-// initialize request (the SDK's hooks), and its callbacks come as
-// hook_callback control requests.
+// whatever the flags (asking on stdio: --permission-prompt-tool stdio).
+// The hook is registered in the stream-json initialize request (the
+// SDK's hooks) of every CLI, so that a policy's turn needs no other
+// process; its callbacks come as hook_callback control requests, and
+// outside a policy's turn the answer decides nothing.
 
 // policyHook is the callback id of the PreToolUse hook.
 const policyHook = "agentry-policy"
@@ -102,4 +107,39 @@ func (a allowed) granted(tool string) bool {
 		}
 	}
 	return false
+}
+
+// sessionGrants are the calls the daemon allowed for the session
+// (allow_session), tool and input alike, for as long as the CLI lives
+// (as its own session rules do). Claude Code does not ask again for
+// them; a hooked CLI does, and such a call is then Ask.Granted: the
+// policy is still checked, the person not asked twice.
+type sessionGrants struct {
+	mu    sync.Mutex
+	calls map[string]bool
+}
+
+// key is a call's tool and its input, compacted.
+func grantKey(tool string, input json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, input) != nil {
+		b.Reset()
+		b.Write(input)
+	}
+	return tool + "\x00" + b.String()
+}
+
+func (s *sessionGrants) add(tool string, input json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls == nil {
+		s.calls = map[string]bool{}
+	}
+	s.calls[grantKey(tool, input)] = true
+}
+
+func (s *sessionGrants) has(tool string, input json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[grantKey(tool, input)]
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/policy"
+	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
 )
 
@@ -108,3 +109,31 @@ func waitLine(t *testing.T, s stdinLines) string {
 // The host runs a policy's turns on the backend only if it says it
 // enforces one.
 var _ host.PolicyEnforcer = (*Backend)(nil)
+
+// A call the daemon allowed for the session is granted when the hooked
+// CLI asks for it again, so the person is not asked twice; another call
+// is not.
+func TestSessionGrant(t *testing.T) {
+	out := make(stdinLines, 8)
+	g, _ := grant.For(grant.Options{Level: 2, Harness: grant.Claude, Stream: true, Ask: true, AskAll: true})
+	var asked []host.Ask
+	answers := make(chan host.Answer, 3)
+	tr := &host.Turn{AskAll: true, Params: protocol.ChatRunParams{Permissions: protocol.PermissionsAsk},
+		Ask: func(q host.Ask) host.Answer { asked = append(asked, q); return <-answers }}
+	x := &translator{t: tr, p: &cli{out: newWriter(out), allowed: allowedOf(g)}}
+	use := func(id, cmd string) string {
+		return `{"type":"control_request","request_id":"` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"` + cmd + `"},"permission_suggestions":[{"type":"addRules"}]}}`
+	}
+	answers <- host.Answer{Decision: protocol.DecisionAllowSession}
+	x.control(use("U1", "python3 -c 1"))
+	waitLine(t, out)
+	answers <- host.Answer{Decision: protocol.DecisionAllow}
+	x.control(use("U2", "python3 -c 1"))
+	waitLine(t, out)
+	answers <- host.Answer{Decision: protocol.DecisionAllow}
+	x.control(use("U3", "python3 -c 2"))
+	waitLine(t, out)
+	if len(asked) != 3 || asked[0].Granted || !asked[1].Granted || asked[2].Granted {
+		t.Errorf("granted: %v %v %v", asked[0].Granted, asked[1].Granted, asked[2].Granted)
+	}
+}

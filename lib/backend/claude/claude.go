@@ -256,7 +256,7 @@ type chat struct {
 	cli       *cli
 	asks      bool   // cli was started to ask the daemon (params.permissions ask)
 	questions bool   // cli was started offering AskUserQuestion
-	hooked    bool   // cli was started with the policy's PreToolUse hook
+	prompts   bool   // cli was started asking on stdio (--permission-prompt-tool stdio)
 	cliLevel  int    // the level whose grant cli was started with
 	cliEffort string // the --effort cli was started with ("": the CLI's own)
 	cliModel  string // the --model cli was started with ("": the CLI's own)
@@ -296,8 +296,9 @@ type cli struct {
 	stderr *proc.Tail
 	out    *ndjson.Writer // on stdin: one line per message, never interleaved
 	// allowed is what its flags let run unasked: a call of it is
-	// Ask.Granted.
+	// Ask.Granted; so is one the daemon allowed for the session.
 	allowed allowed
+	session sessionGrants
 }
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
@@ -327,7 +328,8 @@ func launchOf(t *host.Turn) launch {
 
 // launchFor is what a turn of params p will want, for a start ahead of
 // it: a policy of its own has every call asked (the host's --policy is
-// not in p: a turn under it starts the CLI again, hooked).
+// not in p: a turn under it finds the CLI asking on stdio where p asks
+// the daemon or takes questions, and starts it again where not).
 func launchFor(p protocol.ChatRunParams) launch {
 	return launch{params: p, asks: p.Permissions == protocol.PermissionsAsk, questions: p.Questions == protocol.QuestionsAsk,
 		askAll: p.Policy != "", log: func(string, string) {}}
@@ -399,14 +401,13 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr,
 		allowed: allowedOf(g)}
 	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
-	c.questions, c.hooked = l.questions, l.askAll
+	c.questions, c.prompts = l.questions, asks || l.questions || l.askAll
 	// The CLI's answer says what slash commands it offers (see
-	// translator.response); a policy's run registers its hook (calls.go).
-	init := map[string]any{"subtype": "initialize"}
-	if l.askAll {
-		init["hooks"] = hooks()
-	}
-	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID, "request": init})
+	// translator.response). The policy's hook is registered whatever the
+	// turn (calls.go): it decides nothing but in a policy's turn, which
+	// then needs no other process than one that asks on stdio.
+	_ = p.send(map[string]any{"type": "control_request", "request_id": initializeID,
+		"request": map[string]any{"subtype": "initialize", "hooks": hooks()}})
 	go func() {
 		defer stdout.Close()
 		defer close(p.lines)
@@ -481,14 +482,16 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn) error {
 		level = t.Params.Level
 	}
 	if c.cli != nil && (c.asks != asksOf(t) || !b.sameGrant(c.cliLevel, level, c.asks) || c.cliEffort != t.Params.ReasoningEffort ||
-		(t.Params.Model != "" && t.Params.Model != c.cliModel) || (t.Question != nil && !c.questions) || (t.AskAll && !c.hooked)) {
+		(t.Params.Model != "" && t.Params.Model != c.cliModel) || (t.Question != nil && !c.questions) || (t.AskAll && !c.prompts)) {
 		// Asking, the level's grant and the effort are flags of the
 		// process: this turn wants others, so the CLI starts again,
 		// resuming the session. A level whose grant is the same (level 3
 		// is level 2's today) keeps the process, and what it was
-		// allowed for the session. A CLI that offers questions, or is
-		// hooked, serves a turn that wants neither: nobody is there to
-		// answer, and the hook leaves each call to the CLI.
+		// allowed for the session. A CLI that offers questions, or asks
+		// on stdio, serves a turn that wants neither: nobody is there to
+		// answer, the hook leaves each call to the CLI, and what the CLI
+		// asks of a turn that does not ask is denied, as the CLI itself
+		// would.
 		c.cli.stop(2 * time.Second)
 		c.cli = nil
 	}
@@ -609,10 +612,6 @@ func (x *translator) line(line []byte) (done bool, err error) {
 	return false, nil
 }
 
-// control answers a control request of the CLI. can_use_tool goes to the
-// daemon (Turn.Ask), each in a goroutine of its own so that the turn reads
-// on while the daemon decides; the CLI waits for the answer. Anything else
-// is refused, so that the CLI never waits on us for ever.
 // initializeID is the request id of the initialize control request a CLI
 // is sent when it starts.
 const initializeID = "agent-host-initialize"
@@ -634,43 +633,62 @@ func (x *translator) response(s string) {
 	x.t.Emit(ev)
 }
 
+// control answers a control request of the CLI. can_use_tool goes to the
+// daemon (Turn.Ask), or, for AskUserQuestion, to the run's person
+// (Turn.Question), each in a goroutine of its own so that the turn reads
+// on while they decide; the CLI waits for the answer. A policy hook's
+// callback is answered at once. Anything else is refused, so that the CLI
+// never waits on us for ever.
 func (x *translator) control(s string) {
 	reqID := gjson.Get(s, "request_id").Str
 	req := gjson.Get(s, "request")
 	switch req.Get("subtype").Str {
 	case "can_use_tool":
-	case "hook_callback":
-		if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
-			if x.dirs == nil {
-				x.dirs = map[string]string{}
-			}
-			x.dirs[id] = cwd
+		if req.Get("tool_name").Str == grant.QuestionTool {
+			go x.question(reqID, req)
+		} else {
+			x.canUse(reqID, req)
 		}
-		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
-			"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
-		return
+	case "hook_callback":
+		x.hook(reqID, req)
 	default:
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "error", "request_id": reqID, "error": "agent-host does not serve " + req.Get("subtype").Str}})
-		return
 	}
-	if req.Get("tool_name").Str == grant.QuestionTool {
-		go x.question(reqID, req)
-		return
+}
+
+// hook answers the policy hook's callback for a call, keeping the
+// directory it says the shell is in for the can_use_tool that follows.
+func (x *translator) hook(reqID string, req gjson.Result) {
+	if id, cwd := req.Get("input.tool_use_id").Str, req.Get("input.cwd").Str; id != "" && cwd != "" {
+		if x.dirs == nil {
+			x.dirs = map[string]string{}
+		}
+		x.dirs[id] = cwd
 	}
+	_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": reqID, "response": hookAnswer(x.t.AskAll)}})
+}
+
+// canUse puts a tool call to Turn.Ask, in a goroutine of its own, and
+// answers the CLI's request reqID with the decision.
+func (x *translator) canUse(reqID string, req gjson.Result) {
 	ask := x.t.Ask
 	if ask == nil {
 		// Only a CLI started to ask asks; refuse rather than hang.
 		ask = func(host.Ask) host.Answer { return host.Answer{Decision: protocol.DecisionDeny} }
 	}
 	q := canUseTool(req)
-	q.Granted = x.p.allowed.granted(q.Tool)
+	q.Granted = x.p.allowed.granted(q.Tool) || x.p.session.has(q.Tool, q.Input)
 	if dir, ok := x.dirs[q.ToolCallID]; ok {
 		q.Call.Dir = dir
 		delete(x.dirs, q.ToolCallID)
 	}
 	go func() {
 		a := ask(q)
+		if a.Decision == protocol.DecisionAllowSession {
+			x.p.session.add(q.Tool, q.Input)
+		}
 		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
 			"subtype": "success", "request_id": reqID, "response": permissionResult(req, a)}})
 	}()

@@ -18,14 +18,15 @@ import (
 // request_user_input tool, and the approvals of an ask level, each put to
 // the host (Turn.Question, Turn.Ask) with the call in a policy's terms.
 
-// threadMode is what a thread is loaded with that a turn may change: a
-// thread whose mode is not the turn's is loaded again (unsubscribed, then
+// threadMode is what a thread is loaded with that a turn may need: a
+// thread without what the turn needs is loaded again (unsubscribed, then
 // resumed with the turn's configuration).
 type threadMode struct {
 	// questions: codex's default_mode_request_user_input feature is on,
 	// so its request_user_input tool asks (item/tool/requestUserInput);
 	// off, the tool tells the model it is unavailable, which is the truth
-	// when nobody is there to answer.
+	// when nobody is there to answer. On for a turn without questions,
+	// the turn answers each "nobody is here" (host.NoAnswerMessage).
 	questions bool
 }
 
@@ -38,16 +39,8 @@ func modeOf(p protocol.ChatRunParams) threadMode {
 // featureQuestions is the thread configuration key of codex's feature.
 const featureQuestions = "features.default_mode_request_user_input"
 
-// noAnswer is what the model is told of a question nobody answered (the
-// host's message): in each question's answer, since codex passes nothing
-// else on (an error reply reaches the model as empty answers, which reads
-// as a choice).
-func noAnswer(why string) string {
-	if why == "" {
-		why = "There is no answer to this question. Do not assume one."
-	}
-	return why
-}
+// unanswered is what the model is told of a question an answer left out.
+const unanswered = "There is no answer to this question. Do not assume one."
 
 // question answers item/tool/requestUserInput: the questions go to the
 // host when the run takes them (in a goroutine: the turn reads on
@@ -60,9 +53,10 @@ func (x *translator) question(m rpcMsg) {
 		Input: rawJSON(map[string]json.RawMessage{"questions": json.RawMessage(raw.Raw)})})
 	ask, srv, emit := x.t.Question, x.srv, x.t.Emit
 	answer := func(a host.QuestionAnswer) {
+		// The result first: what codex does with the answer comes after.
 		res, text := questionReply(qs, a)
-		_ = srv.reply(m.ID, res)
 		emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: text, IsError: !a.Answered})
+		_ = srv.reply(m.ID, res)
 	}
 	if ask == nil {
 		answer(host.QuestionAnswer{Message: host.NoAnswerMessage})
@@ -94,19 +88,21 @@ func questionsOf(raw gjson.Result) []protocol.Question {
 
 // questionReply is codex's ToolRequestUserInputResponse for an answer,
 // and the answer as the tool's result: each question's labels (or free
-// text); a question left unanswered, or every one when no answer came,
-// is given the no-answer sentence, never a made-up choice.
+// text); a question left unanswered, or every one when no answer came, is
+// given the no-answer sentence (the host's message) as its answer, never
+// a made-up choice: codex passes nothing else on to the model, and an
+// error reply reaches it as empty answers, which reads as a choice.
 func questionReply(qs []protocol.Question, a host.QuestionAnswer) (questionResponse, string) {
 	res := questionResponse{Answers: map[string]questionAnswer{}}
 	var lines []string
 	for _, q := range qs {
 		got := a.Answers[q.ID]
 		if !a.Answered || len(got) == 0 {
-			why := a.Message
-			if a.Answered {
-				why = ""
+			why := unanswered
+			if !a.Answered && a.Message != "" {
+				why = a.Message
 			}
-			got = []string{noAnswer(why)}
+			got = []string{why}
 		}
 		res.Answers[q.ID] = questionAnswer{Answers: got}
 		lines = append(lines, q.ID+": "+strings.Join(got, ", "))
@@ -131,13 +127,18 @@ func (x *translator) approval(m rpcMsg, tool string) {
 	if x.t.AskAll {
 		q.Granted = x.granted(q.Call, m.Params)
 	}
-	ask, srv, logf, thread := x.t.Ask, x.srv, x.t.Log, x.thread
+	ask, srv, logf, thread, askAll := x.t.Ask, x.srv, x.t.Log, x.thread, x.t.AskAll
 	go func() {
 		a := ask(q)
 		if len(a.Input) > 0 && a.Allowed() {
 			logf("warn", "codex cannot run a changed command: the input of the answer was ignored")
 		}
 		d := decision(a)
+		if d == decisionAcceptForSession && askAll {
+			// Under a policy every call is checked: codex is not to
+			// run the next identical one unasked.
+			d = decisionAccept
+		}
 		if d == decisionDecline && a.Message != "" {
 			tell(srv, thread, fmt.Sprintf("agentry did not let the %s %s run: %s", tool, callText(q.Call), a.Message), logf)
 		}

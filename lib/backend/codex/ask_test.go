@@ -155,3 +155,22 @@ func TestSplitWords(t *testing.T) {
 		}
 	}
 }
+
+// Under a policy an allow for the session is an allow of this call:
+// codex is not to run the next identical one unasked, past the policy.
+func TestApprovalSessionUnderPolicy(t *testing.T) {
+	for _, askAll := range []bool{false, true} {
+		r := newReplies()
+		turn := &host.Turn{AskAll: askAll, Log: func(string, string) {}, Emit: func(protocol.AgentEvent) {},
+			Ask: func(host.Ask) host.Answer { return host.Answer{Decision: protocol.DecisionAllowSession} }}
+		x := &translator{t: turn, srv: r, thread: "th", turn: "tu", inputs: map[string]json.RawMessage{}, level: 2}
+		x.handle(rpcMsg{Method: "item/commandExecution/requestApproval", ID: json.RawMessage("3"), Params: gjson.Parse(`{"threadId":"th","itemId":"c","command":"ls"}`)})
+		want := `3 {"decision":"acceptForSession"}`
+		if askAll {
+			want = `3 {"decision":"accept"}`
+		}
+		if got := r.wait(t, 1); got[0] != want {
+			t.Errorf("AskAll %v: %s, want %s", askAll, got[0], want)
+		}
+	}
+}

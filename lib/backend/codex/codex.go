@@ -61,6 +61,9 @@ type Backend struct {
 	servers map[string]*shared // by the configuration they run with
 	closed  bool
 	closing chan struct{} // closed by Close: a server starting gives up
+	// starting counts the StartChat calls in flight: Prestart's warm-up
+	// thread gives way to them.
+	starting int
 }
 
 type chat struct {
@@ -155,6 +158,17 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 	if p.Level > 0 {
 		level = p.Level
 	}
+	// With questions on: the face's turns take them (the person is at
+	// the editor), and a turn that does not tells the agent so.
+	p.Questions = protocol.QuestionsAsk
+	b.mu.Lock()
+	b.starting++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.starting--
+		b.mu.Unlock()
+	}()
 	c := b.chat(p.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,16 +178,19 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 // ready has the chat's thread loaded for a turn of p at level, on the
 // shared server of the level: loaded there first when it is not (its
 // first turn, a level of another configuration, a server started again),
-// or again when it was loaded for turns of another mode. Under c.mu.
+// or again when the turn takes questions and the thread was loaded
+// without (the other way round, the turn tells the agent nobody is there
+// to answer, which a reload would not change). Under c.mu.
 func (b *Backend) ready(ctx context.Context, c *chat, level int, p protocol.ChatRunParams, logf func(level, msg string)) error {
 	sh, g, err := b.server(ctx, level)
 	if err != nil {
 		return err
 	}
-	if c.on == sh && c.mode == modeOf(p) {
+	want := modeOf(p)
+	if c.on == sh && (c.mode.questions || !want.questions) {
 		return nil
 	}
-	c.mode = modeOf(p)
+	c.mode = want
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()

@@ -135,7 +135,7 @@ func TestTranslateTwoTurns(t *testing.T) {
 		if last.Usage == nil || last.Usage.InputTokens != 20 || last.Usage.OutputTokens != 8 {
 			t.Errorf("turn %d usage %+v", i+1, last.Usage)
 		}
-		if !strings.Contains(types(evs), "text_delta") || !strings.Contains(types(evs), "text usage completed") {
+		if !strings.Contains(types(evs), "text_delta") || !strings.Contains(types(evs), "usage completed") {
 			t.Errorf("turn %d: %s", i+1, types(evs))
 		}
 	}

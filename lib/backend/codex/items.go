@@ -69,6 +69,10 @@ func (x *translator) handle(m rpcMsg) (done bool, err error) {
 		x.usage.OutputTokens += last.Get("outputTokens").Int()
 		x.usage.CacheReadTokens += last.Get("cachedInputTokens").Int()
 		x.usage.CacheWriteTokens += last.Get("cacheWriteInputTokens").Int()
+		// As it grows, not only at the turn's end: a budget is kept
+		// where it is crossed (runagent --max-budget-usd).
+		u := x.usage
+		x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: &u})
 	case "error":
 		if p.Get("willRetry").Bool() {
 			x.t.Log("warn", "codex: "+p.Get("error.message").Str+" (retrying)")

@@ -245,7 +245,15 @@ func (b *Backend) Prestart() {
 		}
 		// The server's first thread costs it more than the next ones
 		// (what codex loads once): a thread of no one's, not kept, pays
-		// for it here rather than the first prompt; once per server.
+		// for it here rather than the first prompt; once per server, and
+		// not when a session's own thread is on its way (StartChat),
+		// which pays it without a second thread competing.
+		b.mu.Lock()
+		starting := b.starting
+		b.mu.Unlock()
+		if starting > 0 {
+			return
+		}
 		sh.warm.Do(func() {
 			res, err := sh.srv.call(ctx, "thread/start", threadStartParams{Cwd: b.cfg.Workspace, Ephemeral: true,
 				ApprovalPolicy: policyNever, Sandbox: sandboxMode(b.cfg.Level)})
