@@ -232,6 +232,8 @@ type agent struct {
 	prompts  map[string]promptRef
 	models   []protocol.ModelInfo
 	modelsOK bool
+	// peer is what the agent behind a peer backend can do.
+	peer peerState
 	// forms: the client said at initialize that it takes
 	// elicitation/create forms, which the agent's questions are put as.
 	forms bool
@@ -462,6 +464,10 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		resume = &empty{}
 	}
 	a.prestart()
+	pc, err := a.peerCaps()
+	if err != nil {
+		return nil, err
+	}
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
@@ -473,6 +479,14 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		},
 		AuthMethods: []authMethod{},
 		AgentInfo:   &implementation{Name: "agent-host", Title: "agent-host (" + a.caps.name + ")", Version: a.opts.Host.Version},
+	}
+	if pc != nil {
+		// What the agent behind says it can do, agent-host can.
+		ac := &res.AgentCapabilities
+		ac.LoadSession = pc.LoadSession
+		ac.SessionCapabilities.List, ac.SessionCapabilities.Resume = pc.SessionCapabilities.List, pc.SessionCapabilities.Resume
+		ac.PromptCapabilities = promptCapabilities{Image: pc.PromptCapabilities.Image && ac.PromptCapabilities.Image,
+			EmbeddedContext: pc.PromptCapabilities.EmbeddedContext}
 	}
 	return res, nil
 }

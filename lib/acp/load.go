@@ -41,11 +41,31 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	if !ok {
 		return nil, errorf(codeMethodNotFound, "the %s backend cannot load a session", a.caps.name)
 	}
+	pe, isPeer := a.backend.(peer)
+	if isPeer {
+		// The agent behind is asked to, where it says it can.
+		pc, err := a.peerCaps()
+		switch {
+		case err != nil:
+			return nil, err
+		case replay && !pc.LoadSession:
+			return nil, a.refusedByAgent("session/load", "loads no session", "agentCapabilities.loadSession")
+		case !replay && pc.SessionCapabilities.Resume == nil:
+			return nil, a.refusedByAgent("session/resume", "resumes no session", "sessionCapabilities.resume")
+		}
+	}
 	if a.session(p.SessionID) != nil {
 		return nil, errorf(codeInvalidParams, "invalid params: session %s is open on this connection", p.SessionID)
 	}
 	rec, err := a.store.load(p.SessionID)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && isPeer:
+		// One of the agent's own sessions (session/list's): taken up
+		// under its id, in the cwd given.
+		if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+			return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
+		}
+		rec = record{SessionID: p.SessionID, CLISession: p.SessionID, Cwd: p.Cwd, Backend: a.caps.name}
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &rpcError{Code: codeNotFound, Message: "no session " + p.SessionID, Data: map[string]string{"sessionId": p.SessionID}}
 	case err != nil:
@@ -72,7 +92,12 @@ func (a *agent) takeUp(params json.RawMessage, replay bool) (any, error) {
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	said, err := loader.LoadSession(ctx, s.id, rec.CLISession, cwd)
+	var said []host.Said
+	if isPeer && !replay {
+		err = pe.ResumeSession(ctx, s.id, rec.CLISession, cwd)
+	} else {
+		said, err = loader.LoadSession(ctx, s.id, rec.CLISession, cwd)
+	}
 	if err != nil {
 		return nil, hostError(err)
 	}

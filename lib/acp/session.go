@@ -471,6 +471,9 @@ func (a *agent) listSessions(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
+	if pe, ok := a.backend.(peer); ok {
+		return a.listAgentSessions(pe, params)
+	}
 	byID := map[string]sessionInfo{}
 	for _, r := range a.store.all() {
 		if r.Backend == a.caps.name {

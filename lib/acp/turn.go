@@ -82,7 +82,8 @@ type promptRef struct {
 	seq int64
 }
 
-// promptIn is a prompt as the backend takes it: its text, and its images.
+// promptIn is a prompt as the backend takes it: its text, and its images
+// (and, for a peer backend, its resources and links).
 type promptIn struct {
 	text   string
 	images []protocol.Attachment
@@ -94,7 +95,20 @@ type promptIn struct {
 func (a *agent) promptInput(blocks []contentBlock) (promptIn, error) {
 	var parts []string
 	var in promptIn
+	pc, err := a.peerCaps()
+	if err != nil {
+		return promptIn{}, err
+	}
 	for _, b := range blocks {
+		if pc != nil && b.Type != "text" {
+			// An agent behind takes them as they are, where it says so.
+			at, err := a.peerBlock(pc, b)
+			if err != nil {
+				return promptIn{}, err
+			}
+			in.images = append(in.images, at)
+			continue
+		}
 		switch b.Type {
 		case "text":
 			parts = append(parts, b.Text)
@@ -135,6 +149,44 @@ func (a *agent) promptInput(blocks []contentBlock) (promptIn, error) {
 		return promptIn{}, errorf(codeInvalidParams, "invalid params: the prompt is empty")
 	}
 	return in, nil
+}
+
+// peerBlock is a content block for the agent behind a peer backend, as
+// an attachment that is passed to it unchanged, or the error naming the
+// prompt capability its initialize lacked.
+func (a *agent) peerBlock(pc *peerCaps, b contentBlock) (protocol.Attachment, error) {
+	lacks := func(what, capability string) error {
+		return &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("invalid params: the agent behind agent-host takes no %s: its initialize said %s false", what, capability),
+			Data: map[string]string{"capability": capability}}
+	}
+	switch b.Type {
+	case "image":
+		if !pc.PromptCapabilities.Image {
+			return protocol.Attachment{}, lacks("image content", "promptCapabilities.image")
+		}
+		return a.image(b.MimeType, b.Data)
+	case "audio":
+		return protocol.Attachment{}, lacks("audio content", "promptCapabilities.audio")
+	case "resource":
+		r := b.Resource
+		switch {
+		case !pc.PromptCapabilities.EmbeddedContext:
+			return protocol.Attachment{}, lacks("embedded resources", "promptCapabilities.embeddedContext")
+		case r == nil || r.URI == "" || (r.Text == nil) == (r.Blob == nil):
+			return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: a resource has a uri, and text or a blob")
+		}
+		at := protocol.Attachment{Type: protocol.AttachmentResource, URI: r.URI, MimeType: r.MimeType, Text: r.Text}
+		if r.Blob != nil {
+			at.Data = *r.Blob
+		}
+		return at, nil
+	case "resource_link":
+		if b.URI == "" || b.Name == "" {
+			return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: a resource link has a uri and a name")
+		}
+		return protocol.Attachment{Type: protocol.AttachmentResourceLink, URI: b.URI, Name: b.Name, Title: b.Title, MimeType: b.MimeType}, nil
+	}
+	return protocol.Attachment{}, errorf(codeInvalidParams, "invalid params: unknown content block type %q", b.Type)
 }
 
 // image is an image of the prompt as the backend takes it, or the error
@@ -242,13 +294,30 @@ func (a *agent) runPrompt(s *session, seq int64, set settings, in promptIn) (any
 	}
 	a.afterTurn(s, done.Usage)
 	if done.StopReason != protocol.StopCompleted {
-		msg := "the turn failed"
-		if t.failure != nil {
-			msg = t.failure.Message
-		}
-		return nil, &rpcError{Code: codeInternal, Message: msg}
+		return nil, t.failed()
 	}
 	return promptResult{StopReason: stopEndTurn}, nil
+}
+
+// failed is a failed turn's answer: a JSON-RPC error whose data carries
+// the host's error code (level_violated: the acp backend's tripwire) and
+// its reason, after the calls it left unfinished are shown failed with
+// that reason. ACP's stop reasons have none for a turn agentry ended.
+func (t *turn) failed() error {
+	f := protocol.ErrorInfo{Code: protocol.CodeBackendFailed, Message: "the turn failed"}
+	if t.failure != nil {
+		f = *t.failure
+	}
+	t.mu.Lock()
+	for _, id := range t.order {
+		if c := t.calls[id]; c.reported && !c.final {
+			c.final = true
+			t.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed, RawOutput: f.Message,
+				Content: []any{toolContent{Type: "content", Content: text(f.Message)}}})
+		}
+	}
+	t.mu.Unlock()
+	return &rpcError{Code: codeInternal, Message: f.Message, Data: map[string]string{"code": f.Code, "message": f.Message}}
 }
 
 // afterTurn keeps the session for session/load, and sends its context use
@@ -335,6 +404,12 @@ func (t *turn) event(ev protocol.AgentEvent) {
 		}
 	case protocol.EvToolCall:
 		v := t.a.describe(ev.Name, ev.Input)
+		if raw := sent(ev); raw != nil && !t.call(ev.ToolCallID).reported {
+			c := t.call(ev.ToolCallID)
+			c.reported, c.title = true, v.Title
+			t.update(raw)
+			return
+		}
 		t.toolCall(ev.ToolCallID, ev.Input, v)
 		if p, ok := planOf(v); ok {
 			t.update(p)
@@ -349,6 +424,10 @@ func (t *turn) event(ev protocol.AgentEvent) {
 			return
 		}
 		c.final = true
+		if raw := sent(ev); raw != nil {
+			t.update(raw)
+			return
+		}
 		status := statusCompleted
 		if ev.IsError {
 			status = statusFailed
@@ -361,8 +440,16 @@ func (t *turn) event(ev protocol.AgentEvent) {
 	case protocol.EvDenied:
 		t.denied(ev)
 	case protocol.EvPlan:
+		if raw := sent(ev); raw != nil {
+			t.update(raw)
+			return
+		}
 		t.update(planUpdateOf(ev.Plan))
 	case protocol.EvCommands:
+		if raw := sent(ev); raw != nil {
+			t.sendCommands(raw)
+			return
+		}
 		t.commands(ev.Commands)
 	case protocol.EvCompleted:
 		if !t.said && ev.Text != "" {
@@ -406,6 +493,18 @@ func (t *turn) denied(ev protocol.AgentEvent) {
 	t.update(u)
 }
 
+// sent is the session/update an ACP agent behind the backend sent, which
+// the event translates (the acp backend's), or nil: passed on as it is,
+// beyond the notification's sessionId, so that what the agent said of a
+// plan, its commands and its tool calls (diffs, _meta and all) reaches
+// the editor unchanged.
+func sent(ev protocol.AgentEvent) json.RawMessage {
+	if raw := ev.Extra["acpUpdate"]; len(raw) > 0 && json.Valid(raw) {
+		return raw
+	}
+	return nil
+}
+
 // commands sends the backend's slash commands, unless the client has
 // them already (a CLI started again for another mode offers the same).
 func (t *turn) commands(cs []protocol.Command) {
@@ -418,12 +517,18 @@ func (t *turn) commands(cs []protocol.Command) {
 		u.AvailableCommands = append(u.AvailableCommands, ac)
 	}
 	b, _ := json.Marshal(u)
+	t.sendCommands(b)
+}
+
+// sendCommands sends an available_commands_update, unless it is the one
+// the client has.
+func (t *turn) sendCommands(b json.RawMessage) {
 	t.s.mu.Lock()
 	same := string(b) == t.s.commands
 	t.s.commands = string(b)
 	t.s.mu.Unlock()
 	if !same {
-		t.update(u)
+		t.update(b)
 	}
 }
 

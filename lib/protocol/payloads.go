@@ -45,17 +45,32 @@ type ChatRunParams struct {
 }
 
 // Attachment is something given to the model beside the prompt's text:
-// today an image, its bytes base64-encoded.
+// an image, its bytes base64-encoded; or, for a backend that takes them
+// (host.ResourceTaker: the acp backend), a resource (its URI and its text
+// or its bytes) or a link to one (its URI and name), as ACP's content
+// blocks of those types.
 type Attachment struct {
-	// Type is AttachmentImage.
+	// Type is AttachmentImage, AttachmentResource or AttachmentResourceLink.
 	Type     string `json:"type"`
-	MimeType string `json:"mimeType"`
-	// Data is the content, base64 (standard encoding, padded).
-	Data string `json:"data"`
+	MimeType string `json:"mimeType,omitempty"`
+	// Data is the content, base64 (standard encoding, padded): an
+	// image's, or a resource's that is not text.
+	Data string `json:"data,omitempty"`
+	// URI is a resource's, or a link's.
+	URI string `json:"uri,omitempty"`
+	// Name is a link's name (required), Title its title.
+	Name  string `json:"name,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Text is a text resource's content.
+	Text *string `json:"text,omitempty"`
 }
 
-// AttachmentImage is the type of an image attachment.
-const AttachmentImage = "image"
+// Attachment types.
+const (
+	AttachmentImage        = "image"
+	AttachmentResource     = "resource"
+	AttachmentResourceLink = "resource_link"
+)
 
 // Values of ChatRunParams.Permissions.
 const (

@@ -44,11 +44,13 @@ func SDK() string {
 
 // Event is one line client.mjs reports.
 type Event struct {
-	Event     string          `json:"event"`
-	Tag       string          `json:"tag"`
-	Result    json.RawMessage `json:"result"`
-	Error     *Error          `json:"error"`
-	Update    Update          `json:"update"`
+	Event  string          `json:"event"`
+	Tag    string          `json:"tag"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+	Update Update          `json:"update"`
+	// UpdateRaw is the update as the SDK gave it, every field.
+	UpdateRaw json.RawMessage `json:"-"`
 	SessionID string          `json:"sessionId"`
 	Params    json.RawMessage `json:"params"`
 	PID       int             `json:"pid"`
@@ -59,8 +61,9 @@ type Event struct {
 
 // Error is a request's error, as the SDK gave it.
 type Error struct {
-	Code    *int   `json:"code"`
-	Message string `json:"message"`
+	Code    *int            `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
 }
 
 // Update is a session/update's update, the fields tests look at.
@@ -132,6 +135,11 @@ func Start(t testing.TB, sdk string, env []string, dir string, argv ...string) *
 					t.Errorf("client.mjs said: %s", line)
 					continue
 				}
+				var raw struct {
+					Update json.RawMessage `json:"update"`
+				}
+				_ = json.Unmarshal(line, &raw)
+				ev.UpdateRaw = raw.Update
 				c.evs <- ev
 			}
 			if err != nil {

@@ -87,7 +87,7 @@ for await (const line of rl) {
     case "request":
       conn.agent.request(c.method, c.params).then(
         (result) => say({ tag: c.tag, result: result ?? {}, t: Date.now() - t0 }),
-        (e) => say({ tag: c.tag, error: { code: e?.code ?? null, message: String(e?.message ?? e) }, t: Date.now() - t0 }),
+        (e) => say({ tag: c.tag, error: { code: e?.code ?? null, message: String(e?.message ?? e), data: e?.data ?? null }, t: Date.now() - t0 }),
       );
       break;
     case "notify":

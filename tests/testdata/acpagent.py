@@ -16,8 +16,24 @@ stdio). Each line of a prompt is a command:
                    a form, when the client said it takes forms; answer
                    "chose X", "declined", "cancelled" or "no elicitation"
   FSWRITE PATH     write PATH through fs/write_text_file without asking
+  PLAN             send a plan (priorities, _meta)
+  COMMANDS         send available_commands_update (an input hint, _meta)
+  DIFF PATH        report an edit of PATH with its diff (and _meta), ask,
+                   write it through fs/write_text_file, and end the call
+                   with the diff again
 
-With FAKEACP_NOLOAD set, it cannot load a session.
+FAKEACP_PROMPTCAPS lists the prompt capabilities it says it has (say
+"image,embeddedContext"; none by default). With FAKEACP_PROMPTS set (a
+file), every prompt's content blocks are appended to it, one JSON line a
+prompt. With FAKEACP_SENT set (a file), every session/update's update sent is
+appended to it, one JSON line each.
+
+With FAKEACP_NOLOAD set, it can neither load nor resume a session; with
+FAKEACP_NOLIST set, it lists none. With FAKEACP_SESSIONS set (a file), the
+sessions it starts are kept there, one JSON line each, for session/list
+(titled "fake session ID"); session/load replays "earlier prompt" and
+"earlier answer", and appends "loaded ID" to turns.log, session/resume
+"resumed ID".
 
 Every turn appends "turn N session S" to turns.log in its working directory.
 A prompt with none of these commands is answered "continued".
@@ -66,6 +82,9 @@ def call(method, params):
 
 
 def update(sid, u):
+    if os.environ.get("FAKEACP_SENT"):
+        with open(os.environ["FAKEACP_SENT"], "a") as f:
+            f.write(json.dumps(u) + "\n")
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": u}})
 
 
@@ -108,6 +127,9 @@ def prompt(msg):
     p = msg["params"]
     sid = p["sessionId"]
     text = "".join(b.get("text", "") for b in p["prompt"] if b.get("type") == "text")
+    if os.environ.get("FAKEACP_PROMPTS"):
+        with open(os.environ["FAKEACP_PROMPTS"], "a") as f:
+            f.write(json.dumps(p["prompt"]) + "\n")
     state["turns"] += 1
     with open("turns.log", "a") as f:
         f.write("turn %d session %s\n" % (state["turns"], sid))
@@ -156,6 +178,31 @@ def prompt(msg):
         elif word == "FSWRITE":
             r = call("fs/write_text_file", {"sessionId": sid, "path": os.path.abspath(arg), "content": "written\n"})
             say(sid, "refused: " + r["error"]["message"] if "error" in r else "wrote it")
+        elif word == "PLAN":
+            update(sid, {"sessionUpdate": "plan", "entries": [
+                {"content": "read the code", "priority": "high", "status": "completed"},
+                {"content": "fix it", "priority": "low", "status": "in_progress", "_meta": {"fake": 1}}]})
+        elif word == "COMMANDS":
+            update(sid, {"sessionUpdate": "available_commands_update", "availableCommands": [
+                {"name": "review", "description": "Review a file", "input": {"hint": "the file"}, "_meta": {"fake": 2}},
+                {"name": "init", "description": "Write AGENTS.md"}]})
+        elif word == "DIFF":
+            path = os.path.abspath(arg)
+            diff = {"type": "diff", "path": path, "oldText": None, "newText": "new\n", "_meta": {"fake": 3}}
+            tc = {"toolCallId": tcid, "title": "Write " + arg, "kind": "edit", "status": "pending",
+                  "locations": [{"path": path, "line": 1}], "content": [diff],
+                  "rawInput": {"file_path": path, "content": "new\n"}, "_meta": {"fake": 4}}
+            update(sid, dict(tc, sessionUpdate="tool_call"))
+            r = call("session/request_permission", {"sessionId": sid, "toolCall": tc, "options": [
+                {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"}]})
+            out = r.get("result", {}).get("outcome", {})
+            if out.get("optionId") == "yes":
+                call("fs/write_text_file", {"sessionId": sid, "path": path, "content": "new\n"})
+                update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tcid, "status": "completed",
+                             "content": [diff], "rawOutput": {"ok": True}, "_meta": {"fake": 5}})
+            else:
+                done(sid, tcid, "failed", "rejected")
         elif word == "SPAWN":
             subprocess.Popen(["sleep", arg])
         elif word == "HANG":
@@ -189,17 +236,46 @@ def serve(msg):
     if m == "initialize":
         caps = msg["params"].get("clientCapabilities") or {}
         state["forms"] = (caps.get("elicitation") or {}).get("form") is not None
+        pcaps = {"image": False}
+        for c in filter(None, os.environ.get("FAKEACP_PROMPTCAPS", "").split(",")):
+            pcaps[c] = True
+        scaps = {}
+        if not os.environ.get("FAKEACP_NOLOAD"):
+            scaps["resume"] = {}
+        if not os.environ.get("FAKEACP_NOLIST"):
+            scaps["list"] = {}
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
-            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": {"image": False}}}})
+            "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": pcaps,
+            "sessionCapabilities": scaps}}})
     elif m == "session/new":
         state["session"] = "sess-%d" % os.getpid()
+        if os.environ.get("FAKEACP_SESSIONS"):
+            with open(os.environ["FAKEACP_SESSIONS"], "a") as f:
+                f.write(json.dumps({"sessionId": state["session"], "cwd": msg["params"]["cwd"],
+                                    "title": "fake session " + state["session"], "updatedAt": "2026-01-02T03:04:05Z",
+                                    "_meta": {"fake": True}}) + "\n")
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": state["session"], "modes": {
             "currentModeId": "yolo", "availableModes": [{"id": "default", "name": "Ask"}, {"id": "yolo", "name": "Never ask"}]}}})
     elif m == "session/load":
         state["session"] = msg["params"]["sessionId"]
         with open("turns.log", "a") as f:
             f.write("loaded %s\n" % state["session"])
+        update(state["session"], {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "earlier prompt"}})
+        say(state["session"], "earlier answer")
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/resume":
+        state["session"] = msg["params"]["sessionId"]
+        with open("turns.log", "a") as f:
+            f.write("resumed %s\n" % state["session"])
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif m == "session/list":
+        sessions = []
+        if os.environ.get("FAKEACP_SESSIONS") and os.path.exists(os.environ["FAKEACP_SESSIONS"]):
+            with open(os.environ["FAKEACP_SESSIONS"]) as f:
+                sessions = [json.loads(l) for l in f if l.strip()]
+        cwd = msg["params"].get("cwd")
+        sessions = [x for x in sessions if cwd is None or x["cwd"] == cwd]
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessions": sessions}})
     elif m == "session/set_mode":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
     elif m == "session/prompt":

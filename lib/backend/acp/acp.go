@@ -75,6 +75,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	chats map[string]*chat
+	caps  *agentCaps // what the agent said at its last initialize
 }
 
 // New makes the backend from hello.config's "acp" object, the agent's
@@ -184,8 +185,8 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 			return err
 		}
 	}
-	if len(t.Params.Attachments) > 0 && !c.ag.caps.PromptCapabilities.Image {
-		return host.Failed(protocol.CodeUnsupported, "the agent takes no images (its promptCapabilities)", false)
+	if err := c.ag.caps.takes(t.Params.Attachments); err != nil {
+		return err
 	}
 	asks := t.Ask != nil && t.Params.Permissions == protocol.PermissionsAsk
 	return c.turn(ctx, t, Policy{Level: level, Ask: asks, AskAll: t.AskAll && t.Ask != nil, Root: c.root})
@@ -311,6 +312,27 @@ func (b *Backend) EnforcesPolicy() bool { return true }
 // capabilities take images (a turn with one is refused otherwise).
 func (b *Backend) ImageTypes() []string {
 	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+}
+
+// TakesResources: a turn may carry resources and links to them
+// (host.ResourceTaker), refused when the agent's prompt capabilities do
+// not take embedded resources.
+func (b *Backend) TakesResources() bool { return true }
+
+// takes refuses attachments the agent's prompt capabilities do not take,
+// naming the capability: an image without promptCapabilities.image, an
+// embedded resource without promptCapabilities.embeddedContext (a link to
+// one every agent takes).
+func (caps agentCaps) takes(ats []protocol.Attachment) error {
+	for _, at := range ats {
+		switch {
+		case at.Type == protocol.AttachmentImage && !caps.PromptCapabilities.Image:
+			return host.Failed(protocol.CodeUnsupported, "the agent takes no images: its initialize said promptCapabilities.image false", false)
+		case at.Type == protocol.AttachmentResource && !caps.PromptCapabilities.EmbeddedContext:
+			return host.Failed(protocol.CodeUnsupported, "the agent takes no embedded resources: its initialize said promptCapabilities.embeddedContext false", false)
+		}
+	}
+	return nil
 }
 
 // closeGrace is how long an agent has to exit at the host's end, after

@@ -33,8 +33,10 @@ type agent struct {
 	sink func(u sessionNote) // where session updates go (a turn, a load)
 }
 
-// agentCaps is what the agent said it can do in initialize.
+// agentCaps is what the agent said it can do in initialize (raw: all
+// of it, as it said it, for a face that passes it on).
 type agentCaps struct {
+	raw                json.RawMessage
 	LoadSession        bool `json:"loadSession"`
 	PromptCapabilities struct {
 		Image           bool `json:"image"`
@@ -91,10 +93,18 @@ func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf f
 	if err := json.Unmarshal(res, &init); err != nil {
 		return nil, ag.fail("initialize", err)
 	}
+	var raw struct {
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+	}
+	_ = json.Unmarshal(res, &raw)
+	init.AgentCapabilities.raw = raw.AgentCapabilities
 	if init.ProtocolVersion != ProtocolVersion {
 		return nil, ag.fail("initialize", fmt.Errorf("the agent speaks ACP version %d, not %d", init.ProtocolVersion, ProtocolVersion))
 	}
 	ag.caps = init.AgentCapabilities
+	b.mu.Lock()
+	b.caps = &ag.caps
+	b.mu.Unlock()
 	return ag, nil
 }
 
@@ -148,6 +158,12 @@ func (ag *agent) reopen(ctx context.Context, id, root string, said *[]host.Said)
 	default:
 		return host.Failed(protocol.CodeUnsupported, "the agent can neither load nor resume a session", false)
 	}
+	return ag.reopenBy(ctx, method, id, root, said)
+}
+
+// reopenBy takes up session id by method (session/load or
+// session/resume), the replay given to said when said is not nil.
+func (ag *agent) reopenBy(ctx context.Context, method, id, root string, said *[]host.Said) error {
 	var r replay
 	if said != nil {
 		ag.mu.Lock()

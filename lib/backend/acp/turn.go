@@ -119,9 +119,29 @@ func (ts *turnState) seen(raw json.RawMessage) toolCall {
 	ts.mu.Unlock()
 	if announce {
 		input, _ := json.Marshal(tc)
-		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: tc.ToolCallID, Name: tc.name(), Input: input})
+		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvToolCall, ToolCallID: tc.ToolCallID, Name: tc.name(), Input: input, Extra: asSent(raw)})
 	}
 	return tc
+}
+
+// ExtraUpdate is the key, in an event's extra fields, of the agent's
+// session/update that the event translates, as the agent sent it: a face
+// that is itself ACP passes it on unchanged (plans, slash commands, tool
+// calls and their diffs).
+const ExtraUpdate = "acpUpdate"
+
+// asSent is the extra fields carrying raw, a session/update's update,
+// as the agent sent it; none for a request_permission's tool call, which
+// is no update.
+func asSent(raw json.RawMessage) protocol.Extra {
+	var u map[string]json.RawMessage
+	if json.Unmarshal(raw, &u) != nil {
+		return nil
+	}
+	if _, ok := u["sessionUpdate"]; !ok {
+		return nil // a request_permission's toolCall: not an update
+	}
+	return protocol.Extra{ExtraUpdate: raw}
 }
 
 func (ts *turnState) allow(tc toolCall) {
@@ -275,14 +295,15 @@ func (ts *turnState) update(n sessionNote) {
 			ts.mu.Lock()
 			ts.finished[tc.ToolCallID] = true
 			ts.mu.Unlock()
-			ts.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: tc.ToolCallID, Output: outputOf(tc), IsError: tc.Status == "failed"})
+			ts.t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: tc.ToolCallID, Output: outputOf(tc), IsError: tc.Status == "failed",
+				Extra: asSent(n.Update)})
 		}
 	case "plan":
 		var steps []protocol.PlanStep
 		for _, e := range u.Entries {
 			steps = append(steps, protocol.PlanStep{Step: e.Content, Status: e.Status})
 		}
-		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvPlan, Plan: steps})
+		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvPlan, Plan: steps, Extra: asSent(n.Update)})
 	case "available_commands_update":
 		var cs []protocol.Command
 		for _, c := range u.AvailableCommands {
@@ -292,7 +313,7 @@ func (ts *turnState) update(n sessionNote) {
 			}
 			cs = append(cs, cmd)
 		}
-		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvCommands, Commands: cs})
+		ts.t.Emit(protocol.AgentEvent{Type: protocol.EvCommands, Commands: cs, Extra: asSent(n.Update)})
 	case "usage_update":
 		// Passed on as it comes, so that a budget is kept during the turn:
 		// the context's tokens, and the turn's part of the session's cost.
@@ -348,12 +369,38 @@ func outputOf(tc toolCall) string {
 	return string(tc.RawOutput)
 }
 
-// promptOf is a turn's prompt as ACP content blocks: its text, then its
-// images.
+// promptOf is a turn's prompt as ACP content blocks: its text (unless it
+// has none), then its attachments: images, resources, links.
 func promptOf(p protocol.ChatRunParams) []any {
-	blocks := []any{map[string]string{"type": "text", "text": p.Prompt}}
+	var blocks []any
+	if p.Prompt != "" || len(p.Attachments) == 0 {
+		blocks = append(blocks, map[string]string{"type": "text", "text": p.Prompt})
+	}
 	for _, at := range p.Attachments {
-		blocks = append(blocks, map[string]string{"type": "image", "mimeType": at.MimeType, "data": at.Data})
+		switch at.Type {
+		case protocol.AttachmentResource:
+			r := map[string]any{"uri": at.URI}
+			if at.MimeType != "" {
+				r["mimeType"] = at.MimeType
+			}
+			if at.Text != nil {
+				r["text"] = *at.Text
+			} else {
+				r["blob"] = at.Data
+			}
+			blocks = append(blocks, map[string]any{"type": "resource", "resource": r})
+		case protocol.AttachmentResourceLink:
+			l := map[string]any{"type": "resource_link", "uri": at.URI, "name": at.Name}
+			if at.Title != "" {
+				l["title"] = at.Title
+			}
+			if at.MimeType != "" {
+				l["mimeType"] = at.MimeType
+			}
+			blocks = append(blocks, l)
+		default:
+			blocks = append(blocks, map[string]string{"type": "image", "mimeType": at.MimeType, "data": at.Data})
+		}
 	}
 	return blocks
 }
