@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1005,33 +1004,6 @@ func (b *Backend) Close() error {
 		}()
 	}
 	wg.Wait()
-	return nil
-}
-
-// probeMCP checks that an HTTP MCP server answers an initialize request.
-// Servers of other types (stdio) are not probed.
-func probeMCP(ctx context.Context, cfg json.RawMessage) error {
-	typ, url := gjson.GetBytes(cfg, "type").Str, gjson.GetBytes(cfg, "url").Str
-	if url == "" || (typ != "" && typ != "http" && typ != "sse") {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent-host","version":"1"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("bad url: %v", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot connect: %v", errors.Unwrap(err))
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return fmt.Errorf("answered HTTP %d to initialize", resp.StatusCode)
-	}
 	return nil
 }
 
