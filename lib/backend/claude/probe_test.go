@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -58,4 +59,27 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// A turn's cost is the result's model_usage_since_last_result, not the
+// session's running total_cost_usd; without it, the total less what the
+// same CLI reported before.
+func TestTurnCost(t *testing.T) {
+	p := &cli{}
+	for _, tc := range []struct {
+		line string
+		want float64
+	}{
+		{`{"total_cost_usd":0.000208,"model_usage_since_last_result":{"m":{"costUSD":0.000208}}}`, 0.000208},
+		{`{"total_cost_usd":0.000396,"model_usage_since_last_result":{"m":{"costUSD":0.000188}}}`, 0.000188},
+		{`{"total_cost_usd":0.000376,"model_usage_since_last_result":{"a":{"costUSD":0.0001},"b":{"costUSD":0.00002}}}`, 0.00012},
+		{`{"total_cost_usd":0.000500}`, 0.000124},
+	} {
+		if got := turnCost(tc.line, p); fmt.Sprintf("%.9f", got) != fmt.Sprintf("%.9f", tc.want) {
+			t.Errorf("turnCost(%s) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+	if got := turnCost(`{"total_cost_usd":0.0003}`, nil); got != 0.0003 {
+		t.Errorf("with no CLI: %v", got)
+	}
 }
