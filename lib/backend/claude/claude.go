@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,6 +298,10 @@ type cli struct {
 	// Ask.Granted; so is one the daemon allowed for the session.
 	allowed allowed
 	session sessionGrants
+	// cost is the total_cost_usd it last reported: its running total,
+	// which a turn's own cost is reckoned from when its result says
+	// nothing more exact (turnCost).
+	cost float64
 }
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
@@ -753,6 +756,7 @@ func (x *translator) result(s string) error {
 		return errLostSession
 	}
 	u := agentstream.ClaudeUsage(s)
+	u.CostUSD = turnCost(s, x.p)
 	x.t.Emit(protocol.AgentEvent{Type: protocol.EvUsage, Usage: u})
 	x.b.mu.Lock()
 	if id := gjson.Get(s, "session_id").Str; id != "" {
@@ -1008,31 +1012,29 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// probeMCP checks that an HTTP MCP server answers an initialize request.
-// Servers of other types (stdio) are not probed.
-func probeMCP(ctx context.Context, cfg json.RawMessage) error {
-	typ, url := gjson.GetBytes(cfg, "type").Str, gjson.GetBytes(cfg, "url").Str
-	if url == "" || (typ != "" && typ != "http" && typ != "sse") {
-		return nil
+// turnCost is the cost of the turn a result line ends. total_cost_usd
+// is the session's running total: within one CLI it grows turn by turn,
+// and a CLI started with --resume carries on from the session's earlier
+// total, so it over-reports every turn but a session's first. The
+// result's model_usage_since_last_result is the turn's own (its costUSD
+// per model); where a CLI does not say it, the turn's cost is the total
+// less what this CLI (p, nil for none) reported before.
+func turnCost(s string, p *cli) float64 {
+	total := gjson.Get(s, "total_cost_usd").Float()
+	var prev float64
+	if p != nil {
+		prev, p.cost = p.cost, total
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent-host","version":"1"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("bad url: %v", err)
+	since := gjson.Get(s, "model_usage_since_last_result")
+	if !since.IsObject() {
+		return max(total-prev, 0)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot connect: %v", errors.Unwrap(err))
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return fmt.Errorf("answered HTTP %d to initialize", resp.StatusCode)
-	}
-	return nil
+	var own float64
+	since.ForEach(func(_, m gjson.Result) bool {
+		own += m.Get("costUSD").Float()
+		return true
+	})
+	return own
 }
 
 // Efforts are the efforts a turn takes (params.reasoningEffort): the

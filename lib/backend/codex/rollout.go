@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
@@ -103,7 +104,11 @@ func commandInput(c gjson.Result) json.RawMessage {
 	return rawJSON(map[string]string{"command": strings.Join(argv, " ")})
 }
 
-var exitLine = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+// exitLine is compiled at its first use, not at every start of a
+// program that links this package (runagent does).
+var exitLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+})
 
 // rolloutOutput is a call's output as the model was given it, and whether
 // it failed: a non-zero exit, a call codex could not make (declined,
@@ -116,7 +121,7 @@ func rolloutOutput(o gjson.Result) (string, bool) {
 	if j := gjson.Parse(out); j.IsObject() && j.Get("metadata.exit_code").Exists() {
 		return j.Get("output").Str, j.Get("metadata.exit_code").Int() != 0
 	}
-	if m := exitLine.FindStringSubmatch(out); m != nil {
+	if m := exitLine().FindStringSubmatch(out); m != nil {
 		code, _ := strconv.Atoi(m[1])
 		return out, code != 0
 	}
