@@ -195,6 +195,9 @@ func (f *finder) matchedValue(pf *pathFind, b []byte, i, depth int) bool {
 		return false
 	}
 	pf.state = searching
+	if i >= len(b) {
+		return false // the line ends where the value should start: malformed
+	}
 	switch c := b[i]; c {
 	case '{', '[':
 		if j := skipSpace(b, i+1); j < len(b) && b[j] == c+2 {
