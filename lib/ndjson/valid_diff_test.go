@@ -209,4 +209,3 @@ func FuzzWalkDiff(f *testing.F) {
 		diffCheck(t, append([]byte("                                                                "), b...))
 	})
 }
-
