@@ -1,6 +1,7 @@
 package ndjson
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -208,4 +209,30 @@ func FuzzWalkDiff(f *testing.F) {
 		diffCheck(t, b)
 		diffCheck(t, append([]byte("                                                                "), b...))
 	})
+}
+
+// TestNonDigits holds the eight-byte digit test to a byte-by-byte one, for
+// every byte value at every place among others of every kind.
+func TestNonDigits(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for v := range 256 {
+		for p := range 8 {
+			for range 50 {
+				var b [8]byte
+				for k := range b {
+					b[k] = byte(r.IntN(256))
+					if r.IntN(2) == 0 {
+						b[k] = '0' + byte(r.IntN(10))
+					}
+				}
+				b[p] = byte(v)
+				got := nonDigits(binary.LittleEndian.Uint64(b[:]))
+				for k, c := range b {
+					if want := c < '0' || c > '9'; (got>>(8*k+7)&1 == 1) != want || got>>(8*k)&0x7f != 0 {
+						t.Fatalf("nonDigits(%q) = %#x: byte %d wrong", b, got, k)
+					}
+				}
+			}
+		}
+	}
 }
