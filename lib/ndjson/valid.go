@@ -73,6 +73,9 @@ type Checker struct {
 	last    Marks // the last line's
 	members []Member
 	paths   []pathFind
+	// The search bits of paths at an object's start (see FindAll).
+	search, lens uint64
+	firsts       [4]uint64
 }
 
 // heapMarked is the longest line that is marked: past it, a bitmap would

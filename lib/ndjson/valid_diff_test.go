@@ -3,6 +3,7 @@ package ndjson
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -209,6 +210,32 @@ func FuzzWalkDiff(f *testing.F) {
 		diffCheck(t, b)
 		diffCheck(t, append([]byte("                                                                "), b...))
 	})
+}
+
+// TestFindAllPathsChange holds a Checker that keeps its paths' search
+// bits from line to line to a fresh one, as the paths asked for change
+// between lines: other keys, the same keys rewritten in place, more or
+// fewer paths, and lines that are not objects between.
+func TestFindAllPathsChange(t *testing.T) {
+	lines := []string{`{"type":"a","event":{"text":"x"},"n":[1,{"b":2}]}`, `[{"type":1}]`, `{"n":{"0":{"b":3}},"a":[{"b":4}]}`, ` {"é":5,"type":null}`}
+	keys := []string{"type"}
+	sets := [][][]string{{keys}, {{"event", "text"}, keys}, {{"a", "0", "b"}}, {keys}, {{"n", "0", "b"}, {"é"}}}
+	var kept Checker
+	for round := range 3 {
+		for si, set := range sets {
+			if round == 1 && si == 3 {
+				keys[0] = "n" // the same slice, rewritten
+			}
+			for _, l := range lines {
+				var fresh Checker
+				w1, w2 := make([]Where, len(set)), make([]Where, len(set))
+				p1, p2 := kept.FindAll([]byte(l), set, w1), fresh.FindAll([]byte(l), set, w2)
+				if p1 != p2 || !slices.Equal(w1, w2) {
+					t.Fatalf("round %d, paths %v, line %s: kept %v %v, fresh %v %v", round, set, l, p1, w1, p2, w2)
+				}
+			}
+		}
+	}
 }
 
 // TestNonDigits holds the eight-byte digit test to a byte-by-byte one, for
