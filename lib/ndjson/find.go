@@ -21,7 +21,11 @@ func (c *Checker) FindAll(line []byte, paths [][]string, where []Where) Problem 
 	if !c.samePaths(paths) {
 		c.paths = c.paths[:0]
 		for _, keys := range paths {
-			c.paths = append(c.paths, pathFind{keys: keys})
+			pf := pathFind{keys: keys}
+			if len(keys) == 0 || len(keys) > maxFindDepth {
+				pf.state = Unknown // as on every line below: never searched
+			}
+			c.paths = append(c.paths, pf)
 		}
 		f := finder{paths: c.paths}
 		f.searchAgain()

@@ -36,7 +36,7 @@ func refFindAll(line []byte, paths [][]string) (Problem, []Where) {
 	return p, where
 }
 
-var diffPaths = [][]string{{"type"}, {"event", "text"}, {"a", "0", "b"}, {"n"}, {"é"}}
+var diffPaths = [][]string{{"type"}, {"event", "text"}, {"a", "0", "b"}, {"n"}, {"é"}, {}, make([]string, maxFindDepth+1)}
 
 // diffCheck fails t unless every walk of b agrees with the reference.
 func diffCheck(t *testing.T, b []byte) {
@@ -219,7 +219,7 @@ func FuzzWalkDiff(f *testing.F) {
 func TestFindAllPathsChange(t *testing.T) {
 	lines := []string{`{"type":"a","event":{"text":"x"},"n":[1,{"b":2}]}`, `[{"type":1}]`, `{"n":{"0":{"b":3}},"a":[{"b":4}]}`, ` {"é":5,"type":null}`}
 	keys := []string{"type"}
-	sets := [][][]string{{keys}, {{"event", "text"}, keys}, {{"a", "0", "b"}}, {keys}, {{"n", "0", "b"}, {"é"}}}
+	sets := [][][]string{{keys}, {{"event", "text"}, keys}, {{"a", "0", "b"}}, {keys}, {{"n", "0", "b"}, {"é"}}, {{}, keys}, {make([]string, maxFindDepth+1), {"n"}}}
 	var kept Checker
 	for round := range 3 {
 		for si, set := range sets {
