@@ -16,7 +16,7 @@ MAN1  := $(wildcard man/*.1)
 MAN5  := $(wildcard man/*.5)
 MAN7  := $(wildcard man/*.7)
 
-.PHONY: all test test-gates setup test-peers fmt-check vet race scripts man-lint fuzz install demo bench pgo clean help FORCE
+.PHONY: all test test-gates setup test-peers fmt-check vet race scripts man-lint fuzz install demo bench bench-ab pgo clean help FORCE
 
 all: $(BINS) ## build every command into ./bin
 
@@ -115,8 +115,11 @@ install: all ## install binaries, man pages and bash/zsh/fish completions under 
 demo: all ## build, then run the suite end to end on generated agent traffic
 	@bash demo/demo.sh
 
-bench: all ## time ndjson against jq and grep -F on three ~250 MB corpora and a transcript-shaped one, svc and agent-host against their peers (installs jq if missing)
+bench: all ## time ndjson against jq and grep -F on four ~250 MB corpora and a transcript-shaped one, svc and agent-host against their peers (installs jq if missing)
 	@bash bench/bench.sh
+
+bench-ab: bin/ndjson ## ./bin/ndjson against baseline binaries (AB_BASES, default /tmp/ndjson-b58), interleaved, per verb and corpus
+	@bash bench/ab.sh
 
 pgo: ## gather cmd/ndjson/default.pgo, the profile ndjson is compiled with, from make bench's verbs over its corpora
 	@bash bench/pgo.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: ndjson against jq, with grep -F as the floor, on three corpora
+# make bench: ndjson against jq, with grep -F as the floor, on four corpora
 # shaped unlike each other, in one run; then svc against nohup, pm2 and
 # supervisord, and agent-host's ping throughput, latency and memory. Prints
 # medians, throughput, ratios, peak RSS, and whether each target is met.
@@ -9,6 +9,8 @@
 #   BENCH_LINES lines in each corpus (default 1000000, about 270 MB; the
 #               deep corpus, whose lines are five times longer, gets a fifth)
 #   RUNS        runs per measurement for ndjson and grep (default 7; jq gets 3)
+#   BENCH_CORPORA the ndjson corpora (default "agent traffic dense deep")
+#   BENCH_ONLY  ndjson: stop after ndjson's rows (no logs, svc or agent-host)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
@@ -113,10 +115,19 @@ row() {
     "$([ -n "$gt" ] && printf '%.2f' "$gx" || echo -)" "$(echo "$ndrss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" jq "$jqt" "$(echo "$bytes / $jqt / 1000000" | bc -l)" 1.0 - "$(echo "$jqrss / 1024" | bc -l)"
   [ -n "$gt" ] && printf '%-22s %-7s %9.3f %10.0f %9s %9s %8s\n' "" grep-F "$gt" "$(echo "$bytes / $gt / 1000000" | bc -l)" - 1.00 -
-  local verdict="met"
-  if (($(echo "$xjq < $minjq" | bc -l))); then verdict="MISSED"; fi
-  if [ -n "$gt" ] && [ -n "$maxgrep" ] && (($(echo "$gx > $maxgrep" | bc -l))); then verdict="MISSED"; fi
-  if ((ndrss > 32 * 1024)); then verdict="MISSED"; fi
+  # A missed target says by how much: the share of the time ndjson would
+  # have to lose to meet it.
+  local verdict="met" by=()
+  if (($(echo "$xjq < $minjq" | bc -l))); then
+    verdict="MISSED"
+    by+=("$(printf '%.1fx jq, %.0f%% short' "$xjq" "$(echo "100 * (1 - $xjq / $minjq)" | bc -l)")")
+  fi
+  if [ -n "$gt" ] && [ -n "$maxgrep" ] && (($(echo "$gx > $maxgrep" | bc -l))); then
+    verdict="MISSED"
+    by+=("$(printf '%.2fx grep -F, %.0f%% over' "$gx" "$(echo "100 * ($gx / $maxgrep - 1)" | bc -l)")")
+  fi
+  if ((ndrss > 32 * 1024)); then verdict="MISSED"; by+=("RSS over"); fi
+  [ "${#by[@]}" -gt 0 ] && verdict="$verdict ($(IFS=';'; echo "${by[*]}" | sed 's/;/; /g'))"
   [ "$verdict" = met ] || fails=$((fails + 1))
   local lines_note=""
   [ "$ndlines" = "$jqlines" ] || lines_note=" (ndjson printed $ndlines lines, jq $jqlines)"
@@ -125,8 +136,10 @@ row() {
 }
 
 # ndjson_rows PROFILE: every ndjson row on that profile's corpus. The
-# targets hold on all three: agent (agent-host traffic, long texts, 7%
-# non-ASCII), dense (many keys, short strings, 15% non-ASCII, \uXXXX
+# targets hold on all four: agent (agent-host traffic, long texts, 7%
+# non-ASCII), traffic (agent-host protocol v1 on the wire, every message
+# kind: short text deltas with escapes, tool calls, usage, permission
+# requests and questions), dense (many keys, short strings, 15% non-ASCII, \uXXXX
 # escapes with surrogate pairs and U+2028 on every line) and deep (agent
 # transcripts: 1.2 KB lines, content arrays, tool output full of escapes,
 # objects nested 10 to 40 deep, arrays of 128 numbers).
@@ -142,19 +155,19 @@ ndjson_rows() {
   printf '%-22s %-7s %9s %10s %9s %9s %8s\n' operation tool seconds MB/s "x jq" "x grep" "RSS MB"
 
   row "where type==run_done" "$ND where type==run_done" \
-    "jq -c 'select(.type==\"run_done\")'" "grep -F '\"type\":\"run_done\"'" 20 1.5
+    "jq -c 'select(.type==\"run_done\")'" "grep -F '\"type\":\"run_done\"'" 25 1.25
   row "count type" "$ND count type" \
     "jq -n -r 'reduce inputs as \$l ({}; .[\$l.type|tostring] += 1) | to_entries[] | \"\\(.value)\\t\\(.key)\"'" \
-    "grep -cF '\"type\":\"run_done\"'" 20 1.5
+    "grep -cF '\"type\":\"run_done\"'" 40 1.3
   # path is a string on most lines; jqpath is the same path as jq writes it.
   local path=event.text jqpath=.event.text
   [ "$1" = dense ] && path=e.h jqpath=.e.h # a short string with an escape in every line
   [ "$1" = deep ] && path=message.content.0.text jqpath='.message.content[0].text' # through an array
   row "get -r $path" "$ND get -r $path" "jq -r '$jqpath'" "" 20 ""
   row "check" "$ND check" "jq empty" "" 20 ""
-  row "pick (3 fields)" "$ND pick --null type runId text=$path" "jq -c '{type, runId, text: $jqpath}'" "" 20 ""
-  row "csv (3 fields)" "$ND csv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @csv'" "" 20 ""
-  row "tsv (3 fields)" "$ND tsv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @tsv'" "" 20 ""
+  row "pick (3 fields)" "$ND pick --null type runId text=$path" "jq -c '{type, runId, text: $jqpath}'" "" 25 ""
+  row "csv (3 fields)" "$ND csv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @csv'" "" 25 ""
+  row "tsv (3 fields)" "$ND tsv --no-header type runId $path" "jq -r '[.type, .runId, $jqpath] | @tsv'" "" 25 ""
   row "uniq --by runId" "$ND uniq --by runId" \
     "jq -c -n 'foreach inputs as \$l ({}; (\$l.runId|tojson) as \$k | if .seen[\$k] then .out = null else .seen[\$k] = true | .out = \$l end; .out // empty)'" "" 20 ""
   local num=usage.outputTokens
@@ -178,11 +191,11 @@ ndjson_rows() {
   read -r sjq sjqrss < <(measure 1 "jq -s -c 'sort_by(.$sk)[]'")
   read -r ssp ssprss < <(measure 3 "TMPDIR=$BENCH_DIR $ND sort -k $sk --memory 64MiB")
   verdict=met
-  if (($(echo "$sjq / $snd < 10" | bc -l))) || ((srss > 300 * 1024)) || ((ssprss > 120 * 1024)); then verdict=MISSED; fails=$((fails + 1)); fi
+  if (($(echo "$sjq / $snd < 15" | bc -l))) || ((srss > 300 * 1024)) || ((ssprss > 120 * 1024)); then verdict=MISSED; fails=$((fails + 1)); fi
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "sort -k $sk" ndjson "$snd" "$(echo "$bytes / $snd / 1000000" | bc -l)" "$(echo "$sjq / $snd" | bc -l)" - "$(echo "$srss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9s %9s %8.1f\n' "" "jq -s" "$sjq" "$(echo "$bytes / $sjq / 1000000" | bc -l)" 1.0 - "$(echo "$sjqrss / 1024" | bc -l)"
   printf '%-22s %-7s %9.3f %10.0f %9.1f %9s %8.1f\n' "  --memory 64MiB" ndjson "$ssp" "$(echo "$bytes / $ssp / 1000000" | bc -l)" "$(echo "$sjq / $ssp" | bc -l)" - "$(echo "$ssprss / 1024" | bc -l)"
-  printf '%-22s target: >= 10x jq -s, <= 300 MB RSS; --memory 64MiB <= 120 MB RSS: %s\n\n' "" "$verdict"
+  printf '%-22s target: >= 15x jq -s, <= 300 MB RSS; --memory 64MiB <= 120 MB RSS: %s\n\n' "" "$verdict"
 
   # The vector and the scalar validator on the same corpus, runs alternating:
   # the AVX2 path must be the faster one. GODEBUG=cpu.avx2=off takes ndjson
@@ -244,9 +257,11 @@ startup_rows() {
 
 
 startup_rows
-ndjson_rows agent
-ndjson_rows dense
-ndjson_rows deep
+for profile in ${BENCH_CORPORA:-agent traffic dense deep}; do ndjson_rows "$profile"; done
+if [ "${BENCH_ONLY:-}" = ndjson ]; then
+  if ((fails > 0)); then echo "bench: $fails target(s) missed"; else echo "bench: every target met"; fi
+  exit 0
+fi
 
 echo
 # The verbs for the logs agents leave (where --since, stats --every,

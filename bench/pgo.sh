@@ -2,7 +2,7 @@
 # make pgo: gathers cmd/ndjson/default.pgo, the CPU profile the Go compiler
 # optimizes ndjson with (profile-guided optimization: inlining and layout
 # of the hot paths). ndjson built with the tag ndjson_pprof runs the verbs
-# make bench times over its three corpora, and their profiles are merged.
+# make bench times over its four corpora, and their profiles are merged.
 # Run it again when the hot paths change; builds use whatever is there.
 #
 #   BENCH_DIR, BENCH_LINES   as for make bench (the corpora are shared)
@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -pgo=off -tags ndjson_pprof -o "$tmp/ndjson" ./cmd/ndjson
 n=0
-for profile in agent dense deep; do
+for profile in agent traffic dense deep; do
   lines=$BENCH_LINES
   [ "$profile" = deep ] && lines=$((BENCH_LINES / 5)) # as make bench has it
   corpus="$BENCH_DIR/corpus-$profile-$lines.ndjson"

@@ -9,7 +9,13 @@
 // lines (about 1.4 KB, some over 10 KB) of messages whose content is an
 // array of parts, tool output dense with escapes and unicode, objects
 // nested 10 to 40 deep, and wide arrays of numbers; make bench gives it a
-// fifth of the lines, for about as many bytes.
+// fifth of the lines, for about as many bytes. The traffic profile is
+// agent-host's protocol on the wire, every message kind of v1 in the
+// proportions a busy host writes them: short streamed text deltas with
+// escapes (\n, \", \uXXXX) and unicode, thinking, tool calls whose
+// inputs nest, tool results, usage, plans, permission requests and
+// questions with their answers and resolutions, run_turn requests,
+// denials, errors, logs and metrics.
 package main
 
 import (
@@ -55,7 +61,7 @@ func text(r *rand.Rand, n int) string {
 
 func main() {
 	lines := flag.Int("lines", 1000000, "number of lines")
-	profile := flag.String("profile", "agent", "agent: agent-host traffic; dense: short strings, many keys, more non-ASCII and escapes; deep: long transcript lines, deep nesting, wide arrays")
+	profile := flag.String("profile", "agent", "agent: agent-host traffic; traffic: agent-host protocol v1, every message kind; dense: short strings, many keys, more non-ASCII and escapes; deep: long transcript lines, deep nesting, wide arrays")
 	flag.Parse()
 	r := rand.New(rand.NewPCG(1, 2))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -66,6 +72,9 @@ func main() {
 		return
 	case "deep":
 		deep(w, r, *lines)
+		return
+	case "traffic":
+		traffic(w, r, *lines)
 		return
 	}
 	run, seq := 1, 0
@@ -212,6 +221,94 @@ func deep(w *bufio.Writer, r *rand.Rand, lines int) {
 		default:
 			b = fmt.Appendf(b, `{"type":"run_done","runId":%q,"seq":%d,"message":{"content":[{"type":"text","text":"%s"}],%s},"duration_ms":%d,"cost_usd":%.6f}`, runID, i, text(r, 80), usage, r.IntN(600000), r.Float64())
 			run++
+		}
+		b = append(b, '\n')
+		w.Write(b)
+	}
+}
+
+// deltaEscapes are the escapes a streamed text delta carries.
+var deltaEscapes = []string{`\n`, `\n\n`, `\"`, `\\`, `\t`, `\u2028`, `\u00e9`, `\ud83d\ude80`, `\u003c`, `\u003e`}
+
+// delta is a streamed chunk of text: a few words, often with an escape.
+func delta(r *rand.Rand) string {
+	s := text(r, 8+r.IntN(60))
+	if r.IntN(3) == 0 {
+		s += deltaEscapes[r.IntN(len(deltaEscapes))]
+	}
+	return s
+}
+
+// traffic writes agent-host protocol v1 as a host and its daemon exchange
+// it: runs of run_turn, run_started, deltas, tool calls and results,
+// usage, permission requests and questions, completed and run_done.
+func traffic(w *bufio.Writer, r *rand.Rand, lines int) {
+	run, seq, req := 1, 0, 0
+	tools := []string{"Bash", "Read", "Edit", "Grep", "WebFetch"}
+	var b []byte
+	for i := 0; i < lines; i++ {
+		runID := fmt.Sprintf("run-%d", run)
+		seq++
+		b = b[:0]
+		ev := func(format string, a ...any) {
+			b = fmt.Appendf(b, `{"type":"event","runId":%q,"seq":%d,"event":`, runID, seq)
+			b = fmt.Appendf(b, format, a...)
+			b = append(b, '}')
+		}
+		switch k := r.IntN(1000); {
+		case seq == 1:
+			b = fmt.Appendf(b, `{"type":"run_turn","id":"t%d","runId":%q,"params":{"chatId":"chat-%d","prompt":"%s","workspace":"/home/user/src/repo-%d","model":"claude-sonnet-5","level":%d,"reasoningEffort":"medium","permissions":"ask","permissionTimeoutMs":30000,"options":{"maxTurns":%d}}}`, run, runID, run%50, text(r, 40+r.IntN(200)), run%7, r.IntN(4), 1+r.IntN(20))
+		case seq == 2:
+			ev(`{"type":"run_started","model":"claude-sonnet-5","sessionId":"%08x-%04x-4%03x-a%03x-%012x"}`, r.Uint32(), r.IntN(1<<16), r.IntN(1<<12), r.IntN(1<<12), r.Int64N(1<<48))
+		case k < 520:
+			ev(`{"type":"text_delta","text":"%s"}`, delta(r))
+		case k < 600:
+			ev(`{"type":"thinking","text":"%s"}`, text(r, 60+r.IntN(400)))
+		case k < 670:
+			name := tools[r.IntN(len(tools))]
+			ev(`{"type":"tool_call","toolCallId":"toolu_%012d","name":%q,"input":{"command":"go test ./lib/... -run 'Test%d' -count=1","description":"%s","timeout":%d,"env":{"GOFLAGS":"-mod=mod","CI":"1"},"paths":["lib/a.go","lib/b_test.go","cmd/x/main.go"]}}`, r.Int64N(1e12), name, r.IntN(1000), text(r, 30), 1000*r.IntN(600))
+		case k < 760:
+			ev(`{"type":"tool_result","toolCallId":"toolu_%012d","output":"%s","isError":%t}`, r.Int64N(1e12), output(r, 80+r.IntN(900)), r.IntN(12) == 0)
+		case k < 830:
+			ev(`{"type":"usage","usage":{"inputTokens":%d,"outputTokens":%d,"cacheReadTokens":%d,"cacheWriteTokens":%d,"costUsd":%.6f,"durationMs":%d}}`, r.IntN(200000), r.IntN(8000), r.IntN(100000), r.IntN(5000), r.Float64(), r.IntN(60000))
+		case k < 850:
+			ev(`{"type":"plan","text":"%s","plan":[{"step":"%s","status":"completed"},{"step":"%s","status":"in_progress"},{"step":"%s","status":"pending"}]}`, text(r, 20), text(r, 15), text(r, 15), text(r, 15))
+		case k < 870:
+			req++
+			b = fmt.Appendf(b, `{"type":"permission_request","runId":%q,"requestId":"p%d","tool":"Bash","input":{"command":"rm -rf build/ && make -j%d","description":"%s"},"description":"%s","choices":["allow","allow_session","deny"],"timeoutMs":30000}`, runID, req, 1+r.IntN(16), text(r, 20), text(r, 20))
+		case k < 885:
+			b = fmt.Appendf(b, `{"type":"permission_resolved","runId":%q,"requestId":"p%d","decision":%q,"by":"daemon"}`, runID, req, []string{"allow", "allow_session", "deny"}[r.IntN(3)])
+		case k < 895:
+			b = fmt.Appendf(b, `{"type":"answer_permission","id":"a%d","runId":%q,"requestId":"p%d","decision":"allow","input":{"command":"make -j4"}}`, i, runID, req)
+		case k < 905:
+			req++
+			b = fmt.Appendf(b, `{"type":"question","runId":%q,"requestId":"q%d","toolCallId":"toolu_%d","questions":[{"id":"db","header":"Database","question":"%s?","options":[{"label":"Postgres","description":"%s"},{"label":"SQLite"}],"multiSelect":%t}],"timeoutMs":60000}`, runID, req, r.IntN(1e9), text(r, 30), text(r, 12), r.IntN(2) == 0)
+		case k < 912:
+			b = fmt.Appendf(b, `{"type":"answer_question","id":"a%d","runId":%q,"requestId":"q%d","answers":{"db":["Postgres"]}}`, i, runID, req)
+		case k < 918:
+			b = fmt.Appendf(b, `{"type":"question_resolved","runId":%q,"requestId":"q%d","answered":true,"by":"daemon"}`, runID, req)
+		case k < 928:
+			ev(`{"type":"denied","toolCallId":"toolu_%d","name":"Bash","denial":{"rule":"commands.deny \"git push*\" (policy.toml:%d)","match":"git push origin %s","verdict":"deny"}}`, r.IntN(1e9), 1+r.IntN(40), ascii[r.IntN(len(ascii))])
+		case k < 950:
+			b = fmt.Appendf(b, `{"type":"log","level":"%s","component":"host","runId":%q,"msg":"%s"}`, []string{"debug", "info", "warn", "error"}[r.IntN(4)], runID, text(r, 50))
+		case k < 965:
+			b = fmt.Appendf(b, `{"type":"metric","name":"run.duration_ms","value":%d.%d,"tags":{"backend":"claude","runId":%q}}`, r.IntN(100000), r.IntN(100), runID)
+		case k < 970:
+			b = fmt.Appendf(b, `{"type":"error","id":"a%d","error":{"code":"unknown_request","message":"run %s has no pending permission request p%d","retryable":false}}`, i, runID, req+1)
+		case k < 975:
+			b = fmt.Appendf(b, `{"type":"ping","id":"g%d"}`, i)
+		case k < 980:
+			b = fmt.Appendf(b, `{"type":"ok","id":"g%d"}`, i)
+		case k < 985 || seq < 30:
+			ev(`{"type":"text_delta","text":"%s"}`, delta(r))
+		default:
+			ev(`{"type":"completed","text":"%s","usage":{"inputTokens":%d,"outputTokens":%d,"cacheReadTokens":%d,"costUsd":%.6f,"durationMs":%d}}`, text(r, 60), r.IntN(200000), r.IntN(8000), r.IntN(100000), r.Float64(), r.IntN(600000))
+			b = append(b, '\n')
+			seq++
+			b = fmt.Appendf(b, `{"type":"run_done","id":"t%d","runId":%q,"stopReason":"completed","events":%d,"usage":{"inputTokens":%d,"outputTokens":%d,"cacheReadTokens":%d,"costUsd":%.6f,"durationMs":%d}}`, run, runID, seq, r.IntN(200000), r.IntN(8000), r.IntN(100000), r.Float64(), r.IntN(600000))
+			i++
+			run++
+			seq = 0
 		}
 		b = append(b, '\n')
 		w.Write(b)

@@ -18,22 +18,62 @@ func (c *Checker) Find(line []byte, keys []string) (Problem, Where) {
 // which must be there for each path, is set to where paths[k] is. A line
 // is scanned once however many values a verb wants from it.
 func (c *Checker) FindAll(line []byte, paths [][]string, where []Where) Problem {
-	f := finder{paths: c.paths[:0]}
+	if !c.samePaths(paths) {
+		c.paths = c.paths[:0]
+		for _, keys := range paths {
+			pf := pathFind{keys: keys}
+			if len(keys) == 0 || len(keys) > maxFindDepth {
+				pf.state = Unknown // as on every line below: never searched
+			}
+			c.paths = append(c.paths, pf)
+		}
+		f := finder{paths: c.paths}
+		f.searchAgain()
+		c.search, c.lens, c.firsts = f.search, f.lens, f.firsts
+	}
+	// A verb asks for the same paths line after line: the search bits of
+	// an object's start are kept, and each path's state is reset in place,
+	// its keys (a pointer) left alone.
+	f := finder{paths: c.paths}
 	object := isObject(line)
-	for _, keys := range paths {
-		pf := pathFind{keys: keys}
-		if !object || len(keys) == 0 || len(keys) > maxFindDepth {
+	for k := range f.paths {
+		pf := &f.paths[k]
+		pf.matched, pf.depth, pf.pending, pf.start, pf.end, pf.arrays, pf.elem, pf.want = 0, 0, false, 0, 0, 0, 0, 0
+		pf.state = searching
+		if !object || len(pf.keys) == 0 || len(pf.keys) > maxFindDepth {
 			pf.state = Unknown
 		}
-		f.paths = append(f.paths, pf)
 	}
-	c.paths = f.paths
-	f.searchAgain()
+	if object {
+		f.search, f.lens, f.firsts = c.search, c.lens, c.firsts
+	}
 	p := c.check(line, &f)
 	for k := range f.paths {
 		where[k] = f.paths[k].where()
 	}
 	return p
+}
+
+// samePaths tells whether paths are the ones c.paths were made for, key
+// by key (the same strings compare at the cost of a pointer test). The
+// search bits kept for them (search, lens, firsts) hold when every path
+// that can be followed is at its start.
+func (c *Checker) samePaths(paths [][]string) bool {
+	if len(paths) != len(c.paths) || len(paths) == 0 {
+		return false
+	}
+	for k, keys := range paths {
+		had := c.paths[k].keys
+		if len(had) != len(keys) {
+			return false
+		}
+		for i := range keys {
+			if had[i] != keys[i] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // where is the path's answer once the walk is done.
@@ -195,6 +235,9 @@ func (f *finder) matchedValue(pf *pathFind, b []byte, i, depth int) bool {
 		return false
 	}
 	pf.state = searching
+	if i >= len(b) {
+		return false // the line ends where the value should start: malformed
+	}
 	switch c := b[i]; c {
 	case '{', '[':
 		if j := skipSpace(b, i+1); j < len(b) && b[j] == c+2 {
@@ -249,14 +292,18 @@ func (f *finder) ended(i, depth int) {
 // searched it goes on in the one around it, where a later member may
 // override what was found.
 func (f *finder) closed(depth int) {
+	changed := false
 	for k := range f.paths {
 		if pf := &f.paths[k]; pf.state != Unknown && pf.matched+1 == depth && pf.matched > 0 {
 			if pf.matched--; pf.arrays>>pf.matched&1 != 0 {
 				pf.want = -1 // its element is passed: no other is the one
 			}
+			changed = true
 		}
 	}
-	f.searchAgain()
+	if changed { // else the bits are what they were: the line's own end, most often
+		f.searchAgain()
+	}
 }
 
 // Member is one member of an object: its key's text, between the quotes,

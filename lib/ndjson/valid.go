@@ -73,6 +73,9 @@ type Checker struct {
 	last    Marks // the last line's
 	members []Member
 	paths   []pathFind
+	// The search bits of paths at an object's start (see FindAll).
+	search, lens uint64
+	firsts       [4]uint64
 }
 
 // heapMarked is the longest line that is marked: past it, a bitmap would
@@ -233,10 +236,17 @@ value:
 	default:
 		// An integer that needs no more than its digits is the common
 		// case: done here, without a call.
-		if c >= '1' && c <= '9' {
+		// Its digits are found eight at a step.
+		if c-'1' < 9 {
 			j := i + 1
-			for j < n && b[j] >= '0' && b[j] <= '9' {
-				j++
+			if j+8 <= n {
+				if nd := nonDigits(binary.LittleEndian.Uint64(b[j:])); nd != 0 {
+					j += bits.TrailingZeros64(nd) >> 3
+				} else {
+					j = digits(b, j+8)
+				}
+			} else {
+				j = digits(b, j)
 			}
 			if j == n || b[j] != '.' && b[j]|0x20 != 'e' {
 				i = j
@@ -313,16 +323,15 @@ str:
 			i++
 			goto after
 		case c == '\\':
+			// What follows the backslash, by a table: a lookup in place
+			// of a switch over nine bytes.
 			if i+1 < n {
-				switch b[i+1] {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				if e := escapes[b[i+1]]; e == 2 {
 					i += 2
 					continue
-				case 'u':
-					if i+6 <= n && hex4(b[i+2:i+6]) {
-						i += 6
-						continue
-					}
+				} else if e == 6 && i+6 <= n && hex4(b[i+2:i+6]) {
+					i += 6
+					continue
 				}
 			}
 			return BadJSON
@@ -379,17 +388,19 @@ after:
 // backslash, or -1 when it is not one JSON allows.
 func escape(b []byte, i int) int {
 	if i+1 < len(b) {
-		switch b[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		if e := escapes[b[i+1]]; e == 2 {
 			return i + 2
-		case 'u':
-			if i+6 <= len(b) && hex4(b[i+2:i+6]) {
-				return i + 6
-			}
+		} else if e == 6 && i+6 <= len(b) && hex4(b[i+2:i+6]) {
+			return i + 6
 		}
 	}
 	return -1
 }
+
+// escapes is, for each byte after a backslash, the length of the escape
+// it begins: 2 for one of "\\/bfnrt, 6 for u (if four hex digits follow), 0
+// for none JSON allows.
+var escapes = [256]uint8{'"': 2, '\\': 2, '/': 2, 'b': 2, 'f': 2, 'n': 2, 'r': 2, 't': 2, 'u': 6}
 
 // nextStop is Marks.Next for a line with no bitmap: the index of the first
 // byte at or after i that is '"', '\\', a control byte or non-ASCII, eight
@@ -495,11 +506,28 @@ func number(b []byte, i int) (int, Problem) {
 	return i, Valid
 }
 
+// digits returns the index of the first byte at or after i that is not a
+// decimal digit, eight bytes at a step while eight are left.
 func digits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+	for ; i+8 <= len(b); i += 8 {
+		if nd := nonDigits(binary.LittleEndian.Uint64(b[i:])); nd != 0 {
+			return i + bits.TrailingZeros64(nd)>>3
+		}
+	}
+	for i < len(b) && b[i]-'0' < 10 {
 		i++
 	}
 	return i
+}
+
+// nonDigits returns, for eight bytes in x, the high bit of each byte that
+// is not '0' to '9', and no other bit. Past the digits' byte values, x^'0'
+// is 10 or more in its low seven bits, or has its high bit set; adding
+// 0x76 to the low seven bits of a byte sets its high bit exactly when they
+// are 10 or more, with no carry into the next byte.
+func nonDigits(x uint64) uint64 {
+	t := x ^ '0'*lsb
+	return (t&^msb + 0x76*lsb | t) & msb
 }
 
 const (

@@ -154,3 +154,52 @@ func TestMarkSWAR(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkUTF8ASCIIBlocks holds the vector markings, which only carry a
+// block of ASCII that follows one, to unicode/utf8 on lines of whole and
+// partial blocks, each ASCII or with a sequence cut off at its end, one
+// begun in the block before at its start, a valid one inside, or a bad
+// byte: for every 32- and 64-byte block edge.
+func TestMarkUTF8ASCIIBlocks(t *testing.T) {
+	if !fastUTF8 {
+		t.Skip("no vector UTF-8 check here")
+	}
+	r := rand.New(rand.NewPCG(51, 51))
+	block := func(size int) []byte {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = "ab\" \\{}:,0"[r.IntN(10)]
+		}
+		switch r.IntN(6) {
+		case 0: // a sequence begun at the block's end, cut off or not
+			seq := []string{"é", "日", "🚀"}[r.IntN(3)]
+			copy(b[size-1-r.IntN(len(seq)):], seq)
+		case 1: // continuation bytes at the start
+			copy(b, []string{"\x80", "\xa9", "\x97\xa5", "\x9f\x9a\x80"}[r.IntN(4)])
+		case 2:
+			copy(b[r.IntN(size-4):], []string{"é", "日", "🚀"}[r.IntN(3)])
+		case 3:
+			b[r.IntN(size)] = []byte{0xff, 0xc0, 0xed, 0xf5}[r.IntN(4)]
+		}
+		return b
+	}
+	for range 20000 {
+		var b []byte
+		size := []int{32, 64}[r.IntN(2)]
+		for range 1 + r.IntN(5) {
+			b = append(b, block(size)...)
+		}
+		b = b[:len(b)-r.IntN(3)*r.IntN(size)/2]
+		checkUTF8(t, b)
+		marks := make(Marks, len(b)/64+1)
+		for name, mark := range markers() {
+			mark(b, marks)
+			for i := range b {
+				want := b[i] == '"' || b[i] == '\\' || b[i] < 0x20
+				if got := marks[i>>6]>>(i&63)&1 == 1; got != want {
+					t.Fatalf("%s: markUTF8(%q): stop at %d is %v, want %v", name, b, i, got, want)
+				}
+			}
+		}
+	}
+}
