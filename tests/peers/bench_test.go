@@ -123,7 +123,7 @@ func bareWrapper(t *testing.T) string {
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module bare\n\ngo 1.22\n"), 0o600)
 	linked := filepath.Join(dir, "bare.link")
 	cmd := exec.Command("go", "build", "-o", linked, ".")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod -buildvcs=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the bare wrapper: %v\n%s", err, out)
 	}
@@ -240,7 +240,19 @@ func TestBenchRunagentOverhead(t *testing.T) {
 		if err != nil || json.Unmarshal(out, &g) != nil {
 			t.Fatalf("--print-args: %v %s", err, out)
 		}
+		// The grant's files (claude's MCP configuration) are named under
+		// RUNDIR, the private directory runagent makes per run: the direct
+		// run gets them in one of its own, as runagent would write them.
+		rundir := t.TempDir()
 		argv := append([]string(nil), g.Argv...)
+		for i := range argv {
+			argv[i] = strings.ReplaceAll(argv[i], "RUNDIR", rundir)
+		}
+		for _, f := range g.Files {
+			if err := os.WriteFile(strings.ReplaceAll(f.Path, "RUNDIR", rundir), []byte(f.Content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		argv[0] = claudeBin
 		if a.name == "codex" {
 			argv[0] = codexBin
