@@ -21,12 +21,17 @@ stdio). Each line of a prompt is a command:
   DIFF PATH        report an edit of PATH with its diff (and _meta), ask,
                    write it through fs/write_text_file, and end the call
                    with the diff again
+  MCP              answer "mcp METHOD: " and the mcpServers the session was
+                   last started or taken up with (by METHOD), as JSON
 
 FAKEACP_PROMPTCAPS lists the prompt capabilities it says it has (say
 "image,embeddedContext"; none by default). With FAKEACP_PROMPTS set (a
 file), every prompt's content blocks are appended to it, one JSON line a
 prompt. With FAKEACP_SENT set (a file), every session/update's update sent is
 appended to it, one JSON line each.
+
+FAKEACP_MCPCAPS lists the MCP transports it says it takes besides stdio
+(say "http,sse"; none by default).
 
 With FAKEACP_NOLOAD set, it can neither load nor resume a session; with
 FAKEACP_NOLIST set, it lists none. With FAKEACP_SESSIONS set (a file), the
@@ -45,7 +50,11 @@ import sys
 
 next_id = [0]
 pending_cancel = [False]
-state = {"turns": 0, "session": None, "forms": False}
+state = {"turns": 0, "session": None, "forms": False, "mcp": None}
+
+
+def keep_mcp(msg):
+    state["mcp"] = "%s: %s" % (msg["method"], json.dumps(msg["params"].get("mcpServers"), sort_keys=True))
 
 
 def send(msg):
@@ -203,6 +212,8 @@ def prompt(msg):
                              "content": [diff], "rawOutput": {"ok": True}, "_meta": {"fake": 5}})
             else:
                 done(sid, tcid, "failed", "rejected")
+        elif word == "MCP":
+            say(sid, "mcp " + str(state["mcp"]))
         elif word == "SPAWN":
             subprocess.Popen(["sleep", arg])
         elif word == "HANG":
@@ -244,10 +255,14 @@ def serve(msg):
             scaps["resume"] = {}
         if not os.environ.get("FAKEACP_NOLIST"):
             scaps["list"] = {}
+        mcaps = {"http": False, "sse": False}
+        for c in filter(None, os.environ.get("FAKEACP_MCPCAPS", "").split(",")):
+            mcaps[c] = True
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
             "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": pcaps,
-            "sessionCapabilities": scaps}}})
+            "mcpCapabilities": mcaps, "sessionCapabilities": scaps}}})
     elif m == "session/new":
+        keep_mcp(msg)
         state["session"] = "sess-%d" % os.getpid()
         if os.environ.get("FAKEACP_SESSIONS"):
             with open(os.environ["FAKEACP_SESSIONS"], "a") as f:
@@ -257,6 +272,7 @@ def serve(msg):
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": state["session"], "modes": {
             "currentModeId": "yolo", "availableModes": [{"id": "default", "name": "Ask"}, {"id": "yolo", "name": "Never ask"}]}}})
     elif m == "session/load":
+        keep_mcp(msg)
         state["session"] = msg["params"]["sessionId"]
         with open("turns.log", "a") as f:
             f.write("loaded %s\n" % state["session"])
@@ -264,6 +280,7 @@ def serve(msg):
         say(state["session"], "earlier answer")
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
     elif m == "session/resume":
+        keep_mcp(msg)
         state["session"] = msg["params"]["sessionId"]
         with open("turns.log", "a") as f:
             f.write("resumed %s\n" % state["session"])

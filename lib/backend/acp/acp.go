@@ -126,6 +126,21 @@ type chat struct {
 	turns   int
 	cost    float64 // the session's cost, as the agent last reported it
 	root    string  // the session's working copy, resolved
+	// servers are the chat's MCP servers (set_mcp_servers), given the
+	// set the agent's session was last started or taken up with.
+	servers map[string]json.RawMessage
+	given   map[string]json.RawMessage
+}
+
+// mcp is the chat's MCP servers for ag's session, as it takes them; what
+// it cannot take is logged (set_mcp_servers reported it already).
+func (c *chat) mcp(ag *agent, logf func(level, msg string)) []any {
+	list, errs := ag.caps.mcpServers(c.servers)
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
+		logf("warn", fmt.Sprintf("acp: MCP server %q: %s", name, errs[name]))
+	}
+	c.given = c.servers
+	return list
 }
 
 func (b *Backend) chat(id string) *chat {
@@ -200,13 +215,14 @@ func (b *Backend) open(ctx context.Context, c *chat, root string, asks bool, log
 		return err
 	}
 	c.ag, c.root = ag, root
+	mcp := c.mcp(ag, logf)
 	if c.session != "" {
-		if err := ag.reopen(ctx, c.session, root, nil); err == nil {
+		if err := ag.reopen(ctx, c.session, root, mcp, nil); err == nil {
 			return nil
 		}
 		logf("warn", fmt.Sprintf("acp: the agent could not load session %s; this turn starts a new one", c.session))
 	}
-	id, err := ag.newSession(ctx, root)
+	id, err := ag.newSession(ctx, root, mcp)
 	if err != nil {
 		c.endAgent(time.Second)
 		return err
@@ -259,7 +275,8 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	return b.open(ctx, c, root, false, func(string, string) {})
 }
 
-// ResetSession ends the chat's agent and forgets its session.
+// ResetSession ends the chat's agent and forgets its session; its MCP
+// servers stay, for its next one.
 func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error) {
 	b.mu.Lock()
 	c, ok := b.chats[chatID]
@@ -267,8 +284,23 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 	b.mu.Unlock()
 	if ok {
 		c.close(2 * time.Second)
+		c.mu.Lock()
+		servers := c.servers
+		c.mu.Unlock()
+		if len(servers) > 0 {
+			b.chat(chatID).keepServers(servers)
+		}
 	}
 	return ok, nil
+}
+
+// keepServers gives the chat servers, unless it was given some since.
+func (c *chat) keepServers(servers map[string]json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.servers == nil {
+		c.servers = servers
+	}
 }
 
 // LoadSession makes chat chatID continue the agent's session sessionID
@@ -288,7 +320,7 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 		return nil, err
 	}
 	var said []host.Said
-	if err := ag.reopen(ctx, sessionID, root, &said); err != nil {
+	if err := ag.reopen(ctx, sessionID, root, c.mcp(ag, func(string, string) {}), &said); err != nil {
 		ag.end(time.Second)
 		return nil, err
 	}

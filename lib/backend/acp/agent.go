@@ -42,6 +42,10 @@ type agentCaps struct {
 		Image           bool `json:"image"`
 		EmbeddedContext bool `json:"embeddedContext"`
 	} `json:"promptCapabilities"`
+	McpCapabilities struct {
+		HTTP bool `json:"http"`
+		SSE  bool `json:"sse"`
+	} `json:"mcpCapabilities"`
 	SessionCapabilities struct {
 		Resume *struct{} `json:"resume"`
 		List   *struct{} `json:"list"`
@@ -133,9 +137,10 @@ type Mode struct {
 	Name string `json:"name"`
 }
 
-// newSession starts a session in root and picks its mode.
-func (ag *agent) newSession(ctx context.Context, root string) (string, error) {
-	res, err := ag.conn.call(ctx, "session/new", map[string]any{"cwd": root, "mcpServers": []any{}})
+// newSession starts a session in root, with the MCP servers mcp (ACP's
+// shapes), and picks its mode.
+func (ag *agent) newSession(ctx context.Context, root string, mcp []any) (string, error) {
+	res, err := ag.conn.call(ctx, "session/new", map[string]any{"cwd": root, "mcpServers": mcp})
 	if err != nil {
 		return "", ag.fail("session/new", err)
 	}
@@ -148,8 +153,9 @@ func (ag *agent) newSession(ctx context.Context, root string) (string, error) {
 }
 
 // reopen takes up session id, by session/load (its replay given to said,
-// when said is not nil) or session/resume, and picks its mode.
-func (ag *agent) reopen(ctx context.Context, id, root string, said *[]host.Said) error {
+// when said is not nil) or session/resume, with the MCP servers mcp, and
+// picks its mode.
+func (ag *agent) reopen(ctx context.Context, id, root string, mcp []any, said *[]host.Said) error {
 	method := "session/load"
 	switch {
 	case ag.caps.LoadSession:
@@ -158,12 +164,13 @@ func (ag *agent) reopen(ctx context.Context, id, root string, said *[]host.Said)
 	default:
 		return host.Failed(protocol.CodeUnsupported, "the agent can neither load nor resume a session", false)
 	}
-	return ag.reopenBy(ctx, method, id, root, said)
+	return ag.reopenBy(ctx, method, id, root, mcp, said)
 }
 
 // reopenBy takes up session id by method (session/load or
-// session/resume), the replay given to said when said is not nil.
-func (ag *agent) reopenBy(ctx context.Context, method, id, root string, said *[]host.Said) error {
+// session/resume), with the MCP servers mcp, the replay given to said
+// when said is not nil.
+func (ag *agent) reopenBy(ctx context.Context, method, id, root string, mcp []any, said *[]host.Said) error {
 	var r replay
 	if said != nil {
 		ag.mu.Lock()
@@ -176,7 +183,7 @@ func (ag *agent) reopenBy(ctx context.Context, method, id, root string, said *[]
 			*said = r.said
 		}()
 	}
-	res, err := ag.conn.call(ctx, method, map[string]any{"sessionId": id, "cwd": root, "mcpServers": []any{}})
+	res, err := ag.conn.call(ctx, method, map[string]any{"sessionId": id, "cwd": root, "mcpServers": mcp})
 	if err != nil {
 		return host.Failed(protocol.CodeBackendFailed, "acp: "+err.Error(), false)
 	}

@@ -82,7 +82,7 @@ func (b *Backend) ResumeSession(ctx context.Context, chatID, sessionID, workspac
 		ag.end(closeGrace)
 		return host.Failed(protocol.CodeUnsupported, "the agent resumes no session (its initialize said no sessionCapabilities.resume)", false)
 	}
-	if err := ag.reopenBy(ctx, "session/resume", sessionID, root, nil); err != nil {
+	if err := ag.reopenBy(ctx, "session/resume", sessionID, root, c.mcp(ag, func(string, string) {}), nil); err != nil {
 		ag.end(closeGrace)
 		return err
 	}
