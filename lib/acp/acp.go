@@ -487,6 +487,10 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 		ac.SessionCapabilities.List, ac.SessionCapabilities.Resume = pc.SessionCapabilities.List, pc.SessionCapabilities.Resume
 		ac.PromptCapabilities = promptCapabilities{Image: pc.PromptCapabilities.Image && ac.PromptCapabilities.Image,
 			EmbeddedContext: pc.PromptCapabilities.EmbeddedContext}
+		// Only the MCP transports the agent takes: an editor told http
+		// would hand over servers the agent never gets.
+		ac.MCPCapabilities = mcpCapabilities{HTTP: pc.MCPCapabilities.HTTP && ac.MCPCapabilities.HTTP,
+			SSE: pc.MCPCapabilities.SSE && ac.MCPCapabilities.SSE}
 	}
 	return res, nil
 }

@@ -24,6 +24,7 @@ type peer interface {
 type peerCaps struct {
 	LoadSession         bool               `json:"loadSession"`
 	PromptCapabilities  promptCapabilities `json:"promptCapabilities"`
+	MCPCapabilities     mcpCapabilities    `json:"mcpCapabilities"`
 	SessionCapabilities struct {
 		List   *empty `json:"list"`
 		Resume *empty `json:"resume"`
