@@ -2,6 +2,8 @@ package host
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentry/agentry/lib/protocol"
@@ -76,4 +78,22 @@ func CommandText(raw json.RawMessage) string {
 		return strings.Join(argv, " ")
 	}
 	return ""
+}
+
+// ServersChanged is the refresh a backend reports when a chat's MCP
+// servers go from was to now: the names added and removed, each sorted,
+// and no errors yet (the backend adds its own).
+func ServersChanged[V any](was, now map[string]V) *protocol.ToolRefresh {
+	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		if _, ok := was[name]; !ok {
+			r.Added = append(r.Added, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(was)) {
+		if _, ok := now[name]; !ok {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	return r
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -106,17 +107,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	c := b.chat(chatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		if _, ok := c.servers[name]; !ok {
-			r.Added = append(r.Added, name)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
-		if _, ok := servers[name]; !ok {
-			r.Removed = append(r.Removed, name)
-		}
-	}
+	r := host.ServersChanged(c.servers, servers)
 	caps, err := b.capsOf(ctx, c)
 	if err != nil {
 		return nil, err

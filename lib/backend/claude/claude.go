@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -931,19 +930,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	c := b.chat(chatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
-	for name := range servers {
-		if _, ok := c.servers[name]; !ok {
-			r.Added = append(r.Added, name)
-		}
-	}
-	for name := range c.servers {
-		if _, ok := servers[name]; !ok {
-			r.Removed = append(r.Removed, name)
-		}
-	}
-	sort.Strings(r.Added)
-	sort.Strings(r.Removed)
+	r := host.ServersChanged(c.servers, servers)
 	// The CLI only connects at its next turn; an HTTP server that cannot
 	// be reached now is reported now, by name.
 	for _, name := range slices.Sorted(maps.Keys(servers)) {

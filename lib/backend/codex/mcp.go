@@ -3,9 +3,9 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"slices"
 
+	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -19,17 +19,7 @@ func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[
 	c := b.chat(chatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		if _, ok := c.servers[name]; !ok {
-			r.Added = append(r.Added, name)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
-		if _, ok := servers[name]; !ok {
-			r.Removed = append(r.Removed, name)
-		}
-	}
+	r := host.ServersChanged(c.servers, servers)
 	c.servers = servers
 	b.reload(c) // the thread takes its configuration when it is loaded
 	return r, nil

@@ -43,7 +43,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -430,22 +429,11 @@ func (b *Backend) ResetSession(ctx context.Context, chatID string) (bool, error)
 func (b *Backend) SetMCPServers(ctx context.Context, chatID string, servers map[string]json.RawMessage) (*protocol.ToolRefresh, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	old := b.servers[chatID]
 	now := map[string]bool{}
-	r := &protocol.ToolRefresh{Added: []string{}, Removed: []string{}, Errors: map[string]string{}}
 	for name := range servers {
 		now[name] = true
-		if !old[name] {
-			r.Added = append(r.Added, name)
-		}
 	}
-	for name := range old {
-		if !now[name] {
-			r.Removed = append(r.Removed, name)
-		}
-	}
-	sort.Strings(r.Added)
-	sort.Strings(r.Removed)
+	r := host.ServersChanged(b.servers[chatID], now)
 	b.servers[chatID] = now
 	return r, nil
 }
