@@ -46,12 +46,21 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 		{c.ToolsURL != "", "--tools-url"}, {c.Model != "", "--model"}, {c.SessionID != "", "--session-id"},
 		{c.NewSession, "--new-session"}, {c.CodexConfig != "", "--codex-config"},
 		{c.Price != "", "--price"}, {c.Effort != "", "--effort"}, {c.AppendSystemPrompt != "", "--append-system-prompt"},
-		{c.Services, "--services"}, {c.PidFile != "", "--pid-file"},
+		{c.PidFile != "", "--pid-file"},
 	}
 	for _, r := range refused {
 		if r.set {
 			return o, nil, cli.Usagef("%s is not for --agent acp: runagent has no way to give it to an ACP agent", r.flag)
 		}
+	}
+	if c.Services {
+		if c.Level == 1 {
+			return o, nil, cli.Usagef("--services needs level 2 or 3: level 1 has no code tools, and so no servers to start")
+		}
+		// svc mcp is the session's MCP server; what the agent is told of
+		// it opens the session's first prompt (ACP has no system prompt).
+		o.ServicesURL = agentrun.ServicesPending
+		o.AppendSystemPrompt = agentrun.ServicesPrompt(c.KeepServices)
 	}
 	g := &grant.Grant{Harness: agentrun.ACP, Level: c.Level, Argv: c.Prompt}
 	c.Prompt = nil // the prompt is -f's or standard input's

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,12 +105,25 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
 	w.hosted = h
+	// The run's MCP server and svc's (--services), given to the chat as
+	// agent-host's daemon gives them, before its first turn.
+	servers := map[string]json.RawMessage{}
 	if url := req.Options.ToolsURL; url != "" {
-		// The run's MCP server, given to the chat as agent-host's daemon
-		// gives it, before its first turn.
-		cfg, _ := json.Marshal(map[string]string{"type": "http", "url": url})
-		if _, err := c.SetMCPServers(ctx, chatID, map[string]json.RawMessage{grant.MCPName: cfg}); err != nil {
-			return nil, &StartError{Reason: g.Harness + " could not be given the run's MCP server: " + err.Error(), Err: err}
+		servers[grant.MCPName], _ = json.Marshal(map[string]string{"type": "http", "url": url})
+	}
+	if url := req.Options.ServicesURL; url != "" && url != ServicesPending {
+		servers[grant.ServicesName], _ = json.Marshal(map[string]string{"type": "http", "url": url})
+	}
+	if len(servers) > 0 {
+		r, err := c.SetMCPServers(ctx, chatID, servers)
+		if err == nil && r != nil && len(r.Errors) > 0 {
+			for _, name := range slices.Sorted(maps.Keys(r.Errors)) {
+				err = fmt.Errorf("%s: %s", name, r.Errors[name])
+				break
+			}
+		}
+		if err != nil {
+			return nil, &StartError{Reason: g.Harness + " could not be given the run's MCP servers: " + err.Error(), Err: err}
 		}
 	}
 	if id := req.Options.Resume; id != "" {

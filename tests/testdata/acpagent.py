@@ -135,7 +135,7 @@ def elicit(sid, tcid):
 def prompt(msg):
     p = msg["params"]
     sid = p["sessionId"]
-    text = "".join(b.get("text", "") for b in p["prompt"] if b.get("type") == "text")
+    text = "\n".join(b.get("text", "") for b in p["prompt"] if b.get("type") == "text")
     if os.environ.get("FAKEACP_PROMPTS"):
         with open(os.environ["FAKEACP_PROMPTS"], "a") as f:
             f.write(json.dumps(p["prompt"]) + "\n")

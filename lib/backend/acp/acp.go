@@ -130,6 +130,9 @@ type chat struct {
 	// set the agent's session was last started or taken up with.
 	servers map[string]json.RawMessage
 	given   map[string]json.RawMessage
+	// told is the session that was sent the turn's system prompt: ACP
+	// has none, so it goes once per session, before its first prompt.
+	told string
 }
 
 // mcp is the chat's MCP servers for ag's session, as it takes them; what

@@ -432,7 +432,14 @@ func (c *chat) turn(ctx context.Context, t *host.Turn, pol Policy) error {
 		ag.mu.Unlock()
 		ag.terms.killAll() // a turn's commands end with it
 	}()
-	ch, _, err := ag.conn.send("session/prompt", map[string]any{"sessionId": c.session, "prompt": promptOf(t.Params)})
+	prompt := promptOf(t.Params)
+	if sp := t.Params.SystemPrompt; sp != "" && c.told != c.session {
+		// ACP has no system prompt: the session's first prompt opens
+		// with it, a text block of its own.
+		prompt = append([]any{map[string]string{"type": "text", "text": sp}}, prompt...)
+		c.told = c.session
+	}
+	ch, _, err := ag.conn.send("session/prompt", map[string]any{"sessionId": c.session, "prompt": prompt})
 	if err != nil {
 		c.endAgent(0)
 		return host.Failed(protocol.CodeBackendFailed, "acp: the agent is gone: "+ag.conn.stderr.LastLine(), true)
