@@ -43,7 +43,7 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 		set  bool
 		flag string
 	}{
-		{c.ToolsURL != "", "--tools-url"}, {c.Model != "", "--model"}, {c.SessionID != "", "--session-id"},
+		{c.Model != "", "--model"}, {c.SessionID != "", "--session-id"},
 		{c.NewSession, "--new-session"}, {c.CodexConfig != "", "--codex-config"},
 		{c.Price != "", "--price"}, {c.Effort != "", "--effort"}, {c.AppendSystemPrompt != "", "--append-system-prompt"},
 		{c.PidFile != "", "--pid-file"},
@@ -62,6 +62,7 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 		o.ServicesURL = agentrun.ServicesPending
 		o.AppendSystemPrompt = agentrun.ServicesPrompt(c.KeepServices)
 	}
+	o.ToolsURL = c.ToolsURL // given to the session as svc's is
 	g := &grant.Grant{Harness: agentrun.ACP, Level: c.Level, Argv: c.Prompt}
 	c.Prompt = nil // the prompt is -f's or standard input's
 	return o, g, nil
