@@ -59,11 +59,11 @@ vet: ## go vet
 race: all ## unit tests and the testscript suite (against ./bin), with the race detector where there is a C compiler
 	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null; then race=-race; else \
 	  race=; echo "race: no C compiler, so no race detector: the tests run without -race (apt-get install gcc for it)"; fi; \
-	echo "AGENTRY_BIN=$(CURDIR)/bin $(GO) test $$race -count=1 ./..."; \
-	AGENTRY_BIN=$(CURDIR)/bin $(GO) test $$race -count=1 ./...
+	echo "AGENTRY_BIN=$(CURDIR)/bin $(GO) test $$race -count=1 -timeout 30m ./..."; \
+	AGENTRY_BIN=$(CURDIR)/bin $(GO) test $$race -count=1 -timeout 30m ./...
 
 scripts: all ## only the testscript suite in tests/scripts
-	AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -run 'TestScripts' ./tests/
+	AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -run 'TestScripts' ./tests/
 
 PEERS_DIR ?= $(HOME)/.cache/agentry-peers
 test-peers: all ## runagent against the real claude and codex CLIs, offline (installs them, pinned, into PEERS_DIR)
@@ -74,13 +74,13 @@ test-peers: all ## runagent against the real claude and codex CLIs, offline (ins
 	@# only, which proves that nothing in them reaches outside the machine.
 	@if unshare -n true 2>/dev/null; then \
 	  echo "test-peers: in a network namespace with loopback only"; \
-	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin unshare -n sh -c 'ip link set lo up && exec $(GO) test -count=1 -v ./tests/peers/'; \
+	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin unshare -n sh -c 'ip link set lo up && exec $(GO) test -count=1 -timeout 45m -v ./tests/peers/'; \
 	else \
-	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -v ./tests/peers/; \
+	  AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -timeout 45m -v ./tests/peers/; \
 	fi
 	@# make test skips the tests that drive agent-host --acp through the official
 	@# ACP SDK when it is not installed; install.sh has put it in place, so they run here.
-	AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -v -run '^TestACP' ./tests/
+	AGENTRY_PEERS="$(PEERS_DIR)" AGENTRY_BIN=$(CURDIR)/bin $(GO) test -count=1 -timeout 30m -v -run '^TestACP' ./tests/
 
 man-lint: ## lint every man page with mandoc (without mandoc: the Go-side subset of its checks)
 	@if command -v mandoc >/dev/null; then echo "mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)"; mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7); else \
