@@ -143,12 +143,21 @@ func TestClaudePolicyReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, ".env"), []byte("SECRET=1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// (A read of a directory holding the .env — a Glob or Grep of the
+	// working copy — is denied too, agentry-policy(5) says; the Glob that
+	// runs is of a directory without one.)
+	if err := os.MkdirAll(filepath.Join(work, "src"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "src", "a.go"), []byte("package a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w := startClaudeWire(t, api)
 	policy := "[commands]\ndeny = [\"ls*\"]\n\n[paths]\ndeny_read = [\"**/.env\"]\n"
 	steps := []string{
 		`CALL Read {"file_path":"` + filepath.Join(work, ".env") + `"}`,
 		`CALL Bash {"command":"ls -a","description":"list"}`,
-		`CALL Glob {"pattern":"*"}`,
+		`CALL Glob {"pattern":"*.go","path":"` + filepath.Join(work, "src") + `"}`,
 	}
 	w.send(&protocol.RunTurn{ID: "t1", RunID: "r1", Params: protocol.ChatRunParams{ChatID: "c1", Workspace: work, Policy: policy,
 		Prompt: "STEPS:\n" + strings.Join(steps, "\n")}})
