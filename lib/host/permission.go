@@ -65,57 +65,42 @@ func (a Answer) Allowed() bool {
 	return a.Decision == protocol.DecisionAllow || a.Decision == protocol.DecisionAllowSession
 }
 
-// pendingAsk is a permission request awaiting its resolution; answer gets
-// exactly one value, from whichever resolve came first.
-type pendingAsk struct {
-	answer chan Answer
+// permissionKind is the permission request's kind: an answer nobody
+// gave is a deny.
+func permissionKind() requestKind[Answer] {
+	return requestKind[Answer]{
+		what: "permission requests",
+		resolved: func(runID, reqID string, a Answer) protocol.Msg {
+			return &protocol.PermissionResolved{RunID: runID, RequestID: reqID, Decision: a.Decision, By: a.By}
+		},
+		nobody: func(by string) Answer {
+			a := Answer{Decision: protocol.DecisionDeny, By: by}
+			switch by {
+			case protocol.ResolvedByInterrupt:
+				a.Message = "The run was interrupted."
+			case protocol.ResolvedByShutdown:
+				a.Message = "The host is stopping."
+			}
+			return a
+		},
+	}
 }
 
 // ask sends a permission request of the run and waits for it to be
-// resolved: by the daemon, by its deadline, by an interrupt of the run, or
-// by the host stopping. Whatever resolves it, permission_resolved says so
-// once, and the answer is final.
+// resolved (await): one the daemon does not answer in time is denied.
 func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
-	reqID := r.h.newAskID()
-	p := &pendingAsk{answer: make(chan Answer, 1)}
-	r.mu.Lock()
-	if r.done || r.asksEnded {
-		r.mu.Unlock()
-		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded}
-	}
-	if max := r.h.opts.MaxPendingPermissions; len(r.asks) >= max {
-		r.asksEnded = true
-		r.mu.Unlock()
-		r.tooMany(max, "permission requests")
-		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded}
-	}
-	if r.asks == nil {
-		r.asks = map[string]*pendingAsk{}
-	}
-	r.asks[reqID] = p
+	reqID := r.h.newID("p", &r.h.asks)
 	input := q.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	r.h.send(&protocol.PermissionRequest{RunID: r.id, RequestID: reqID, Tool: q.Tool, Input: input,
-		Description: q.Description, ToolCallID: q.ToolCallID, Choices: q.Choices, TimeoutMs: timeout.Milliseconds()})
-	r.mu.Unlock()
-
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case a := <-p.answer:
-		return a
-	case <-t.C:
+	req := &protocol.PermissionRequest{RunID: r.id, RequestID: reqID, Tool: q.Tool, Input: input,
+		Description: q.Description, ToolCallID: q.ToolCallID, Choices: q.Choices, TimeoutMs: timeout.Milliseconds()}
+	return await(ctx, r, &r.asks, permissionKind(), reqID, struct{}{}, req, timeout, func() Answer {
 		r.h.Log("warn", "run "+r.id, fmt.Sprintf("permission request %s (%s) had no answer within %v; denied", reqID, q.Tool, timeout))
-		r.resolve(reqID, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByTimeout,
-			Message: fmt.Sprintf("No answer to the permission request within %v: denied.", timeout)})
-	case <-r.interrupt:
-		r.resolve(reqID, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByInterrupt, Message: "The run was interrupted."})
-	case <-ctx.Done():
-		r.resolve(reqID, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByShutdown, Message: "The host is stopping."})
-	}
-	return <-p.answer
+		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByTimeout,
+			Message: fmt.Sprintf("No answer to the permission request within %v: denied.", timeout)}
+	})
 }
 
 // tooMany ends a run whose agent asked past the cap (what: permission
@@ -130,19 +115,10 @@ func (r *run) tooMany(max int, what string) {
 	r.cancel()
 }
 
-// resolve ends the pending request reqID with a, and reports whether it
-// was pending: only the first resolve of a request does anything.
+// resolve ends the pending permission request reqID with a, and reports
+// whether it was pending.
 func (r *run) resolve(reqID string, a Answer) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.asks[reqID]
-	if p == nil {
-		return false
-	}
-	delete(r.asks, reqID)
-	r.h.send(&protocol.PermissionResolved{RunID: r.id, RequestID: reqID, Decision: a.Decision, By: a.By})
-	p.answer <- a
-	return true
+	return settle(r, &r.asks, permissionKind(), reqID, a)
 }
 
 // resolveAll denies every permission request of the run still pending,
@@ -153,18 +129,32 @@ func (r *run) resolveAll() {
 	qids := slices.Collect(maps.Keys(r.questions))
 	r.mu.Unlock()
 	for _, id := range ids {
-		r.resolve(id, Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByRunEnded})
+		r.resolve(id, permissionKind().nobody(protocol.ResolvedByRunEnded))
 	}
 	for _, id := range qids {
 		r.resolveQuestion(id, noAnswer(protocol.ResolvedByRunEnded))
 	}
 }
 
-func (h *Host) newAskID() string {
+// newID is the next request id of a kind: prefix and the kind's count
+// (n), which it steps.
+func (h *Host) newID(prefix string, n *int64) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.asks++
-	return "p" + strconv.FormatInt(h.asks, 10)
+	*n++
+	return prefix + strconv.FormatInt(*n, 10)
+}
+
+// answered is the run an answer_permission or answer_question (request
+// id) names, or nil once it has replied that no such run is in flight.
+func (h *Host) answered(id, runID string) *run {
+	h.mu.Lock()
+	r := h.runs[runID]
+	h.mu.Unlock()
+	if r == nil {
+		h.reply(id, errReply(id, protocol.CodeUnknownRequest, "no run "+runID+" is in flight", false))
+	}
+	return r
 }
 
 // answerPermission serves answer_permission: an answer to a request that
@@ -182,11 +172,8 @@ func (h *Host) answerPermission(m *protocol.AnswerPermission) {
 		h.reply(m.ID, errReply(m.ID, protocol.CodeBadRequest, "input replaces the tool's input: an object, with allow", false))
 		return
 	}
-	h.mu.Lock()
-	r := h.runs[m.RunID]
-	h.mu.Unlock()
+	r := h.answered(m.ID, m.RunID)
 	if r == nil {
-		h.reply(m.ID, errReply(m.ID, protocol.CodeUnknownRequest, "no run "+m.RunID+" is in flight", false))
 		return
 	}
 	if !r.resolve(m.RequestID, Answer{Decision: m.Decision, Input: m.Input, Message: m.Message, By: protocol.ResolvedByDaemon}) {

@@ -10,63 +10,44 @@ import (
 	"github.com/agentry/agentry/lib/protocol"
 )
 
-// pendingQuestion is a question request awaiting its resolution; answer
-// gets exactly one value, from whichever resolve came first.
-type pendingQuestion struct {
-	ids    map[string]bool // the ids of the questions asked
-	multi  map[string]bool // the ids of the multi-select ones
-	answer chan QuestionAnswer
+// asked is what a question request keeps to check an answer: the ids of
+// the questions asked, and which of them are multi-select.
+type asked struct {
+	ids   map[string]bool
+	multi map[string]bool
+}
+
+// questionKind is the question request's kind: an answer nobody gave is
+// no answer, which the agent is told to assume nothing from.
+func questionKind() requestKind[QuestionAnswer] {
+	return requestKind[QuestionAnswer]{
+		what: "question requests",
+		resolved: func(runID, reqID string, a QuestionAnswer) protocol.Msg {
+			return &protocol.QuestionResolved{RunID: runID, RequestID: reqID, Answered: a.Answered, By: a.By}
+		},
+		nobody: noAnswer,
+	}
 }
 
 // question sends a question request of the run and waits for it to be
-// resolved: by the daemon, by its deadline, by an interrupt of the run,
-// or by the host stopping. Whatever resolves it, question_resolved says
-// so once, and the answer is final. The questions' ids are filled where
-// the backend left them empty (q1, q2 …), and the answer's keys are those
-// ids.
+// resolved (await). The questions' ids are filled where the backend left
+// them empty (q1, q2 …), and the answer's keys are those ids.
 func (r *run) question(ctx context.Context, timeout time.Duration, q QuestionAsk) QuestionAnswer {
 	qs := questionIDs(q.Questions)
-	reqID := r.h.newQuestionID()
-	p := &pendingQuestion{ids: map[string]bool{}, multi: map[string]bool{}, answer: make(chan QuestionAnswer, 1)}
+	reqID := r.h.newID("q", &r.h.questions)
+	m := asked{ids: map[string]bool{}, multi: map[string]bool{}}
 	for _, x := range qs {
-		p.ids[x.ID] = true
-		p.multi[x.ID] = x.MultiSelect
+		m.ids[x.ID] = true
+		m.multi[x.ID] = x.MultiSelect
 	}
-	r.mu.Lock()
-	if r.done || r.asksEnded {
-		r.mu.Unlock()
-		return noAnswer(protocol.ResolvedByRunEnded)
-	}
-	if max := r.h.opts.MaxPendingPermissions; len(r.questions) >= max {
-		r.asksEnded = true
-		r.mu.Unlock()
-		r.tooMany(max, "question requests")
-		return noAnswer(protocol.ResolvedByRunEnded)
-	}
-	if r.questions == nil {
-		r.questions = map[string]*pendingQuestion{}
-	}
-	r.questions[reqID] = p
-	r.h.send(&protocol.QuestionRequest{RunID: r.id, RequestID: reqID, ToolCallID: q.ToolCallID,
-		Questions: qs, TimeoutMs: timeout.Milliseconds()})
-	r.mu.Unlock()
-
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case a := <-p.answer:
-		return a
-	case <-t.C:
+	req := &protocol.QuestionRequest{RunID: r.id, RequestID: reqID, ToolCallID: q.ToolCallID,
+		Questions: qs, TimeoutMs: timeout.Milliseconds()}
+	return await(ctx, r, &r.questions, questionKind(), reqID, m, req, timeout, func() QuestionAnswer {
 		r.h.Log("warn", "run "+r.id, fmt.Sprintf("question request %s had no answer within %v", reqID, timeout))
 		a := noAnswer(protocol.ResolvedByTimeout)
 		a.Message = fmt.Sprintf("Nobody answered the question within %v: there is no answer. Do not assume one.", timeout)
-		r.resolveQuestion(reqID, a)
-	case <-r.interrupt:
-		r.resolveQuestion(reqID, noAnswer(protocol.ResolvedByInterrupt))
-	case <-ctx.Done():
-		r.resolveQuestion(reqID, noAnswer(protocol.ResolvedByShutdown))
-	}
-	return <-p.answer
+		return a
+	})
 }
 
 // NoAnswerMessage is what an agent is told when nobody is there to
@@ -115,33 +96,9 @@ func questionIDs(qs []protocol.Question) []protocol.Question {
 }
 
 // resolveQuestion ends the pending question request reqID with a, and
-// reports whether it was pending: only the first resolve of a request
-// does anything.
+// reports whether it was pending.
 func (r *run) resolveQuestion(reqID string, a QuestionAnswer) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.questions[reqID]
-	if p == nil {
-		return false
-	}
-	delete(r.questions, reqID)
-	r.h.send(&protocol.QuestionResolved{RunID: r.id, RequestID: reqID, Answered: a.Answered, By: a.By})
-	p.answer <- a
-	return true
-}
-
-// pendingQuestionOf is the pending question request reqID of the run.
-func (r *run) pendingQuestionOf(reqID string) *pendingQuestion {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.questions[reqID]
-}
-
-func (h *Host) newQuestionID() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.questions++
-	return "q" + strconv.FormatInt(h.questions, 10)
+	return settle(r, &r.questions, questionKind(), reqID, a)
 }
 
 // answerQuestion serves answer_question: an answer to a request that is
@@ -158,20 +115,17 @@ func (h *Host) answerQuestion(m *protocol.AnswerQuestion) {
 		h.reply(m.ID, errReply(m.ID, protocol.CodeBadRequest, "answer_question needs answers, or decline", false))
 		return
 	}
-	h.mu.Lock()
-	r := h.runs[m.RunID]
-	h.mu.Unlock()
+	r := h.answered(m.ID, m.RunID)
 	if r == nil {
-		h.reply(m.ID, errReply(m.ID, protocol.CodeUnknownRequest, "no run "+m.RunID+" is in flight", false))
 		return
 	}
-	p := r.pendingQuestionOf(m.RequestID)
+	p := pendingOf(r, &r.questions, m.RequestID)
 	if p == nil {
 		h.reply(m.ID, errReply(m.ID, protocol.CodeUnknownRequest,
 			fmt.Sprintf("run %s has no pending question request %s", m.RunID, m.RequestID), false))
 		return
 	}
-	if msg := p.check(m.Answers); msg != "" {
+	if msg := p.meta.check(m.Answers); msg != "" {
 		h.reply(m.ID, errReply(m.ID, protocol.CodeBadRequest, fmt.Sprintf("question request %s: %s", m.RequestID, msg), false))
 		return
 	}
@@ -188,7 +142,7 @@ func (h *Host) answerQuestion(m *protocol.AnswerQuestion) {
 }
 
 // check says what is wrong with answers to the request, or "".
-func (p *pendingQuestion) check(answers map[string][]string) string {
+func (p asked) check(answers map[string][]string) string {
 	ids := make([]string, 0, len(answers))
 	for id := range answers {
 		ids = append(ids, id)

@@ -32,9 +32,9 @@ type run struct {
 	reason  string
 	usage   *protocol.Usage
 	started time.Time
-	asks    map[string]*pendingAsk // permission requests pending, by request id
-	// questions are the question requests pending, by request id.
-	questions map[string]*pendingQuestion
+	asks    requests[Answer, struct{}] // permission requests pending
+	// questions are the question requests pending.
+	questions requests[QuestionAnswer, asked]
 	// asksEnded: the agent asked past the cap; it may ask no more.
 	asksEnded bool
 }

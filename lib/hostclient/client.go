@@ -111,47 +111,39 @@ func (c *conn) newID() string {
 	return "q" + strconv.FormatInt(c.next, 10)
 }
 
+// run is the run in flight with id runID, or nil.
+func (c *conn) run(runID string) *Run {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs[runID]
+}
+
 // receive takes one message from the host.
 func (c *conn) receive(m protocol.Msg) {
 	switch m := m.(type) {
 	case *protocol.Event:
-		c.mu.Lock()
-		r := c.runs[m.RunID]
-		c.mu.Unlock()
-		if r != nil {
+		if r := c.run(m.RunID); r != nil {
 			r.push(m.Event)
 		}
 		return
 	case *protocol.PermissionRequest:
-		c.mu.Lock()
-		r := c.runs[m.RunID]
-		c.mu.Unlock()
-		if r != nil {
-			r.asked(m)
+		if r := c.run(m.RunID); r != nil {
+			r.asks.add(r, m)
 		}
 		return
 	case *protocol.PermissionResolved:
-		c.mu.Lock()
-		r := c.runs[m.RunID]
-		c.mu.Unlock()
-		if r != nil {
-			r.resolved(m)
+		if r := c.run(m.RunID); r != nil {
+			r.asks.settle(r, m.RequestID, m)
 		}
 		return
 	case *protocol.QuestionRequest:
-		c.mu.Lock()
-		r := c.runs[m.RunID]
-		c.mu.Unlock()
-		if r != nil {
-			r.questioned(m)
+		if r := c.run(m.RunID); r != nil {
+			r.questions.add(r, m)
 		}
 		return
 	case *protocol.QuestionResolved:
-		c.mu.Lock()
-		r := c.runs[m.RunID]
-		c.mu.Unlock()
-		if r != nil {
-			r.questionResolved(m)
+		if r := c.run(m.RunID); r != nil {
+			r.questions.settle(r, m.RequestID, m)
 		}
 		return
 	case *protocol.Log, *protocol.Metric, *protocol.Unknown, *protocol.BadMessage:

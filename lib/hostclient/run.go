@@ -21,24 +21,16 @@ type Run struct {
 	result *protocol.RunDone
 	err    error
 
-	askQueue []*protocol.PermissionRequest
-	askWake  chan struct{}
-	asks     chan *protocol.PermissionRequest
-	outcomes map[string]*protocol.PermissionResolved
-
-	questionQueue []*protocol.QuestionRequest
-	questionWake  chan struct{}
-	questions     chan *protocol.QuestionRequest
-	answered      map[string]*protocol.QuestionResolved
+	asks      feed[*protocol.PermissionRequest, *protocol.PermissionResolved]
+	questions feed[*protocol.QuestionRequest, *protocol.QuestionResolved]
 }
 
 func newRun(id string) *Run {
 	r := &Run{ID: id, wake: make(chan struct{}, 1), events: make(chan protocol.AgentEvent), done: make(chan struct{}),
-		askWake: make(chan struct{}, 1), asks: make(chan *protocol.PermissionRequest), outcomes: map[string]*protocol.PermissionResolved{},
-		questionWake: make(chan struct{}, 1), questions: make(chan *protocol.QuestionRequest), answered: map[string]*protocol.QuestionResolved{}}
+		asks: newFeed[*protocol.PermissionRequest, *protocol.PermissionResolved](), questions: newFeed[*protocol.QuestionRequest, *protocol.QuestionResolved]()}
 	go r.pump()
-	go pumpQueue(r, &r.askQueue, r.askWake, r.asks)
-	go pumpQueue(r, &r.questionQueue, r.questionWake, r.questions)
+	go r.asks.pump(r)
+	go r.questions.pump(r)
 	return r
 }
 
@@ -47,78 +39,81 @@ func newRun(id string) *Run {
 // run that did not ask for them (params.questions) gets none: its agent
 // is told nobody is there to answer. It need not be read: a request
 // nobody answers has no answer at its deadline, and the agent is told so.
-func (r *Run) Questions() <-chan *protocol.QuestionRequest { return r.questions }
+func (r *Run) Questions() <-chan *protocol.QuestionRequest { return r.questions.out }
 
 // QuestionResolution is how the question request requestID was resolved,
 // once it has been: answered, or not, and by whom (daemon, timeout,
 // interrupt, shutdown, run_ended).
 func (r *Run) QuestionResolution(requestID string) (*protocol.QuestionResolved, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res, ok := r.answered[requestID]
-	return res, ok
-}
-
-func (r *Run) questioned(q *protocol.QuestionRequest) {
-	r.mu.Lock()
-	if !r.ended {
-		r.questionQueue = append(r.questionQueue, q)
-	}
-	r.mu.Unlock()
-	poke(r.questionWake)
-}
-
-func (r *Run) questionResolved(res *protocol.QuestionResolved) {
-	r.mu.Lock()
-	r.answered[res.RequestID] = res
-	r.mu.Unlock()
+	return r.questions.resolution(r, requestID)
 }
 
 // Asks delivers the run's permission requests, in order, each to be
 // answered with Client.AnswerPermission; it is closed when the run ends.
 // A run that did not ask for them (params.permissions) gets none. It need
 // not be read: a request nobody answers is denied at its deadline.
-func (r *Run) Asks() <-chan *protocol.PermissionRequest { return r.asks }
+func (r *Run) Asks() <-chan *protocol.PermissionRequest { return r.asks.out }
 
 // Resolution is how the permission request requestID was resolved, once
 // it has been.
 func (r *Run) Resolution(requestID string) (*protocol.PermissionResolved, bool) {
+	return r.asks.resolution(r, requestID)
+}
+
+// feed is one kind of the run's requests (permission, question) on its
+// way to the caller: queued as they come (a slow reader never holds up
+// the host), delivered in order on out, which is closed when the run
+// ends; and each request's resolution (R) by its id. Guarded by the run's
+// mu; wake is poked when the queue grows or the run ends.
+type feed[Q, R any] struct {
+	queue    []Q
+	wake     chan struct{}
+	out      chan Q
+	resolved map[string]R
+}
+
+func newFeed[Q, R any]() feed[Q, R] {
+	return feed[Q, R]{wake: make(chan struct{}, 1), out: make(chan Q), resolved: map[string]R{}}
+}
+
+// add queues a request of the run, unless the run has ended.
+func (f *feed[Q, R]) add(r *Run, q Q) {
+	r.mu.Lock()
+	if !r.ended {
+		f.queue = append(f.queue, q)
+	}
+	r.mu.Unlock()
+	poke(f.wake)
+}
+
+// settle records how the request id was resolved.
+func (f *feed[Q, R]) settle(r *Run, id string, res R) {
+	r.mu.Lock()
+	f.resolved[id] = res
+	r.mu.Unlock()
+}
+
+func (f *feed[Q, R]) resolution(r *Run, id string) (R, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res, ok := r.outcomes[requestID]
+	res, ok := f.resolved[id]
 	return res, ok
 }
 
-func (r *Run) asked(q *protocol.PermissionRequest) {
-	r.mu.Lock()
-	if !r.ended {
-		r.askQueue = append(r.askQueue, q)
-	}
-	r.mu.Unlock()
-	poke(r.askWake)
-}
-
-func (r *Run) resolved(res *protocol.PermissionResolved) {
-	r.mu.Lock()
-	r.outcomes[res.RequestID] = res
-	r.mu.Unlock()
-}
-
-// pumpQueue is pump for the run's permission or question requests
-// (queue, guarded by r.mu; wake poked when it grows or the run ends); a
-// request not yet read when the run ends is dropped with the channel.
-func pumpQueue[T any](r *Run, queue *[]T, wake chan struct{}, out chan T) {
+// pump moves the queued requests to out, and closes it once the run has
+// ended; a request not yet read when the run ends is dropped with it.
+func (f *feed[Q, R]) pump(r *Run) {
 	for {
 		r.mu.Lock()
-		if len(*queue) > 0 && !r.ended {
-			q := (*queue)[0]
-			*queue = (*queue)[1:]
+		if len(f.queue) > 0 && !r.ended {
+			q := f.queue[0]
+			f.queue = f.queue[1:]
 			r.mu.Unlock()
 			select {
-			case out <- q:
-			case <-wake:
+			case f.out <- q:
+			case <-f.wake:
 				r.mu.Lock()
-				*queue = append([]T{q}, *queue...)
+				f.queue = append([]Q{q}, f.queue...)
 				r.mu.Unlock()
 			}
 			continue
@@ -126,10 +121,10 @@ func pumpQueue[T any](r *Run, queue *[]T, wake chan struct{}, out chan T) {
 		ended := r.ended
 		r.mu.Unlock()
 		if ended {
-			close(out)
+			close(f.out)
 			return
 		}
-		<-wake
+		<-f.wake
 	}
 }
 
@@ -176,8 +171,8 @@ func (r *Run) end(done *protocol.RunDone, err error) {
 	r.ended, r.result, r.err = true, done, err
 	r.mu.Unlock()
 	r.poke()
-	poke(r.askWake)
-	poke(r.questionWake)
+	poke(r.asks.wake)
+	poke(r.questions.wake)
 }
 
 // pump moves queued events to the events channel, and closes it after the
