@@ -51,6 +51,7 @@ type Sorter struct {
 	o     Options
 	seq   uint64
 	arena []byte // keys and values of the held records, back to back
+	free  func() // gives the arena back, when it is newArena's
 	held  []held
 	runs  []*os.File
 	top   topHeap
@@ -75,9 +76,25 @@ type record struct {
 }
 
 // held is a record in the arena: offsets, so that holding a record costs
-// its bytes and 12 more, and no allocation of its own.
+// its bytes and 24 more, and no allocation of its own; and the first 8
+// bytes of its key, big-endian (zeros after a shorter key), which decide
+// most comparisons without a look into the arena, where two keys compared
+// are seldom near each other in memory.
 type held struct {
+	prefix               uint64
 	at, keyLen, valueLen uint32
+}
+
+// keyPrefix is the first 8 bytes of key as a big-endian number, zeros
+// after the end of a shorter one: two keys whose prefixes differ order as
+// their prefixes do.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // heldCost is what a held record costs beyond its bytes.
@@ -99,7 +116,7 @@ func (s *Sorter) Add(key, value []byte) error {
 	// held is spilled.
 	need := len(key) + 8 + len(value)
 	if s.arena == nil {
-		s.arena = make([]byte, 0, max(int(s.o.Memory/4*3), need))
+		s.newArena(max(int(s.o.Memory/4*3), need))
 	}
 	if len(s.held) > 0 && (len(s.arena)+need > cap(s.arena) || heldCost*int64(len(s.held)+1) > s.o.Memory/8) {
 		if err := s.spill(); err != nil {
@@ -107,13 +124,13 @@ func (s *Sorter) Add(key, value []byte) error {
 		}
 	}
 	if need > cap(s.arena) {
-		s.arena = make([]byte, 0, need) // one record over the budget: it still sorts
+		s.newArena(need) // one record over the budget: it still sorts
 	}
 	at := len(s.arena)
 	s.arena = append(s.arena, key...)
 	s.arena = binary.BigEndian.AppendUint64(s.arena, s.seq)
 	s.arena = append(s.arena, value...)
-	s.held = append(s.held, held{at: uint32(at), keyLen: uint32(len(key) + 8), valueLen: uint32(len(value))})
+	s.held = append(s.held, held{prefix: keyPrefix(s.arena[at:]), at: uint32(at), keyLen: uint32(len(key) + 8), valueLen: uint32(len(value))})
 	if len(s.arena) > math.MaxUint32-(64<<20) {
 		return s.spill() // offsets are 32 bits
 	}
@@ -124,7 +141,32 @@ func (s *Sorter) key(h held) []byte   { return s.arena[h.at : h.at+h.keyLen] }
 func (s *Sorter) value(h held) []byte { return s.arena[h.at+h.keyLen : h.at+h.keyLen+h.valueLen] }
 
 func (s *Sorter) sortHeld() {
-	slices.SortFunc(s.held, func(a, b held) int { return bytes.Compare(s.key(a), s.key(b)) })
+	slices.SortFunc(s.held, func(a, b held) int {
+		if a.prefix != b.prefix {
+			if a.prefix < b.prefix {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(s.key(a), s.key(b))
+	})
+}
+
+// newArena gives the Sorter an empty arena of n bytes' capacity, in place
+// of the one it had: off the heap where it can (newArena), else on it.
+func (s *Sorter) newArena(n int) {
+	s.dropArena()
+	if s.arena, s.free = newArena(n); s.arena == nil {
+		s.arena = make([]byte, 0, n)
+	}
+}
+
+// dropArena gives the arena back.
+func (s *Sorter) dropArena() {
+	if s.free != nil {
+		s.free()
+	}
+	s.arena, s.free = nil, nil
 }
 
 // keepTop keeps r if it is among the first Top: a heap whose root is the
@@ -158,7 +200,7 @@ func (s *Sorter) spill() error {
 	}
 	s.held, s.arena = s.held[:0], s.arena[:0]
 	if int64(cap(s.arena)) > s.o.Memory {
-		s.arena = nil // made for one record over the budget: back to the budget's
+		s.dropArena() // made for one record over the budget: back to the budget's
 	}
 	return nil
 }
@@ -248,7 +290,8 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 			return err
 		}
 	}
-	s.held, s.arena = nil, nil
+	s.held = nil
+	s.dropArena()
 	size := s.mergeBuffer()
 	fan := s.fanIn(size)
 	for len(s.runs) > fan {
@@ -305,13 +348,16 @@ func mergeRuns(runs []*os.File, size int, fn func(record) error) error {
 	return nil
 }
 
-// Close closes the runs' files (already unlinked): call it however the
-// sort ends.
+// Close closes the runs' files (already unlinked) and gives back the
+// memory of what is held: call it however the sort ends, and not before
+// the last value Each gave has been used.
 func (s *Sorter) Close() {
 	for _, f := range s.runs {
 		f.Close()
 	}
 	s.runs = nil
+	s.held = nil
+	s.dropArena()
 }
 
 // runSource reads a run's records in order; each record is valid until

@@ -104,3 +104,30 @@ func TestMergeWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+// Keys that differ within their first 8 bytes or only past them, with
+// zero and 0xff bytes on either side of the 8th (keys of one length, as
+// callers make them self-delimiting): held records order by the keys'
+// bytes, whatever a key's prefix says, as spilled and merged ones do.
+func TestOrderByPrefixAndRest(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const bytes = "\x00\x01a\xff"
+	var rs []rec
+	for i := range 20000 {
+		k := []byte("abcdefghijkl")
+		for range 1 + r.IntN(3) { // a few bytes changed, most near the 8th
+			k[min(11, max(0, 7+int(r.NormFloat64()*2)))] = bytes[r.IntN(len(bytes))]
+		}
+		rs = append(rs, rec{string(k), fmt.Sprint(i)})
+	}
+	want := slices.Clone(rs)
+	slices.SortStableFunc(want, func(a, b rec) int { return strings.Compare(a.key, b.key) })
+	for _, mem := range []int64{256 << 20, 64 << 10} {
+		got := run(t, Options{Memory: mem, TempDir: t.TempDir()}, rs)
+		for i := range want {
+			if got[i] != want[i].value {
+				t.Fatalf("memory %d: record %d is %s, want %s (key %q)", mem, i, got[i], want[i].value, want[i].key)
+			}
+		}
+	}
+}
