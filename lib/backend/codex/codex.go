@@ -64,6 +64,7 @@ type Backend struct {
 	// starting counts the StartChat calls in flight: Prestart's warm-up
 	// thread gives way to them.
 	starting int
+	version  func() string // codex --version's, asked once
 }
 
 type chat struct {
@@ -103,12 +104,18 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}, nil
+	b := &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}
+	b.version = sync.OnceValue(b.askVersion)
+	return b, nil
 }
 
 func (b *Backend) Name() string { return "codex" }
 
-func (b *Backend) Version() string {
+// Version is the CLI's version, asked of it once (a process of the
+// CLI's each time: the host's hello asks twice, ahead of every session).
+func (b *Backend) Version() string { return b.version() }
+
+func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
