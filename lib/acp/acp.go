@@ -312,7 +312,14 @@ func newAgent(opts Options, out io.Writer) (*agent, error) {
 		return opts.Host.Factory(name, config)
 	}
 	a.hc = hostclient.InProcess(hostOpts, a.notice)
+	// The backend makes ready while the host's hello asks it its version
+	// (codex's is a process of the CLI's, which the shared app-server's
+	// start would otherwise wait for): an editor initializes at once.
+	a.prestart()
 	if _, err := a.hc.Hello(ctx, "acp", opts.Config); err != nil {
+		if c, ok := b.(host.Closer); ok {
+			_ = c.Close()
+		}
 		return nil, fmt.Errorf("%w: %v", ErrBackend, err)
 	}
 	return a, nil
@@ -499,8 +506,9 @@ func (a *agent) initialize(params json.RawMessage) (any, error) {
 // of it, in the background (codex starts its shared app-server).
 type prestarter interface{ Prestart() }
 
-// prestart has the backend make ready, at initialize and session/new: an
-// editor opens a session seconds before its first prompt.
+// prestart has the backend make ready, at the face's start, initialize
+// and session/new: an editor opens a session seconds before its first
+// prompt.
 func (a *agent) prestart() {
 	if p, ok := a.backend.(prestarter); ok {
 		p.Prestart()

@@ -64,6 +64,7 @@ type Backend struct {
 	// starting counts the StartChat calls in flight: Prestart's warm-up
 	// thread gives way to them.
 	starting int
+	version  func() string // codex --version's, asked once
 }
 
 type chat struct {
@@ -75,6 +76,7 @@ type chat struct {
 	dirs    []string                   // writable beyond its workspace
 	fork    string                     // the thread its own is to fork, at its first load
 	mode    threadMode                 // what its thread is loaded with
+	asks    bool                       // its turns ask: its thread is loaded at their approval policy
 	dir     string                     // the directory its thread works in
 
 	// Under Backend.mu:
@@ -102,12 +104,18 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
-	return &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}, nil
+	b := &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}
+	b.version = sync.OnceValue(b.askVersion)
+	return b, nil
 }
 
 func (b *Backend) Name() string { return "codex" }
 
-func (b *Backend) Version() string {
+// Version is the CLI's version, asked of it once (a process of the
+// CLI's each time: the host's hello asks twice, ahead of every session).
+func (b *Backend) Version() string { return b.version() }
+
+func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
 	out, err := proc.Output(cmd)
@@ -142,6 +150,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	c := b.chat(t.Params.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.asks = asks(t)
 	if err := b.ready(ctx, c, level, t.Params, t.Log); err != nil {
 		return err
 	}
@@ -150,9 +159,13 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 
 // StartChat loads the chat's thread ahead of its first turn (the ACP
 // face's session/new, seconds before the first prompt): on the shared
-// server of p's level, in p's workspace, so that the prompt is a
-// turn/start alone. A thread's start is most of what a first turn costs
-// beyond a later one.
+// server of p's level, in p's workspace, at the approval policy of p's
+// turns, its rollout file written, so that the prompt is a turn/start
+// alone and costs what a later one does. A thread's start is most of
+// what a first turn costs beyond a later one; the rest is codex's
+// changing the thread's approval policy (a turn/start that asks, on a
+// thread started at "never") and writing the rollout file, each tens of
+// ms of codex's own.
 func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error {
 	level := b.cfg.Level
 	if p.Level > 0 {
@@ -172,7 +185,43 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 	c := b.chat(p.ChatID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return b.ready(ctx, c, level, p, func(string, string) {})
+	c.asks = p.Permissions == protocol.PermissionsAsk
+	b.mu.Lock()
+	fresh := c.thread == "" && c.fork == "" // thread/start, which writes no rollout
+	b.mu.Unlock()
+	if err := b.ready(ctx, c, level, p, func(string, string) {}); err != nil {
+		return err
+	}
+	if fresh {
+		b.save(ctx, c, p.ChatID)
+	}
+	return nil
+}
+
+// save has codex write the rollout file of the chat's thread, new and
+// loaded, which it otherwise does at the thread's first turn (its
+// directory, the file, the thread's metadata): naming a thread writes it.
+// The name is the chat's. A failure leaves the work to the first turn.
+// Under c.mu.
+func (b *Backend) save(ctx context.Context, c *chat, chatID string) {
+	b.mu.Lock()
+	thread := c.thread
+	b.mu.Unlock()
+	_, _ = c.on.srv.call(ctx, "thread/name/set", threadSetNameParams{ThreadID: thread, Name: "agent-host " + chatID})
+}
+
+// asks reports whether a turn puts codex's approvals to the host (the
+// daemon decides, or a policy applies).
+func asks(t *host.Turn) bool { return t.Ask != nil || t.AskAll }
+
+// approvalPolicy is codex's policy for turns that ask, or do not:
+// "untrusted", at which codex asks for every command and every file
+// change, or "never".
+func approvalPolicy(asks bool) string {
+	if asks {
+		return policyUntrusted
+	}
+	return policyNever
 }
 
 // ready has the chat's thread loaded for a turn of p at level, on the
@@ -211,7 +260,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	if sh.err != nil {
 		return sh.err
 	}
-	c := &chat{mark: newMark(), mode: modeOf(t.Params)}
+	c := &chat{mark: newMark(), mode: modeOf(t.Params), asks: asks(t)}
 	defer func() {
 		sh.close(2 * time.Second)
 		c.removeScratch()
@@ -272,7 +321,7 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 		config[featureQuestions] = true
 		config["suppress_unstable_features_warning"] = true
 	}
-	p := threadStartParams{Cwd: dir, ApprovalPolicy: policyNever, Sandbox: sandboxMode(level), Model: model,
+	p := threadStartParams{Cwd: dir, ApprovalPolicy: approvalPolicy(c.asks), Sandbox: sandboxMode(level), Model: model,
 		DeveloperInstructions: instructions, Config: config}
 	b.mu.Lock()
 	thread := c.thread
@@ -330,12 +379,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn, level int) er
 	b.mu.Lock()
 	thread := c.thread
 	b.mu.Unlock()
-	// Asking (the daemon decides, or a policy applies): "untrusted", at
-	// which codex asks for every command and every file change.
-	policy := policyNever
-	if t.Ask != nil || t.AskAll {
-		policy = policyUntrusted
-	}
+	policy := approvalPolicy(asks(t))
 	in := sh.subscribe(thread)
 	defer sh.unsubscribe(thread, in)
 	res, err := srv.call(ctx, "turn/start", turnStartParams{ThreadID: thread, Input: inputOf(t.Params),

@@ -84,6 +84,13 @@ type threadUnsubscribeParams struct {
 	ThreadID string `json:"threadId"`
 }
 
+// threadSetNameParams names a thread; codex writes a thread's rollout
+// file then if it has none yet (else at its first turn).
+type threadSetNameParams struct {
+	ThreadID string `json:"threadId"`
+	Name     string `json:"name"`
+}
+
 type turnInterruptParams struct {
 	ThreadID string `json:"threadId"`
 	TurnID   string `json:"turnId"`

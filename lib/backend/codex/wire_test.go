@@ -33,6 +33,7 @@ func TestWireTypesMatchCodexSchema(t *testing.T) {
 		{"ThreadForkParams", threadForkParams{ThreadID: "01a2", Cwd: "/w", ApprovalPolicy: policyNever, Sandbox: "workspace-write", Model: "m",
 			DeveloperInstructions: "be brief", Config: map[string]any{"sandbox_workspace_write.writable_roots": []string{"/x"}}}},
 		{"ThreadUnsubscribeParams", threadUnsubscribeParams{ThreadID: "01a2"}},
+		{"ThreadSetNameParams", threadSetNameParams{ThreadID: "01a2", Name: "agent-host 3f2a"}},
 		{"TurnInterruptParams", turnInterruptParams{ThreadID: "01a2", TurnID: "01a3"}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAccept}},
 		{"CommandExecutionRequestApprovalResponse", approvalResponse{Decision: decisionAcceptForSession}},
