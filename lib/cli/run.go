@@ -128,6 +128,10 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 		args, ops = splitOperands(args)
 		app.Options = append(app.Options[:len(app.Options):len(app.Options)], kong.Bind(ops))
 	}
+	if asksVersion(app, args) {
+		printVersion(env.Stdout, app.Name)
+		return ExitOK
+	}
 	if cmd, ok := direct(app, args); ok {
 		return finish(ctx, app, env, cmd.Run(ctx, env))
 	}
