@@ -448,6 +448,7 @@ type workspace struct {
 	runID   string   // the run's id in --events
 	hosted  *hosted  // a host agent's host, once its first attempt opened it
 	answers *answering
+	sweep   *sweep // begun when the agent has started
 	cleanup func()
 }
 
@@ -527,6 +528,7 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 	if err != nil {
 		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
+	w.sweep.start()
 	if req.PidFile != "" {
 		if err := atomicfile.Write(req.PidFile, fmt.Appendf(nil, "%d\n", a.child.PID()), 0o644); err != nil {
 			_ = a.child.Signal(syscall.SIGKILL)
