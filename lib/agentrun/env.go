@@ -91,6 +91,7 @@ func lookup(env []string, name string) string {
 // them: the answer, the reasons, the events, the check's output.
 type secrets struct {
 	pairs []pair            // value → mark, as it is and as in a JSON string
+	have  map[pair]bool     // pairs, to add each once
 	r     *strings.Replacer // made from pairs when first used
 }
 
@@ -98,9 +99,13 @@ type pair struct{ from, to string }
 
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
+	if s.have == nil {
+		s.have = map[pair]bool{}
+	}
 	for _, v := range encodings(value) {
-		if !slices.Contains(s.pairs, pair{v, mark}) {
-			s.pairs = append(s.pairs, pair{v, mark})
+		if p := (pair{v, mark}); !s.have[p] {
+			s.have[p] = true
+			s.pairs = append(s.pairs, p)
 		}
 	}
 	s.r = nil
