@@ -278,13 +278,17 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, &StartError{Reason: err.Error(), Err: err}
 	}
 	// What the agent's argv would otherwise carry (its MCP servers, a
-	// system prompt) goes in files of a directory of the run's own.
-	files, err := agenthome.RunDir(filesPrefix)
-	if err != nil {
-		return nil, &StartError{Reason: "could not make the run's directory: " + proc.ErrnoName(err)}
+	// system prompt) goes in files of a directory of the run's own, made
+	// when the grant has any (a codex grant has none: its configuration
+	// is in its CODEX_HOME).
+	if len(req.Grant.Files) > 0 {
+		files, err := agenthome.RunDir(filesPrefix)
+		if err != nil {
+			return nil, &StartError{Reason: "could not make the run's directory: " + proc.ErrnoName(err)}
+		}
+		defer os.RemoveAll(files)
+		req.Options.FilesDir = files
 	}
-	defer os.RemoveAll(files)
-	req.Options.FilesDir = files
 	if req.Services == nil {
 		return run(ctx, regrant(req))
 	}
@@ -516,6 +520,9 @@ func (a *agent) tree() []int {
 // its stdin (never on its argv), and writes the pid file.
 func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agent, error) {
 	for _, f := range g.Files {
+		if !filepath.IsAbs(f.Path) { // the first attempt's grant had none, so no directory was made for them
+			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: the run has no directory for its files"}
+		}
 		if err := atomicfile.Write(f.Path, []byte(f.Content), 0o600); err != nil {
 			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: " + proc.ErrnoName(err)}
 		}
