@@ -531,7 +531,9 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 	cmd.Dir, cmd.Env = w.dir, w.env
 	a := &agent{start: time.Now()}
 	var err error
-	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(prompt)})
+	stdin, closeStdin := promptInput(prompt)
+	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: stdin})
+	closeStdin()
 	if err != nil {
 		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}
 	}
@@ -546,6 +548,45 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 	}
 	return a, nil
 }
+
+// promptInput is the agent's stdin, the prompt: a pipe that already holds
+// it, its write end closed, when it fits in one, so the agent has it, and
+// its end, the moment it starts, without a goroutine of ours to copy it
+// (which has first to be scheduled); else a reader os/exec copies from.
+// The func closes our copy once the agent has started.
+func promptInput(prompt string) (io.Reader, func()) {
+	fallback := func() (io.Reader, func()) { return strings.NewReader(prompt), func() {} }
+	var p [2]int
+	// Both ends non-blocking for the writes here: a prompt the pipe
+	// cannot hold is EAGAIN, not a wait for a reader that is not there.
+	if unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK) != nil {
+		return fallback()
+	}
+	if len(prompt) > pipeHolds {
+		_, _ = unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, len(prompt))
+	}
+	for b := []byte(prompt); len(b) > 0; {
+		n, err := unix.Write(p[1], b)
+		if err != nil {
+			unix.Close(p[0])
+			unix.Close(p[1])
+			return fallback()
+		}
+		b = b[n:]
+	}
+	unix.Close(p[1])
+	// The agent's end blocks, as a stdin does.
+	if unix.SetNonblock(p[0], false) != nil {
+		unix.Close(p[0])
+		return fallback()
+	}
+	r := os.NewFile(uintptr(p[0]), "prompt")
+	return r, func() { r.Close() }
+}
+
+// pipeHolds is what a new pipe holds on Linux; a larger one is asked for
+// (up to /proc/sys/fs/pipe-max-size, 1 MiB by default).
+const pipeHolds = 64 << 10
 
 // outcome decides the answer, or the reason there is none, from how the
 // agent exited and what it said.
