@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -100,7 +99,7 @@ type pair struct{ from, to string }
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
 	if s.have == nil {
-		s.have = map[pair]bool{}
+		s.have = make(map[pair]bool, 64) // a variable's forms, and more
 	}
 	for _, v := range encodings(value) {
 		if p := (pair{v, mark}); !s.have[p] {
@@ -151,14 +150,15 @@ const minLongPrefix = 20
 
 // uEscaped is v with every character written \uXXXX, as JSON allows.
 func uEscaped(v string) string {
-	var b strings.Builder
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 6*len(v))
 	for _, r := range v {
 		if r > 0xFFFF {
 			return ""
 		}
-		fmt.Fprintf(&b, `\u%04x`, r)
+		b = append(b, '\\', 'u', digits[r>>12], digits[r>>8&0xF], digits[r>>4&0xF], digits[r&0xF])
 	}
-	return b.String()
+	return string(b)
 }
 
 // base64Middle is the part of v's base64 that stands whatever comes
