@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// uEscaped writes each character as fmt's \\u%04x would.
+// uEscaped writes each character as fmt's \u%04x would.
 func TestUEscapedSame(t *testing.T) {
 	for _, v := range []string{"", "abc", "Zürich/ü€", "\x00\x1f\u2028", "a\U0001F600"} {
 		var b strings.Builder
