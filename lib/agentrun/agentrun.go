@@ -523,7 +523,7 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 		if !filepath.IsAbs(f.Path) { // the first attempt's grant had none, so no directory was made for them
 			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: the run has no directory for its files"}
 		}
-		if err := atomicfile.Write(f.Path, []byte(f.Content), 0o600); err != nil {
+		if err := writeRunFile(f.Path, f.Content); err != nil {
 			return nil, &StartError{Reason: "could not write " + filepath.Base(f.Path) + " for the agent: " + proc.ErrnoName(err)}
 		}
 	}
@@ -547,6 +547,29 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 		}
 	}
 	return a, nil
+}
+
+// writeRunFile writes a file of the grant, 0600, into the run's own
+// directory (0700, removed when the run ends): the agent starts after it
+// is written, and it need not outlive a crash, so it is neither renamed
+// into place nor synced (two fsyncs, ~0.7 ms here, as atomicfile does for
+// a file that must survive one).
+func writeRunFile(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o600) // whatever the umask
+	if err == nil {
+		_, err = io.WriteString(f, content)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
 
 // promptInput is the agent's stdin, the prompt: a pipe that already holds

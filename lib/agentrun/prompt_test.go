@@ -3,7 +3,9 @@ package agentrun
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -28,5 +30,25 @@ func TestPromptInput(t *testing.T) {
 			}
 		}
 		done()
+	}
+}
+
+// A grant's file is 0600 whatever the umask, and a later attempt's write
+// of it replaces what the first wrote.
+func TestWriteRunFile(t *testing.T) {
+	old := syscall.Umask(0o277)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	for _, content := range []string{`{"mcpServers":{"tools":{}}}`, `{}`} {
+		if err := writeRunFile(path, content); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("mode %v, %v", st.Mode(), err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != content {
+			t.Errorf("holds %q, want %q", b, content)
+		}
 	}
 }
