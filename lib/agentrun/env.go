@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/protocol"
@@ -43,17 +44,14 @@ func agentEnv(req Request, job []string) ([]string, *secrets) {
 		}
 		for _, name := range dropped {
 			if v := lookup(job, name); len(v) >= minSecret && !passed[v] && !slices.Contains(shellVars, name) {
-				s.add(name, v)
+				s.values = append(s.values, [2]string{name, v})
 			}
 		}
 	}
 	for _, name := range req.Redact {
 		if v := lookup(job, name); v != "" {
-			s.add(name, v)
+			s.values = append(s.values, [2]string{name, v})
 		}
-	}
-	if len(s.pairs) > 0 {
-		s.replacer() // now, before the goroutines that use it
 	}
 	return env, s
 }
@@ -89,9 +87,30 @@ func lookup(env []string, name string) string {
 // secrets are values replaced by [redacted:NAME] wherever the run says
 // them: the answer, the reasons, the events, the check's output.
 type secrets struct {
-	pairs []pair            // value → mark, as it is and as in a JSON string
-	have  map[pair]bool     // pairs, to add each once
-	r     *strings.Replacer // made from pairs when first used
+	// values are the variables' names and values, made into pairs when
+	// first asked for (ready): their every encoding is ~1 ms in a fresh
+	// process, which the run spends once the agent has started.
+	values [][2]string
+	once   sync.Once
+	pairs  []pair            // value → mark, as it is and as in a JSON string
+	have   map[pair]bool     // pairs, to add each once
+	r      *strings.Replacer // made from pairs when first used
+}
+
+// ready makes the pairs of the values, once; every use of the pairs
+// comes after it (a nil secrets is ready, with none).
+func (s *secrets) ready() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		for _, nv := range s.values {
+			s.add(nv[0], nv[1])
+		}
+		if len(s.pairs) > 0 {
+			s.replacer() // now, before the goroutines that use it
+		}
+	})
 }
 
 type pair struct{ from, to string }
@@ -242,11 +261,15 @@ func (s *secrets) tail(text string) string {
 	return mark + s.apply(text[cut:])
 }
 
-func (s *secrets) none() bool { return s == nil || len(s.pairs) == 0 }
+func (s *secrets) none() bool {
+	s.ready()
+	return s == nil || len(s.pairs) == 0
+}
 
 // started is the length of the longest end of text that is the start of
 // a secret, not the whole of it: what may yet become one.
 func (s *secrets) started(text string) int {
+	s.ready()
 	longest := 0
 	for _, p := range s.pairs {
 		for n := min(len(p.from)-1, len(text)); n > longest; n-- {
@@ -262,7 +285,7 @@ func (s *secrets) started(text string) int {
 // writer is w with the secrets redacted from each write (the event log
 // writes a whole line at a time); nil stays nil.
 func (s *secrets) writer(w io.Writer) io.Writer {
-	if w == nil || s == nil || len(s.pairs) == 0 {
+	if w == nil || s.none() {
 		return w
 	}
 	return redactingWriter{w, s}
