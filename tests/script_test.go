@@ -279,9 +279,17 @@ func fakeagent() {
 				os.WriteFile(rec+".config.toml", b, 0o600)
 			}
 		}
+		// What runagent made in the temporary directory for the run.
+		var tmpRun []string
+		tmp, _ := os.ReadDir(os.TempDir())
+		for _, e := range tmp {
+			if strings.HasPrefix(e.Name(), "runagent-") {
+				tmpRun = append(tmpRun, e.Name())
+			}
+		}
 		f, _ := os.Create(rec)
-		fmt.Fprintf(f, "argv: %q\ncmdline: %q\nstdin: %q\ncwd: %s\ncodex_home: %s\ncodex_home_files: %v\n",
-			os.Args[1:], strings.ReplaceAll(string(cmdline), "\x00", " "), stdin, cwd, os.Getenv("CODEX_HOME"), homeFiles)
+		fmt.Fprintf(f, "argv: %q\ncmdline: %q\nstdin: %q\ncwd: %s\ncodex_home: %s\ncodex_home_files: %v\ntmp_runagent: %v\n",
+			os.Args[1:], strings.ReplaceAll(string(cmdline), "\x00", " "), stdin, cwd, os.Getenv("CODEX_HOME"), homeFiles, tmpRun)
 		// What the files the argv names hold, as the CLI would read them.
 		for i, a := range os.Args[1 : len(os.Args)-1] {
 			if a == "--mcp-config" || strings.HasSuffix(a, "-file") {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,13 +25,6 @@ import (
 )
 
 func main() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		// runagent only waits, on the agent's pipes and for its exit; a
-		// second P makes every handoff between its goroutines wake a
-		// second thread, ~0.2 ms of a run. (Its one CPU-bound step,
-		// checking an answer against --schema, is one value.)
-		runtime.GOMAXPROCS(1)
-	}
 	proc.CloseOnExecFrom(3) // what a caller leaked to us goes no further than us
 	// The agent runs as our user: without this it could read the
 	// variables a clean environment keeps from it in our own

@@ -70,6 +70,13 @@ func TestDirectParse(t *testing.T) {
 	}
 }
 
+// TestVersion holds runagent --version, answered without kong, to kong's.
+func TestVersion(t *testing.T) {
+	if d := cli.VersionDiff(app()); d != "" {
+		t.Error(d)
+	}
+}
+
 // TestJSONHelp holds --json's help to the result: it names every field
 // --json can print.
 func TestJSONHelp(t *testing.T) {

@@ -24,6 +24,7 @@ func once(ctx context.Context, req Request, w *workspace, g *grant.Grant, prompt
 	tailOut := proc.NewTail(4096)
 	st := newStream(g.Harness, tr, events, c)
 	read := st.read(a.child.Stdout, tailOut)
+	w.secrets.ready() // while the agent runs, not before it starts
 	res.wait(ctx, req, a, st)
 	// What the agent left in its group goes with it.
 	exit := a.child.End()

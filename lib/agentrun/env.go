@@ -4,13 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/protocol"
@@ -44,17 +44,14 @@ func agentEnv(req Request, job []string) ([]string, *secrets) {
 		}
 		for _, name := range dropped {
 			if v := lookup(job, name); len(v) >= minSecret && !passed[v] && !slices.Contains(shellVars, name) {
-				s.add(name, v)
+				s.values = append(s.values, [2]string{name, v})
 			}
 		}
 	}
 	for _, name := range req.Redact {
 		if v := lookup(job, name); v != "" {
-			s.add(name, v)
+			s.values = append(s.values, [2]string{name, v})
 		}
-	}
-	if len(s.pairs) > 0 {
-		s.replacer() // now, before the goroutines that use it
 	}
 	return env, s
 }
@@ -90,17 +87,43 @@ func lookup(env []string, name string) string {
 // secrets are values replaced by [redacted:NAME] wherever the run says
 // them: the answer, the reasons, the events, the check's output.
 type secrets struct {
-	pairs []pair            // value → mark, as it is and as in a JSON string
-	r     *strings.Replacer // made from pairs when first used
+	// values are the variables' names and values, made into pairs when
+	// first asked for (ready): their every encoding is ~1 ms in a fresh
+	// process, which the run spends once the agent has started.
+	values [][2]string
+	once   sync.Once
+	pairs  []pair            // value → mark, as it is and as in a JSON string
+	have   map[pair]bool     // pairs, to add each once
+	r      *strings.Replacer // made from pairs when first used
+}
+
+// ready makes the pairs of the values, once; every use of the pairs
+// comes after it (a nil secrets is ready, with none).
+func (s *secrets) ready() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		for _, nv := range s.values {
+			s.add(nv[0], nv[1])
+		}
+		if len(s.pairs) > 0 {
+			s.replacer() // now, before the goroutines that use it
+		}
+	})
 }
 
 type pair struct{ from, to string }
 
 func (s *secrets) add(name, value string) {
 	mark := "[redacted:" + name + "]"
+	if s.have == nil {
+		s.have = make(map[pair]bool, 64) // a variable's forms, and more
+	}
 	for _, v := range encodings(value) {
-		if !slices.Contains(s.pairs, pair{v, mark}) {
-			s.pairs = append(s.pairs, pair{v, mark})
+		if p := (pair{v, mark}); !s.have[p] {
+			s.have[p] = true
+			s.pairs = append(s.pairs, p)
 		}
 	}
 	s.r = nil
@@ -146,14 +169,15 @@ const minLongPrefix = 20
 
 // uEscaped is v with every character written \uXXXX, as JSON allows.
 func uEscaped(v string) string {
-	var b strings.Builder
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 6*len(v))
 	for _, r := range v {
 		if r > 0xFFFF {
 			return ""
 		}
-		fmt.Fprintf(&b, `\u%04x`, r)
+		b = append(b, '\\', 'u', digits[r>>12], digits[r>>8&0xF], digits[r>>4&0xF], digits[r&0xF])
 	}
-	return b.String()
+	return string(b)
 }
 
 // base64Middle is the part of v's base64 that stands whatever comes
@@ -192,10 +216,27 @@ func jsonEscaped(v string) [2]string {
 }
 
 func (s *secrets) apply(text string) string {
-	if s.none() {
+	if s.none() || !s.mayHold(text) {
 		return text
 	}
 	return s.replacer().Replace(text)
+}
+
+// mayHold reports whether text may hold a secret in one of its forms: a
+// short one is searched for each (a few µs), so that a run that says none
+// never has the replacer built, which a strings.Replacer does on its first
+// use (~0.5 ms for what a clean environment drops); a long one is left to
+// the replacer, which reads it once.
+func (s *secrets) mayHold(text string) bool {
+	if len(text) > 4096 {
+		return true
+	}
+	for _, p := range s.pairs {
+		if strings.Contains(text, p.from) {
+			return true
+		}
+	}
+	return false
 }
 
 // minCut is the shortest end of a secret that tail takes for one.
@@ -220,11 +261,15 @@ func (s *secrets) tail(text string) string {
 	return mark + s.apply(text[cut:])
 }
 
-func (s *secrets) none() bool { return s == nil || len(s.pairs) == 0 }
+func (s *secrets) none() bool {
+	s.ready()
+	return s == nil || len(s.pairs) == 0
+}
 
 // started is the length of the longest end of text that is the start of
 // a secret, not the whole of it: what may yet become one.
 func (s *secrets) started(text string) int {
+	s.ready()
 	longest := 0
 	for _, p := range s.pairs {
 		for n := min(len(p.from)-1, len(text)); n > longest; n-- {
@@ -240,7 +285,7 @@ func (s *secrets) started(text string) int {
 // writer is w with the secrets redacted from each write (the event log
 // writes a whole line at a time); nil stays nil.
 func (s *secrets) writer(w io.Writer) io.Writer {
-	if w == nil || s == nil || len(s.pairs) == 0 {
+	if w == nil || s.none() {
 		return w
 	}
 	return redactingWriter{w, s}

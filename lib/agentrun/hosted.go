@@ -295,6 +295,7 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	if err != nil {
 		return nil, &StartError{Reason: "could not start " + g.Harness + ": " + err.Error(), Err: err}
 	}
+	w.sweep.start()
 	st := &hostStream{caps: c, events: events, price: req.Price}
 	res.waitHosted(ctx, req, w, h, run, st)
 	if _, err := run.Wait(context.Background()); err != nil && st.failure == nil && res.StoppedBy == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -173,12 +174,10 @@ func run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	// While the agent runs, not before: what runs killed outright left.
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		agenthome.Sweep(scratchPrefix, filesPrefix, agenthome.CodexPrefix)
-	}()
-	defer func() { <-swept }()
+	// It begins once the agent has started, so as not to slow its start;
+	// a run whose agent never starts sweeps as it ends.
+	w.sweep = &sweep{}
+	defer w.sweep.wait()
 	events := newEventLog(w.secrets.writer(req.Events), w.runID, w.secrets)
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
 	start := time.Now()
@@ -512,4 +511,31 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// sweep removes, once, on a goroutine, what runs killed outright left in
+// the temporary directory (agenthome.Sweep).
+type sweep struct {
+	once sync.Once
+	done chan struct{}
+}
+
+// start begins the sweep, if it has not begun; a nil sweep does nothing.
+func (s *sweep) start() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		s.done = make(chan struct{})
+		go func() {
+			defer close(s.done)
+			agenthome.Sweep(scratchPrefix, filesPrefix, agenthome.CodexPrefix)
+		}()
+	})
+}
+
+// wait begins the sweep, if it has not begun, and waits for its end.
+func (s *sweep) wait() {
+	s.start()
+	<-s.done
 }

@@ -112,6 +112,32 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// "--version" alone is answered without kong, in kong's words; with
+// anything else on the line it is kong's, which reads the rest first.
+func TestVersionWithoutKong(t *testing.T) {
+	app := App{Name: "prog", Grammar: &testGrammar{}}
+	if d := VersionDiff(app); d != "" {
+		t.Error(d)
+	}
+	if !asksVersion(app, []string{"--version"}) {
+		t.Error("--version alone goes to kong")
+	}
+	for _, args := range [][]string{{"--version", "--bogus"}, {"do", "--version"}, {"--version=true"}, {"--version", "--version"}} {
+		if asksVersion(app, args) {
+			t.Errorf("%q is answered without kong", args)
+		}
+	}
+	if code, out, errs := run(t, context.Background(), "--version", "--bogus"); code != 2 || out != "" || !strings.HasPrefix(errs, "prog: error: unknown flag --bogus") {
+		t.Errorf("--version --bogus: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	type noGlobals struct {
+		Do doCmd `cmd:""`
+	}
+	if asksVersion(App{Name: "prog", Grammar: &noGlobals{}}, []string{"--version"}) {
+		t.Error("a grammar without Globals answers --version")
+	}
+}
+
 // An App's ParseError words what kong could not parse, given the whole
 // line; nil leaves kong's words.
 func TestRunParseError(t *testing.T) {

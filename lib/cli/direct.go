@@ -175,32 +175,38 @@ func newDirectSpec(t reflect.Type) (*directSpec, bool) {
 		return nil, false
 	}
 	s := &directSpec{flags: map[string]*directFlag{}, arg: -1}
+	buf := make(tagItems, 0, 8)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() || f.Anonymous || !knownTags(f.Tag) {
+		if !f.IsExported() || f.Anonymous {
 			return nil, false
 		}
-		if _, ok := f.Tag.Lookup("arg"); ok {
-			_, optional := f.Tag.Lookup("optional")
-			if s.arg >= 0 || !optional || f.Type != reflect.TypeFor[[]string]() || f.Tag.Get("type") != "" ||
-				f.Tag.Get("env") != "" || f.Tag.Get("default") != "" || i != t.NumField()-1 {
+		tag, ok := readTag(f.Tag, buf)
+		if !ok {
+			return nil, false
+		}
+		buf = tag // its room, for the next field's
+		if _, ok := tag.Lookup("arg"); ok {
+			_, optional := tag.Lookup("optional")
+			if s.arg >= 0 || !optional || f.Type != reflect.TypeFor[[]string]() || tag.Get("type") != "" ||
+				tag.Get("env") != "" || tag.Get("default") != "" || i != t.NumField()-1 {
 				return nil, false
 			}
 			s.arg = i
 			continue
 		}
-		fl, ok := newDirectFlag(i, f)
+		fl, ok := newDirectFlag(i, f, tag)
 		if !ok {
 			return nil, false
 		}
-		name := f.Tag.Get("name")
+		name := tag.Get("name")
 		if name == "" {
 			name = kongName(f.Name)
 		}
 		if name == "" || !s.add("--"+name, fl) {
 			return nil, false
 		}
-		if short := f.Tag.Get("short"); short != "" {
+		if short := tag.Get("short"); short != "" {
 			if len(short) != 1 || !s.add("-"+short, fl) {
 				return nil, false
 			}
@@ -219,33 +225,62 @@ func (s *directSpec) add(name string, fl *directFlag) bool {
 	return true
 }
 
-func knownTags(tag reflect.StructTag) bool {
+// tagItems is a struct tag read once, its keys and their values still
+// quoted, in order: reflect.StructTag reads the whole tag again for each
+// key looked up, and the help strings make a command's tags long.
+type tagItems []tagItem
+
+type tagItem struct{ key, quoted string }
+
+// readTag reads tag as kong's key:"value" pairs, into items' room; false
+// when a key is one this file does not know, or the tag is not of that
+// form.
+func readTag(tag reflect.StructTag, items tagItems) (tagItems, bool) {
+	items = items[:0]
 	for rest := string(tag); ; {
 		rest = strings.TrimLeft(rest, " ")
 		if rest == "" {
-			return true
+			return items, true
 		}
 		k, v, ok := strings.Cut(rest, ":")
 		if !ok || !directTag(k) || !strings.HasPrefix(v, `"`) {
-			return false
+			return nil, false
 		}
 		q, err := strconv.QuotedPrefix(v)
 		if err != nil {
-			return false
+			return nil, false
 		}
+		items = append(items, tagItem{k, q})
 		rest = v[len(q):]
 	}
 }
 
-func newDirectFlag(i int, f reflect.StructField) (*directFlag, bool) {
+// Lookup is reflect.StructTag.Lookup: the first value of key.
+func (t tagItems) Lookup(key string) (string, bool) {
+	for _, it := range t {
+		if it.key == key {
+			v, err := strconv.Unquote(it.quoted)
+			return v, err == nil
+		}
+	}
+	return "", false
+}
+
+// Get is reflect.StructTag.Get.
+func (t tagItems) Get(key string) string {
+	v, _ := t.Lookup(key)
+	return v
+}
+
+func newDirectFlag(i int, f reflect.StructField, tag tagItems) (*directFlag, bool) {
 	fl := &directFlag{field: i}
-	fl.def, fl.hasDef = f.Tag.Lookup("default")
-	if e := f.Tag.Get("env"); e != "" {
+	fl.def, fl.hasDef = tag.Lookup("default")
+	if e := tag.Get("env"); e != "" {
 		fl.envs = strings.Split(e, ",")
 	}
 	// The types themselves, not their kinds: a type of the command's own
 	// may have a hook or a mapper.
-	typ := f.Tag.Get("type")
+	typ := tag.Get("type")
 	switch {
 	case typ == "path" && f.Type == reflect.TypeFor[string]():
 		fl.kind = kindPath

@@ -110,6 +110,12 @@ type exitRequest struct{ code int }
 // with the code Main returns: removing them first would cost a wait for
 // the runtime's signal loop to go idle (~0.2 ms) and change nothing.
 func Main(app App) int {
+	if os.Getenv("COMP_LINE") == "" && asksVersion(app, os.Args[1:]) {
+		// Before the signal handlers too: a line kong's hook would end
+		// at once needs neither them nor the threads they start.
+		printVersion(os.Stdout, app.Name)
+		return ExitOK
+	}
 	ctx := notifyContext(context.Background())
 	env := OSEnv()
 	if os.Getenv("COMP_LINE") != "" {
@@ -127,6 +133,10 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 		var ops Operands
 		args, ops = splitOperands(args)
 		app.Options = append(app.Options[:len(app.Options):len(app.Options)], kong.Bind(ops))
+	}
+	if asksVersion(app, args) {
+		printVersion(env.Stdout, app.Name)
+		return ExitOK
 	}
 	if cmd, ok := direct(app, args); ok {
 		return finish(ctx, app, env, cmd.Run(ctx, env))

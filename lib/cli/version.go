@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/agentry/agentry/lib/version"
 	"github.com/alecthomas/kong"
 )
@@ -14,7 +12,7 @@ type versionFlag bool
 
 // BeforeReset prints "prog VERSION" and ends the program with status 0.
 func (versionFlag) BeforeReset(app *kong.Kong) error {
-	fmt.Fprintf(app.Stdout, "%s %s\n", app.Model.Name, Version())
+	printVersion(app.Stdout, app.Model.Name)
 	app.Exit(ExitOK)
 	return nil
 }
