@@ -135,6 +135,10 @@ def elicit(sid, tcid):
 def prompt(msg):
     p = msg["params"]
     sid = p["sessionId"]
+    # A session/cancel read while no prompt ran (one that crossed the last
+    # prompt's answer on the wire) cancels nothing: ACP's cancel is of the
+    # turn in progress, and real agents start each turn uncancelled.
+    pending_cancel[0] = False
     text = "\n".join(b.get("text", "") for b in p["prompt"] if b.get("type") == "text")
     if os.environ.get("FAKEACP_PROMPTS"):
         with open(os.environ["FAKEACP_PROMPTS"], "a") as f:
