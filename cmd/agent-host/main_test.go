@@ -26,3 +26,10 @@ func TestGrammar(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion holds agent-host --version, answered without kong, to kong's.
+func TestVersion(t *testing.T) {
+	if d := cli.VersionDiff(app()); d != "" {
+		t.Error(d)
+	}
+}

@@ -42,3 +42,10 @@ func TestPrunedGrammar(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestVersion holds svc --version, answered without kong, to kong's.
+func TestVersion(t *testing.T) {
+	if d := cli.VersionDiff(app()); d != "" {
+		t.Error(d)
+	}
+}

@@ -63,3 +63,10 @@ func TestPrunedGrammar(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestVersion holds ndjson --version, answered without kong, to kong's.
+func TestVersion(t *testing.T) {
+	if d := cli.VersionDiff(App(nil)); d != "" {
+		t.Error(d)
+	}
+}
