@@ -51,15 +51,7 @@ func VersionDiff(app App) string {
 	}
 	code := -1
 	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				req, ok := r.(exitRequest)
-				if !ok {
-					panic(r)
-				}
-				code = req.code
-			}
-		}()
+		defer recoverExit(&code)
 		_, err = p.Parse([]string{"--version"})
 	}()
 	switch {

@@ -102,6 +102,18 @@ type Globals struct {
 // exitRequest is how kong's Exit reaches Run without os.Exit in a library.
 type exitRequest struct{ code int }
 
+// recoverExit, deferred, turns kong's exit (an exitRequest panic) into
+// *code; any other panic goes on.
+func recoverExit(code *int) {
+	if r := recover(); r != nil {
+		req, ok := r.(exitRequest)
+		if !ok {
+			panic(r)
+		}
+		*code = req.code
+	}
+}
+
 // Main runs app against the real process: os.Args, stdio, the environment and
 // SIGINT/SIGTERM/SIGHUP. The first such signal cancels the context bound into
 // the command; a second one of any kind ends the process at once by the
@@ -151,15 +163,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) (code int) {
 		// grammar test catches it; report it like any other error.
 		return Report(app.Name, env.Stderr, fmt.Errorf("internal: %w", err))
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			req, ok := r.(exitRequest)
-			if !ok {
-				panic(r)
-			}
-			code = req.code
-		}
-	}()
+	defer recoverExit(&code)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		if app.ParseError != nil {
