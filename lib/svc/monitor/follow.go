@@ -22,8 +22,11 @@ const handOnWithin = time.Second
 // (it left with setsid or setpgid) while the command is not yet past, the
 // ready report is held back this long for the command to exit 0 and the
 // daemon to be followed, so that svc start answers with the daemon's pid.
-// A server listening in its own group is never held.
-const holdReady = time.Second
+// A server listening in its own group is never held. Two seconds: on two
+// busy cores a command's exit was seen more than a second after its
+// daemon listened; a command that goes on running past its daemon is
+// still said ready well within start's default settle.
+const holdReady = 2 * time.Second
 
 // takeReady takes a ready report of the current launch: held while its
 // command is daemonizing, else recorded and sent at once.

@@ -479,15 +479,16 @@ func (w *watch) commandSucceeds() bool {
 	}
 }
 
-// probe waits until port accepts, belongs to the service's tree and is
+// probe waits until port is listened on by the service's tree and is
 // usable (--ready-port); a port held by someone else is recorded, not
-// ready. Its address is said as for a listener found by itself. A port
-// the tree is seen to listen on is not connected to: a connection made
-// and dropped is what MariaDB logs as aborted.
+// ready. Its address is said as for a listener found by itself. The port
+// is never connected to here: a connection made and dropped is what
+// MariaDB logs as aborted, and a server that began to listen just after
+// a look is found by the kernel's socket table, not by a connection.
 func (w *watch) probe(port int, by string) {
 	go w.readLines(nil)
 	defer w.watching.Store(false)
-	noted := false
+	noted, unplaced := false, 0
 	pgid := w.launch.child.PID()
 	tree := ready.NewListens(os.Getpid())
 	defer tree.Close()
@@ -506,17 +507,19 @@ func (w *watch) probe(port int, by string) {
 			if v == notYet {
 				wait = 50 * time.Millisecond
 			}
-		} else if ready.Accepts(port) {
-			ours, holder := ready.PortOwner(port, os.Getpid(), pgid)
-			if ours {
-				// It accepts, but the tree's socket is not seen: the port alone.
+		} else if ours, holder := ready.PortOwner(port, os.Getpid(), pgid); ours {
+			// The tree listens there, but began after this look's dump
+			// (the next look sees it, and asks it nothing it would log),
+			// or, seen so twice, where the tree's dump never places it:
+			// the port alone.
+			if unplaced++; unplaced > 1 {
 				w.ready(svc.Report{Endpoint: svc.Endpoint{URL: fmt.Sprintf("127.0.0.1:%d", port), Port: port}, By: by}, 0, nil)
 				return
 			}
-			if !noted && holder != "" {
-				noted = true
-				w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, port })
-			}
+			wait = 0
+		} else if !noted && holder != "" {
+			noted = true
+			w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, port })
 		}
 		if !w.sleepOrWake(wait) {
 			return
