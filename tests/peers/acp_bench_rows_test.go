@@ -105,23 +105,63 @@ func cmdline(pid int) string {
 // freshTurnOne starts the agent, opens a session, waits gap and prompts:
 // when turn 1's first chunk came. The agent's tree is killed after.
 func freshTurnOne(t *testing.T, sdk string, a acpAgent, gap time.Duration) time.Duration {
+	first, _, _ := freshTurns(t, sdk, a, gap, 1)
+	return first
+}
+
+// freshTurns starts the agent, opens a session, waits gap and runs n
+// turns: turn 1's first chunk, and the first chunks and answers of the
+// turns after it. The agent's tree is killed after.
+func freshTurns(t *testing.T, sdk string, a acpAgent, gap time.Duration, n int) (first time.Duration, firsts, wholes []time.Duration) {
 	c := acpclient.Start(t, sdk, a.env, t.TempDir(), a.argv...)
 	initialize(c)
 	s, _ := newSession(t, c)
 	time.Sleep(gap) // a person typing the first prompt
-	first, _ := firstTurn(c, s, "SAY bench turn 1")
+	first, _ = firstTurn(c, s, "SAY bench turn 1")
+	for i := 2; i <= n; i++ {
+		f, w := firstTurn(c, s, fmt.Sprintf("SAY bench turn %d", i))
+		firsts, wholes = append(firsts, f), append(wholes, w)
+	}
 	all := tree(c.PID)
 	c.EOF()
 	killTree(alivePids(all))
-	return first
+	return first, firsts, wholes
 }
 
-// measureACP runs the bench on one agent, in seven processes: the
+// turnRounds is how many fresh processes of each agent pairedTurns runs.
+const turnRounds = 7
+
+// pairedTurns measures turn 1 (prompted typingGap after session/new) and
+// turns 2-6 of both agents, interleaved — a fresh process of one, then of
+// the other, the order swapped each round — so that the machine's load
+// falls on both alike: turn 1 is one sample a process, and the CLIs'
+// own first turn varies by ±50 ms from process to process. Each agent's
+// figures are the medians over its turnRounds processes (turns 2-6: over
+// all of their later turns).
+func pairedTurns(t *testing.T, sdk string, h, r acpAgent, hm, rm *acpMeasure) {
+	type samples struct{ first, later, answers []time.Duration }
+	var got [2]samples
+	agents := [2]acpAgent{h, r}
+	for round := 0; round < turnRounds; round++ {
+		for k := range 2 {
+			i := (k + round) % 2
+			f, fs, ws := freshTurns(t, sdk, agents[i], typingGap, 6)
+			got[i].first = append(got[i].first, f)
+			got[i].later, got[i].answers = append(got[i].later, fs...), append(got[i].answers, ws...)
+		}
+	}
+	for i, m := range []*acpMeasure{hm, rm} {
+		m.gapFirst, m.laterFrst, m.laterAns = medianOf(got[i].first), medianOf(got[i].later), medianOf(got[i].answers)
+	}
+}
+
+// measureACP runs the bench on one agent, in five processes: the
 // editor's way (session/new, a typing gap, the prompt, then turns 2-6,
 // then end of input while idle); a prompt right after session/new then
-// end of input mid-turn; turn 1 again in two more processes each way; and
-// 12 sessions each prompted once, then idle (idleArgs are added to this
-// one's argv).
+// end of input mid-turn; a prompt right after session/new in two more;
+// and 12 sessions each prompted once, then idle (idleArgs are added to
+// this one's argv). The turns with targets are pairedTurns' to measure:
+// its figures replace the first process's.
 func measureACP(t *testing.T, sdk string, a acpAgent, idleArgs ...string) acpMeasure {
 	var m acpMeasure
 	// The editor's way.
@@ -150,14 +190,14 @@ func measureACP(t *testing.T, sdk string, a acpAgent, idleArgs ...string) acpMea
 	})
 	m.leftTurn = leftAfterEOF(c)
 
-	// Turn 1 is one sample a process: two more processes each way, and
-	// the median of the three.
-	gaps, nows := []time.Duration{m.gapFirst}, []time.Duration{m.nowFirst}
+	// Turn 1 right after session/new is one sample a process: two more
+	// processes, and the median of the three. (Turn 1 after a typing gap
+	// and turns 2-6, which have targets, are pairedTurns'.)
+	nows := []time.Duration{m.nowFirst}
 	for i := 0; i < 2; i++ {
-		gaps = append(gaps, freshTurnOne(t, sdk, a, typingGap))
 		nows = append(nows, freshTurnOne(t, sdk, a, 0))
 	}
-	m.gapFirst, m.nowFirst = medianOf(gaps), medianOf(nows)
+	m.nowFirst = medianOf(nows)
 
 	// 12 sessions opened and prompted once, then idle.
 	c = acpclient.Start(t, sdk, a.env, t.TempDir(), append(append([]string{}, a.argv...), idleArgs...)...)
@@ -198,15 +238,15 @@ func verdict(ok bool) string {
 // beside the reference adapter (r), each row with its target.
 func acpRows(backend, adapter string, h, r acpMeasure) {
 	p := func(format string, args ...any) { fmt.Printf("ACP "+backend+": "+format+"\n", args...) }
-	p("turn 1 first chunk (median of 3 processes), prompt %s after session/new: agent-host %s, %s %s (target <= the adapter's): %s",
-		typingGap, ms(h.gapFirst), adapter, ms(r.gapFirst), verdict(h.gapFirst <= r.gapFirst))
+	p("turn 1 first chunk (median of %d processes each, interleaved), prompt %s after session/new: agent-host %s, %s %s (target <= the adapter's): %s",
+		turnRounds, typingGap, ms(h.gapFirst), adapter, ms(r.gapFirst), verdict(h.gapFirst <= r.gapFirst))
 	p("turn 1 first chunk (median of 3), prompt right after session/new (no target): agent-host %s, %s %s",
 		ms(h.nowFirst), adapter, ms(r.nowFirst))
 	p("session/new, first / median of 12: agent-host %s / %s, %s %s / %s (target <= 50 ms): %s",
 		ms(h.newFirst), ms(h.newMedian), adapter, ms(r.newFirst), ms(r.newMedian),
 		verdict(max(h.newFirst, h.newMedian) <= 50*time.Millisecond))
-	p("turns 2-6 median first chunk / answer: agent-host %s / %s, %s %s / %s (target: faster than the adapter): %s",
-		ms(h.laterFrst), ms(h.laterAns), adapter, ms(r.laterFrst), ms(r.laterAns),
+	p("turns 2-6 median first chunk / answer (%d processes each, interleaved): agent-host %s / %s, %s %s / %s (target: faster than the adapter): %s",
+		turnRounds, ms(h.laterFrst), ms(h.laterAns), adapter, ms(r.laterFrst), ms(r.laterAns),
 		verdict(h.laterFrst < r.laterFrst && h.laterAns < r.laterAns))
 	rss := fmt.Sprintf("tree RSS, 12 sessions prompted once, idle: agent-host %s (processes %d, its own %s), %s %s (processes %d)",
 		mb(h.idleRSS), h.idleProcs, mb(h.ownRSS), adapter, mb(r.idleRSS), r.idleProcs)

@@ -179,15 +179,19 @@ func TestBenchACP(t *testing.T) {
 		api := fakeAnthropic(t)
 		env := append(withoutEnv(claudeEnv(t, api), "IS_SANDBOX"), "AGENT_HOST_CLAUDE_BIN="+claudeBin,
 			"CLAUDE_CODE_EXECUTABLE="+claudeBin, "XDG_STATE_HOME="+t.TempDir())
-		h := measureACP(t, sdk, acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "claude"}, env}, "--idle-stop", "2s")
-		r := measureACP(t, sdk, acpAgent{"claude-agent-acp", []string{"node", filepath.Join(adapters, "@zed-industries/claude-agent-acp/dist/index.js")}, env})
+		ha := acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "claude"}, env}
+		ra := acpAgent{"claude-agent-acp", []string{"node", filepath.Join(adapters, "@zed-industries/claude-agent-acp/dist/index.js")}, env}
+		h, r := measureACP(t, sdk, ha, "--idle-stop", "2s"), measureACP(t, sdk, ra)
+		pairedTurns(t, sdk, ha, ra, &h, &r)
 		acpRows("claude", "claude-agent-acp", h, r)
 	})
 	t.Run("codex", func(t *testing.T) {
 		api := fakeOpenAI(t)
 		env := append(codexEnv(t, api), "AGENT_HOST_CODEX_BIN="+codexBin)
-		h := measureACP(t, sdk, acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "codex"}, env})
-		r := measureACP(t, sdk, acpAgent{"codex-acp", []string{filepath.Join(adapters, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env})
+		ha := acpAgent{"agent-host", []string{hostBin, "--acp", "--backend", "codex"}, env}
+		ra := acpAgent{"codex-acp", []string{filepath.Join(adapters, "@zed-industries/codex-acp-linux-x64/bin/codex-acp")}, env}
+		h, r := measureACP(t, sdk, ha), measureACP(t, sdk, ra)
+		pairedTurns(t, sdk, ha, ra, &h, &r)
 		acpRows("codex", "codex-acp", h, r)
 	})
 }
