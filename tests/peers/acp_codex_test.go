@@ -321,3 +321,11 @@ func TestACPCodexAllowAlwaysSurvivesModes(t *testing.T) {
 	})
 	c.End()
 }
+
+// The end of input mid-turn is the editor's stop (endOfInputMidTurn; issue
+// 47 item 5, codex).
+func TestACPCodexEndOfInputMidTurn(t *testing.T) {
+	c, s, work := startACPPeer(t, codexPeer(t))
+	endOfInputMidTurn(t, c, s, work,
+		`CALL exec_command {"cmd":"python3 -c 'import time; time.sleep(4.0419)' && touch late.txt"}`, "time.sleep(4.0419)")
+}

@@ -540,3 +540,38 @@ func TestACPClaudeCommands(t *testing.T) {
 	}
 	c.End()
 }
+
+// endOfInputMidTurn checks the end of input in the middle of a turn at
+// level 2 whose command (its command line has marker) would write
+// late.txt 4 s in: the turn is cancelled (and answered), the tree is gone
+// within 3 s, and the command never gets to write its file.
+func endOfInputMidTurn(t *testing.T, c *acpclient.Client, s, work, prompt, marker string) {
+	t.Helper()
+	setMode(t, c, s, "level-2")
+	tag := c.Send("session/prompt", acpclient.Prompt(s, prompt))
+	if !await.Until(30*time.Second, func() bool { return len(cmdlineHas(c.PID, marker)) > 0 }) {
+		t.Fatal("the command never started")
+	}
+	pids := append([]int{c.PID}, proc.Descendants(c.PID)...)
+	began := time.Now()
+	c.EOF()
+	evs := c.Wait(tag)
+	if r := acpclient.StopReason(evs[len(evs)-1]); r != "cancelled" {
+		t.Errorf("the turn in flight at the end of input ended %s", r)
+	}
+	var left []int
+	for _, pid := range pids {
+		if !await.Until(3*time.Second-time.Since(began), func() bool { return gone(pid) }) {
+			left = append(left, pid)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("%d of the tree's %d processes %v left 3 s after stdin closed: %v", len(left), len(pids), pids, left)
+	} else {
+		t.Logf("the tree was gone %v after stdin closed", time.Since(began))
+	}
+	late := filepath.Join(work, "late.txt")
+	if await.Until(6*time.Second-time.Since(began), func() bool { _, err := os.Stat(late); return err == nil }) {
+		t.Error("the command of the turn cut short by the end of input went on to write late.txt")
+	}
+}
