@@ -104,58 +104,12 @@ func asked(evs []acpclient.Event) bool {
 // A command allowed for the session (allow_always) is not asked again
 // after the mode is changed away and back, though the change started the
 // CLI again (twice); and a change to a mode of the same grant (level 3 is
-// level 2's) keeps the CLI, and so what it was allowed.
+// level 2's) keeps the CLI, and so what it was allowed
+// (allowAlwaysSurvivesModes).
 func TestACPClaudeAllowAlwaysSurvivesModes(t *testing.T) {
 	c, _ := claudeACP(t)
 	s, work := newACPSession(t, c)
-	out := filepath.Join(work, "out.txt")
-	write := func(t *testing.T) []acpclient.Event {
-		t.Helper()
-		os.Remove(out)
-		evs, res := c.Call("session/prompt", acpclient.Prompt(s, writeCall))
-		if acpclient.StopReason(res) != "end_turn" {
-			t.Fatalf("the turn ended %s: %v", acpclient.StopReason(res), acpclient.Kinds(evs))
-		}
-		return evs
-	}
-	setMode(t, c, s, "level-2-ask")
-	c.Permission("allow_session")
-	if evs := write(t); !asked(evs) {
-		t.Fatalf("the first write was not asked about: %v", acpclient.Kinds(evs))
-	}
-	if _, err := os.Stat(out); err != nil {
-		t.Fatalf("allowed for the session, and out.txt is not there: %v", err)
-	}
-	cli := claudePIDs(c)
-	setMode(t, c, s, "level-1")
-	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY away")); acpclient.StopReason(res) != "end_turn" {
-		t.Fatalf("the turn at level 1: %s", acpclient.StopReason(res))
-	}
-	setMode(t, c, s, "level-2-ask")
-	c.Permission("reject") // what would be asked now is rejected, and seen
-	evs := write(t)
-	if again := claudePIDs(c); len(again) != 1 || len(cli) != 1 || again[0] == cli[0] {
-		t.Errorf("the CLI was not started again for the mode changes: %v then %v", cli, again)
-	}
-	if asked(evs) {
-		t.Errorf("the command allowed for the session was asked again after the mode went away and back: %v", acpclient.Kinds(evs))
-	}
-	if _, err := os.Stat(out); err != nil {
-		t.Errorf("out.txt was not written: %v %v", err, acpclient.Kinds(evs))
-	}
-
-	t.Run("same grant, same CLI", func(t *testing.T) {
-		before := claudePIDs(c)
-		setMode(t, c, s, "level-3-ask")
-		evs := write(t)
-		if after := claudePIDs(c); len(after) != 1 || len(before) != 1 || after[0] != before[0] {
-			t.Errorf("level-2-ask to level-3-ask (the same grant) started the CLI again: %v then %v", before, after)
-		}
-		if asked(evs) {
-			t.Errorf("asked at level-3-ask: %v", acpclient.Kinds(evs))
-		}
-	})
-	c.End()
+	allowAlwaysSurvivesModes(t, c, s, work, writeCall, func() []int { return claudePIDs(c) }, true)
 }
 
 // session/new starts the session's CLI in the background, so that the

@@ -270,56 +270,12 @@ func TestACPCodexCancelSparesOtherSessions(t *testing.T) {
 // after the mode is changed away and back, though the change moved the
 // thread to another app-server configuration (thread/resume) and codex
 // there has forgotten it; and a change to a mode of the same grant
-// (level 3 is level 2's) restarts nothing (issue 47 item 3, codex).
+// (level 3 is level 2's) restarts nothing (allowAlwaysSurvivesModes;
+// issue 47 item 3, codex).
 func TestACPCodexAllowAlwaysSurvivesModes(t *testing.T) {
-	p := codexPeer(t)
-	c, s, work := startACPPeer(t, p)
-	out := filepath.Join(work, "out.txt")
-	write := func(t *testing.T) []acpclient.Event {
-		t.Helper()
-		os.Remove(out)
-		evs, res := c.Call("session/prompt", acpclient.Prompt(s, `CALL exec_command {"cmd":"echo hello > out.txt"}`))
-		if acpclient.StopReason(res) != "end_turn" {
-			t.Fatalf("the turn ended %s: %v", acpclient.StopReason(res), acpclient.Kinds(evs))
-		}
-		return evs
-	}
-	setMode(t, c, s, "level-2-ask")
-	c.Permission("allow_session")
-	if evs := write(t); !asked(evs) {
-		t.Fatalf("the first write was not asked about: %v", acpclient.Kinds(evs))
-	}
-	if _, err := os.Stat(out); err != nil {
-		t.Fatalf("allowed for the session, and out.txt is not there: %v", err)
-	}
-	setMode(t, c, s, "level-1")
-	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY away")); acpclient.StopReason(res) != "end_turn" {
-		t.Fatalf("the turn at level 1: %s", acpclient.StopReason(res))
-	}
-	setMode(t, c, s, "level-2-ask")
-	c.Permission("reject") // what would be asked now is rejected, and seen
-	if evs := write(t); asked(evs) {
-		t.Errorf("the command allowed for the session was asked again after the mode went away and back: %v", acpclient.Kinds(evs))
-	}
-	if _, err := os.Stat(out); err != nil {
-		t.Errorf("out.txt was not written: %v", err)
-	}
-
-	t.Run("same grant, nothing restarted", func(t *testing.T) {
-		before, _ := codexTree(c.PID)
-		setMode(t, c, s, "level-3-ask")
-		evs := write(t)
-		if after, _ := codexTree(c.PID); !slices.Equal(before, after) {
-			t.Errorf("level-2-ask to level-3-ask (the same grant) changed codex's processes: %v then %v", before, after)
-		}
-		if asked(evs) {
-			t.Errorf("asked at level-3-ask: %v", acpclient.Kinds(evs))
-		}
-		if _, err := os.Stat(out); err != nil {
-			t.Errorf("out.txt was not written at level-3-ask: %v", err)
-		}
-	})
-	c.End()
+	c, s, work := startACPPeer(t, codexPeer(t))
+	allowAlwaysSurvivesModes(t, c, s, work, `CALL exec_command {"cmd":"echo hello > out.txt"}`,
+		func() []int { codex, _ := codexTree(c.PID); return codex }, false)
 }
 
 // The end of input mid-turn is the editor's stop (endOfInputMidTurn; issue

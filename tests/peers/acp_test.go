@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -574,4 +575,64 @@ func endOfInputMidTurn(t *testing.T, c *acpclient.Client, s, work, prompt, marke
 	if await.Until(6*time.Second-time.Since(began), func() bool { _, err := os.Stat(late); return err == nil }) {
 		t.Error("the command of the turn cut short by the end of input went on to write late.txt")
 	}
+}
+
+// allowAlwaysSurvivesModes checks a grant for the session across mode
+// changes, on session s whose prompt writes out.txt in work: allowed for
+// the session at level-2-ask, the same write is not asked about after
+// level-1 and back (restarted: the backend's processes, procs, are others
+// then), nor at level-3-ask, the same grant, which changes no process.
+func allowAlwaysSurvivesModes(t *testing.T, c *acpclient.Client, s, work, prompt string, procs func() []int, restarted bool) {
+	t.Helper()
+	out := filepath.Join(work, "out.txt")
+	write := func(t *testing.T) []acpclient.Event {
+		t.Helper()
+		os.Remove(out)
+		evs, res := c.Call("session/prompt", acpclient.Prompt(s, prompt))
+		if acpclient.StopReason(res) != "end_turn" {
+			t.Fatalf("the turn ended %s: %v", acpclient.StopReason(res), acpclient.Kinds(evs))
+		}
+		return evs
+	}
+	setMode(t, c, s, "level-2-ask")
+	c.Permission("allow_session")
+	if evs := write(t); !asked(evs) {
+		t.Fatalf("the first write was not asked about: %v", acpclient.Kinds(evs))
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("allowed for the session, and out.txt is not there: %v", err)
+	}
+	before := procs()
+	setMode(t, c, s, "level-1")
+	if _, res := c.Call("session/prompt", acpclient.Prompt(s, "SAY away")); acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("the turn at level 1: %s", acpclient.StopReason(res))
+	}
+	setMode(t, c, s, "level-2-ask")
+	c.Permission("reject") // what would be asked now is rejected, and seen
+	evs := write(t)
+	if again := procs(); restarted && (len(again) != 1 || len(before) != 1 || again[0] == before[0]) {
+		t.Errorf("the backend was not started again for the mode changes: %v then %v", before, again)
+	}
+	if asked(evs) {
+		t.Errorf("the command allowed for the session was asked again after the mode went away and back: %v", acpclient.Kinds(evs))
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("out.txt was not written: %v %v", err, acpclient.Kinds(evs))
+	}
+
+	t.Run("same grant, nothing restarted", func(t *testing.T) {
+		before := procs()
+		setMode(t, c, s, "level-3-ask")
+		evs := write(t)
+		if after := procs(); len(before) == 0 || !slices.Equal(before, after) {
+			t.Errorf("level-2-ask to level-3-ask (the same grant) changed the backend's processes: %v then %v", before, after)
+		}
+		if asked(evs) {
+			t.Errorf("asked at level-3-ask: %v", acpclient.Kinds(evs))
+		}
+		if _, err := os.Stat(out); err != nil {
+			t.Errorf("out.txt was not written at level-3-ask: %v", err)
+		}
+	})
+	c.End()
 }
