@@ -305,6 +305,22 @@ type cli struct {
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
+// warmID is the request id of the control request a CLI started ahead of
+// its first turn is sent to prepare for it.
+const warmID = "agent-host-warm"
+
+// warm has a CLI started ahead of its first turn do that turn's
+// preparation now: asked for its context's usage in summary, it builds
+// what a request to the model holds (system prompt, tools) and answers
+// from local estimates, sending the model's API nothing. The answer is
+// not read (response takes initialize's only). Turn 1's first chunk then
+// comes sooner: 173 ms against 185, the medians of 20 processes each of
+// the pinned CLI, a 2 s gap after the start.
+func (c *cli) warm() {
+	_ = c.send(map[string]any{"type": "control_request", "request_id": warmID,
+		"request": map[string]any{"subtype": "get_context_usage", "detail": "summary"}})
+}
+
 // launch is what a CLI is started with: a turn's params (its level,
 // model, effort and workspace), whether it asks the daemon, offers
 // AskUserQuestion, and has every call asked (a policy's run).
@@ -800,6 +816,7 @@ func (b *Backend) WarmSession(ctx context.Context, chatID string) error {
 	if err != nil {
 		return err
 	}
+	p.warm()
 	c.cli = p
 	return nil
 }
@@ -819,6 +836,7 @@ func (b *Backend) StartChat(ctx context.Context, p protocol.ChatRunParams) error
 	if err != nil {
 		return err
 	}
+	cli.warm()
 	c.cli = cli
 	return nil
 }
