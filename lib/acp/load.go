@@ -151,10 +151,19 @@ func (t *turn) unfinished() {
 	}
 }
 
-// remember keeps what a later agent-host needs to load the session.
-func (a *agent) remember(s *session, cliSession string) {
+// remember keeps what a later agent-host needs to load the session, as
+// the session is when it is written, if a turn has changed it since the
+// last write.
+func (a *agent) remember(s *session) {
+	s.saving.Lock()
+	defer s.saving.Unlock()
 	s.mu.Lock()
-	r := record{SessionID: s.id, Cwd: s.cwd, Dirs: s.dirs, Backend: a.caps.name, CLISession: cliSession, Title: s.title,
+	if !s.unsaved {
+		s.mu.Unlock()
+		return
+	}
+	s.unsaved = false
+	r := record{SessionID: s.id, Cwd: s.cwd, Dirs: s.dirs, Backend: a.caps.name, CLISession: s.cli, Title: s.title,
 		UpdatedAt: s.updated.UTC().Format(time.RFC3339), Mode: s.mode.id()}
 	s.mu.Unlock()
 	if err := a.store.save(r); err != nil {

@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +197,39 @@ func TestForkSession(t *testing.T) {
 	}
 	if r := c.call("session/fork", map[string]any{"sessionId": "nope", "cwd": "/", "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32002") {
 		t.Errorf("forking no session: %s", r["error"])
+	}
+}
+
+// The record kept for session/load is written once the turn is answered:
+// a session deleted right after its answer stays deleted (no record is
+// written after the delete), and one answered just before the end of
+// input is kept (the end waits for the write).
+func TestRecordAfterAnswer(t *testing.T) {
+	d, state := loadDefs(t), t.TempDir()
+	factory := func(string, json.RawMessage) (host.Backend, error) {
+		b, _ := echo.New(nil)
+		return &loader{Backend: b}, nil
+	}
+	c := startWith(t, d, factory, state)
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	gone, kept := c.newSession(), c.newSession()
+	for i := 0; i < 20; i++ {
+		c.until(c.send("session/prompt", prompt(gone, fmt.Sprintf("turn %d", i))))
+	}
+	if r := c.call("session/delete", map[string]any{"sessionId": gone}); r["error"] != nil {
+		t.Fatalf("session/delete: %s", r["error"])
+	}
+	c.until(c.send("session/prompt", prompt(kept, "last words")))
+	c.in.Close()
+	<-c.served
+	c.served <- nil
+
+	files, _ := filepath.Glob(filepath.Join(state, "*", "*.json"))
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	if len(names) != 1 || names[0] != kept {
+		t.Errorf("records after the delete of %s and a last turn of %s: %v", gone, kept, names)
 	}
 }

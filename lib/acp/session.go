@@ -56,6 +56,12 @@ type session struct {
 	// process, so that a CLI started again (a mode change, the idle
 	// stop) does not ask again.
 	grants map[string]bool
+	// cli is the backend's own session id as its last turn reported it,
+	// and unsaved whether the record kept for session/load is behind
+	// that turn; saving orders the record's writes.
+	cli     string
+	unsaved bool
+	saving  sync.Mutex
 }
 
 // mode is a session mode: a level, and whether tool calls outside its

@@ -56,7 +56,6 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 	go func() {
 		defer a.work.Done()
 		defer s.prompts.Done()
-		defer close(mine)
 		if before != nil {
 			<-before
 		}
@@ -65,7 +64,13 @@ func (a *agent) prompt(id json.RawMessage, params json.RawMessage) {
 		delete(a.prompts, key)
 		a.mu.Unlock()
 		a.w.reply(id, res, err)
+		close(mine)
 		a.armIdle(s)
+		// The record for session/load is written after the answer, not
+		// before it (two fsyncs: 2-9 ms an answer), and before the
+		// session can be closed or deleted, or agent-host end: those
+		// wait for the session's prompts.
+		a.remember(s)
 	}()
 }
 
@@ -320,8 +325,9 @@ func (t *turn) failed() error {
 	return &rpcError{Code: codeInternal, Message: f.Message, Data: map[string]string{"code": f.Code, "message": f.Message}}
 }
 
-// afterTurn keeps the session for session/load, and sends its context use
-// when the backend knows its context window.
+// afterTurn notes the backend's session for the record kept for
+// session/load (written once the turn is answered: remember), and sends
+// the session's context use when the backend knows its context window.
 func (a *agent) afterTurn(s *session, u *protocol.Usage) {
 	ctx, cancel := a.callCtx()
 	defer cancel()
@@ -330,7 +336,9 @@ func (a *agent) afterTurn(s *session, u *protocol.Usage) {
 		return
 	}
 	if info.SessionID != "" && a.caps.loads {
-		a.remember(s, info.SessionID)
+		s.mu.Lock()
+		s.cli, s.unsaved = info.SessionID, true
+		s.mu.Unlock()
 	}
 	if u == nil || info.ContextWindow <= 0 {
 		return
