@@ -43,6 +43,12 @@ func (l *loader) LoadSession(ctx context.Context, chatID, sessionID, workspace s
 	}, nil
 }
 
+// loaderFactory makes a loader over a fresh echo backend.
+func loaderFactory(string, json.RawMessage) (host.Backend, error) {
+	b, _ := echo.New(nil)
+	return &loader{Backend: b}, nil
+}
+
 // A session kept by one agent-host is listed and loaded by the next: its
 // history replayed with its calls' titles and statuses, its chat given the
 // CLI's session, and its turns going on.
@@ -105,11 +111,7 @@ func TestLoadAfterRestart(t *testing.T) {
 // earlier agent-host: its record is gone, and so is the session.
 func TestDeleteSession(t *testing.T) {
 	d, state := loadDefs(t), t.TempDir()
-	factory := func(string, json.RawMessage) (host.Backend, error) {
-		b, _ := echo.New(nil)
-		return &loader{Backend: b}, nil
-	}
-	c := startWith(t, d, factory, state)
+	c := startWith(t, d, loaderFactory, state)
 	r := c.call("initialize", map[string]any{"protocolVersion": 1})
 	if !strings.Contains(string(r["result"]), `"delete":{}`) {
 		t.Errorf("initialize: %s", r["result"])
@@ -121,7 +123,7 @@ func TestDeleteSession(t *testing.T) {
 	<-c.served
 	c.served <- nil
 
-	c = startWith(t, d, factory, state)
+	c = startWith(t, d, loaderFactory, state)
 	c.call("initialize", map[string]any{"protocolVersion": 1})
 	if r := c.call("session/load", map[string]any{"sessionId": open, "cwd": "/", "mcpServers": []any{}}); r["error"] != nil {
 		t.Fatalf("session/load: %s", r["error"])
@@ -206,11 +208,7 @@ func TestForkSession(t *testing.T) {
 // input is kept (the end waits for the write).
 func TestRecordAfterAnswer(t *testing.T) {
 	d, state := loadDefs(t), t.TempDir()
-	factory := func(string, json.RawMessage) (host.Backend, error) {
-		b, _ := echo.New(nil)
-		return &loader{Backend: b}, nil
-	}
-	c := startWith(t, d, factory, state)
+	c := startWith(t, d, loaderFactory, state)
 	c.call("initialize", map[string]any{"protocolVersion": 1})
 	gone, kept := c.newSession(), c.newSession()
 	for i := 0; i < 20; i++ {

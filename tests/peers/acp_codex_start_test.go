@@ -46,9 +46,7 @@ func rolloutsOf(env []string, cwd string) []string {
 func TestACPCodexThreadSavedBeforePrompt(t *testing.T) {
 	need(t)
 	p := codexPeer(t)
-	c := runACPPeer(t, p)
-	work := t.TempDir()
-	s := c.NewSession(work)
+	c, s, work := startACPPeer(t, p)
 	if !await.Until(30*time.Second, func() bool { return len(rolloutsOf(p.env, work)) == 1 }) {
 		t.Fatalf("no rollout file of the session's thread before its first prompt: %v", rolloutsOf(p.env, work))
 	}

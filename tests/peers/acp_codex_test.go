@@ -154,10 +154,7 @@ func codexTree(pid int) (codex []int, rssMB float64) {
 // history (issue 47 item 6 and turn 1).
 func TestACPCodexSharedServer(t *testing.T) {
 	need(t)
-	p := codexPeer(t)
-	c := runACPPeer(t, p)
-	work := t.TempDir()
-	first := c.NewSession(work)
+	c, first, work := startACPPeer(t, codexPeer(t))
 	one := func() bool { n, _ := codexTree(c.PID); return len(n) == 1 }
 	if !await.Until(30*time.Second, one) {
 		n, _ := codexTree(c.PID)
