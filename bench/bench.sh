@@ -256,6 +256,28 @@ startup_rows() {
 }
 
 
+# version_rows: runagent's start-up against agent-host's, --version each,
+# STARTUP_RUNS runs of both (default 200), alternating, which goes first
+# swapped each run: runagent is to start no slower, by the median of the
+# paired differences (the two medians are printed beside it).
+version_rows() {
+  local n=${STARTUP_RUNS:-200} i t0 t1 a b ra=() ah=() d=() dm verdict=met
+  for ((i = 0; i < n; i++)); do
+    if ((i % 2)); then
+      t0=${EPOCHREALTIME/./}; "$PWD/bin/agent-host" --version > /dev/null; t1=${EPOCHREALTIME/./}; b=$((t1 - t0))
+      t0=${EPOCHREALTIME/./}; "$PWD/bin/runagent" --version > /dev/null; t1=${EPOCHREALTIME/./}; a=$((t1 - t0))
+    else
+      t0=${EPOCHREALTIME/./}; "$PWD/bin/runagent" --version > /dev/null; t1=${EPOCHREALTIME/./}; a=$((t1 - t0))
+      t0=${EPOCHREALTIME/./}; "$PWD/bin/agent-host" --version > /dev/null; t1=${EPOCHREALTIME/./}; b=$((t1 - t0))
+    fi
+    ra+=("$a") ah+=("$b") d+=($((a - b)))
+  done
+  dm=$(printf '%s\n' "${d[@]}" | median)
+  if (($(echo "$dm > 0" | bc -l))); then verdict=MISSED; fails=$((fails + 1)); fi
+  printf 'runagent --version %.2f ms, agent-host --version %.2f ms (medians of %d runs each, alternating), runagent %+.2f ms (the paired differences'"'"' median; target: no slower): %s\n\n' \
+    "$(echo "$(printf '%s\n' "${ra[@]}" | median) / 1000" | bc -l)" "$(echo "$(printf '%s\n' "${ah[@]}" | median) / 1000" | bc -l)" "$n" "$(echo "$dm / 1000" | bc -l)" "$verdict"
+}
+
 startup_rows
 for profile in ${BENCH_CORPORA:-agent traffic dense deep}; do ndjson_rows "$profile"; done
 if [ "${BENCH_ONLY:-}" = ndjson ]; then
@@ -264,6 +286,7 @@ if [ "${BENCH_ONLY:-}" = ndjson ]; then
 fi
 
 echo
+version_rows
 # The verbs for the logs agents leave (where --since, stats --every,
 # schema, join, compressed files) on a corpus shaped like Claude Code's
 # transcripts, against jq doing the same.

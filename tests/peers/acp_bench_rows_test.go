@@ -129,7 +129,7 @@ func freshTurns(t *testing.T, sdk string, a acpAgent, gap time.Duration, n int) 
 }
 
 // turnRounds is how many fresh processes of each agent pairedTurns runs.
-const turnRounds = 7
+const turnRounds = 11
 
 // pairedTurns measures turn 1 (prompted typingGap after session/new) and
 // turns 2-6 of both agents, interleaved — a fresh process of one, then of
