@@ -254,11 +254,31 @@ func fakeAgentPeer(t *testing.T) acpAgentPeer {
 		t.Skip("no @agentclientprotocol/sdk in $AGENTRY_PEERS/acp")
 	}
 	wd, _ := os.Getwd()
+	// Its held command is a sleep 300. One that ran before the peer was
+	// made is something else's on the machine (another test's, going on
+	// after it): only a later one is the peer's, so that a stray elsewhere
+	// can neither start the test's signal early nor fail it. A sleep 300
+	// this peer's own steps leave behind still counts.
+	sleepers := func() map[[2]uint64]bool {
+		set := map[[2]uint64]bool{}
+		for _, pid := range procsWhere("cmdline", func(f []string) bool { return strings.Join(f, " ") == "sleep 300 " }) {
+			if in, err := proc.Stat(pid); err == nil && in.State != 'Z' {
+				set[[2]uint64{uint64(in.PID), in.Start}] = true
+			}
+		}
+		return set
+	}
+	before := sleepers()
 	return acpAgentPeer{
 		argv: []string{"node", filepath.Join(wd, "fakeagent.mjs")}, env: append(os.Environ(), "ACP_SDK="+sdk),
 		write: "RUN", file: "w", hold: "HOLD",
 		holding: func() bool {
-			return len(procsWhere("cmdline", func(f []string) bool { return strings.Join(f, " ") == "sleep 300 " })) > 0
+			for s := range sleepers() {
+				if !before[s] {
+					return true
+				}
+			}
+			return false
 		},
 	}
 }
