@@ -261,14 +261,19 @@ startup_rows() {
 # swapped each run: runagent is to start no slower, by the median of the
 # paired differences (the two medians are printed beside it).
 version_rows() {
-  local n=${STARTUP_RUNS:-200} i t0 t1 a b ra=() ah=() d=() dm verdict=met
+  local n=${STARTUP_RUNS:-200} i a b took ra=() ah=() d=() dm verdict=met
+  # started PROG: PROG --version's wall time in microseconds, into took
+  # (no subshell, which would be timed too).
+  started() {
+    local t0=${EPOCHREALTIME/./}
+    "$PWD/bin/$1" --version > /dev/null
+    took=$((${EPOCHREALTIME/./} - t0))
+  }
   for ((i = 0; i < n; i++)); do
     if ((i % 2)); then
-      t0=${EPOCHREALTIME/./}; "$PWD/bin/agent-host" --version > /dev/null; t1=${EPOCHREALTIME/./}; b=$((t1 - t0))
-      t0=${EPOCHREALTIME/./}; "$PWD/bin/runagent" --version > /dev/null; t1=${EPOCHREALTIME/./}; a=$((t1 - t0))
+      started agent-host; b=$took; started runagent; a=$took
     else
-      t0=${EPOCHREALTIME/./}; "$PWD/bin/runagent" --version > /dev/null; t1=${EPOCHREALTIME/./}; a=$((t1 - t0))
-      t0=${EPOCHREALTIME/./}; "$PWD/bin/agent-host" --version > /dev/null; t1=${EPOCHREALTIME/./}; b=$((t1 - t0))
+      started runagent; a=$took; started agent-host; b=$took
     fi
     ra+=("$a") ah+=("$b") d+=($((a - b)))
   done
