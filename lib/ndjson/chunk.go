@@ -111,8 +111,10 @@ func (c *Chunker) getBuf() []byte {
 	}
 }
 
-// Next returns the next chunk. It returns as soon as one read has completed
-// at least one line, so a slow producer's lines are passed on as they come.
+// Next returns the next chunk. It returns as soon as a read has completed
+// at least one line and the reader has no more ready (a reader with a
+// Ready method can say so; operands.Reader does): a slow producer's lines
+// are passed on as they come, and a file's fill a whole chunk.
 // At the end of the stream it returns io.EOF; a read error is returned after
 // the lines before it.
 func (c *Chunker) Next() (*Chunk, error) {
@@ -137,7 +139,8 @@ func (c *Chunker) Next() (*Chunk, error) {
 	// by copies would leave a trail of garbage as long as the line, and an
 	// over-long line is never made one at all.
 	var segs [][]byte
-	held := 0 // bytes in segs
+	held := 0  // bytes in segs
+	lines := 0 // the end of buf's whole lines, once a read has ended one
 	for {
 		if c.err != nil {
 			// End of stream: whatever is left is the last line.
@@ -145,7 +148,7 @@ func (c *Chunker) Next() (*Chunk, error) {
 				c.Release(&Chunk{buf: buf})
 				return nil, c.err
 			}
-			if held+n > c.max {
+			if lines == 0 && held+n > c.max {
 				return c.skipped(int64(held + n)), nil
 			}
 			return c.whole(segs, buf, n), nil
@@ -154,6 +157,9 @@ func (c *Chunker) Next() (*Chunk, error) {
 		// ends inside it is within the cap by construction.
 		room := min(len(buf), c.max+1-held)
 		if n == room {
+			if lines > 0 {
+				return c.cut(segs, buf, lines, n), nil
+			}
 			if held+n > c.max {
 				return c.skip(int64(held+n), segs, buf)
 			}
@@ -166,17 +172,36 @@ func (c *Chunker) Next() (*Chunk, error) {
 			c.err = err
 		}
 		if i := bytes.LastIndexByte(buf[n:n+m], '\n'); i >= 0 {
-			end := n + i + 1
-			c.carry = append(c.carry, buf[end:n+m]...)
-			return c.whole(segs, buf, end), nil
+			lines = n + i + 1
 		}
 		n += m
+		// A chunk with whole lines is passed on, unless the input has
+		// more ready to fill it with: a slow writer's lines go on as
+		// they come, a file's or a full pipe's make chunks of a whole
+		// buffer (a chunk costs a hand-over and a worker's start).
+		if lines > 0 && c.err == nil && (len(segs) > 0 || !c.ready()) {
+			return c.cut(segs, buf, lines, n), nil
+		}
 		if m == 0 && err == nil {
 			// A reader that returns 0, nil repeatedly would spin; io.Reader
 			// says to treat it as nothing happened, so try again.
 			continue
 		}
 	}
+}
+
+// cut is the chunk of segs and buf's whole lines, buf[:lines], with the
+// rest of buf[:n], the start of a line, carried to the next.
+func (c *Chunker) cut(segs [][]byte, buf []byte, lines, n int) *Chunk {
+	c.carry = append(c.carry, buf[lines:n]...)
+	return c.whole(segs, buf, lines)
+}
+
+// ready tells whether a read now would find more of the input without
+// waiting for its writer, where the reader can tell (operands.Reader
+// can); a reader that cannot is never ready.
+func (c *Chunker) ready() bool {
+	return c.r.(*bomReader).ready()
 }
 
 // whole is the chunk of segs and then buf[:n]: buf itself when there are
@@ -277,6 +302,19 @@ func (e *TooLongError) Error() string {
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// readier is a reader that can tell whether a read would return at once.
+type readier interface {
+	Ready() bool
+}
+
+func (b *bomReader) ready() bool {
+	if len(b.head) > 0 {
+		return true
+	}
+	r, ok := b.r.(readier)
+	return ok && r.Ready()
+}
 
 // bomReader drops a UTF-8 byte order mark from the start of a stream.
 type bomReader struct {

@@ -220,12 +220,14 @@ func TestEachStopsOnContext(t *testing.T) {
 	}
 }
 
-// FuzzReader checks the Reader against the model, with tiny caps and
-// reads of every size.
+// FuzzReader checks the Reader against the model, with tiny caps, reads
+// of every size, and readers that say they have more ready or not.
 func FuzzReader(f *testing.F) {
 	f.Add([]byte("{}\n{\"a\":1}\r\n\xef\xbb\xbf\n"), uint8(4), uint8(1))
 	f.Add([]byte("\xef\xbb\xbf{\"t\":\"\u2028\"}\nxxxxxxxxxxxxxxxx\nend"), uint8(8), uint8(3))
 	f.Add([]byte("\n\n\r\n"), uint8(1), uint8(2))
+	f.Add([]byte("{}\n{\"a\":1}\r\nxxxxxxxxxxxx\n\xef\xbb\xbf\nend"), uint8(6), uint8(255))
+	f.Add([]byte("ab\ncd\nefghijklmnop\nq\n"), uint8(4), uint8(130))
 	f.Fuzz(func(t *testing.T, data []byte, max, step uint8) {
 		m := int(max%32) + 1
 		var r io.Reader = bytes.NewReader(data)
@@ -234,6 +236,11 @@ func FuzzReader(f *testing.F) {
 			r = iotest.OneByteReader(r)
 		case 2:
 			r = iotest.HalfReader(r)
+		}
+		if step >= 128 {
+			// A reader that says, now and then, that it has more ready:
+			// the Chunker fills a chunk across its reads.
+			r = &readyReader{r: r, pattern: step}
 		}
 		got, err := readAll(t, r, m)
 		if err != nil {
@@ -258,5 +265,55 @@ func TestLinesSkipsOverLongLinesAndStopsWhenAsked(t *testing.T) {
 	}
 	if err := Lines(iotest.ErrReader(io.ErrUnexpectedEOF), 0, nil, func([]byte) bool { return true }); err != io.ErrUnexpectedEOF {
 		t.Fatalf("a read error: %v", err)
+	}
+}
+
+// readyReader reads r and says it has more ready by the bits of pattern,
+// one a call, over and over.
+type readyReader struct {
+	r       io.Reader
+	pattern uint8
+	calls   int
+}
+
+func (r *readyReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+func (r *readyReader) Ready() bool {
+	r.calls++
+	return r.pattern>>(r.calls%8)&1 != 0
+}
+
+// TestChunkerFillsWhileReady: lines that come a few bytes a read make
+// one chunk while the reader has more ready, and a chunk a read when it
+// has not (a slow writer's lines are passed on as they come).
+func TestChunkerFillsWhileReady(t *testing.T) {
+	in := strings.Repeat("{\"a\":1}\n", 1000)
+	for _, ready := range []bool{true, false} {
+		var r io.Reader = iotest.OneByteReader(strings.NewReader(in))
+		if ready {
+			r = &readyReader{r: r, pattern: 0xff}
+		} else {
+			r = &readyReader{r: r}
+		}
+		c := NewChunker(r, 0)
+		var chunks []int
+		var got strings.Builder
+		for {
+			ch, err := c.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks = append(chunks, len(ch.Data))
+			got.Write(ch.Data)
+		}
+		if got.String() != in {
+			t.Fatalf("ready %v: the chunks do not add up to the input", ready)
+		}
+		if ready && len(chunks) != 1 || !ready && len(chunks) < 10 {
+			t.Fatalf("ready %v: %d chunks, of %v bytes", ready, len(chunks), chunks[:min(len(chunks), 10)])
+		}
 	}
 }

@@ -191,6 +191,7 @@ type Reader struct {
 
 	next   int // index of the next file to open
 	cur    io.Reader
+	src    source // what cur reads, for Ready
 	closer func()
 	name   string
 	first  bool // nothing of the current file read yet
@@ -292,6 +293,57 @@ func (r *Reader) Read(p []byte) (int, error) {
 	}
 }
 
+// Ready tells whether a Read now would return without waiting for a
+// writer: the file being read is a regular one with bytes left, or its
+// bytes are buffered here or waiting in its pipe. ndjson's Chunker fills
+// a chunk while it holds, and passes on the lines it has when it does
+// not. Between files it is false: the next file is opened by the next
+// read.
+func (r *Reader) Ready() bool {
+	if r.nl {
+		return true
+	}
+	if r.cur == nil {
+		return false
+	}
+	s := r.src
+	if s.size >= 0 {
+		if s.br.Buffered() > 0 {
+			return true
+		}
+		off, err := s.f.(io.Seeker).Seek(0, io.SeekCurrent)
+		return err == nil && off < s.size
+	}
+	if !s.decoded && s.br.Buffered() > 0 {
+		return true
+	}
+	return waiting(s.f)
+}
+
+// source is what a file is read from, as Ready sees it.
+type source struct {
+	f       io.Reader     // the file as opened
+	br      *bufio.Reader // buffering f
+	size    int64         // a regular file's size (it can seek); -1 for any other
+	decoded bool          // read through a decompressor
+}
+
+// regularSize is f's size when it is a regular file that can seek, else -1.
+func regularSize(f io.Reader) int64 {
+	sf, ok := f.(interface {
+		Stat() (fs.FileInfo, error)
+		io.Seeker
+	})
+	if !ok {
+		return -1
+	}
+	fi, err := sf.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
+}
+
 func (r *Reader) endFile() {
 	if r.closer != nil {
 		r.closer()
@@ -318,7 +370,9 @@ func (r *Reader) openNext() {
 		}
 		f, closeFile = rc, func() { rc.Close() }
 	}
+	growPipe(f)
 	br := bufio.NewReaderSize(f, 64<<10)
+	src := source{f: f, br: br, size: regularSize(f)}
 	head := peekHead(br)
 	var cur io.Reader = br
 	closer := closeFile
@@ -360,6 +414,8 @@ func (r *Reader) openNext() {
 	}
 	r.cur, r.closer, r.name, r.first, r.last = cur, closer, name, true, 0
 	r.zstd = Sniff(head) == Zstd
+	src.decoded = cur != io.Reader(br)
+	r.src = src
 	r.starts = append(r.starts, r.lines)
 	r.opened = append(r.opened, name)
 }
