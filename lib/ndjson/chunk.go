@@ -39,8 +39,8 @@ import (
 // DefaultMaxLine is the default line cap: 64 MiB.
 const DefaultMaxLine = 64 << 20
 
-// defaultChunkSize is the size of one read, and so of a chunk when input
-// arrives faster than it is consumed.
+// defaultChunkSize is the size of a chunk's buffer: a chunk holds as much
+// as the reads that had it ready brought, up to this.
 const defaultChunkSize = 256 << 10
 
 // Chunk is a run of whole lines from the stream.
@@ -111,10 +111,12 @@ func (c *Chunker) getBuf() []byte {
 	}
 }
 
-// Next returns the next chunk. It returns as soon as a read has completed
-// at least one line and the reader has no more ready (a reader with a
-// Ready method can say so; operands.Reader does): a slow producer's lines
-// are passed on as they come, and a file's fill a whole chunk.
+// Next returns the next chunk: when its buffer is full of whole lines and
+// the start of the next, when a line longer than one buffer has ended,
+// and as soon as a read has completed at least one line and the reader
+// has no more ready (a reader with a Ready method can say so;
+// operands.Reader does): a slow producer's lines are passed on as they
+// come, and a file's fill a whole chunk.
 // At the end of the stream it returns io.EOF; a read error is returned after
 // the lines before it.
 func (c *Chunker) Next() (*Chunk, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -316,4 +317,60 @@ func TestChunkerFillsWhileReady(t *testing.T) {
 			t.Fatalf("ready %v: %d chunks, of %v bytes", ready, len(chunks), chunks[:min(len(chunks), 10)])
 		}
 	}
+}
+
+// oddReader reads data in pieces of random sizes, now and then returns
+// 0, nil, may return the last piece with its final error, and says at
+// random whether it has more ready.
+type oddReader struct {
+	data    []byte
+	rnd     *rand.Rand
+	piece   int
+	final   error
+	readyIn int // of 100
+}
+
+func (r *oddReader) Read(p []byte) (int, error) {
+	if r.rnd.Intn(5) == 0 {
+		return 0, nil
+	}
+	if len(r.data) == 0 {
+		return 0, r.final
+	}
+	n := min(1+r.rnd.Intn(r.piece), len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	if len(r.data) == 0 && r.rnd.Intn(2) == 0 {
+		return n, r.final
+	}
+	return n, nil
+}
+
+func (r *oddReader) Ready() bool { return r.rnd.Intn(100) < r.readyIn }
+
+var errMidStream = errors.New("the disk went away")
+
+// FuzzChunkerReads checks the framing against the model over readers
+// that FuzzReader's do not cover: 0, nil reads, data and the end in one
+// read, a read error in place of the end (it comes after every line
+// before it), and Ready at random.
+func FuzzChunkerReads(f *testing.F) {
+	f.Add([]byte("ab\ncd\nefghijklmnop\nq"), uint8(4), int64(1), uint8(3), false)
+	f.Add([]byte("\xef\xbb\xbf{}\n\r\n{\"a\":1}\r\nxxxxxxxxxxxxxxxxxxxx\n"), uint8(8), int64(7), uint8(40), true)
+	f.Fuzz(func(t *testing.T, data []byte, max uint8, seed int64, piece uint8, fail bool) {
+		m := int(max%40) + 1
+		final := io.EOF
+		if fail {
+			final = errMidStream
+		}
+		rnd := rand.New(rand.NewSource(seed))
+		r := &oddReader{data: data, rnd: rnd, piece: int(piece%64) + 1, final: final, readyIn: rnd.Intn(101)}
+		got, err := readAll(t, r, m)
+		if fail && err != errMidStream || !fail && err != nil {
+			t.Fatalf("err %v", err)
+		}
+		if want := model(data, m); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("max %d\ngot  %v\nwant %v", m, got, want)
+		}
+	})
 }

@@ -261,6 +261,12 @@ func (r *Reader) Read(p []byte) (int, error) {
 			continue
 		}
 		n, err := r.cur.Read(p)
+		if r.src.pipe > 0 && n >= r.src.pipe {
+			// The pipe was full: its writer is faster than the walk, and
+			// is let run ahead (see growPipe).
+			growPipe(r.src.f)
+			r.src.pipe = 0
+		}
 		if n > 0 {
 			b := p[:n]
 			if r.first {
@@ -295,10 +301,11 @@ func (r *Reader) Read(p []byte) (int, error) {
 
 // Ready tells whether a Read now would return without waiting for a
 // writer: the file being read is a regular one with bytes left, or its
-// bytes are buffered here or waiting in its pipe. ndjson's Chunker fills
-// a chunk while it holds, and passes on the lines it has when it does
-// not. Between files it is false: the next file is opened by the next
-// read.
+// plain bytes are buffered here or waiting in its pipe. ndjson's Chunker
+// fills a chunk while it holds, and passes on the lines it has when it
+// does not. Between files it is false (the next file is opened by the
+// next read), and so it is for a compressed pipe: bytes waiting there may
+// be part of a block the decompressor cannot finish without more.
 func (r *Reader) Ready() bool {
 	if r.nl {
 		return true
@@ -307,17 +314,16 @@ func (r *Reader) Ready() bool {
 		return false
 	}
 	s := r.src
+	if !s.decoded && s.br.Buffered() > 0 {
+		// Only the plain file's buffer: a zstd decoder reads it on a
+		// goroutine of its own.
+		return true
+	}
 	if s.size >= 0 {
-		if s.br.Buffered() > 0 {
-			return true
-		}
 		off, err := s.f.(io.Seeker).Seek(0, io.SeekCurrent)
 		return err == nil && off < s.size
 	}
-	if !s.decoded && s.br.Buffered() > 0 {
-		return true
-	}
-	return waiting(s.f)
+	return !s.decoded && waiting(s.f)
 }
 
 // source is what a file is read from, as Ready sees it.
@@ -326,6 +332,7 @@ type source struct {
 	br      *bufio.Reader // buffering f
 	size    int64         // a regular file's size (it can seek); -1 for any other
 	decoded bool          // read through a decompressor
+	pipe    int           // a plain pipe's buffer, until a read finds it full
 }
 
 // regularSize is f's size when it is a regular file that can seek, else -1.
@@ -370,7 +377,6 @@ func (r *Reader) openNext() {
 		}
 		f, closeFile = rc, func() { rc.Close() }
 	}
-	growPipe(f)
 	br := bufio.NewReaderSize(f, 64<<10)
 	src := source{f: f, br: br, size: regularSize(f)}
 	head := peekHead(br)
@@ -414,7 +420,9 @@ func (r *Reader) openNext() {
 	}
 	r.cur, r.closer, r.name, r.first, r.last = cur, closer, name, true, 0
 	r.zstd = Sniff(head) == Zstd
-	src.decoded = cur != io.Reader(br)
+	if src.decoded = cur != io.Reader(br); !src.decoded {
+		src.pipe = pipeBuffer(f)
+	}
 	r.src = src
 	r.starts = append(r.starts, r.lines)
 	r.opened = append(r.opened, name)

@@ -1,9 +1,13 @@
 package operands
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -36,8 +40,7 @@ func TestReadyOnAFile(t *testing.T) {
 	}
 }
 
-// TestReadyOnAPipe: a pipe has more ready when bytes wait in it, and is
-// given a 1 MiB buffer so that its writer can run ahead.
+// TestReadyOnAPipe: a pipe has more ready when bytes wait in it.
 func TestReadyOnAPipe(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -62,26 +65,135 @@ func TestReadyOnAPipe(t *testing.T) {
 	if !r.Ready() {
 		t.Fatal("not ready with a line in the pipe")
 	}
-	size, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if max := pipeMax(t); size < min(pipeSize, max) {
-		t.Fatalf("the pipe holds %d bytes, not %d", size, min(pipeSize, max))
+	if got := bufferOf(t, pr); got != 64<<10 {
+		t.Fatalf("a slow writer's pipe was grown to %d bytes", got)
 	}
 }
 
-// pipeMax is the system's most for a pipe's buffer.
-func pipeMax(t *testing.T) int {
-	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
-	if err != nil {
-		return pipeSize
+// TestAFullPipeIsGrown: a read that finds the pipe full grows it to
+// pipeSize, where the system lets this user.
+func TestAFullPipeIsGrown(t *testing.T) {
+	if !mayGrow(t) {
+		t.Skip("this user may not give a pipe 1 MiB")
 	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	line := []byte(strings.Repeat("x", 63) + "\n")
+	full := bytes.Repeat(line, bufferOf(t, pr)/len(line))
+	if _, err := pw.Write(full); err != nil { // fits: no reader needed
+		t.Fatal(err)
+	}
+	pw.Close()
+	r := New([]string{Stdin}, pr, nil)
+	buf := make([]byte, 256<<10) // as ndjson's Chunker reads
+	n, err := r.Read(buf)
+	if err != nil || !bytes.Equal(buf[:n], full) {
+		t.Fatalf("read %d bytes of %d, %v", n, len(full), err)
+	}
+	if size := bufferOf(t, pr); size != pipeSize {
+		t.Fatalf("the full pipe holds %d bytes, not %d", size, pipeSize)
+	}
+}
+
+// bufferOf is the pipe's buffer size.
+func bufferOf(t *testing.T, f *os.File) int {
+	t.Helper()
 	n := 0
-	for _, c := range b {
-		if c >= '0' && c <= '9' {
-			n = n*10 + int(c-'0')
+	control(f, func(fd int) {
+		var err error
+		if n, err = unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return n
+}
+
+// mayGrow tells whether a pipe of this user's can be given pipeSize.
+func mayGrow(t *testing.T) bool {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	ok := false
+	control(pr, func(fd int) {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
+		ok = err == nil
+	})
+	return ok
+}
+
+// TestReadyAsACompressedFileIsRead: Ready between the reads of a .zst
+// file, whose decoder reads the file on a goroutine of its own (the race
+// detector watches), and of a .gz one: true while there is more, false
+// at the end.
+func TestReadyAsACompressedFileIsRead(t *testing.T) {
+	var text strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&text, "{\"n\":%d,\"p\":\"%s\"}\n", i, strings.Repeat("x", i%50))
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"a.zst": zst(t, text.String()), "a.gz": gz(t, text.String())} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := New([]string{path}, nil, func(n string) (io.ReadCloser, error) { return os.Open(n) })
+		buf := make([]byte, 256<<10)
+		var got bytes.Buffer
+		ready := 0
+		for {
+			n, err := r.Read(buf)
+			got.Write(buf[:n])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Ready() {
+				ready++
+			}
+		}
+		if got.String() != text.String() || ready == 0 || r.Ready() {
+			t.Fatalf("%s: read %d bytes of %d, ready %d times, ready at the end %v", name, got.Len(), text.Len(), ready, r.Ready())
 		}
 	}
-	return n
+}
+
+// TestACompressedPipeIsNeverReady: bytes waiting in a pipe of gzip may be
+// part of a block that needs more to be decoded, so a compressed pipe
+// never says it has more ready: the lines it gave go on at once.
+func TestACompressedPipeIsNeverReady(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	var a, b bytes.Buffer // the first line, flushed, and the rest
+	zw := gzip.NewWriter(&a)
+	zw.Write([]byte("{\"a\":1}\n"))
+	zw.Flush()
+	zw.Reset(&b) // (a second member: the reader reads on into it)
+	zw.Write([]byte("{\"a\":2}\n"))
+	zw.Close()
+	if _, err := pw.Write(a.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	r := New([]string{Stdin}, pr, nil)
+	buf := make([]byte, 64)
+	if n, err := r.Read(buf); string(buf[:n]) != "{\"a\":1}\n" || err != nil {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if _, err := pw.Write(b.Bytes()[:5]); err != nil { // a part of what follows
+		t.Fatal(err)
+	}
+	if r.Ready() {
+		t.Fatal("a compressed pipe said it was ready")
+	}
 }
