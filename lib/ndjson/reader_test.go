@@ -110,14 +110,7 @@ func TestReaderDoesNotHoldLongLine(t *testing.T) {
 	c := NewChunker(huge, max)
 	largest := 0
 	var seen []string
-	for {
-		ch, err := c.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	forChunks(t, c, func(ch *Chunk) {
 		if cap(ch.buf) > largest {
 			largest = cap(ch.buf)
 		}
@@ -129,7 +122,7 @@ func TestReaderDoesNotHoldLongLine(t *testing.T) {
 			line, rest = Cut(rest)
 			seen = append(seen, string(line))
 		}
-	}
+	})
 	if largest > max+1 || cap(c.carry) > 2*max {
 		t.Errorf("held %d bytes (carry %d) for a cap of %d", largest, cap(c.carry), max)
 	}
@@ -299,17 +292,10 @@ func TestChunkerFillsWhileReady(t *testing.T) {
 		c := NewChunker(r, 0)
 		var chunks []int
 		var got strings.Builder
-		for {
-			ch, err := c.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		forChunks(t, c, func(ch *Chunk) {
 			chunks = append(chunks, len(ch.Data))
 			got.Write(ch.Data)
-		}
+		})
 		if got.String() != in {
 			t.Fatalf("ready %v: the chunks do not add up to the input", ready)
 		}
@@ -373,4 +359,19 @@ func FuzzChunkerReads(f *testing.F) {
 			t.Fatalf("max %d\ngot  %v\nwant %v", m, got, want)
 		}
 	})
+}
+
+// forChunks runs fn on each chunk c reads, to the end of the stream.
+func forChunks(t *testing.T, c *Chunker, fn func(*Chunk)) {
+	t.Helper()
+	for {
+		ch, err := c.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(ch)
+	}
 }

@@ -21,7 +21,7 @@ func TestReadyOnAFile(t *testing.T) {
 	if err := os.WriteFile(name, []byte("{\"a\":1}\n{\"a\":2}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := New([]string{name}, nil, func(n string) (io.ReadCloser, error) { return os.Open(n) })
+	r := New([]string{name}, nil, openFile)
 	if r.Ready() {
 		t.Fatal("ready before the file is opened")
 	}
@@ -142,7 +142,7 @@ func TestReadyAsACompressedFileIsRead(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := New([]string{path}, nil, func(n string) (io.ReadCloser, error) { return os.Open(n) })
+		r := New([]string{path}, nil, openFile)
 		buf := make([]byte, 256<<10)
 		var got bytes.Buffer
 		ready := 0
@@ -197,3 +197,6 @@ func TestACompressedPipeIsNeverReady(t *testing.T) {
 		t.Fatal("a compressed pipe said it was ready")
 	}
 }
+
+// openFile opens a file operand from the disk, as ndjson does.
+func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
