@@ -107,8 +107,15 @@ func (c *Chunker) getBuf() []byte {
 	case b := <-c.free:
 		return b
 	default:
-		return make([]byte, c.size)
+		return newBuf(c.size)
 	}
+}
+
+// newBuf is a chunk's buffer of size bytes, its pages mapped in.
+func newBuf(size int) []byte {
+	b := make([]byte, size)
+	populate(b)
+	return b
 }
 
 // Next returns the next chunk: when its buffer is full of whole lines and
@@ -166,7 +173,7 @@ func (c *Chunker) Next() (*Chunk, error) {
 				return c.skip(int64(held+n), segs, buf)
 			}
 			segs, held = append(segs, buf), held+n
-			buf, n = make([]byte, c.size), 0
+			buf, n = newBuf(c.size), 0
 			room = min(len(buf), c.max+1-held)
 		}
 		m, err := c.r.Read(buf[n:room])

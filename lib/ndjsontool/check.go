@@ -117,8 +117,11 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 		return nil
 	}
 	first := true
+	checkers := checkerPool()
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *checkChunk {
-		return checkLines(ch, o.Protocol != "", st.Strict, st.maxLine(), o.Schema)
+		ck := checkers.Get().(*ndjson.Checker)
+		defer checkers.Put(ck)
+		return checkLines(ck, ch, o.Protocol != "", st.Strict, st.maxLine(), o.Schema)
 	}, func(ch *ndjson.Chunk, r *checkChunk) error {
 		defer c.Release(ch)
 		if first && ch.BOM {
@@ -165,11 +168,10 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 	return nil
 }
 
-// checkLines checks one chunk. A skipped over-long line comes after its
-// lines, as the chunk's last.
-func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch Schema) *checkChunk {
+// checkLines checks one chunk with ck. A skipped over-long line comes
+// after its lines, as the chunk's last.
+func checkLines(ck *ndjson.Checker, ch *ndjson.Chunk, proto, strict bool, maxLine int, sch Schema) *checkChunk {
 	r := &checkChunk{types: map[string]*int64{}}
-	var ck ndjson.Checker
 	data := ch.Data
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -187,7 +189,7 @@ func checkLines(ch *ndjson.Chunk, proto, strict bool, maxLine int, sch Schema) *
 				r.problems = append(r.problems, problem{r.total, probCRLF, "ends in CRLF"})
 			}
 		}
-		r.checkLine(&ck, l, proto, strict, sch)
+		r.checkLine(ck, l, proto, strict, sch)
 	}
 	r.endsInNewline = len(ch.Data) > 0 && ch.Data[len(ch.Data)-1] == '\n'
 	if ch.Skipped != nil {

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -252,6 +253,16 @@ type chunkResult[A any] struct {
 	firstTime int64 // the first's index within the chunk, from 1
 }
 
+// checkerPool holds the checkers of one stream's workers: a checker is
+// taken per chunk and put back, so that its bitmap, grown to the longest
+// line it has marked, serves the chunks after. A checker made per chunk
+// was most of what a run allocated: memory that grew the heap, page by
+// page (a page's first touch costs ~10 µs on a VM), and that the
+// collector then ran to take back.
+func checkerPool() *sync.Pool {
+	return &sync.Pool{New: func() any { return new(ndjson.Checker) }}
+}
+
 // eachChunk is the loop of every verb that goes line by line: it reads the
 // stream in chunks, spread over the workers, each of which checks every
 // line of its chunk and hands each valid one (with what the check found,
@@ -262,9 +273,11 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	var sk skips
 	var at int64 // lines before the chunk
+	checkers := checkerPool()
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkResult[A] {
 		r := chunkResult[A]{acc: start()}
-		var ck ndjson.Checker
+		ck := checkers.Get().(*ndjson.Checker)
+		defer checkers.Put(ck)
 		var wheres []ndjson.Where
 		var paths [][]string
 		if len(find.paths) > 0 {
