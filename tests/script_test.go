@@ -98,6 +98,8 @@ func params(dir string) testscript.Params {
 			// runagent's harnesses are the fake that replays transcripts.
 			env.Setenv("RUNAGENT_CLAUDE_BIN", "fakeagent")
 			env.Setenv("RUNAGENT_CODEX_BIN", "fakeagent")
+			// The user's run directories are $TMPDIR/agentry-$UID.
+			env.Setenv("UID", strconv.Itoa(os.Getuid()))
 			home := filepath.Join(env.WorkDir, "svc")
 			env.Setenv("SVC_HOME", home)
 			// Whatever a script left running, even after a failure, is
@@ -279,9 +281,10 @@ func fakeagent() {
 				os.WriteFile(rec+".config.toml", b, 0o600)
 			}
 		}
-		// What runagent made in the temporary directory for the run.
+		// What runagent made for the run, among the user's run
+		// directories.
 		var tmpRun []string
-		tmp, _ := os.ReadDir(os.TempDir())
+		tmp, _ := os.ReadDir(filepath.Join(os.TempDir(), "agentry-"+strconv.Itoa(os.Getuid())))
 		for _, e := range tmp {
 			if strings.HasPrefix(e.Name(), "runagent-") {
 				tmpRun = append(tmpRun, e.Name())

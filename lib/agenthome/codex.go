@@ -35,6 +35,9 @@ type CodexSource struct {
 	// with the same configuration and no MCP server of its own (runagent);
 	// see CodexHome.Kept. Otherwise every run gets a fresh one (agent-host).
 	Keep bool
+	// Runs is where a fresh one is made (the zero value: found when
+	// needed).
+	Runs Runs
 }
 
 // Error is a home that could not be made, in words for the user: the
@@ -103,7 +106,7 @@ func PrepareCodex(g *grant.Grant, src CodexSource, env []string) (CodexHome, err
 		return keptHome(filepath.Join(stateDir(env), "codex-homes"), config, auth, authErr == nil, sessions)
 	}
 	home := CodexHome{}
-	if home.Dir, err = RunDir(CodexPrefix); err != nil {
+	if home.Dir, err = src.Runs.Dir(CodexPrefix); err != nil {
 		return home, &Error{"could not make a CODEX_HOME: " + proc.ErrnoName(err)}
 	}
 	if err := fillHome(home.Dir, config, auth, authErr == nil, sessions); err != nil {

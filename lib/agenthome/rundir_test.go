@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,7 +13,10 @@ import (
 
 // A run's directory left by an owner killed outright is swept by the next
 // run, under each prefix it sweeps; one whose owner still runs is not, nor
-// one that is not a run's directory at all.
+// one that is not a run's directory at all. They are in the user's own
+// directory of the temporary directory, 0700; the process that makes that
+// directory sweeps what earlier versions left in the temporary directory
+// itself too.
 func TestSweepTakesTheDead(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -20,31 +24,95 @@ func TestSweepTakesTheDead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := func(prefix string, start uint64, tail string) string {
-		return filepath.Join(tmp, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, start, tail))
+	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
+	dir := func(in, prefix string, start uint64, tail string) string {
+		return filepath.Join(in, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, start, tail))
 	}
-	dead := dir(CodexPrefix, me.Start+1, "x1") // same pid, another start: not us
-	deadScratch := dir("runagent-scratch", me.Start+1, "x3")
-	live := dir(CodexPrefix, me.Start, "x2")
-	other := filepath.Join(tmp, CodexPrefix+"-notours")
-	unswept := dir("agent-host-codex", me.Start+1, "x4") // a prefix not asked for
+	legacy := dir(tmp, CodexPrefix, me.Start+1, "x0") // left before agentry-UID
+	legacyLive := dir(tmp, CodexPrefix, me.Start, "x5")
+	for _, d := range []string{legacy, legacyLive} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := NewRuns()
+	if fi, err := os.Lstat(user); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("the user's directory: %v %v", fi, err)
+	}
+	dead := dir(user, CodexPrefix, me.Start+1, "x1") // same pid, another start: not us
+	deadScratch := dir(user, "runagent-scratch", me.Start+1, "x3")
+	live := dir(user, CodexPrefix, me.Start, "x2")
+	other := filepath.Join(user, CodexPrefix+"-notours")
+	unswept := dir(user, "agent-host-codex", me.Start+1, "x4") // a prefix not asked for
 	for _, d := range []string{dead, deadScratch, live, other, unswept} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(d, "auth.json"), []byte("{}"), 0o600)
 	}
-	d, err := RunDir(CodexPrefix)
+	d, err := runs.Dir(CodexPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", CodexPrefix, me.PID, me.Start)) || filepath.Dir(d) != tmp {
+	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", CodexPrefix, me.PID, me.Start)) || filepath.Dir(d) != user {
 		t.Errorf("made %s", d)
 	}
-	Sweep("runagent-scratch", CodexPrefix)
-	for path, want := range map[string]bool{dead: false, deadScratch: false, live: true, other: true, unswept: true, d: true} {
+	runs.Sweep("runagent-scratch", CodexPrefix)
+	want := map[string]bool{dead: false, deadScratch: false, live: true, other: true, unswept: true, d: true, legacy: false, legacyLive: true}
+	for path, want := range want {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
 		}
+	}
+	// Once the directory is there, a run reads only it.
+	again := dir(tmp, CodexPrefix, me.Start+1, "x6")
+	os.MkdirAll(again, 0o700)
+	NewRuns().Sweep(CodexPrefix)
+	if _, err := os.Stat(again); err != nil {
+		t.Errorf("a later run swept the temporary directory: %v", err)
+	}
+}
+
+// An agentry-UID that is not the user's alone — open to others, a link
+// to a directory — is not used: the run directories go in the temporary
+// directory itself, as they did before it.
+func TestRunsRefuseAnOpenDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(user, tmp string) error
+	}{
+		{"open to others", func(user, _ string) error {
+			if err := os.Mkdir(user, 0o700); err != nil {
+				return err
+			}
+			return os.Chmod(user, 0o777)
+		}},
+		{"a link", func(user, tmp string) error {
+			elsewhere := filepath.Join(tmp, "elsewhere")
+			if err := os.Mkdir(elsewhere, 0o700); err != nil {
+				return err
+			}
+			return os.Symlink(elsewhere, user)
+		}},
+		{"a file", func(user, _ string) error { return os.WriteFile(user, nil, 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
+			if err := tc.make(user, tmp); err != nil {
+				t.Fatal(err)
+			}
+			d, err := NewRuns().Dir("runagent-scratch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filepath.Dir(d) != tmp {
+				t.Errorf("made %s, not in %s", d, tmp)
+			}
+			if fi, err := os.Lstat(d); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s: %v %v", d, fi, err)
+			}
+		})
 	}
 }

@@ -37,7 +37,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// scratchPrefix names a level 1 run's scratch directories in $TMPDIR;
+// scratchPrefix names a level 1 run's scratch directories among the
+// user's run directories ($TMPDIR/agentry-UID, agenthome.Runs);
 // filesPrefix a run's own files (its grant's Files).
 const (
 	scratchPrefix = "runagent-scratch"
@@ -139,6 +140,8 @@ type Request struct {
 	// Answers answer a host agent's questions; a question they do not
 	// answer ends the run (Result.Questions). Nil: none is answered.
 	Answers Answers
+
+	runs agenthome.Runs // where the run's directories go, found once by Run
 }
 
 // Limit is a limit the run was given that stopped it.
@@ -281,8 +284,9 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	// system prompt) goes in files of a directory of the run's own, made
 	// when the grant has any (a codex grant has none: its configuration
 	// is in its CODEX_HOME).
+	req.runs = agenthome.NewRuns()
 	if len(req.Grant.Files) > 0 {
-		files, err := agenthome.RunDir(filesPrefix)
+		files, err := req.runs.Dir(filesPrefix)
 		if err != nil {
 			return nil, &StartError{Reason: "could not make the run's directory: " + proc.ErrnoName(err)}
 		}
@@ -479,7 +483,7 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(home, "~")
 	}
 	if g.Scratch {
-		scratch, err := agenthome.RunDir(scratchPrefix)
+		scratch, err := req.runs.Dir(scratchPrefix)
 		if err != nil {
 			return nil, &StartError{Reason: "could not make a scratch directory: " + proc.ErrnoName(err)}
 		}
@@ -490,7 +494,9 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(w.dir, "<working copy>")
 	}
 	if g.Harness == grant.Codex && req.Host == nil { // a hosted codex makes its own
-		home, err := agenthome.PrepareCodex(g, req.Codex, job)
+		src := req.Codex
+		src.Runs = req.runs
+		home, err := agenthome.PrepareCodex(g, src, job)
 		if err != nil {
 			w.cleanup()
 			return nil, &StartError{Reason: err.Error(), Err: err}

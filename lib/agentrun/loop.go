@@ -176,7 +176,7 @@ func run(ctx context.Context, req Request) (*Result, error) {
 	// While the agent runs, not before: what runs killed outright left.
 	// It begins once the agent has started, so as not to slow its start;
 	// a run whose agent never starts sweeps as it ends.
-	w.sweep = &sweep{}
+	w.sweep = &sweep{runs: req.runs}
 	defer w.sweep.wait()
 	events := newEventLog(w.secrets.writer(req.Events), w.runID, w.secrets)
 	events.emit(protocol.AgentEvent{Type: protocol.EvRunStarted})
@@ -513,9 +513,10 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// sweep removes, once, on a goroutine, what runs killed outright left in
-// the temporary directory (agenthome.Sweep).
+// sweep removes, once, on a goroutine, what runs killed outright left
+// where the run's own directories are (agenthome.Runs.Sweep).
 type sweep struct {
+	runs agenthome.Runs
 	once sync.Once
 	done chan struct{}
 }
@@ -529,7 +530,7 @@ func (s *sweep) start() {
 		s.done = make(chan struct{})
 		go func() {
 			defer close(s.done)
-			agenthome.Sweep(scratchPrefix, filesPrefix, agenthome.CodexPrefix)
+			s.runs.Sweep(scratchPrefix, filesPrefix, agenthome.CodexPrefix)
 		}()
 	})
 }

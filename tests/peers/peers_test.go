@@ -370,7 +370,12 @@ func TestCodexSIGTERM(t *testing.T) {
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	termAndCheck(t, cmd, errb, pid, "codex")
-	if left, _ := filepath.Glob(filepath.Join(tmp, "runagent-*")); len(left) != 0 {
+	// The run's directories are among the user's, in TMPDIR/agentry-UID,
+	// which the run made.
+	if _, err := os.Stat(filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))); err != nil {
+		t.Errorf("the user's run directories: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "agentry-*", "runagent-*")); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(homes[0], "config.toml")); err != nil {

@@ -16,14 +16,16 @@ import (
 // the run, removed when it ends; one whose agent-host was killed outright
 // is swept by the next that makes one.
 
-// privatePrefix names those directories in the temporary directory.
+// privatePrefix names those directories among the user's run directories
+// (agenthome.Runs).
 const privatePrefix = "agent-host-claude"
 
 // privateDir makes a private directory, sweeping first those whose
 // agent-host is gone.
 func privateDir() (string, error) {
-	agenthome.Sweep(privatePrefix)
-	return agenthome.RunDir(privatePrefix)
+	runs := agenthome.NewRuns()
+	runs.Sweep(privatePrefix)
+	return runs.Dir(privatePrefix)
 }
 
 // writePrivate writes data to path, readable by its owner only.

@@ -271,8 +271,9 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 	return b.turn(ctx, c, t, level)
 }
 
-// scratchPrefix names a level 1 chat's scratch directories in $TMPDIR;
-// each chat sweeps those of dead owners before it makes its own.
+// scratchPrefix names a level 1 chat's scratch directories among the
+// user's run directories (agenthome.Runs); each chat sweeps those of dead
+// owners before it makes its own.
 const scratchPrefix = "agent-host-codex"
 
 // notSignedIn is agenthome.ErrNotSignedIn in the words of the backend's
@@ -290,9 +291,10 @@ func (b *Backend) load(ctx context.Context, c *chat, sh *shared, g *grant.Grant,
 	}
 	if g.Scratch {
 		if c.scratch == "" {
-			agenthome.Sweep(scratchPrefix)
+			runs := agenthome.NewRuns()
+			runs.Sweep(scratchPrefix)
 			var err error
-			if c.scratch, err = agenthome.RunDir(scratchPrefix); err != nil {
+			if c.scratch, err = runs.Dir(scratchPrefix); err != nil {
 				return host.Failed(protocol.CodeBackendUnavailable, err.Error(), false)
 			}
 		}
