@@ -103,6 +103,18 @@ func (c *Checker) check(line []byte, f *finder) Problem {
 // next check; nil for a line too long to mark.
 func (c *Checker) Marks() Marks { return c.last }
 
+// TakeBitmap takes the memory of the bitmap c has grown to mark its lines,
+// for another checker to start with (GiveBitmap); c goes on without it.
+func (c *Checker) TakeBitmap() Marks {
+	m := c.marks
+	c.marks, c.last = nil, nil
+	return m
+}
+
+// GiveBitmap gives c memory to mark its lines in, taken from another
+// checker (TakeBitmap) that no longer checks.
+func (c *Checker) GiveBitmap(m Marks) { c.marks, c.last = m, nil }
+
 // Marks is a line's bitmap of string stops: bit k of word w is set when
 // byte 64w+k is '"', '\\' or a control byte, and for every position past
 // the end of the line. Other bits may be set too (non-ASCII bytes, when

@@ -2,6 +2,7 @@ package ndjson
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -115,4 +116,36 @@ func agrees(got, want Problem, b []byte) bool {
 	// Where both JSON and UTF-8 are wrong, either answer names a real
 	// problem.
 	return (got == BadJSON || got == BadUTF8) && (want == BadJSON || want == BadUTF8) && !utf8.Valid(b)
+}
+
+// A bitmap handed from one checker to another (as the chunks of a stream
+// are, one checker each) marks the next checker's lines as its own would:
+// every case checks the same and gives the same marks, whether the bitmap
+// came from a checker of a longer line, a shorter one, or none; and the
+// checker it was taken from goes on checking without it.
+func TestCheckerBitmapHandedOn(t *testing.T) {
+	var grown, short Checker
+	grown.Check([]byte(`{"a":"` + strings.Repeat(`x\"y`, 3000) + `"}`))
+	short.Check([]byte(`{}`))
+	for _, from := range []*Checker{&grown, &short, {}} {
+		m := from.TakeBitmap()
+		var ck Checker
+		ck.GiveBitmap(m)
+		for _, c := range checkCases {
+			var fresh Checker
+			want := fresh.Check([]byte(c.in))
+			if got := ck.Check([]byte(c.in)); got != want || got != c.want {
+				t.Errorf("%.40q: %v with a bitmap handed on, %v fresh, want %v", c.in, got, want, c.want)
+			}
+			if got, want := ck.Marks(), fresh.Marks(); len(got) != len(want) || !slices.Equal(got, want) {
+				t.Errorf("%.40q: marks %v with a bitmap handed on, %v fresh", c.in, got, want)
+			}
+		}
+		if from.Marks() != nil {
+			t.Errorf("the checker the bitmap was taken from still has marks")
+		}
+		if p := from.Check([]byte(`{"b":"after"}`)); p != Valid || from.Marks() == nil {
+			t.Errorf("the checker the bitmap was taken from: %v, marks %v", p, from.Marks())
+		}
+	}
 }

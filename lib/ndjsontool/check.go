@@ -117,11 +117,13 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 		return nil
 	}
 	first := true
-	checkers := checkerPool()
+	bitmaps := newBitmaps(st.Workers)
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) *checkChunk {
-		ck := checkers.Get().(*ndjson.Checker)
-		defer checkers.Put(ck)
-		return checkLines(ck, ch, o.Protocol != "", st.Strict, st.maxLine(), o.Schema)
+		var ck ndjson.Checker
+		ck.GiveBitmap(bitmaps.get())
+		r := checkLines(&ck, ch, o.Protocol != "", st.Strict, st.maxLine(), o.Schema)
+		bitmaps.put(ck.TakeBitmap())
+		return r
 	}, func(ch *ndjson.Chunk, r *checkChunk) error {
 		defer c.Release(ch)
 		if first && ch.BOM {

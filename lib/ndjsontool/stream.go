@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -253,14 +252,37 @@ type chunkResult[A any] struct {
 	firstTime int64 // the first's index within the chunk, from 1
 }
 
-// checkerPool holds the checkers of one stream's workers: a checker is
-// taken per chunk and put back, so that its bitmap, grown to the longest
-// line it has marked, serves the chunks after. A checker made per chunk
-// was most of what a run allocated: memory that grew the heap, page by
-// page (a page's first touch costs ~10 µs on a VM), and that the
-// collector then ran to take back.
-func checkerPool() *sync.Pool {
-	return &sync.Pool{New: func() any { return new(ndjson.Checker) }}
+// bitmaps hands the bitmap a chunk's checker grew on to the checker of a
+// chunk after. A checker made per chunk grew one anew for every chunk: on
+// the deep corpus that was most of what a run allocated, memory that grew
+// the heap a page at a time (a first touch costs ~10 µs on a VM) and that
+// the collector then ran to take back. Only the bitmap is handed on, not
+// the checker: the rest of a checker is written at every line, and kept
+// from one worker's chunk to another's it cost dense's stats 1.06-1.10x
+// its time.
+type bitmaps chan ndjson.Marks
+
+func newBitmaps(workers int) bitmaps { return make(bitmaps, max(workers, 1)+2) }
+
+// get is a bitmap to start from, or nil.
+func (b bitmaps) get() ndjson.Marks {
+	select {
+	case m := <-b:
+		return m
+	default:
+		return nil
+	}
+}
+
+// put keeps m for a later chunk, unless enough are kept.
+func (b bitmaps) put(m ndjson.Marks) {
+	if m == nil {
+		return
+	}
+	select {
+	case b <- m:
+	default:
+	}
 }
 
 // eachChunk is the loop of every verb that goes line by line: it reads the
@@ -273,11 +295,11 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 	c := ndjson.NewChunker(st.In, st.MaxLine)
 	var sk skips
 	var at int64 // lines before the chunk
-	checkers := checkerPool()
+	bitmaps := newBitmaps(st.Workers)
 	err := ndjson.Each(ctx, c, st.Workers, func(ch *ndjson.Chunk) chunkResult[A] {
 		r := chunkResult[A]{acc: start()}
-		ck := checkers.Get().(*ndjson.Checker)
-		defer checkers.Put(ck)
+		var ck ndjson.Checker
+		ck.GiveBitmap(bitmaps.get())
 		var wheres []ndjson.Where
 		var paths [][]string
 		if len(find.paths) > 0 {
@@ -337,6 +359,7 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 			}
 		}
 		r.skipped = ch.Skipped
+		bitmaps.put(ck.TakeBitmap())
 		return r
 	}, func(ch *ndjson.Chunk, r chunkResult[A]) error {
 		c.Release(ch)
