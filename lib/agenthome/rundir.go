@@ -12,31 +12,55 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
-// CodexPrefix names the CODEX_HOMEs made for one run (PrepareCodex) in
-// the run directories: Sweep(CodexPrefix) removes those whose owner is
-// gone.
-const CodexPrefix = "runagent-codex"
+// The prefixes of the run directories the suite makes, each component's
+// own; the sweep of the temporary directory itself takes them all.
+const (
+	// RunagentScratch names a level 1 run's scratch directories.
+	RunagentScratch = "runagent-scratch"
+	// RunagentFiles names a run's directories of files kept off its
+	// agent's argv (its grant's Files).
+	RunagentFiles = "runagent-files"
+	// CodexPrefix names the CODEX_HOMEs made for one run (PrepareCodex).
+	CodexPrefix = "runagent-codex"
+	// HostCodexScratch names a level 1 codex chat's scratch directories
+	// (agent-host).
+	HostCodexScratch = "agent-host-codex"
+	// HostClaudeFiles names a claude chat's or one-shot's directories of
+	// files kept off its CLI's argv (agent-host).
+	HostClaudeFiles = "agent-host-claude"
+)
+
+// allPrefixes are every prefix above.
+func allPrefixes() []string {
+	return []string{RunagentScratch, RunagentFiles, CodexPrefix, HostCodexScratch, HostClaudeFiles}
+}
+
+// sweptMark is the file in the user's directory that says the temporary
+// directory itself has been swept of what was left there before it.
+const sweptMark = ".swept-tmpdir"
 
 // Runs is where a process makes the private directories of its runs — a
 // scratch directory, a CODEX_HOME, files kept off an argv — and sweeps
 // those whose owner is gone: agentry-UID in the temporary directory, a
 // 0700 directory of the user's own, so that a sweep reads only the user's
 // run directories and not the whole of a shared /tmp (a thousand entries
-// were ~1 ms of CPU at every run). Where that directory cannot be used (it
-// is another user's, a link, open to others, or cannot be made), the run
-// directories go in the temporary directory itself, as before it existed.
+// were ~0.6 ms of CPU at every run). Where that directory cannot be used
+// (it is another user's, a link, open to others, or cannot be made), the
+// run directories go in the temporary directory itself, as before it
+// existed.
 //
 // A Runs is made once per run (NewRuns), so that what it reads (the
-// process's own start time, the directory's owner) is read once; its
-// zero value makes one when first used.
+// process's own start time, the directory's owner) is read once; the zero
+// value finds them anew at each use.
 type Runs struct {
 	base  string // where run directories go
 	tmp   string // the temporary directory
 	owner string // "PID-START", or "" when the start could not be read
-	// made: base was made now; its maker sweeps the temporary directory
-	// too, for what was left there before it existed.
-	made bool
+	id    fileID // base's, when it is the user's directory
 }
+
+// fileID is what identifies a directory: its device and inode.
+type fileID struct{ dev, ino uint64 }
 
 // NewRuns finds, or makes, the user's directory of run directories.
 func NewRuns() Runs {
@@ -44,36 +68,56 @@ func NewRuns() Runs {
 	if me, err := proc.Stat(os.Getpid()); err == nil {
 		r.owner = strconv.Itoa(me.PID) + "-" + strconv.FormatUint(me.Start, 10)
 	}
-	r.base, r.made = userDir(r.tmp)
+	r.base, r.id = userDir(r.tmp)
 	return r
 }
 
-// userDir is dir's agentry-UID, made 0700 if it is not there (made), or
-// dir itself when it cannot be made or is not the user's alone.
-func userDir(dir string) (string, bool) {
+// userDir is dir's agentry-UID, made 0700 if it is not there, and its id;
+// or dir itself when that cannot be made or is not the user's alone.
+func userDir(dir string) (string, fileID) {
 	d := filepath.Join(dir, "agentry-"+strconv.Itoa(os.Getuid()))
 	err := os.Mkdir(d, 0o700)
-	if err == nil {
-		if os.Chmod(d, 0o700) != nil { // whatever the umask left
-			return dir, false
-		}
-		return d, true
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return dir, fileID{}
 	}
-	if !errors.Is(err, fs.ErrExist) || !private(d) {
-		return dir, false
+	id, ok := private(d)
+	if !ok && err == nil {
+		// Made now, by us, with what the umask left: given its mode
+		// through a descriptor of it, never through a link.
+		id, ok = ownMode(d)
 	}
-	return d, false
+	if !ok {
+		return dir, fileID{}
+	}
+	return d, id
 }
 
 // private reports whether d is a directory (not a link to one) that is
-// the user's and nobody else's to enter, list or write.
-func private(d string) bool {
+// the user's and nobody else's to enter, list or write, and its id.
+func private(d string) (fileID, bool) {
 	fi, err := os.Lstat(d)
 	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
-		return false
+		return fileID{}, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+	if !ok || int(st.Uid) != os.Getuid() {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
+
+// ownMode makes d, a directory the user made, 0700.
+func ownMode(d string) (fileID, bool) {
+	fd, err := syscall.Open(d, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fileID{}, false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || int(st.Uid) != os.Getuid() || syscall.Fchmod(fd, 0o700) != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
 }
 
 // Dir makes a private directory for one run, named for the process that
@@ -83,25 +127,58 @@ func (r Runs) Dir(prefix string) (string, error) {
 	if r.base == "" {
 		r = NewRuns()
 	}
-	if r.owner == "" {
-		return os.MkdirTemp(r.base, prefix+"-")
+	name := prefix + "-"
+	if r.owner != "" {
+		name += r.owner + "-"
 	}
-	return os.MkdirTemp(r.base, prefix+"-"+r.owner+"-")
+	if r.base == r.tmp {
+		return os.MkdirTemp(r.tmp, name)
+	}
+	d, err := os.MkdirTemp(r.base, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The user's directory went since it was found (a cleaner of
+		// old files in /tmp): found, or made, again, once.
+		if r.base, r.id = userDir(r.tmp); r.base == r.tmp {
+			return os.MkdirTemp(r.tmp, name)
+		}
+		d, err = os.MkdirTemp(r.base, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	// It is still the directory found, and still the user's alone: a
+	// directory that took its place since is not one to leave a run's
+	// files in.
+	if id, ok := private(r.base); !ok || id != r.id {
+		os.Remove(d)
+		return os.MkdirTemp(r.tmp, name)
+	}
+	return d, nil
 }
 
 // Sweep removes the run directories under these prefixes whose owner
 // (that pid with that start time) no longer runs, when they are the
 // user's: an owner killed outright never ran its cleanup, and a
 // CODEX_HOME holds a copy of the user's credential. It reads the run
-// directories once, however many prefixes; when this Runs made agentry-UID,
-// it sweeps the temporary directory too, where they were kept before.
+// directories once, however many prefixes. The first sweep that finds
+// the user's directory unmarked sweeps the temporary directory itself
+// too, of every prefix, for what was left there before the directory was
+// made.
 func (r Runs) Sweep(prefixes ...string) {
 	if r.base == "" {
 		r = NewRuns()
 	}
 	sweepIn(r.base, prefixes)
-	if r.made && r.base != r.tmp {
-		sweepIn(r.tmp, prefixes)
+	if r.base == r.tmp {
+		return
+	}
+	mark := filepath.Join(r.base, sweptMark)
+	if _, err := os.Lstat(mark); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	sweepIn(r.tmp, allPrefixes())
+	if f, err := os.OpenFile(mark, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentry/agentry/lib/proc"
@@ -73,9 +74,105 @@ func TestSweepTakesTheDead(t *testing.T) {
 	}
 }
 
-// An agentry-UID that is not the user's alone — open to others, a link
-// to a directory — is not used: the run directories go in the temporary
-// directory itself, as they did before it.
+// The temporary directory itself is swept once, of every component's
+// prefix, whoever made the user's directory and whatever it sweeps: here
+// a zero Runs (as agent-host's codex backend has) makes the directory,
+// and a later sweep of claude's prefix alone takes runagent's old
+// CODEX_HOME too. It is not read again after.
+func TestSweepOfTheTemporaryDirectoryIsOnce(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	me, err := proc.Stat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(prefix, tail string) string {
+		d := filepath.Join(tmp, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, me.Start+1, tail))
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	codex, files := old(CodexPrefix, "a"), old(HostClaudeFiles, "b")
+	var zero Runs
+	d, err := zero.Dir(HostCodexScratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(d) != filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid())) {
+		t.Fatalf("made %s", d)
+	}
+	NewRuns().Sweep(HostClaudeFiles)
+	for _, d := range []string{codex, files} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s: not swept", d)
+		}
+	}
+	later := old(CodexPrefix, "c")
+	NewRuns().Sweep(CodexPrefix)
+	if _, err := os.Stat(later); err != nil {
+		t.Errorf("the temporary directory swept again: %v", err)
+	}
+}
+
+// The user's directory made under a umask that takes the owner's bits
+// is made 0700 all the same, and used.
+func TestRunsUnderATightUmask(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	old := syscall.Umask(0o277)
+	d, err := NewRuns().Dir(RunagentScratch)
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
+	if filepath.Dir(d) != user {
+		t.Errorf("made %s, not in %s", d, user)
+	}
+	if fi, err := os.Lstat(user); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v", user, fi, err)
+	}
+}
+
+// The user's directory gone between the run finding it and making a
+// directory in it (a cleaner of /tmp) is made again; a link that took its
+// place meanwhile is not followed: the run's directory goes in the
+// temporary directory itself, and nothing is left where the link led.
+func TestRunsWhenTheDirectoryChanges(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
+	runs := NewRuns()
+	if err := os.Remove(user); err != nil {
+		t.Fatal(err)
+	}
+	d, err := runs.Dir(RunagentScratch)
+	if err != nil || filepath.Dir(d) != user {
+		t.Fatalf("after the directory went: made %s, %v", d, err)
+	}
+	// A link at the name, to a directory it would have the run's files
+	// made in.
+	os.RemoveAll(user)
+	elsewhere := filepath.Join(tmp, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, user); err != nil {
+		t.Fatal(err)
+	}
+	d, err = runs.Dir(RunagentScratch)
+	if err != nil || filepath.Dir(d) != tmp {
+		t.Errorf("after the directory was replaced: made %s, %v", d, err)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("left where the link led: %v", entries)
+	}
+}
+
+// An agentry-UID that is not the user's alone — open to others, another
+// user's, a link to a directory — is not used: the run directories go in
+// the temporary directory itself, as they did before it.
 func TestRunsRefuseAnOpenDirectory(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -86,6 +183,21 @@ func TestRunsRefuseAnOpenDirectory(t *testing.T) {
 				return err
 			}
 			return os.Chmod(user, 0o777)
+		}},
+		{"open to its group", func(user, _ string) error {
+			if err := os.Mkdir(user, 0o700); err != nil {
+				return err
+			}
+			return os.Chmod(user, 0o750)
+		}},
+		{"another user's", func(user, _ string) error {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root, to give a directory to another user")
+			}
+			if err := os.Mkdir(user, 0o700); err != nil {
+				return err
+			}
+			return os.Chown(user, 61917, 61917)
 		}},
 		{"a link", func(user, tmp string) error {
 			elsewhere := filepath.Join(tmp, "elsewhere")

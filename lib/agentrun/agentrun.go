@@ -41,8 +41,8 @@ import (
 // user's run directories ($TMPDIR/agentry-UID, agenthome.Runs);
 // filesPrefix a run's own files (its grant's Files).
 const (
-	scratchPrefix = "runagent-scratch"
-	filesPrefix   = "runagent-files"
+	scratchPrefix = agenthome.RunagentScratch
+	filesPrefix   = agenthome.RunagentFiles
 )
 
 // regrant is req with its grant made again from its options, now that they

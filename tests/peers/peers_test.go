@@ -375,7 +375,9 @@ func TestCodexSIGTERM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))); err != nil {
 		t.Errorf("the user's run directories: %v", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(tmp, "agentry-*", "runagent-*")); len(left) != 0 {
+	left, _ := filepath.Glob(filepath.Join(tmp, "agentry-*", "runagent-*"))
+	fallback, _ := filepath.Glob(filepath.Join(tmp, "runagent-*"))
+	if left = append(left, fallback...); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(homes[0], "config.toml")); err != nil {

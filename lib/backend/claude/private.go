@@ -18,7 +18,7 @@ import (
 
 // privatePrefix names those directories among the user's run directories
 // (agenthome.Runs).
-const privatePrefix = "agent-host-claude"
+const privatePrefix = agenthome.HostClaudeFiles
 
 // privateDir makes a private directory, sweeping first those whose
 // agent-host is gone.

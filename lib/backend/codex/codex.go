@@ -274,7 +274,7 @@ func (b *Backend) oneShot(ctx context.Context, t *host.Turn, level int) error {
 // scratchPrefix names a level 1 chat's scratch directories among the
 // user's run directories (agenthome.Runs); each chat sweeps those of dead
 // owners before it makes its own.
-const scratchPrefix = "agent-host-codex"
+const scratchPrefix = agenthome.HostCodexScratch
 
 // notSignedIn is agenthome.ErrNotSignedIn in the words of the backend's
 // configuration (hello.config, or agent-host --acp --config).
