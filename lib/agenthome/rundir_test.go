@@ -12,65 +12,70 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 )
 
-// A run's directory left by an owner killed outright is swept by the next
-// run, under each prefix it sweeps; one whose owner still runs is not, nor
-// one that is not a run's directory at all. They are in the user's own
-// directory of the temporary directory, 0700; the process that makes that
-// directory sweeps what earlier versions left in the temporary directory
-// itself too.
-func TestSweepTakesTheDead(t *testing.T) {
+// place is a test's temporary directory (TMPDIR), the user's directory
+// in it, and this process (as the owner a run directory is named for).
+type place struct {
+	tmp, user string
+	me        proc.Info
+}
+
+func newPlace(t *testing.T) place {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	me, err := proc.Stat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
-	dir := func(in, prefix string, start uint64, tail string) string {
-		return filepath.Join(in, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, start, tail))
-	}
-	legacy := dir(tmp, CodexPrefix, me.Start+1, "x0") // left before agentry-UID
-	legacyLive := dir(tmp, CodexPrefix, me.Start, "x5")
-	for _, d := range []string{legacy, legacyLive} {
+	return place{tmp, filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid())), me}
+}
+
+// dir is the name of a run directory in in, of an owner with this
+// process's pid and start start; made, 0700, when create.
+func (p place) dir(t *testing.T, in, prefix string, start uint64, tail string, create bool) string {
+	d := filepath.Join(in, fmt.Sprintf("%s-%d-%d-%s", prefix, p.me.PID, start, tail))
+	if create {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return d
+}
+
+// A run's directory left by an owner killed outright is swept by the next
+// run, under each prefix it sweeps; one whose owner still runs is not, nor
+// one that is not a run's directory at all. They are in the user's own
+// directory of the temporary directory, 0700, and the first sweep takes
+// what earlier versions left in the temporary directory itself.
+func TestSweepTakesTheDead(t *testing.T) {
+	p := newPlace(t)
+	gone := p.me.Start + 1                                   // same pid, another start: not us
+	legacy := p.dir(t, p.tmp, CodexPrefix, gone, "x0", true) // left before agentry-UID
+	legacyLive := p.dir(t, p.tmp, CodexPrefix, p.me.Start, "x5", true)
 	runs := NewRuns()
-	if fi, err := os.Lstat(user); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+	if fi, err := os.Lstat(p.user); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
 		t.Fatalf("the user's directory: %v %v", fi, err)
 	}
-	dead := dir(user, CodexPrefix, me.Start+1, "x1") // same pid, another start: not us
-	deadScratch := dir(user, "runagent-scratch", me.Start+1, "x3")
-	live := dir(user, CodexPrefix, me.Start, "x2")
-	other := filepath.Join(user, CodexPrefix+"-notours")
-	unswept := dir(user, "agent-host-codex", me.Start+1, "x4") // a prefix not asked for
-	for _, d := range []string{dead, deadScratch, live, other, unswept} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(d, "auth.json"), []byte("{}"), 0o600)
+	dead := p.dir(t, p.user, CodexPrefix, gone, "x1", true)
+	deadScratch := p.dir(t, p.user, RunagentScratch, gone, "x3", true)
+	live := p.dir(t, p.user, CodexPrefix, p.me.Start, "x2", true)
+	unswept := p.dir(t, p.user, HostCodexScratch, gone, "x4", true) // a prefix not asked for
+	other := filepath.Join(p.user, CodexPrefix+"-notours")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	d, err := runs.Dir(CodexPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", CodexPrefix, me.PID, me.Start)) || filepath.Dir(d) != user {
+	if !strings.HasPrefix(filepath.Base(d), fmt.Sprintf("%s-%d-%d-", CodexPrefix, p.me.PID, p.me.Start)) || filepath.Dir(d) != p.user {
 		t.Errorf("made %s", d)
 	}
-	runs.Sweep("runagent-scratch", CodexPrefix)
+	runs.Sweep(RunagentScratch, CodexPrefix)
 	want := map[string]bool{dead: false, deadScratch: false, live: true, other: true, unswept: true, d: true, legacy: false, legacyLive: true}
 	for path, want := range want {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
 		}
-	}
-	// Once the directory is there, a run reads only it.
-	again := dir(tmp, CodexPrefix, me.Start+1, "x6")
-	os.MkdirAll(again, 0o700)
-	NewRuns().Sweep(CodexPrefix)
-	if _, err := os.Stat(again); err != nil {
-		t.Errorf("a later run swept the temporary directory: %v", err)
 	}
 }
 
@@ -80,26 +85,16 @@ func TestSweepTakesTheDead(t *testing.T) {
 // and a later sweep of claude's prefix alone takes runagent's old
 // CODEX_HOME too. It is not read again after.
 func TestSweepOfTheTemporaryDirectoryIsOnce(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	me, err := proc.Stat(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := func(prefix, tail string) string {
-		d := filepath.Join(tmp, fmt.Sprintf("%s-%d-%d-%s", prefix, me.PID, me.Start+1, tail))
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	codex, files := old(CodexPrefix, "a"), old(HostClaudeFiles, "b")
+	p := newPlace(t)
+	gone := p.me.Start + 1
+	codex := p.dir(t, p.tmp, CodexPrefix, gone, "a", true)
+	files := p.dir(t, p.tmp, HostClaudeFiles, gone, "b", true)
 	var zero Runs
 	d, err := zero.Dir(HostCodexScratch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(d) != filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid())) {
+	if filepath.Dir(d) != p.user {
 		t.Fatalf("made %s", d)
 	}
 	NewRuns().Sweep(HostClaudeFiles)
@@ -108,7 +103,7 @@ func TestSweepOfTheTemporaryDirectoryIsOnce(t *testing.T) {
 			t.Errorf("%s: not swept", d)
 		}
 	}
-	later := old(CodexPrefix, "c")
+	later := p.dir(t, p.tmp, CodexPrefix, gone, "c", true)
 	NewRuns().Sweep(CodexPrefix)
 	if _, err := os.Stat(later); err != nil {
 		t.Errorf("the temporary directory swept again: %v", err)
@@ -118,20 +113,18 @@ func TestSweepOfTheTemporaryDirectoryIsOnce(t *testing.T) {
 // The user's directory made under a umask that takes the owner's bits
 // is made 0700 all the same, and used.
 func TestRunsUnderATightUmask(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	p := newPlace(t)
 	old := syscall.Umask(0o277)
 	d, err := NewRuns().Dir(RunagentScratch)
 	syscall.Umask(old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
-	if filepath.Dir(d) != user {
-		t.Errorf("made %s, not in %s", d, user)
+	if filepath.Dir(d) != p.user {
+		t.Errorf("made %s, not in %s", d, p.user)
 	}
-	if fi, err := os.Lstat(user); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("%s: %v %v", user, fi, err)
+	if fi, err := os.Lstat(p.user); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v", p.user, fi, err)
 	}
 }
 
@@ -140,9 +133,8 @@ func TestRunsUnderATightUmask(t *testing.T) {
 // place meanwhile is not followed: the run's directory goes in the
 // temporary directory itself, and nothing is left where the link led.
 func TestRunsWhenTheDirectoryChanges(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
+	p := newPlace(t)
+	tmp, user := p.tmp, p.user
 	runs := NewRuns()
 	if err := os.Remove(user); err != nil {
 		t.Fatal(err)
@@ -209,18 +201,16 @@ func TestRunsRefuseAnOpenDirectory(t *testing.T) {
 		{"a file", func(user, _ string) error { return os.WriteFile(user, nil, 0o600) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tmp := t.TempDir()
-			t.Setenv("TMPDIR", tmp)
-			user := filepath.Join(tmp, "agentry-"+strconv.Itoa(os.Getuid()))
-			if err := tc.make(user, tmp); err != nil {
+			p := newPlace(t)
+			if err := tc.make(p.user, p.tmp); err != nil {
 				t.Fatal(err)
 			}
-			d, err := NewRuns().Dir("runagent-scratch")
+			d, err := NewRuns().Dir(RunagentScratch)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if filepath.Dir(d) != tmp {
-				t.Errorf("made %s, not in %s", d, tmp)
+			if filepath.Dir(d) != p.tmp {
+				t.Errorf("made %s, not in %s", d, p.tmp)
 			}
 			if fi, err := os.Lstat(d); err != nil || fi.Mode().Perm() != 0o700 {
 				t.Errorf("%s: %v %v", d, fi, err)
