@@ -258,7 +258,7 @@ type chunkResult[A any] struct {
 // the heap a page at a time (a first touch costs ~10 µs on a VM) and that
 // the collector then ran to take back. Only the bitmap is handed on, not
 // the checker: the rest of a checker is written at every line, and kept
-// from one worker's chunk to another's it cost dense's stats 1.06-1.10x
+// from one worker's chunk to another's it cost dense's stats 1.06-1.08x
 // its time.
 type bitmaps chan ndjson.Marks
 
