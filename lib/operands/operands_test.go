@@ -121,12 +121,7 @@ func TestSize(t *testing.T) {
 	if n, ok := Size([]string{a, b, Stdin}, in, os.Stat); !ok || n != 8+fb.Size()+6 {
 		t.Errorf("a, b.gz, stdin: %d %v, want %d", n, ok, 8+fb.Size()+6)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pr, _ := newPipe(t)
 	for _, c := range []struct {
 		names []string
 		stdin io.Reader
@@ -181,4 +176,19 @@ func TestZstdWindowOverTheCapIsTheFilesError(t *testing.T) {
 	if got := errs[1].Error(); got != "later.zst: a zstd frame needs a window over 128 MiB, the most read" {
 		t.Errorf("later.zst's error says %q", got)
 	}
+}
+
+// newPipe is a pipe whose ends are closed when the test ends (an end the
+// test closes first is closed once more, harmlessly).
+func newPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.Close()
+		w.Close()
+	})
+	return r, w
 }

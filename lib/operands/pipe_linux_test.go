@@ -42,12 +42,7 @@ func TestReadyOnAFile(t *testing.T) {
 
 // TestReadyOnAPipe: a pipe has more ready when bytes wait in it.
 func TestReadyOnAPipe(t *testing.T) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pr, pw := newPipe(t)
 	if _, err := pw.Write([]byte("{\"a\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +71,7 @@ func TestAFullPipeIsGrown(t *testing.T) {
 	if !mayGrow(t) {
 		t.Skip("this user may not give a pipe 1 MiB")
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
+	pr, pw := newPipe(t)
 	line := []byte(strings.Repeat("x", 63) + "\n")
 	full := bytes.Repeat(line, bufferOf(t, pr)/len(line))
 	if _, err := pw.Write(full); err != nil { // fits: no reader needed
@@ -113,12 +104,7 @@ func bufferOf(t *testing.T, f *os.File) int {
 
 // mayGrow tells whether a pipe of this user's can be given pipeSize.
 func mayGrow(t *testing.T) bool {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pr, _ := newPipe(t)
 	ok := false
 	control(pr, func(fd int) {
 		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
@@ -169,12 +155,7 @@ func TestReadyAsACompressedFileIsRead(t *testing.T) {
 // part of a block that needs more to be decoded, so a compressed pipe
 // never says it has more ready: the lines it gave go on at once.
 func TestACompressedPipeIsNeverReady(t *testing.T) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pr, pw := newPipe(t)
 	var a, b bytes.Buffer // the first line, flushed, and the rest
 	zw := gzip.NewWriter(&a)
 	zw.Write([]byte("{\"a\":1}\n"))
