@@ -120,9 +120,12 @@ func agrees(got, want Problem, b []byte) bool {
 
 // A bitmap handed from one checker to another (as the chunks of a stream
 // are, one checker each) marks the next checker's lines as its own would:
-// every case checks the same and gives the same marks, whether the bitmap
-// came from a checker of a longer line, a shorter one, or none; and the
-// checker it was taken from goes on checking without it.
+// every case checks the same and gives the same marks over the line,
+// whether the bitmap came from a checker of a longer line, a shorter one,
+// or none; and the checker it was taken from goes on checking without it.
+// Past the line's end the bits may differ: the AVX2 pass writes a word
+// half at a time and leaves a half wholly past the end as it found it,
+// and a stop past the end is one more place to look (see Marks).
 func TestCheckerBitmapHandedOn(t *testing.T) {
 	var grown, short Checker
 	grown.Check([]byte(`{"a":"` + strings.Repeat(`x\"y`, 3000) + `"}`))
@@ -137,8 +140,8 @@ func TestCheckerBitmapHandedOn(t *testing.T) {
 			if got := ck.Check([]byte(c.in)); got != want || got != c.want {
 				t.Errorf("%.40q: %v with a bitmap handed on, %v fresh, want %v", c.in, got, want, c.want)
 			}
-			if got, want := ck.Marks(), fresh.Marks(); len(got) != len(want) || !slices.Equal(got, want) {
-				t.Errorf("%.40q: marks %v with a bitmap handed on, %v fresh", c.in, got, want)
+			if got, want := within(ck.Marks(), len(c.in)), within(fresh.Marks(), len(c.in)); !slices.Equal(got, want) {
+				t.Errorf("%.40q: marks %x with a bitmap handed on, %x fresh", c.in, got, want)
 			}
 		}
 		if from.Marks() != nil {
@@ -148,4 +151,19 @@ func TestCheckerBitmapHandedOn(t *testing.T) {
 			t.Errorf("the checker the bitmap was taken from: %v, marks %v", p, from.Marks())
 		}
 	}
+}
+
+// within is m's bits for a line of n bytes, those past its end cleared
+// (nil for a line that is not marked).
+func within(m Marks, n int) Marks {
+	if m == nil {
+		return nil
+	}
+	out := slices.Clone(m[:n>>6+1])
+	if n&63 != 0 {
+		out[n>>6] &= 1<<(n&63) - 1
+	} else {
+		out[n>>6] = 0
+	}
+	return out
 }
