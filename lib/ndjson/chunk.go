@@ -72,6 +72,7 @@ type Chunker struct {
 	carry   []byte // a partial line read ahead of the last chunk
 	err     error  // sticky: io.EOF or the read error
 	started bool
+	bulk    bool // a buffer has been filled: the stream is no short one
 	free    chan []byte
 }
 
@@ -107,14 +108,20 @@ func (c *Chunker) getBuf() []byte {
 	case b := <-c.free:
 		return b
 	default:
-		return newBuf(c.size)
+		return c.newBuf()
 	}
 }
 
-// newBuf is a chunk's buffer of size bytes, its pages mapped in.
-func newBuf(size int) []byte {
-	b := make([]byte, size)
-	populate(b)
+// newBuf is a new buffer for a chunk. Once the stream has filled one, its
+// pages are mapped in at once: the reads will write it whole. Before, they
+// fault in as the reads reach them, so that a short stream (an agent's
+// few lines) touches a page or two of it, not all 64 (mapping them in
+// costs 0.19 ms, more than the rest of reading such a stream).
+func (c *Chunker) newBuf() []byte {
+	b := make([]byte, c.size)
+	if c.bulk {
+		populate(b)
+	}
 	return b
 }
 
@@ -166,6 +173,7 @@ func (c *Chunker) Next() (*Chunk, error) {
 		// ends inside it is within the cap by construction.
 		room := min(len(buf), c.max+1-held)
 		if n == room {
+			c.bulk = true
 			if lines > 0 {
 				return c.cut(segs, buf, lines, n), nil
 			}
@@ -173,7 +181,7 @@ func (c *Chunker) Next() (*Chunk, error) {
 				return c.skip(int64(held+n), segs, buf)
 			}
 			segs, held = append(segs, buf), held+n
-			buf, n = newBuf(c.size), 0
+			buf, n = c.newBuf(), 0
 			room = min(len(buf), c.max+1-held)
 		}
 		m, err := c.r.Read(buf[n:room])
