@@ -218,3 +218,76 @@ func TestRunsRefuseAnOpenDirectory(t *testing.T) {
 		})
 	}
 }
+
+// The user's empty directory is made once, 0500 whatever the umask, and
+// kept: the next run is given the same one.
+func TestEmptyIsMadeOnceAndKept(t *testing.T) {
+	p := newPlace(t)
+	old := syscall.Umask(0o277)
+	d, err := NewRuns().Empty()
+	syscall.Umask(old)
+	if err != nil || d != filepath.Join(p.user, "empty") {
+		t.Fatalf("Empty: %q, %v", d, err)
+	}
+	if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o500 {
+		t.Fatalf("%s: %v %v", d, fi, err)
+	}
+	if again, err := NewRuns().Empty(); err != nil || again != d {
+		t.Errorf("again: %q, %v", again, err)
+	}
+	if entries, _ := os.ReadDir(p.user); len(entries) != 1 {
+		t.Errorf("the user's directory holds %v", entries)
+	}
+}
+
+// An empty directory that holds something, whose mode was changed, that
+// is a link, or that is in no directory of the user's own is not used.
+func TestEmptyRefusedWhenNotEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, empty, user, tmp string)
+	}{
+		{"written to", func(t *testing.T, empty, _, _ string) {
+			os.Chmod(empty, 0o700)
+			if err := os.WriteFile(filepath.Join(empty, "left"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(empty, 0o500)
+		}},
+		{"made writable", func(t *testing.T, empty, _, _ string) {
+			if err := os.Chmod(empty, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a link", func(t *testing.T, empty, _, tmp string) {
+			elsewhere := filepath.Join(tmp, "elsewhere")
+			if err := os.Mkdir(elsewhere, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(empty); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, empty); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"in an open directory", func(t *testing.T, _, user, _ string) {
+			if err := os.Chmod(user, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPlace(t)
+			empty, err := NewRuns().Empty()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(t, empty, p.user, p.tmp)
+			if d, err := NewRuns().Empty(); err != ErrNoEmpty {
+				t.Errorf("Empty: %q, %v; want ErrNoEmpty", d, err)
+			}
+			os.Chmod(empty, 0o700) // for the test's cleanup
+		})
+	}
+}

@@ -483,11 +483,15 @@ func prepare(req Request) (*workspace, error) {
 		w.redact.add(home, "~")
 	}
 	if g.Scratch {
-		scratch, err := req.runs.Dir(scratchPrefix)
+		// An agent that can write nowhere (level 1) runs in the user's
+		// empty directory; where that cannot be used, in a fresh one.
+		scratch, err := req.runs.Empty()
 		if err != nil {
-			return nil, &StartError{Reason: "could not make a scratch directory: " + proc.ErrnoName(err)}
+			if scratch, err = req.runs.Dir(scratchPrefix); err != nil {
+				return nil, &StartError{Reason: "could not make a scratch directory: " + proc.ErrnoName(err)}
+			}
+			made = append(made, scratch)
 		}
-		made = append(made, scratch)
 		w.dir = scratch
 		w.redact.add(scratch, "<scratch>")
 	} else if w.dir != "" {

@@ -18,7 +18,7 @@ func (g *Grant) Describe(w io.Writer) {
 	fmt.Fprintln(w, strings.Join(quoted, " "))
 	where := "in the working copy"
 	if g.Scratch {
-		where = "in a fresh empty scratch directory, removed after the run"
+		where = "in an empty directory it cannot write to"
 	}
 	tools := "built-in tools: " + orNone(g.BuiltinTools)
 	if g.Harness == Codex {

@@ -8,8 +8,8 @@
 // The levels:
 //
 //	1  no built-in code tool exists at all (absent, not refused: codex
-//	   gets no shell and the read-only sandbox); the run happens in a fresh
-//	   empty scratch directory
+//	   gets no shell and the read-only sandbox); the run happens in an
+//	   empty directory it cannot write to
 //	2  the code tools Read, Glob, Grep, Edit, Write and Bash, in the working copy
 //	3  as 2
 //
@@ -158,8 +158,8 @@ type Grant struct {
 	Harness string   `json:"agent"`
 	Level   int      `json:"level"`
 	Argv    []string `json:"argv"`
-	// Scratch: run in a fresh empty directory made for the run (level 1);
-	// otherwise in the working copy.
+	// Scratch: run in an empty directory, not the working copy (level 1:
+	// the agent can write nowhere); otherwise in the working copy.
 	Scratch      bool     `json:"scratch"`
 	BuiltinTools []string `json:"builtinTools"`
 	// AskTools are offered too, but each call is asked for (Options.Ask).
@@ -342,7 +342,13 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 		argv = append(argv, "--include-partial-messages")
 	}
 	offered := append(append([]string(nil), g.BuiltinTools...), g.AskTools...)
-	argv = g.passValue(argv, o, "--mcp-config", "", "mcp.json", string(mcp))
+	if len(servers) == 0 {
+		// Nothing secret: no file, so no directory for one, to make and remove
+		// on every run (on a disk-backed $TMPDIR, inode churn is ~0.1 ms each).
+		argv = append(argv, "--mcp-config", string(mcp))
+	} else {
+		argv = g.passValue(argv, o, "--mcp-config", "", "mcp.json", string(mcp))
+	}
 	argv = append(argv, "--strict-mcp-config", "--setting-sources", "", "--tools", strings.Join(offered, ","))
 	if o.Ask || o.Questions || o.AskAll {
 		// Not in claude --help, but it alone turns asking on (PEERS.md).
@@ -465,7 +471,7 @@ func Table(services string) []Row {
 		r := Row{Level: level, Where: "the working copy", Claude: CodeTools(), Codex: "workspace-write, network on",
 			MCP: "the run's tools URL only", Settings: "none loaded"}
 		if level == 1 {
-			r.Where, r.Claude, r.Codex = "a fresh empty scratch directory", []string{}, "read-only, no shell"
+			r.Where, r.Claude, r.Codex = "an empty directory it cannot write to", []string{}, "read-only, no shell"
 		} else if services != "" {
 			r.MCP += " (and svc's, with " + services + ")"
 		}
