@@ -205,10 +205,14 @@ func (t *agentTree) agent() int {
 	return t.leader.PID
 }
 
-// glance is look, at most every 100 ms.
+// glance is look, at most every 100 ms once the agent has been seen:
+// until then, every time. The host tells of a turn (its first event)
+// before its backend has started the agent, and a run over within 100
+// ms of that look would have ended with the agent never seen (its pid
+// said as 0).
 func (t *agentTree) glance() {
 	t.mu.Lock()
-	stale := time.Since(t.last) > 100*time.Millisecond
+	stale := t.leader.PID == 0 || time.Since(t.last) > 100*time.Millisecond
 	t.mu.Unlock()
 	if stale {
 		t.look()
