@@ -108,16 +108,35 @@ func private(d string) (fileID, bool) {
 
 // ownMode makes d, a directory the user made, 0700.
 func ownMode(d string) (fileID, bool) {
-	fd, err := syscall.Open(d, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	fd, st, err := openOwn(d)
 	if err != nil {
 		return fileID{}, false
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) != nil || int(st.Uid) != os.Getuid() || syscall.Fchmod(fd, 0o700) != nil {
+	if syscall.Fchmod(fd, 0o700) != nil {
 		return fileID{}, false
 	}
 	return fileID{uint64(st.Dev), st.Ino}, true
+}
+
+// errNotOwn is openOwn's answer for a directory that is not the user's.
+var errNotOwn = errors.New("not the user's")
+
+// openOwn opens d, a directory and not a link to one, and its status,
+// when it is the user's: what is then done to it is done through the
+// descriptor, never through a name that could be changed meanwhile. The
+// error is open's (ENOENT: there is none), or errNotOwn.
+func openOwn(d string) (int, syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	fd, err := syscall.Open(d, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, st, err
+	}
+	if syscall.Fstat(fd, &st) != nil || int(st.Uid) != os.Getuid() {
+		syscall.Close(fd)
+		return -1, st, errNotOwn
+	}
+	return fd, st, nil
 }
 
 // Dir makes a private directory for one run, named for the process that
@@ -180,25 +199,23 @@ func (r Runs) Empty() (string, error) {
 		return "", ErrNoEmpty
 	}
 	d := filepath.Join(r.base, emptyName)
-	const flags = syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
-	fd, err := syscall.Open(d, flags, 0)
+	fd, st, err := openOwn(d)
 	made := false
 	if err == syscall.ENOENT {
 		if err = syscall.Mkdir(d, 0o500); err != nil && err != syscall.EEXIST {
 			return "", err
 		}
 		made = err == nil
-		fd, err = syscall.Open(d, flags, 0)
+		fd, st, err = openOwn(d)
 	}
 	if err != nil {
-		return "", ErrNoEmpty // a link, or not a directory
+		return "", ErrNoEmpty // a link, not a directory, or another user's
 	}
 	defer syscall.Close(fd)
-	if made {
-		_ = syscall.Fchmod(fd, 0o500) // whatever the umask
+	if made && syscall.Fchmod(fd, 0o500) == nil { // whatever the umask
+		st.Mode = st.Mode&^0o7777 | 0o500
 	}
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) != nil || int(st.Uid) != os.Getuid() || st.Mode&0o7777 != 0o500 || !emptyDir(fd) {
+	if st.Mode&0o7777 != 0o500 || !emptyDir(fd) {
 		return "", ErrNoEmpty
 	}
 	return d, nil
