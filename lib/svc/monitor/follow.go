@@ -8,6 +8,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"github.com/agentry/agentry/lib/svc"
+	"github.com/agentry/agentry/lib/svc/ready"
 )
 
 // A daemon's start can take a step or two (a fork whose child forks
@@ -67,18 +68,18 @@ func (m *monitor) releaseReadyTo(pid int) {
 // daemon followed yet, looks about to hand the service on: a process of
 // the monitor's tree outside the command's process group, not one the
 // monitor started, holds the listening socket with inode ino. A server
-// whose tree stays in its group costs one /proc/PID/stat read a process.
+// whose tree stays in its group costs a read of the tree's descriptors.
 func (m *monitor) daemonizing(ino uint64) bool {
 	l := m.cur
 	if ino == 0 || l.followed != nil {
 		return false
 	}
-	for _, pid := range proc.Descendants(os.Getpid()) {
-		p, err := proc.Stat(pid)
-		if err != nil || p.PGID == l.child.PID() || m.reaper.Started(pid) {
+	for _, h := range ready.Holdings(os.Getpid()) {
+		if !slices.Contains(h.Sockets, ino) {
 			continue
 		}
-		if slices.Contains(sockdiag.SocketInodes(pid), ino) {
+		p, err := proc.Stat(h.PID)
+		if err == nil && p.PGID != l.child.PID() && !m.reaper.Started(h.PID) {
 			return true
 		}
 	}

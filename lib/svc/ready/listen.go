@@ -76,16 +76,58 @@ func (t *Listens) Poll() []sockdiag.Listener {
 // first time as the tree's or not.
 func (t *Listens) place() {
 	held := map[uint64]int{}
-	for _, pid := range proc.Descendants(t.root) { // the closest first
-		for _, ino := range sockdiag.SocketInodes(pid) {
+	for _, h := range Holdings(t.root) { // the closest first
+		for _, ino := range h.Sockets {
 			if held[ino] == 0 {
-				held[ino] = pid
+				held[ino] = h.PID
 			}
 		}
 	}
 	for _, ino := range t.fresh {
 		t.placed[ino] = placed{ours: held[ino] != 0, holder: held[ino], look: t.look}
 	}
+}
+
+// Holding is a process of a tree, with the inodes of the sockets it holds.
+type Holding struct {
+	PID     int
+	Sockets []uint64
+}
+
+// Holdings lists the processes of root's tree (its descendants, the
+// closest first) that hold sockets, with their inodes, as at one moment.
+// A process that exits hands its children to root (a subreaper) after it
+// has closed its descriptors: a look that read its children after the
+// hand-over, and its descriptors after the close, would see neither it
+// nor the daemon it forked holding the socket they shared. So the tree is
+// read again after its descriptors, and the look is made again until the
+// tree it read is the one still there (at most four looks).
+func Holdings(root int) []Holding {
+	pids := proc.Descendants(root)
+	for look := 1; ; look++ {
+		var out []Holding
+		for _, pid := range pids {
+			if s := sockdiag.SocketInodes(pid); len(s) > 0 {
+				out = append(out, Holding{PID: pid, Sockets: s})
+			}
+		}
+		again := proc.Descendants(root)
+		if look == 4 || sameSet(pids, again) {
+			return out
+		}
+		pids = again
+	}
+}
+
+// sameSet tells whether a and b hold the same pids.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // Holder is the process of the tree that holds a listener Poll returned:
