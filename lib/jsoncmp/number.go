@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -113,16 +114,49 @@ func AppendNumberKey(out, raw []byte) []byte {
 		return append(out, zero)
 	case d.neg:
 		out = append(out, negative)
-		out = binary.BigEndian.AppendUint64(out, ^(uint64(d.exp) ^ 1<<63))
+		at := len(out)
+		out = appendExp(out, d.exp)
+		for i := at; i < len(out); i++ {
+			out[i] = ^out[i] // a prefix-free code: complemented, it orders the other way
+		}
 		for _, c := range d.digits {
 			out = append(out, ^c)
 		}
 		return append(out, 0xff)
 	}
 	out = append(out, positive)
-	out = binary.BigEndian.AppendUint64(out, uint64(d.exp)^1<<63)
+	out = appendExp(out, d.exp)
 	out = append(out, d.digits...)
 	return append(out, 0x00)
+}
+
+// appendExp appends an exponent's key: bytes that order as the exponents
+// do, and that no other exponent's begins with. An exponent of less than
+// 64 either way, which is nearly every number's, is one byte, so that the
+// first eight bytes of a key (a sort's prefix, see lib/extsort) most
+// often hold its leading digits too: 0x80+e. A larger one is a byte that
+// says its sign and its length in bytes, then its magnitude, big-endian
+// (complemented when negative, so that a larger magnitude orders first):
+// 0xC0+n-1 above the one-byte forms, 0x40-n below them.
+func appendExp(out []byte, e int64) []byte {
+	if e > -64 && e < 64 {
+		return append(out, byte(0x80+e))
+	}
+	m := uint64(e)
+	if e < 0 {
+		m = uint64(-e)
+	}
+	n := (bits.Len64(m) + 7) / 8
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], m)
+	if e > 0 {
+		return append(append(out, byte(0xC0+n-1)), b[8-n:]...)
+	}
+	out = append(out, byte(0x40-n))
+	for _, c := range b[8-n:] {
+		out = append(out, ^c)
+	}
+	return out
 }
 
 // Double returns raw's value as a double for arithmetic (see Float), and
