@@ -261,10 +261,12 @@ func (s *Sorter) fanIn(size int) int {
 // called once, after the last Add; an error is fn's, or one of reading or
 // writing a run.
 //
-// When there are runs, what is held is spilled too, and its memory let
-// go, so that the merge has the whole budget: a buffer for each run it
-// reads (see mergeBuffer). Past fanIn runs, the first fanIn are merged
-// into one run, again, until there are few enough to merge into fn.
+// When there are runs, what is held is merged with them where it is if
+// it and a buffer for each run (see mergeBuffer) fit the budget together:
+// a stream a little over the budget goes to disk once, not all of it.
+// Else it is spilled too, and its memory let go, so that the merge has
+// the whole budget. Past fanIn runs, the first fanIn are merged into one
+// run, again, until there are few enough to merge into fn.
 func (s *Sorter) Each(fn func(value []byte) error) error {
 	if s.o.Top > 0 {
 		rs := []record(s.top)
@@ -285,6 +287,12 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 		}
 		return nil
 	}
+	size := s.mergeBuffer()
+	fan := s.fanIn(size)
+	if s.heldFits(size, fan) {
+		s.sortHeld()
+		return merge(s.runs, size, &heldSource{s: s}, func(r record) error { return fn(r.value) })
+	}
 	if len(s.held) > 0 {
 		if err := s.spill(); err != nil {
 			return err
@@ -292,15 +300,13 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 	}
 	s.held = nil
 	s.dropArena()
-	size := s.mergeBuffer()
-	fan := s.fanIn(size)
 	for len(s.runs) > fan {
 		group := s.runs[:fan]
 		f, w, err := s.newRun(size)
 		if err != nil {
 			return err
 		}
-		err = mergeRuns(group, size, func(r record) error { return writeRecord(w, r.key, r.value) })
+		err = merge(group, size, nil, func(r record) error { return writeRecord(w, r.key, r.value) })
 		for _, g := range group {
 			g.Close()
 		}
@@ -313,15 +319,32 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 			return err
 		}
 	}
-	return mergeRuns(s.runs, size, func(r record) error { return fn(r.value) })
+	return merge(s.runs, size, nil, func(r record) error { return fn(r.value) })
 }
 
-// mergeRuns calls fn with every record of the runs, in order, each run
-// read through a buffer of size bytes from where it is.
-func mergeRuns(runs []*os.File, size int, fn func(record) error) error {
-	m := &merge{}
+// heldFits tells whether what is held can stay in memory through a merge
+// with the runs: one pass (fewer runs than fan), and the arena used, the
+// index and a buffer of size for each run within the budget.
+func (s *Sorter) heldFits(size, fan int) bool {
+	if len(s.held) == 0 || len(s.runs) >= fan {
+		return false
+	}
+	return int64(len(s.arena))+heldCost*int64(len(s.held))+int64(len(s.runs))*int64(size) <= s.o.Memory
+}
+
+// merge calls fn with every record of the runs and of held (when not
+// nil), in order, each run read through a buffer of size bytes from where
+// it is.
+func merge(runs []*os.File, size int, held source, fn func(record) error) error {
+	m := &mergeHeap{}
+	srcs := make([]source, 0, len(runs)+1)
 	for _, f := range runs {
-		src := &runSource{r: bufio.NewReaderSize(f, size)}
+		srcs = append(srcs, &runSource{r: bufio.NewReaderSize(f, size)})
+	}
+	if held != nil {
+		srcs = append(srcs, held)
+	}
+	for _, src := range srcs {
 		if r, ok, err := src.next(); err != nil {
 			return err
 		} else if ok {
@@ -360,6 +383,27 @@ func (s *Sorter) Close() {
 	s.dropArena()
 }
 
+// source gives records in order; each is valid until the next is asked
+// for.
+type source interface {
+	next() (record, bool, error)
+}
+
+// heldSource gives the records held, sorted, from the arena.
+type heldSource struct {
+	s *Sorter
+	i int
+}
+
+func (h *heldSource) next() (record, bool, error) {
+	if h.i == len(h.s.held) {
+		return record{}, false, nil
+	}
+	r := h.s.held[h.i]
+	h.i++
+	return record{key: h.s.key(r), value: h.s.value(r)}, true, nil
+}
+
 // runSource reads a run's records in order; each record is valid until
 // the next is read (its bytes are reused).
 type runSource struct {
@@ -392,17 +436,17 @@ func (s *runSource) next() (record, bool, error) {
 
 type mergeItem struct {
 	r   record
-	src *runSource
+	src source
 }
 
-// merge is a min-heap of the sources' next records.
-type merge struct{ items []mergeItem }
+// mergeHeap is a min-heap of the sources' next records.
+type mergeHeap struct{ items []mergeItem }
 
-func (m *merge) Len() int           { return len(m.items) }
-func (m *merge) Less(i, j int) bool { return bytes.Compare(m.items[i].r.key, m.items[j].r.key) < 0 }
-func (m *merge) Swap(i, j int)      { m.items[i], m.items[j] = m.items[j], m.items[i] }
-func (m *merge) Push(x any)         { m.items = append(m.items, x.(mergeItem)) }
-func (m *merge) Pop() any {
+func (m *mergeHeap) Len() int           { return len(m.items) }
+func (m *mergeHeap) Less(i, j int) bool { return bytes.Compare(m.items[i].r.key, m.items[j].r.key) < 0 }
+func (m *mergeHeap) Swap(i, j int)      { m.items[i], m.items[j] = m.items[j], m.items[i] }
+func (m *mergeHeap) Push(x any)         { m.items = append(m.items, x.(mergeItem)) }
+func (m *mergeHeap) Pop() any {
 	x := m.items[len(m.items)-1]
 	m.items = m.items[:len(m.items)-1]
 	return x

@@ -131,3 +131,38 @@ func TestOrderByPrefixAndRest(t *testing.T) {
 		}
 	}
 }
+
+// A stream a little over the budget is written to disk once: what is held
+// at the end stays in memory and is merged with the run, in order, equal
+// keys across the two in the order added.
+func TestHeldMergedWhereItIs(t *testing.T) {
+	rs := records(8000) // over what a 1 MiB budget holds (its index: 5461 records) once
+	want := slices.Clone(rs)
+	slices.SortStableFunc(want, func(a, b rec) int { return strings.Compare(a.key, b.key) })
+	dir := t.TempDir()
+	s := New(Options{Memory: 1 << 20, TempDir: dir})
+	defer s.Close()
+	for _, r := range rs {
+		if err := s.Add([]byte(r.key), []byte(r.value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.runs) != 1 || len(s.held) == 0 {
+		t.Fatalf("%d runs and %d held before the merge, want 1 and some", len(s.runs), len(s.held))
+	}
+	var got []string
+	if err := s.Each(func(v []byte) error { got = append(got, string(v)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.runs) != 1 {
+		t.Errorf("%d runs after the merge: what was held went to disk", len(s.runs))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i].value {
+			t.Fatalf("record %d is %s, want %s (key %s)", i, got[i], want[i].value, want[i].key)
+		}
+	}
+}
