@@ -38,11 +38,11 @@ func (c *Checker) FindAll(line []byte, paths [][]string, where []Where) Problem 
 	object := isObject(line)
 	for k := range f.paths {
 		pf := &f.paths[k]
-		pf.matched, pf.depth, pf.pending, pf.start, pf.end, pf.arrays, pf.elem, pf.want = 0, 0, false, 0, 0, 0, 0, 0
-		pf.state = searching
+		state := searching
 		if !object || len(pf.keys) == 0 || len(pf.keys) > maxFindDepth {
-			pf.state = Unknown
+			state = Unknown
 		}
+		*pf = pathFind{keys: pf.keys, state: state}
 	}
 	if object {
 		f.search, f.lens, f.firsts = c.search, c.lens, c.firsts
