@@ -13,8 +13,8 @@ import (
 )
 
 // handOff listens, says its port, and on a line from the test forks a
-// daemon that keeps the socket and exits at once, as nginx and redis do
-// when they daemonize; the daemon says its pid and lives until its input
+// daemon that keeps the socket, says the daemon's pid and exits, as nginx
+// and redis do when they daemonize; the daemon lives until its input
 // ends.
 const handOff = `
 import os, socket, sys
