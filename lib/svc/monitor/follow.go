@@ -67,14 +67,16 @@ func (m *monitor) releaseReadyTo(pid int) {
 // daemonizing reports whether the current launch's command, with no
 // daemon followed yet, looks about to hand the service on: a process of
 // the monitor's tree outside the command's process group, not one the
-// monitor started, holds the listening socket with inode ino. A server
-// whose tree stays in its group costs a read of the tree's descriptors.
+// monitor started, holds the listening socket with inode ino. It costs a
+// read of the tree's descriptors, and of the tree twice or more (see
+// ready.Holdings), once a ready report.
 func (m *monitor) daemonizing(ino uint64) bool {
 	l := m.cur
 	if ino == 0 || l.followed != nil {
 		return false
 	}
-	for _, h := range ready.Holdings(os.Getpid()) {
+	holdings, _ := ready.Holdings(os.Getpid()) // unsettled: a hand-over not seen is a report sent at once, with the command's pid
+	for _, h := range holdings {
 		if !slices.Contains(h.Sockets, ino) {
 			continue
 		}

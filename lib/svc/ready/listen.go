@@ -76,7 +76,8 @@ func (t *Listens) Poll() []sockdiag.Listener {
 // first time as the tree's or not.
 func (t *Listens) place() {
 	held := map[uint64]int{}
-	for _, h := range Holdings(t.root) { // the closest first
+	holdings, settled := Holdings(t.root)
+	for _, h := range holdings { // the closest first
 		for _, ino := range h.Sockets {
 			if held[ino] == 0 {
 				held[ino] = h.PID
@@ -84,6 +85,10 @@ func (t *Listens) place() {
 		}
 	}
 	for _, ino := range t.fresh {
+		if held[ino] == 0 && !settled {
+			delete(t.placed, ino) // the tree moved under every look: placed at the next
+			continue
+		}
 		t.placed[ino] = placed{ours: held[ino] != 0, holder: held[ino], look: t.look}
 	}
 }
@@ -101,8 +106,10 @@ type Holding struct {
 // hand-over, and its descriptors after the close, would see neither it
 // nor the daemon it forked holding the socket they shared. So the tree is
 // read again after its descriptors, and the look is made again until the
-// tree it read is the one still there (at most four looks).
-func Holdings(root int) []Holding {
+// tree it read is the one still there. settled is false when it never
+// was, in four looks: what is listed is held, but a socket not listed
+// may be the tree's too.
+func Holdings(root int) (holdings []Holding, settled bool) {
 	pids := proc.Descendants(root)
 	for look := 1; ; look++ {
 		var out []Holding
@@ -112,8 +119,11 @@ func Holdings(root int) []Holding {
 			}
 		}
 		again := proc.Descendants(root)
-		if look == 4 || sameSet(pids, again) {
-			return out
+		if sameSet(pids, again) {
+			return out, true
+		}
+		if look == 4 {
+			return out, false
 		}
 		pids = again
 	}

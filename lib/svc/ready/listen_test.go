@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,6 +26,7 @@ print(s.getsockname()[1], flush=True)
 sys.stdin.readline()
 pid = os.fork()
 if pid == 0:
+    os.close(1)  # the test reads the parent's words to their end
     os.setsid()
     sys.stdin.read()
     os._exit(0)
@@ -89,11 +91,16 @@ func handOffRound(t *testing.T) int {
 	}
 	go func() { cmd.Wait(); close(exited) }()
 	missed, after := 0, 0
+	deadline := time.Now().Add(10 * time.Second)
 	for after < 50 {
 		select {
 		case <-exited:
 			after++
 		default:
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("python3 did not exit after forking its daemon")
 		}
 		l := NewListens(os.Getpid())
 		if !slices.Contains(Ports(l.Poll()), port) {
