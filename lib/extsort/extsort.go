@@ -52,6 +52,7 @@ type Sorter struct {
 	seq   uint64
 	arena []byte // keys and values of the held records, back to back
 	free  func() // gives the arena back, when it is newArena's
+	peak  int    // the most of the arena written since it was made: its pages stay
 	held  []held
 	runs  []*os.File
 	top   topHeap
@@ -166,7 +167,7 @@ func (s *Sorter) dropArena() {
 	if s.free != nil {
 		s.free()
 	}
-	s.arena, s.free = nil, nil
+	s.arena, s.free, s.peak = nil, nil, 0
 }
 
 // keepTop keeps r if it is among the first Top: a heap whose root is the
@@ -198,6 +199,7 @@ func (s *Sorter) spill() error {
 	if err := s.endRun(f, w); err != nil {
 		return err
 	}
+	s.peak = max(s.peak, len(s.arena))
 	s.held, s.arena = s.held[:0], s.arena[:0]
 	if int64(cap(s.arena)) > s.o.Memory {
 		s.dropArena() // made for one record over the budget: back to the budget's
@@ -323,13 +325,16 @@ func (s *Sorter) Each(fn func(value []byte) error) error {
 }
 
 // heldFits tells whether what is held can stay in memory through a merge
-// with the runs: one pass (fewer runs than fan), and the arena used, the
-// index and a buffer of size for each run within the budget.
+// with the runs: one pass (fewer runs than fan), and what the arena and
+// the index hold on to — the arena's pages up to the most it was ever
+// filled, the index's capacity — with a buffer of size for each run,
+// within the budget.
 func (s *Sorter) heldFits(size, fan int) bool {
 	if len(s.held) == 0 || len(s.runs) >= fan {
 		return false
 	}
-	return int64(len(s.arena))+heldCost*int64(len(s.held))+int64(len(s.runs))*int64(size) <= s.o.Memory
+	arena := int64(max(s.peak, len(s.arena)))
+	return arena+heldCost*int64(cap(s.held))+int64(len(s.runs))*int64(size) <= s.o.Memory
 }
 
 // merge calls fn with every record of the runs and of held (when not

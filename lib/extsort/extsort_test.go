@@ -166,3 +166,29 @@ func TestHeldMergedWhereItIs(t *testing.T) {
 		}
 	}
 }
+
+// What is held is spilled after all when the arena's pages, written full
+// before the last spill and kept, the index and a buffer per run would be
+// over the budget together: 16 runs' buffers of 16 KiB, with the 768 KiB
+// arena of a 1 MiB budget.
+func TestHeldSpilledWhenTheMergeWouldNotFit(t *testing.T) {
+	s := New(Options{Memory: 1 << 20, TempDir: t.TempDir()})
+	defer s.Close()
+	value := strings.Repeat("v", 1000)
+	added := 0
+	for ; len(s.runs) < 16 || len(s.held) < 100; added++ {
+		if err := s.Add([]byte(fmt.Sprintf("k%06d", (added*7919)%100000)), []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, n := len(s.runs), 0
+	if err := s.Each(func(v []byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != added {
+		t.Errorf("%d records out, %d in", n, added)
+	}
+	if len(s.runs) != runs+1 {
+		t.Errorf("%d runs after the merge, want %d: what was held stayed in memory over the budget", len(s.runs), runs+1)
+	}
+}
