@@ -164,6 +164,34 @@ func TestAgentHostExecLeavesNothing(t *testing.T) {
 	h.wait()
 }
 
+// A process a turn's command detached from its group (a new session, its
+// parent gone) escapes the end of the turn, but not the host: agent-host
+// is a child subreaper, so it is handed back to the host, which ends it
+// as it exits.
+func TestAgentHostEndsWhatEscapedItsGroup(t *testing.T) {
+	dir := t.TempDir()
+	script := `mkfifo f; setsid sh -c 'sleep 4819 & echo $! > f; wait' & read pid < f; echo $pid > pid; echo started`
+	h := startHost(t, "--backend", "exec", "--", "sh", "-c", script)
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"x","workspace":"`+dir+`"}}`)
+	h.expect(`"stopReason":"completed"`)
+	pid := waitPid(t, filepath.Join(dir, "pid"))
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	sleeper, err := proc.Stat(pid)
+	if err != nil || sleeper.State == 'Z' {
+		t.Fatalf("the detached sleep %d is gone before the host ends: the test shows nothing", pid)
+	}
+	if parent, err := proc.Stat(sleeper.PPID); err != nil || parent.PPID != h.cmd.Process.Pid {
+		t.Errorf("the detached shell %d is not the host's (%d) after its parent exited: %+v", sleeper.PPID, h.cmd.Process.Pid, parent)
+	}
+	h.stdin.Close()
+	h.expect(`{"type":"bye"}`)
+	h.wait()
+	if alive(pid) {
+		t.Errorf("the detached sleep %d outlived its host", pid)
+	}
+}
+
 // alive reports whether pid is a live process (not a zombie), waiting up
 // to a second for a killed one to go.
 func alive(pid int) bool {

@@ -69,6 +69,10 @@ func acpStateDir(getenv func(string) string) string {
 	return ""
 }
 
+// endAllWithin is how long agent-host waits, as it ends, for what is
+// left of its agents' trees after SIGKILL.
+const endAllWithin = 2 * time.Second
+
 // memoryLimit is the heap's soft limit for a line cap: twice the cap, less
 // what the process needs outside the heap, and never under a floor that
 // lets a small cap run without the collector working all the time.
@@ -95,7 +99,13 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	if len(command) > 0 && command[0] == "--" {
 		command = command[1:]
 	}
-	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr}
+	// agent-host is a child subreaper: what an agent's tree orphans (a
+	// sandbox's wrapper whose parent died mid-spawn, a daemon that forked
+	// away) is handed back to it, not to init, and is ended with the rest
+	// when the host ends (DESIGN.md, "agent-host").
+	reaper := proc.NewReaper()
+	defer func() { reaper.EndAll(time.Now().Add(endAllWithin)) }()
+	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr, Reaper: reaper}
 	factory := func(name string, config json.RawMessage) (host.Backend, error) {
 		switch name {
 		case "echo":

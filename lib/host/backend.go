@@ -19,6 +19,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -153,7 +154,16 @@ type Env struct {
 	// Stderr receives the backend's commands' stderr (the host's own
 	// stderr, which a supervisor tails).
 	Stderr io.Writer
+	// Reaper starts the backend's commands when the host is a child
+	// subreaper (agent-host): what their trees orphan is handed back to
+	// the host, which ends it before it exits. Nil in a process that is
+	// none (runagent's host, in its own process).
+	Reaper *proc.Reaper
 }
+
+// Start is how the backend starts its commands: through the Reaper, if
+// there is one.
+func (e Env) Start() proc.Options { return proc.Options{Reaper: e.Reaper} }
 
 // Getenv is the value of key in Environ.
 func (e Env) Getenv(key string) string {

@@ -31,8 +31,12 @@ type Child struct {
 
 	mu     sync.Mutex
 	reaped bool
-	exit   Exit
-	comm   string // the program it ran when it ended (through a Reaper)
+	waited bool // cmd.Wait has run: the copies of its stdio are done
+	// endGroup: the Reaper kills what the leader left in its group as it
+	// collects the leader's exit (Options.Reaper).
+	endGroup bool
+	exit     Exit
+	comm     string // the program it ran when it ended (through a Reaper)
 }
 
 // Options say how a child is started.
@@ -46,6 +50,12 @@ type Options struct {
 	// outlives a monitor killed outright, and is stopped by pid and start
 	// time afterwards.
 	Outlive bool
+	// Reaper starts the child through the process's Reaper, when it has
+	// one: a process that is a child subreaper starts every child so.
+	// The reaper collects the leader's exit as it comes, and so kills what
+	// it left in its group first, as End would: after, the group can no
+	// longer be signalled safely.
+	Reaper *Reaper
 }
 
 // Exit is how a process ended: an exit code, or the signal that ended it.
@@ -115,8 +125,12 @@ func (e Exit) String() string {
 }
 
 // Start starts cmd as a Child: the leader of a new process group, with
-// the parent-death signal unless o.Outlive.
+// the parent-death signal unless o.Outlive; through o.Reaper when there
+// is one.
 func Start(cmd *exec.Cmd, o Options) (*Child, error) {
+	if o.Reaper != nil {
+		return o.Reaper.start(cmd, o, true)
+	}
 	prepare(cmd, o)
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -175,14 +189,17 @@ func (c *Child) Signal(sig syscall.Signal) error {
 }
 
 // Wait waits for the leader to exit, reaps it and decodes its exit. It
-// may be called more than once.
+// may be called more than once. Through a Reaper, the exit was collected
+// already, and cmd.Wait, which then reaps nothing, still finishes the
+// copies of its stdio.
 func (c *Child) Wait() Exit {
 	<-c.exited
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.reaped && c.reaper == nil && c.cmd != nil {
+	if !c.waited && c.cmd != nil {
+		c.waited = true
 		_ = c.cmd.Wait()
-		if c.cmd.ProcessState != nil {
+		if c.reaper == nil && c.cmd.ProcessState != nil {
 			if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 				c.exit = ExitOf(ws)
 			}

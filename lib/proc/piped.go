@@ -110,8 +110,8 @@ func (e *ExitError) Error() string { return e.Exit.String() }
 // Output runs cmd as a Child to its end, stdin at /dev/null, and returns
 // what it wrote on stdout; an exit other than 0 is an *ExitError. A
 // process it left holding stdout is not waited for.
-func Output(cmd *exec.Cmd) ([]byte, error) {
-	c, err := StartPiped(cmd, Pipes{})
+func Output(cmd *exec.Cmd, o Options) ([]byte, error) {
+	c, err := StartPiped(cmd, Pipes{Options: o})
 	if err != nil {
 		return nil, err
 	}

@@ -42,16 +42,16 @@ func TestStartPiped(t *testing.T) {
 // Output is stdout, and an exit other than 0 an *ExitError with the end
 // of stderr.
 func TestOutput(t *testing.T) {
-	out, err := Output(exec.Command("sh", "-c", "echo v1.2"))
+	out, err := Output(exec.Command("sh", "-c", "echo v1.2"), Options{})
 	if err != nil || string(out) != "v1.2\n" {
 		t.Errorf("%q, %v", out, err)
 	}
-	_, err = Output(exec.Command("sh", "-c", "echo broken >&2; exit 3"))
+	_, err = Output(exec.Command("sh", "-c", "echo broken >&2; exit 3"), Options{})
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Exit.Status() != 3 || strings.TrimSpace(ee.Stderr) != "broken" {
 		t.Errorf("%v", err)
 	}
-	if _, err := Output(exec.Command("/nonexistent/program")); err == nil {
+	if _, err := Output(exec.Command("/nonexistent/program"), Options{}); err == nil {
 		t.Error("a program that does not exist ran")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -61,8 +62,15 @@ func NewReaper() *Reaper {
 	return r
 }
 
-// Start starts cmd as a Child whose exit this reaper collects.
+// Start starts cmd as a Child whose exit this reaper collects; what the
+// leader leaves in its group when it exits (a daemon it forked) runs on.
 func (r *Reaper) Start(cmd *exec.Cmd, o Options) (*Child, error) {
+	return r.start(cmd, o, false)
+}
+
+// start starts cmd as a Child whose exit this reaper collects, having
+// killed what the leader left in its group first when endGroup.
+func (r *Reaper) start(cmd *exec.Cmd, o Options, endGroup bool) (*Child, error) {
 	prepare(cmd, o)
 	// Held across the start, so that a child that dies at once is not
 	// collected before it is known.
@@ -71,7 +79,7 @@ func (r *Reaper) Start(cmd *exec.Cmd, o Options) (*Child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Child{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), reaper: r}
+	c := &Child{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), reaper: r, endGroup: endGroup}
 	r.children[cmd.Process.Pid] = c
 	return c, nil
 }
@@ -139,6 +147,9 @@ func (r *Reaper) reapOne() bool {
 	}
 	r.mu.Unlock()
 	c.mu.Lock()
+	if c.endGroup { // the leader is a zombie still: its group id is its own
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
 	last, _ := Stat(pid) // a zombie's stat is still there
 	var ws syscall.WaitStatus
 	_, _ = syscall.Wait4(pid, &ws, 0, nil)
@@ -165,3 +176,42 @@ func (r *Reaper) collectOrphan(pid int) {
 
 var _ [unsafe.Sizeof(unix.Siginfo{}) - unsafe.Sizeof(childInfo{})]struct{} // same size
 var _ [unsafe.Sizeof(childInfo{}) - unsafe.Sizeof(unix.Siginfo{})]struct{}
+
+// EndAll ends every process this one still has as a child: those started
+// through the reaper and not yet collected, and the orphans of their trees
+// the kernel handed to it. Each gets SIGKILL, and so again does what each
+// leaves to this subreaper as it dies, until none is left or the deadline
+// passes. A host calls it last, after its own way of stopping what it
+// started: what an agent's tree left behind it, or was spawning while it
+// died, does not outlive the host. It returns the pids still there at the
+// deadline.
+func (r *Reaper) EndAll(deadline time.Time) []int {
+	self := os.Getpid()
+	for {
+		var live []int
+		for _, pid := range Children(self) {
+			if in, err := Stat(pid); err == nil && in.State != 'Z' { // a zombie is the loop's to collect
+				live = append(live, pid)
+				killChild(self, pid)
+			}
+		}
+		if len(live) == 0 || time.Now().After(deadline) {
+			return live
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// killChild sends SIGKILL to pid through a descriptor of its own, once it
+// is seen to be self's child: a pid reaped and reused meanwhile names a
+// stranger, whose parent is not self, and is left alone.
+func killChild(self, pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if in, err := Stat(pid); err == nil && in.PPID == self {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
+	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
 
@@ -22,6 +23,7 @@ type agent struct {
 	caps    agentCaps
 	root    string
 	environ []string
+	starts  proc.Options // how its terminals start (through the host's reaper)
 	terms   terminals
 	session string
 	// modes are the session's modes, mode the one it is in.
@@ -66,9 +68,9 @@ func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf f
 	cmd := exec.Command(b.cfg.Command[0], b.cfg.Command[1:]...)
 	cmd.Dir = root
 	cmd.Env = b.env.Environ
-	ag := &agent{root: root, environ: b.env.Environ}
+	ag := &agent{root: root, environ: b.env.Environ, starts: b.env.Start()}
 	warn := func(msg string) { logf("warn", msg) }
-	c, err := start(cmd, b.env.StderrOr(), handlers{serve: ag.serve, notify: ag.notify, warn: warn})
+	c, err := start(cmd, b.env, handlers{serve: ag.serve, notify: ag.notify, warn: warn})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "acp: could not start the agent: "+err.Error(), false)
 	}
@@ -430,7 +432,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 	if ok, why := ag.check(terminalCall(p, dir)); !ok {
 		return nil, refused("agentry refuses to run %q: %s", strings.Join(append([]string{p.Command}, p.Args...), " "), why)
 	}
-	id, err := ag.terms.create(p, dir, ag.environ)
+	id, err := ag.terms.create(p, dir, ag.environ, ag.starts)
 	if err != nil {
 		return nil, &RPCError{Code: codeInternal, Message: err.Error()}
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
 	"github.com/agentry/agentry/lib/proc"
 )
@@ -80,9 +81,10 @@ type handlers struct {
 	warn   func(string)
 }
 
-// start starts cmd in a process group of its own and reads its stdout.
-func start(cmd *exec.Cmd, stderr io.Writer, h handlers) (*conn, error) {
-	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: stderr})
+// start starts cmd in a process group of its own, as env says, and reads
+// its stdout.
+func start(cmd *exec.Cmd, env host.Env, h handlers) (*conn, error) {
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: env.StderrOr(), Options: env.Start()})
 	if err != nil {
 		return nil, err
 	}

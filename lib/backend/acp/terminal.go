@@ -71,8 +71,9 @@ type terminals struct {
 	all  map[string]*terminal
 }
 
-// create starts one in dir, with environ and the agent's variables.
-func (ts *terminals) create(p createTerminal, dir string, environ []string) (string, error) {
+// create starts one in dir, with environ and the agent's variables, as o
+// says.
+func (ts *terminals) create(p createTerminal, dir string, environ []string, o proc.Options) (string, error) {
 	argv := append([]string{p.Command}, p.Args...)
 	if len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?") {
 		argv = []string{"/bin/sh", "-c", p.Command} // a command line, as some agents send
@@ -92,7 +93,7 @@ func (ts *terminals) create(p createTerminal, dir string, environ []string) (str
 		return "", err
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	child, err := proc.Start(cmd, proc.Options{})
+	child, err := proc.Start(cmd, o)
 	w.Close()
 	if err != nil {
 		r.Close()

@@ -135,7 +135,7 @@ func (b *Backend) OneShot(ctx context.Context, t *host.Turn) (*protocol.Usage, e
 		cmd.Dir = b.cfg.Workspace
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
-	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(p.Prompt), Stderr: b.env.StderrOr()})
+	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(p.Prompt), Stderr: b.env.StderrOr(), Options: b.env.Start()})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}
@@ -239,7 +239,7 @@ func (b *Backend) Version() string {
 func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
-	out, err := proc.Output(cmd)
+	out, err := proc.Output(cmd, b.env.Start())
 	f := strings.Fields(string(out))
 	if err != nil || len(f) == 0 {
 		return "claude (version unknown)"
@@ -411,7 +411,7 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	}
 	cmd.Env = append(append([]string{}, b.env.Environ...), b.cfg.Env...)
 	// The host's stderr is the backend's.
-	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: b.env.StderrOr()})
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: b.env.StderrOr(), Options: b.env.Start()})
 	if err != nil {
 		return nil, host.Failed(protocol.CodeBackendUnavailable, "could not start claude: "+err.Error(), false)
 	}

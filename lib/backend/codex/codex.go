@@ -118,7 +118,7 @@ func (b *Backend) Version() string { return b.version() }
 func (b *Backend) askVersion() string {
 	cmd := exec.Command(b.cfg.Program, "--version")
 	cmd.Env = b.env.Environ
-	out, err := proc.Output(cmd)
+	out, err := proc.Output(cmd, b.env.Start())
 	f := strings.Fields(string(out))
 	if err != nil || len(f) == 0 {
 		return "codex (version unknown)"

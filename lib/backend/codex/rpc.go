@@ -57,8 +57,8 @@ const inQueue = 4096
 
 // startAppServer starts cmd (codex app-server) in a process group of its
 // own and reads its stdout; lines over maxLine are skipped.
-func startAppServer(cmd *exec.Cmd, stderr io.Writer, maxLine int, warn func(string)) (*appServer, error) {
-	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: stderr})
+func startAppServer(cmd *exec.Cmd, stderr io.Writer, o proc.Options, maxLine int, warn func(string)) (*appServer, error) {
+	child, err := proc.StartPiped(cmd, proc.Pipes{StdinPipe: true, Stderr: stderr, Options: o})
 	if err != nil {
 		return nil, err
 	}

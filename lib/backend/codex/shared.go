@@ -61,7 +61,7 @@ func (b *Backend) startShared(ctx context.Context, sh *shared, g *grant.Grant) {
 	cmd.Dir = b.cfg.Workspace
 	cmd.Env = append(append([]string{}, b.env.Environ...), "CODEX_HOME="+home.Dir)
 	stderr := b.env.StderrOr()
-	srv, err := startAppServer(cmd, stderr, 0, func(msg string) { fmt.Fprintln(stderr, msg) })
+	srv, err := startAppServer(cmd, stderr, b.env.Start(), 0, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		home.Remove()
 		sh.err = host.Failed(protocol.CodeBackendUnavailable, "could not start codex app-server: "+err.Error(), false)

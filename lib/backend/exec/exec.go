@@ -75,7 +75,7 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	}
 	// (A process that escaped the group may hold stdin unread, or stderr
 	// open: StartPiped waits on those copies for a second after the exit.)
-	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(t.Params.Prompt), Stderr: b.Env.StderrOr(), Tail: 2048})
+	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(t.Params.Prompt), Stderr: b.Env.StderrOr(), Tail: 2048, Options: b.Env.Start()})
 	if err != nil {
 		return host.Failed(protocol.CodeBackendUnavailable, fmt.Sprintf("starting %s: %v", b.Argv[0], err), false)
 	}
