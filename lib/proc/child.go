@@ -22,7 +22,9 @@ import (
 //
 // Until the leader is reaped its pid, and so its group id, cannot be
 // reused: that is what makes a signal to the group safe, and why Signal
-// does nothing once Wait or End has run.
+// does nothing once Wait or End has run. Started through Options.Reaper,
+// a child is reaped as it exits: Exited closes then, and what it left in
+// its group is killed then, whether Wait or End follows.
 type Child struct {
 	cmd    *exec.Cmd // nil for a process a Reaper adopted
 	pid    int       // kept: the Process forgets its pid once released

@@ -165,3 +165,66 @@ func TestReaper(t *testing.T) {
 		t.Errorf("orphan %d was left a zombie", orphan)
 	}
 }
+
+// A child started with Options.Reaper has what it left in its group
+// killed as the reaper collects it; one of Reaper.Start keeps it running.
+// EndAll ends what the process still has as children (here a group the
+// reaper left running and an orphan of a new session), and leaves a
+// child the process had before it became a subreaper alone.
+func TestReaperEndsGroupsAndStrays(t *testing.T) {
+	if os.Getenv("PROC_TEST_REAPER_END") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReaperEndsGroupsAndStrays$", "-test.v")
+		cmd.Env = append(os.Environ(), "PROC_TEST_REAPER_END=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	before := exec.Command("sleep", "4820")
+	if err := before.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer before.Process.Kill()
+	r := NewReaper()
+	dir := t.TempDir()
+	// leftIn starts sh, which leaves a sleep in its group and exits, and
+	// returns the sleep's pid once sh is collected.
+	leftIn := func(name string, start func(*exec.Cmd) (*Child, error)) int {
+		file := filepath.Join(dir, name)
+		c, err := start(exec.Command("sh", "-c", "sleep 4821 </dev/null >/dev/null 2>&1 & echo $! > "+file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Wait()
+		pid, err := await.PID(file, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	ended := leftIn("ended", func(cmd *exec.Cmd) (*Child, error) { return Start(cmd, Options{Reaper: r}) })
+	kept := leftIn("kept", func(cmd *exec.Cmd) (*Child, error) { return r.Start(cmd, Options{}) })
+	if !await.Until(5*time.Second, func() bool { return gone(ended) }) {
+		t.Errorf("the sleep %d left in the group of a child started with Options.Reaper outlived its collection", ended)
+	}
+	if in, err := Stat(kept); err != nil || in.State == 'Z' {
+		t.Fatalf("the sleep %d left in the group of a child of Reaper.Start is gone: %v", kept, err)
+	}
+	// A sleep in a new session, its shell's parent gone: an orphan.
+	stray := leftIn("stray", func(cmd *exec.Cmd) (*Child, error) {
+		cmd.Args[2] = "cd " + dir + " && mkfifo fifo && { setsid sh -c 'sleep 4822 & echo $! > fifo; wait' </dev/null >/dev/null 2>&1 & } && read pid < fifo && echo $pid > stray"
+		return Start(cmd, Options{Reaper: r})
+	})
+	if left := r.EndAll(time.Now().Add(5 * time.Second)); len(left) > 0 {
+		t.Errorf("EndAll left %v", left)
+	}
+	for _, pid := range []int{kept, stray} {
+		if !gone(pid) {
+			t.Errorf("%d outlived EndAll", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if in, err := Stat(before.Process.Pid); err != nil || in.State == 'Z' {
+		t.Errorf("EndAll ended %d, the process's child from before it was a subreaper", before.Process.Pid)
+	}
+}

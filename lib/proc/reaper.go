@@ -34,7 +34,8 @@ type childInfo struct {
 type Reaper struct {
 	mu       sync.Mutex
 	children map[int]*Child
-	orphans  []orphanExit // the last few orphans collected, newest last
+	orphans  []orphanExit   // the last few orphans collected, newest last
+	before   map[int]uint64 // the children the process had before it was a subreaper (pid: start)
 }
 
 // orphanExit is an orphan the reaper collected before anyone adopted it:
@@ -55,7 +56,12 @@ var ErrNotOrphan = errors.New("not an orphan of this subreaper")
 // NewReaper makes this process a child subreaper and starts reaping.
 func NewReaper() *Reaper {
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	r := &Reaper{children: map[int]*Child{}}
+	r := &Reaper{children: map[int]*Child{}, before: map[int]uint64{}}
+	for _, pid := range Children(os.Getpid()) { // a shell's logger, forked before it exec'd us
+		if in, err := Stat(pid); err == nil {
+			r.before[pid] = in.Start
+		}
+	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	go r.loop(sigs)
@@ -179,21 +185,24 @@ var _ [unsafe.Sizeof(childInfo{}) - unsafe.Sizeof(unix.Siginfo{})]struct{}
 
 // EndAll ends every process this one still has as a child: those started
 // through the reaper and not yet collected, and the orphans of their trees
-// the kernel handed to it. Each gets SIGKILL, and so again does what each
-// leaves to this subreaper as it dies, until none is left or the deadline
-// passes. A host calls it last, after its own way of stopping what it
-// started: what an agent's tree left behind it, or was spawning while it
-// died, does not outlive the host. It returns the pids still there at the
-// deadline.
+// the kernel handed to it; not a child it had before it was a subreaper
+// (what a shell forked before it exec'd the program). Each gets SIGKILL,
+// and so again does what each leaves to this subreaper as it dies, until
+// none is left or the deadline passes. A host calls it last, after its
+// own way of stopping what it started: what an agent's tree left behind
+// it, or was spawning while it died, does not outlive the host. It
+// returns the pids still there at the deadline.
 func (r *Reaper) EndAll(deadline time.Time) []int {
 	self := os.Getpid()
 	for {
 		var live []int
 		for _, pid := range Children(self) {
-			if in, err := Stat(pid); err == nil && in.State != 'Z' { // a zombie is the loop's to collect
-				live = append(live, pid)
-				killChild(self, pid)
+			in, err := Stat(pid)
+			if err != nil || in.State == 'Z' || r.before[pid] == in.Start { // a zombie is the loop's to collect
+				continue
 			}
+			live = append(live, pid)
+			r.kill(self, in)
 		}
 		if len(live) == 0 || time.Now().After(deadline) {
 			return live
@@ -202,16 +211,24 @@ func (r *Reaper) EndAll(deadline time.Time) []int {
 	}
 }
 
-// killChild sends SIGKILL to pid through a descriptor of its own, once it
-// is seen to be self's child: a pid reaped and reused meanwhile names a
-// stranger, whose parent is not self, and is left alone.
-func killChild(self, pid int) {
-	fd, err := unix.PidfdOpen(pid, 0)
+// kill sends SIGKILL to p once it is confirmed to be self's child still,
+// unreaped: a pid reaped and reused meanwhile names a stranger, whose
+// parent is not self, and is left alone. Through a descriptor of its own
+// (pidfd); where the kernel has none, by pid under the reaper's lock, which
+// every collection but that of an exited child of Start holds (and that
+// one is a zombie, which the check skips).
+func (r *Reaper) kill(self int, p Info) {
+	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if in, err := Stat(p.PID); err == nil && in.PPID == self && in.Start == p.Start && in.State != 'Z' {
+			_ = unix.Kill(p.PID, unix.SIGKILL)
+		}
 		return
 	}
 	defer unix.Close(fd)
-	if in, err := Stat(pid); err == nil && in.PPID == self {
+	if in, err := Stat(p.PID); err == nil && in.PPID == self && in.Start == p.Start {
 		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	}
 }
