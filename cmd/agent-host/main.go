@@ -102,7 +102,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	// agent-host is a child subreaper: what an agent's tree orphans (a
 	// sandbox's wrapper whose parent died mid-spawn, a daemon that forked
 	// away) is handed back to it, not to init, and is ended with the rest
-	// when the host ends (DESIGN.md, "agent-host").
+	// when the host ends (DESIGN.md, "One child lifecycle").
 	reaper := proc.NewReaper()
 	defer func() { reaper.EndAll(time.Now().Add(endAllWithin)) }()
 	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr, Reaper: reaper}
