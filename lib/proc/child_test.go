@@ -168,9 +168,10 @@ func TestReaper(t *testing.T) {
 
 // A child started with Options.Reaper has what it left in its group
 // killed as the reaper collects it; one of Reaper.Start keeps it running.
-// EndAll ends what the process still has as children (here a group the
-// reaper left running and an orphan of a new session), and leaves a
-// child the process had before it became a subreaper alone.
+// EndOrphans ends what was handed to the process (a group the reaper
+// left running, an orphan of a new session) and leaves its own live
+// children be; EndAll ends those too; both leave a child the process had
+// before it became a subreaper alone.
 func TestReaperEndsGroupsAndStrays(t *testing.T) {
 	if os.Getenv("PROC_TEST_REAPER_END") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestReaperEndsGroupsAndStrays$", "-test.v")
@@ -215,8 +216,27 @@ func TestReaperEndsGroupsAndStrays(t *testing.T) {
 		cmd.Args[2] = "cd " + dir + " && mkfifo fifo && { setsid sh -c 'sleep 4822 & echo $! > fifo; wait' </dev/null >/dev/null 2>&1 & } && read pid < fifo && echo $pid > stray"
 		return Start(cmd, Options{Reaper: r})
 	})
+	// EndOrphans ends what the kernel handed over (the stray, the sleep
+	// whose shell Reaper.Start collected) and leaves a child the reaper
+	// started, running still, be.
+	own, err := Start(exec.Command("sleep", "4823"), Options{Reaper: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := r.EndOrphans(time.Now().Add(5 * time.Second)); len(left) > 0 {
+		t.Errorf("EndOrphans left %v", left)
+	}
+	if !gone(stray) || !gone(kept) {
+		t.Errorf("EndOrphans left an orphan running: stray gone %v, kept gone %v", gone(stray), gone(kept))
+	}
+	if !own.Running() {
+		t.Errorf("EndOrphans ended %d, a child the reaper started", own.PID())
+	}
 	if left := r.EndAll(time.Now().Add(5 * time.Second)); len(left) > 0 {
 		t.Errorf("EndAll left %v", left)
+	}
+	if !await.Until(5*time.Second, func() bool { return !own.Running() }) {
+		t.Errorf("EndAll left %d, a child the reaper started", own.PID())
 	}
 	for _, pid := range []int{kept, stray} {
 		if !gone(pid) {

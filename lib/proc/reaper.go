@@ -192,13 +192,21 @@ var _ [unsafe.Sizeof(childInfo{}) - unsafe.Sizeof(unix.Siginfo{})]struct{}
 // own way of stopping what it started: what an agent's tree left behind
 // it, or was spawning while it died, does not outlive the host. It
 // returns the pids still there at the deadline.
-func (r *Reaper) EndAll(deadline time.Time) []int {
+func (r *Reaper) EndAll(deadline time.Time) []int { return r.end(deadline, false) }
+
+// EndOrphans is EndAll for the orphans alone: a child started through
+// the reaper and not yet collected runs on, with what it runs (a run's
+// svc mcp, whose services a run may keep); what the kernel handed to
+// this subreaper is ended, and what it leaves to it in turn.
+func (r *Reaper) EndOrphans(deadline time.Time) []int { return r.end(deadline, true) }
+
+func (r *Reaper) end(deadline time.Time, orphans bool) []int {
 	self := os.Getpid()
 	for {
 		var live []int
 		for _, pid := range Children(self) {
 			in, err := Stat(pid)
-			if err != nil || in.State == 'Z' || r.before[pid] == in.Start { // a zombie is the loop's to collect
+			if err != nil || in.State == 'Z' || r.before[pid] == in.Start || orphans && r.Started(pid) { // a zombie is the loop's to collect
 				continue
 			}
 			live = append(live, pid)
