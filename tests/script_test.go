@@ -317,6 +317,13 @@ func fakeagent() {
 			}
 		}
 	}
+	if dir := os.Getenv("FAKE_DETACH"); dir != "" {
+		// A daemon of its own: a sleep in a session of its own, whose
+		// parent (the shell) is gone once the pid is written. The sleep
+		// writes its pid once it is in its session, and the shell waits
+		// for that: else a group ended at once could still take it.
+		_ = exec.Command("sh", "-c", `mkfifo "$1/detach.fifo" && { setsid sh -c 'echo $$ > "$0/detach.fifo"; exec sleep 6921' "$1" </dev/null >/dev/null 2>&1 & } && read pid < "$1/detach.fifo" && echo $pid > "$1/detached.pid"`, "sh", dir).Run()
+	}
 	if os.Getenv("FAKE_HANG") == "1" {
 		fmt.Fprintln(os.Stderr, "fakeagent: waiting to be signalled")
 		// Not select{}: in a build without cgo the runtime would call

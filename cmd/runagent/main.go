@@ -168,13 +168,18 @@ func (c *runCmd) printNotStarted(env *cli.Env, err error) {
 // run runs the agent, or with --print-args says what it would run
 // (nil, nil); an error is a failure before the agent started, worded.
 func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error) {
+	// runagent is a child subreaper, and starts every command through its
+	// reaper: what the agent's tree orphans (a sandbox's wrapper whose
+	// agent died as it started it) is handed to it, not to init, and ends
+	// with the run (agentrun.Request.Reaper).
+	reaper := proc.NewReaper()
 	// The policy first: one that does not hold fails closed, before
 	// anything is prepared or started.
 	pol, err := c.policy()
 	if err != nil {
 		return nil, err
 	}
-	opts, schema, err := c.options(env)
+	opts, schema, err := c.options(env, reaper)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +201,7 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	if err != nil {
 		return nil, err
 	}
-	req.Policy = pol
+	req.Policy, req.Reaper = pol, reaper
 	defer closeEvents()
 	// A Direct command: from here on there are children, and a signal
 	// must reach them through ctx rather than end runagent outright.
@@ -246,8 +251,9 @@ func wordStart(err error, env *cli.Env) error {
 }
 
 // options are the grant's inputs from the flags; schema is --schema,
-// compiled (a file that is no schema is a usage error here).
-func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) {
+// compiled, its validator started through reaper (a file that is no
+// schema is a usage error here).
+func (c *runCmd) options(env *cli.Env, reaper *proc.Reaper) (grant.Options, *agentrun.Schema, error) {
 	var o grant.Options
 	switch {
 	case c.Level == 0:
@@ -266,7 +272,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 		return o, nil, cli.Usagef("--attempts goes with --until")
 	}
 	if c.Agent == agentrun.ACP {
-		return c.schemaOnly()
+		return c.schemaOnly(reaper)
 	}
 	harness, err := grant.ParseHarness(c.Agent)
 	if err != nil {
@@ -301,7 +307,7 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 	// own, not on its argv (codex's are in its configuration file).
 	o.FilesDir = agentrun.FilesPending
 	o.AppendSystemPrompt = strings.Join(prompts, "\n\n")
-	_, schema, err := c.schemaOnly()
+	_, schema, err := c.schemaOnly(reaper)
 	if schema != nil {
 		o.Schema, o.SchemaFile = schema.Compact, schema.File
 	}
@@ -310,12 +316,12 @@ func (c *runCmd) options(env *cli.Env) (grant.Options, *agentrun.Schema, error) 
 
 // schemaOnly compiles --schema, if given; a file that is no schema is a
 // usage error.
-func (c *runCmd) schemaOnly() (grant.Options, *agentrun.Schema, error) {
+func (c *runCmd) schemaOnly(reaper *proc.Reaper) (grant.Options, *agentrun.Schema, error) {
 	var o grant.Options
 	var schema *agentrun.Schema
 	var err error
 	if c.Schema != "" {
-		schema, err = agentrun.LoadSchema(c.Schema)
+		schema, err = agentrun.LoadSchema(c.Schema, proc.Options{Reaper: reaper})
 		var se *agentrun.SchemaError
 		switch {
 		case errors.Is(err, agentrun.ErrNoValidator):

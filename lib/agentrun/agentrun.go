@@ -133,6 +133,10 @@ type Request struct {
 	// Host, when set, runs the agent through an agent-host backend in
 	// this process (Grant.Argv its command) instead of as a CLI.
 	Host *HostAgent
+	// Reaper, when the process is a child subreaper (runagent), starts
+	// every command of the run, and once the agent has ended (before the
+	// services are), what the agent's tree orphaned to it is ended.
+	Reaper *proc.Reaper
 	// Policy, when set, is checked by the host on every tool call of a
 	// host agent (its backend puts every call to agentry): a call it
 	// denies never runs, and Result.Denials lists it.
@@ -270,6 +274,22 @@ type Denial struct {
 	Verdict string `json:"verdict"`
 }
 
+// procOptions is how the run starts its commands: through the reaper, if any.
+func (req Request) procOptions() proc.Options { return proc.Options{Reaper: req.Reaper} }
+
+// endOrphanGrace is how long a run waits for what the agent's tree
+// orphaned to go, after SIGKILL.
+const endOrphanGrace = 2 * time.Second
+
+// endOrphans ends what the agent's tree left to the reaper, if there is
+// one: a process that escaped every group and tree the run knew (a
+// sandbox's wrapper whose agent died as it started it).
+func (req Request) endOrphans() {
+	if req.Reaper != nil {
+		req.Reaper.EndOrphans(time.Now().Add(endOrphanGrace))
+	}
+}
+
 // Run runs the agent to its end, with its services when it has them.
 func Run(ctx context.Context, req Request) (*Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
@@ -294,6 +314,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		req.Options.FilesDir = files
 	}
 	if req.Services == nil {
+		defer req.endOrphans()
 		return run(ctx, regrant(req))
 	}
 	// svc mcp, and every service and command it runs for the agent, get
@@ -304,7 +325,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		job = os.Environ()
 	}
 	env, _ := agentEnv(req, job)
-	s, err := startServices(*req.Services, env) // a *StartError
+	s, err := startServices(*req.Services, env, req.procOptions()) // a *StartError
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +333,13 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		req.Options.ServicesURL = s.URL
 	}
 	res, err := run(ctx, regrant(req))
+	// svc mcp, a child of the reaper's, runs on, and so do its services'
+	// monitors, its own children; but a svc mcp that died in the run has
+	// handed them to this process, and kept services are not ended with
+	// the agent's orphans.
+	if !s.keep || s.child.Running() {
+		req.endOrphans()
+	}
 	ends := s.finish() // however the run ended
 	if res != nil {
 		for i := range ends {
@@ -542,7 +570,7 @@ func startAgent(req Request, w *workspace, g *grant.Grant, prompt string) (*agen
 	a := &agent{start: time.Now()}
 	var err error
 	stdin, closeStdin := promptInput(prompt)
-	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: stdin})
+	a.child, err = proc.StartPiped(cmd, proc.Pipes{Stdin: stdin, Options: req.procOptions()})
 	closeStdin()
 	if err != nil {
 		return nil, &StartError{Reason: fmt.Sprintf("could not start %s on this machine: %s", g.Harness, proc.ErrnoName(err))}

@@ -84,8 +84,8 @@ func (w *workspace) hostFor(ctx context.Context, req Request, g *grant.Grant) (*
 		return w.hosted, nil
 	}
 	tail := proc.NewTail(4096)
-	tree := newAgentTree()
-	env := host.Env{Environ: w.env, Stderr: tail}
+	tree := newAgentTree(req.Reaper)
+	env := host.Env{Environ: w.env, Stderr: tail, Reaper: req.Reaper}
 	var openErr error
 	var backend host.Backend
 	factory := func(string, json.RawMessage) (host.Backend, error) {
@@ -157,6 +157,7 @@ func (h *hosted) close() {
 // host, their descendants, and their process groups.
 type agentTree struct {
 	self   int
+	reaper *proc.Reaper // runagent's, if it is a subreaper: an orphan it was handed is never the agent
 	before map[int]bool // runagent's children before the host
 	mu     sync.Mutex
 	seen   map[int]proc.Info
@@ -164,8 +165,8 @@ type agentTree struct {
 	leader proc.Info // the agent: the oldest of runagent's new children when last looked
 }
 
-func newAgentTree() *agentTree {
-	t := &agentTree{self: os.Getpid(), before: map[int]bool{}, seen: map[int]proc.Info{}}
+func newAgentTree(r *proc.Reaper) *agentTree {
+	t := &agentTree{self: os.Getpid(), reaper: r, before: map[int]bool{}, seen: map[int]proc.Info{}}
 	for _, pid := range proc.Children(t.self) {
 		t.before[pid] = true
 	}
@@ -187,7 +188,8 @@ func (t *agentTree) look() {
 		if t.before[c] {
 			continue
 		}
-		if in, err := proc.Stat(c); err == nil && (leader.PID == 0 || in.Start < leader.Start) {
+		started := t.reaper == nil || t.reaper.Started(c)
+		if in, err := proc.Stat(c); err == nil && started && (leader.PID == 0 || in.Start < leader.Start) {
 			leader = in
 		}
 		for _, pid := range append([]int{c}, proc.Descendants(c)...) {

@@ -328,7 +328,7 @@ func (l *loop) check(ctx context.Context, res *Result, session string) *next {
 		return nil
 	}
 	l.answers++
-	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env, l.signal)
+	check := runCheck(ctx, req.Until, orDefault(req.WorkDir, l.w.dir), req.Env, l.signal, req.procOptions())
 	check.Tail = l.w.secrets.tail(check.Tail) // its beginning may be gone
 	l.attempts[len(l.attempts)-1].Check = check
 	switch {

@@ -40,7 +40,7 @@ func preflight(ctx context.Context, req Request, w *workspace) error {
 	if req.Host != nil {
 		return warm(ctx, req, w) // its own proof that it starts
 	}
-	if err := starts(ctx, g, w); err != nil {
+	if err := starts(ctx, g, w, req.procOptions()); err != nil {
 		return err
 	}
 	if g.Harness == grant.Claude && !claudeSignedIn(w.env) {
@@ -62,11 +62,11 @@ const versionArg = "--version"
 // of its own that goes with it, however it ends: by itself, at
 // startsTimeout, or at a signal to runagent (errStopped), which does not
 // wait for what --version left holding its output.
-func starts(ctx context.Context, g *grant.Grant, w *workspace) error {
+func starts(ctx context.Context, g *grant.Grant, w *workspace, o proc.Options) error {
 	cmd := exec.Command(g.Argv[0], versionArg)
 	ran := g.Harness + " " + versionArg
 	cmd.Dir, cmd.Env = w.dir, w.env
-	child, err := proc.StartPiped(cmd, proc.Pipes{MergeStderr: true})
+	child, err := proc.StartPiped(cmd, proc.Pipes{MergeStderr: true, Options: o})
 	if err != nil {
 		return &PreflightError{"starts", fmt.Sprintf("%s cannot start: %s", g.Harness, proc.ErrnoName(err))}
 	}

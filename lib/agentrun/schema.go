@@ -52,12 +52,13 @@ type Schema struct {
 	File      string // absolute, for codex's --output-schema
 	Compact   string // the schema as one line, for claude's --json-schema
 	validator string
+	starts    proc.Options // how the validator starts (through the process's reaper)
 }
 
 // LoadSchema reads a schema file and has ndjson-schema compile it; an
 // error (a *SchemaError, or ErrNoValidator when there is no ndjson-schema)
 // means the file is not a usable schema, and nothing should start.
-func LoadSchema(path string) (*Schema, error) {
+func LoadSchema(path string, starts proc.Options) (*Schema, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func LoadSchema(path string) (*Schema, error) {
 	if err != nil {
 		return nil, ErrNoValidator
 	}
-	s := &Schema{File: abs, Compact: compact.String(), validator: bin}
+	s := &Schema{File: abs, Compact: compact.String(), validator: bin, starts: starts}
 	if _, errText, code := s.check(nil); code != 0 {
 		return nil, &SchemaError{path, "schema", errors.New(errText)}
 	}
@@ -106,7 +107,7 @@ func (s *Schema) Check(raw string) (compact string, violation string) {
 // the first line of its stderr without the program's name, and its exit
 // code (-1 when it did not run, or a signal ended it).
 func (s *Schema) check(input []byte) (stdout, stderr string, code int) {
-	c, err := proc.StartPiped(exec.Command(s.validator, "check", "--json", "--schema", s.File), proc.Pipes{Stdin: bytes.NewReader(input)})
+	c, err := proc.StartPiped(exec.Command(s.validator, "check", "--json", "--schema", s.File), proc.Pipes{Stdin: bytes.NewReader(input), Options: s.starts})
 	if err != nil {
 		return "", fmt.Sprintf("%s: %s", Validator, proc.ErrnoName(err)), -1
 	}

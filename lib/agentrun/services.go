@@ -75,7 +75,7 @@ type ServiceEnd struct {
 // startServices starts svc mcp for the run, on a scope of its own, in
 // env (the agent's environment) with the state home this process uses,
 // and waits for its URL.
-func startServices(o ServicesOptions, env []string) (*services, error) {
+func startServices(o ServicesOptions, env []string, starts proc.Options) (*services, error) {
 	home, err := svc.Home(o.Getenv)
 	if err != nil {
 		return nil, &StartError{Reason: err.Error()}
@@ -91,7 +91,7 @@ func startServices(o ServicesOptions, env []string) (*services, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(withoutKey(env, "SVC_HOME"), "SVC_HOME="+home)
-	c, err := proc.StartPiped(cmd, proc.Pipes{Stderr: o.Stderr})
+	c, err := proc.StartPiped(cmd, proc.Pipes{Stderr: o.Stderr, Options: starts})
 	if err != nil {
 		return nil, &StartError{Reason: "could not start svc mcp: " + proc.ErrnoName(err)}
 	}

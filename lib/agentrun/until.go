@@ -36,7 +36,7 @@ type Check struct {
 // job's environment, its output captured; the signal that cancels ctx
 // (sig's) is forwarded to its group, as it is to the agent's, and SIGKILL
 // follows after checkGrace.
-func runCheck(ctx context.Context, command, dir string, env []string, sig func() syscall.Signal) *Check {
+func runCheck(ctx context.Context, command, dir string, env []string, sig func() syscall.Signal, starts proc.Options) *Check {
 	c := &Check{Command: command}
 	start := time.Now()
 	cmd := exec.Command("/bin/sh", "-c", command)
@@ -44,7 +44,7 @@ func runCheck(ctx context.Context, command, dir string, env []string, sig func()
 	if env == nil {
 		cmd.Env = os.Environ()
 	}
-	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(""), MergeStderr: true})
+	child, err := proc.StartPiped(cmd, proc.Pipes{Stdin: strings.NewReader(""), MergeStderr: true, Options: starts})
 	if err != nil {
 		c.Status = "could not start: " + proc.ErrnoName(err)
 		return c

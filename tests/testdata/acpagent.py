@@ -12,6 +12,8 @@ stdio). Each line of a prompt is a command:
   DIE FLAG         the first time (FLAG absent): create FLAG and die mid-turn
   TOOLS N          report N tool calls of kind read, each completed
   SPAWN N          leave a grandchild `sleep N` running (in its group)
+  DETACH DIR       leave a `sleep 6918` running in a session of its own, its
+                   parent gone (an orphan), and write its pid to DIR/detached.pid
   ELICIT           ask the client which letter (A, B or C) by elicitation/create,
                    a form, when the client said it takes forms; answer
                    "chose X", "declined", "cancelled" or "no elicitation"
@@ -220,6 +222,20 @@ def prompt(msg):
             say(sid, "mcp " + str(state["mcp"]))
         elif word == "SPAWN":
             subprocess.Popen(["sleep", arg])
+        elif word == "DETACH":
+            # A child makes a session of its own, forks the sleep into it,
+            # writes its pid and exits: the sleep's parent is gone.
+            child = os.fork()
+            if child == 0:
+                os.setsid()
+                sleeper = os.fork()
+                if sleeper == 0:
+                    os.execvp("sleep", ["sleep", "6918"])
+                with open(os.path.join(arg, "detached.pid"), "w") as f:
+                    f.write("%d\n" % sleeper)
+                os._exit(0)
+            os.waitpid(child, 0)
+            say(sid, "detached ")
         elif word == "HANG":
             sleeper = subprocess.Popen(["sleep", "6917"])
             with open(os.path.join(arg, "sleep.pid"), "w") as f:
