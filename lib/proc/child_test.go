@@ -124,15 +124,24 @@ func TestChildFinish(t *testing.T) {
 	}
 }
 
-// The reaper test runs in a process of its own: a subreaper collects every
+// inOwnProcess runs test t again in a process of its own and reports
+// true, unless this is that process (false): a subreaper collects every
 // child of the process, which would race the other tests' Waits.
+func inOwnProcess(t *testing.T) bool {
+	if os.Getenv("PROC_TEST_OWN") == t.Name() {
+		return false
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROC_TEST_OWN="+t.Name())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return true
+}
+
+// The reaper tests run in a process of their own (inOwnProcess).
 func TestReaper(t *testing.T) {
-	if os.Getenv("PROC_TEST_REAPER") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReaper$", "-test.v")
-		cmd.Env = append(os.Environ(), "PROC_TEST_REAPER=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if inOwnProcess(t) {
 		return
 	}
 	r := NewReaper()
@@ -173,12 +182,7 @@ func TestReaper(t *testing.T) {
 // children be; EndAll ends those too; both leave a child the process had
 // before it became a subreaper alone.
 func TestReaperEndsGroupsAndStrays(t *testing.T) {
-	if os.Getenv("PROC_TEST_REAPER_END") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReaperEndsGroupsAndStrays$", "-test.v")
-		cmd.Env = append(os.Environ(), "PROC_TEST_REAPER_END=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if inOwnProcess(t) {
 		return
 	}
 	before := exec.Command("sleep", "4820")
