@@ -134,8 +134,10 @@ type Request struct {
 	// this process (Grant.Argv its command) instead of as a CLI.
 	Host *HostAgent
 	// Reaper, when the process is a child subreaper (runagent), starts
-	// every command of the run, and once the agent has ended (before the
-	// services are), what the agent's tree orphaned to it is ended.
+	// every command of the run (a process with a reaper must start all
+	// its children through it), and once the run's attempts and checks
+	// are over, before the services are finished, what they orphaned to
+	// it is ended.
 	Reaper *proc.Reaper
 	// Policy, when set, is checked by the host on every tool call of a
 	// host agent (its backend puts every call to agentry): a call it
