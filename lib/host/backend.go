@@ -154,10 +154,10 @@ type Env struct {
 	// Stderr receives the backend's commands' stderr (the host's own
 	// stderr, which a supervisor tails).
 	Stderr io.Writer
-	// Reaper starts the backend's commands when the host is a child
-	// subreaper (agent-host): what their trees orphan is handed back to
-	// the host, which ends it before it exits. Nil in a process that is
-	// none (runagent's host, in its own process).
+	// Reaper starts the backend's commands when the host's process is a
+	// child subreaper (agent-host, runagent): what their trees orphan is
+	// handed back to that process, which ends it before it exits. Nil in
+	// a process that is none (a test's in-process host).
 	Reaper *proc.Reaper
 }
 
