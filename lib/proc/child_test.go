@@ -139,6 +139,23 @@ func inOwnProcess(t *testing.T) bool {
 	return true
 }
 
+// leaveSleep starts sh through start, which leaves `sleep N` running in
+// its group and exits, and returns the sleep's pid once sh is collected;
+// file is where sh writes it.
+func leaveSleep(t *testing.T, file string, n int, start func(*exec.Cmd) (*Child, error)) int {
+	t.Helper()
+	c, err := start(exec.Command("sh", "-c", "sleep "+strconv.Itoa(n)+" </dev/null >/dev/null 2>&1 & echo $! > "+file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	pid, err := await.PID(file, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
 // The reaper tests run in a process of their own (inOwnProcess).
 func TestReaper(t *testing.T) {
 	if inOwnProcess(t) {
@@ -155,16 +172,7 @@ func TestReaper(t *testing.T) {
 	}
 	// A daemon that leaves its parent: the orphan is reparented to us, and
 	// the reaper collects it when it dies instead of leaving a zombie.
-	orphanFile := filepath.Join(t.TempDir(), "orphan")
-	c, err = r.Start(exec.Command("sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "+orphanFile), Options{Outlive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Wait()
-	orphan, err := await.PID(orphanFile, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orphan := leaveSleep(t, filepath.Join(t.TempDir(), "orphan"), 300, func(cmd *exec.Cmd) (*Child, error) { return r.Start(cmd, Options{Outlive: true}) })
 	if !await.Until(10*time.Second, func() bool { in, err := Stat(orphan); return err == nil && in.PPID == os.Getpid() }) {
 		syscall.Kill(orphan, syscall.SIGKILL)
 		t.Fatalf("orphan %d was not reparented to the subreaper", orphan)
@@ -192,23 +200,8 @@ func TestReaperEndsGroupsAndStrays(t *testing.T) {
 	defer before.Process.Kill()
 	r := NewReaper()
 	dir := t.TempDir()
-	// leftIn starts sh, which leaves a sleep in its group and exits, and
-	// returns the sleep's pid once sh is collected.
-	leftIn := func(name string, start func(*exec.Cmd) (*Child, error)) int {
-		file := filepath.Join(dir, name)
-		c, err := start(exec.Command("sh", "-c", "sleep 4821 </dev/null >/dev/null 2>&1 & echo $! > "+file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Wait()
-		pid, err := await.PID(file, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pid
-	}
-	ended := leftIn("ended", func(cmd *exec.Cmd) (*Child, error) { return Start(cmd, Options{Reaper: r}) })
-	kept := leftIn("kept", func(cmd *exec.Cmd) (*Child, error) { return r.Start(cmd, Options{}) })
+	ended := leaveSleep(t, filepath.Join(dir, "ended"), 4821, func(cmd *exec.Cmd) (*Child, error) { return Start(cmd, Options{Reaper: r}) })
+	kept := leaveSleep(t, filepath.Join(dir, "kept"), 4821, func(cmd *exec.Cmd) (*Child, error) { return r.Start(cmd, Options{}) })
 	if !await.Until(5*time.Second, func() bool { return gone(ended) }) {
 		t.Errorf("the sleep %d left in the group of a child started with Options.Reaper outlived its collection", ended)
 	}
@@ -216,7 +209,7 @@ func TestReaperEndsGroupsAndStrays(t *testing.T) {
 		t.Fatalf("the sleep %d left in the group of a child of Reaper.Start is gone: %v", kept, err)
 	}
 	// A sleep in a new session, its shell's parent gone: an orphan.
-	stray := leftIn("stray", func(cmd *exec.Cmd) (*Child, error) {
+	stray := leaveSleep(t, filepath.Join(dir, "stray"), 4822, func(cmd *exec.Cmd) (*Child, error) {
 		cmd.Args[2] = "cd " + dir + " && mkfifo fifo && { setsid sh -c 'sleep 4822 & echo $! > fifo; wait' </dev/null >/dev/null 2>&1 & } && read pid < fifo && echo $pid > stray"
 		return Start(cmd, Options{Reaper: r})
 	})

@@ -230,33 +230,12 @@ func (r *Reaper) end(deadline time.Time, orphans bool) []int {
 				continue
 			}
 			live = append(live, pid)
-			r.kill(self, in)
+			Signal(in, unix.SIGKILL) // confirmed by pid and start time: a reused pid is a stranger's
+
 		}
 		if len(live) == 0 || time.Now().After(deadline) {
 			return live
 		}
 		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// kill sends SIGKILL to p once it is confirmed to be self's child still,
-// unreaped: a pid reaped and reused meanwhile names a stranger, whose
-// parent is not self, and is left alone. Through a descriptor of its own
-// (pidfd); where the kernel has none, by pid under the reaper's lock, which
-// every collection but that of an exited child of Start holds (and that
-// one is a zombie, which the check skips).
-func (r *Reaper) kill(self int, p Info) {
-	fd, err := unix.PidfdOpen(p.PID, 0)
-	if err != nil {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if in, err := Stat(p.PID); err == nil && in.PPID == self && in.Start == p.Start && in.State != 'Z' {
-			_ = unix.Kill(p.PID, unix.SIGKILL)
-		}
-		return
-	}
-	defer unix.Close(fd)
-	if in, err := Stat(p.PID); err == nil && in.PPID == self && in.Start == p.Start {
-		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	}
 }
