@@ -57,7 +57,6 @@ func Env(home string, wt *registry.Worktree, rows []*Listing) []EnvVar {
 		if err != nil || !l.Status.Live() {
 			continue
 		}
-		port = reachedOn(l, port)
 		key := envKey(l.Name)
 		out = append(out, EnvVar{"PORT_" + key, strconv.Itoa(port)})
 		if u := proxy.URL(l); u != "" {

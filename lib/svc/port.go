@@ -160,8 +160,10 @@ func portsHeld(home string, command []string) error {
 // free reports whether the port can be listened on, on every address.
 func free(port int) bool { return sock.CanListen(port) }
 
-// Port is the port of a service for scripts: the port it was given, else
-// the one it was found ready on; a *NoPortError when it has neither.
+// Port is the port of a service for scripts, the one a program reaches it
+// on: the port it was given, unless it was found listening elsewhere only
+// (a dev server that reads no $PORT); else the one it was found ready on;
+// a *NoPortError when it has neither.
 func Port(d Dir) (int, error) {
 	l, err := Look(d)
 	if err != nil {
@@ -169,7 +171,7 @@ func Port(d Dir) (int, error) {
 	}
 	switch {
 	case l.Spec.Port > 0:
-		return l.Spec.Port, nil
+		return reachedOn(l, l.Spec.Port), nil
 	case l.Port > 0 && !l.PortPreoccupied:
 		return l.Port, nil
 	}
