@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,8 +87,9 @@ func (m *monitor) watchFiles(f *files, out chan<- fileChange) {
 	in, err := newInotify()
 	if err == nil {
 		dirs := map[int]string{}
-		for _, r := range f.roots() {
-			if err = in.addTree(r, f, dirs); err != nil {
+		roots := f.roots()
+		for _, r := range roots {
+			if err = in.addTree(r, f, dirs, nil); err != nil {
 				break
 			}
 		}
@@ -102,10 +105,25 @@ func (m *monitor) watchFiles(f *files, out chan<- fileChange) {
 				case !ok:
 				case mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF) != 0:
 					delete(dirs, wd)
+					if slices.Contains(roots, dir) {
+						// A root went (rm -rf, a checkout that replaced
+						// it): watch from the directory it would come
+						// back in, as when it was missing at the start.
+						roots = f.roots()
+						for _, r := range roots {
+							if !slices.Contains(slices.Collect(maps.Values(dirs)), r) {
+								_ = in.addTree(r, f, dirs, nil)
+							}
+						}
+					}
 				case mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+					// A directory came: moved in whole, or made and
+					// filled before its watch was there (a checkout).
+					// Its files that the patterns want are changes.
 					p := filepath.Join(dir, name)
 					if !f.skipDir(p) {
-						_ = in.addTree(p, f, dirs) // out of watches now: what is watched still is
+						// Out of watches now: what is watched still is.
+						_ = in.addTree(p, f, dirs, func(rel string) { out <- fileChange{rel: rel, at: time.Now()} })
 					}
 				case mask&unix.IN_ISDIR == 0:
 					if rel, ok := f.wants(filepath.Join(dir, name)); ok {
@@ -209,12 +227,22 @@ func (in *inotify) add(dir string, mask uint32) (int, error) {
 	return wd, nil
 }
 
-// addTree watches dir and every directory under it that is not skipped.
-// Only running out of watches is an error: a directory that went, or
-// cannot be read, is not watched.
-func (in *inotify) addTree(dir string, f *files, dirs map[int]string) error {
+// addTree watches dir and every directory under it that is not skipped,
+// and calls found, when set, with each file under them that the patterns
+// want. Only running out of watches is an error: a directory that went,
+// or cannot be read, is not watched.
+func (in *inotify) addTree(dir string, f *files, dirs map[int]string, found func(rel string)) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+		if err != nil {
+			return nil
+		}
+		if !d.IsDir() {
+			if found == nil {
+				return nil
+			}
+			if rel, ok := f.wants(p); ok {
+				found(rel)
+			}
 			return nil
 		}
 		if p != dir && f.skipDir(p) {
