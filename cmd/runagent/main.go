@@ -173,6 +173,11 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	// agent died as it started it) is handed to it, not to init, and ends
 	// with the run (agentrun.Request.Reaper).
 	reaper := proc.NewReaper()
+	level, err := hostLevel(c.Level, env.Getenv("AGENTRY_LEVEL"))
+	if err != nil {
+		return nil, err
+	}
+	c.Level = level
 	// The policy first: one that does not hold fails closed, before
 	// anything is prepared or started.
 	pol, err := c.policy()
@@ -248,6 +253,25 @@ func wordStart(err error, env *cli.Env) error {
 		return cli.Usagef("%v; nothing was sent to the model", pe)
 	}
 	return err
+}
+
+// hostLevel is the level a run gets when a host ran it for a turn:
+// agent-host's exec backend gives the turn's level as AGENTRY_LEVEL (and
+// RUNAGENT_LEVEL, the default of -l), and the -l on the host's command
+// line, or a level the environment gave, is the most a turn gets, never
+// more than it asked for. AGENTRY_LEVEL alone grants nothing.
+func hostLevel(level int, host string) (int, error) {
+	if host == "" {
+		return level, nil
+	}
+	n, err := strconv.Atoi(host)
+	if err != nil || n < 1 || n > 3 {
+		return 0, cli.Usagef("AGENTRY_LEVEL=%q: the levels are 1, 2 and 3", host)
+	}
+	if level > n {
+		return n, nil
+	}
+	return level, nil
 }
 
 // options are the grant's inputs from the flags; schema is --schema,
