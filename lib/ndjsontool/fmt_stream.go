@@ -10,17 +10,16 @@ package ndjsontool
 // that was inside an object at each level of it). fmt_test.go holds it to
 // pretty's bytes.
 //
-// pretty's order of an object's members with SortKeys keeps every member,
-// a repeated key too: by the key's text (unescaped, byte by byte), then by
-// the value — null, false, numbers (by their float64 value), strings (by
-// their text), true, then objects and arrays by their output.
+// With SortKeys, an object's members are in the order of their keys' text
+// (unescaped, byte by byte), as pretty orders them; every member is kept,
+// a repeated key's in the order they came, so that the last is still the
+// one that counts. (pretty ordered those by value: fmt no longer does.)
 
 import (
 	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/tidwall/pretty"
 
@@ -98,7 +97,7 @@ func (p *fmtPrinter) init(line []byte, st fmtStyle) { p.initMarked(line, nil, st
 func (p *fmtPrinter) initMarked(line []byte, m ndjson.Marks, st fmtStyle) {
 	p.line, p.marks, p.st, p.style, p.ord = line, m, st, pretty.TerminalStyle, nil
 	if st.sortKeys {
-		p.order.build(line, m, st.indent)
+		p.order.build(line, m)
 		p.ord = &p.order
 	}
 	p.reset(0, 0)
@@ -363,22 +362,17 @@ func (o *fmtOrder) find(i int) int {
 	return sort.Search(len(o.objs), func(k int) bool { return o.objs[k].start >= i })
 }
 
-// fmtMember is a member of an object: where its key and value are.
-type fmtMember struct {
-	k, kend, v, vend int
-}
+// fmtMember is a member of an object: where its key is.
+type fmtMember struct{ k, kend int }
 
-// build sorts every object's members of line as pretty does, the
-// innermost first (pretty breaks a tie between equal keys by comparing
-// the values' output, nested objects already sorted): one walk of the
-// line, holding only the members of the objects still open.
-func (o *fmtOrder) build(line []byte, m ndjson.Marks, indent int) {
+// build sorts every object's members of line by key (fmtSorter): one
+// walk of the line, holding only the members of the objects still open.
+func (o *fmtOrder) build(line []byte, m ndjson.Marks) {
 	o.objs, o.keys = o.objs[:0], o.keys[:0]
 	stack, pend := o.stack[:0], o.pend[:0]
 	s := &o.sort
-	s.line, s.marks, s.ord, s.indent = line, m, o, indent
+	s.line = line
 	expectKey := false
-	last := 0 // just past the last token
 	for i := 0; i < len(line); {
 		if i = ndjson.SkipSpace(line, i); i == len(line) {
 			break
@@ -396,10 +390,7 @@ func (o *fmtOrder) build(line []byte, m ndjson.Marks, indent int) {
 		case '}', ']':
 			top := stack[len(stack)-1]
 			if top.obj >= 0 {
-				if len(pend) > top.base {
-					pend[len(pend)-1].vend = last
-				}
-				s.members, s.base = pend[top.base:], len(stack)
+				s.members = pend[top.base:]
 				if len(s.members) > 1 {
 					sort.Stable(s)
 				}
@@ -413,15 +404,10 @@ func (o *fmtOrder) build(line []byte, m ndjson.Marks, indent int) {
 			stack = stack[:len(stack)-1]
 			expectKey = false
 			i++
-			last = i
 		case ',':
-			if top := stack[len(stack)-1]; top.obj >= 0 {
-				pend[len(pend)-1].vend = last
-				expectKey = true
-			}
+			expectKey = stack[len(stack)-1].obj >= 0
 			i++
 		case ':':
-			pend[len(pend)-1].v = ndjson.SkipSpace(line, i+1)
 			i++
 		case '"':
 			j, _ := ndjson.StringEnd(line, m, i)
@@ -429,126 +415,29 @@ func (o *fmtOrder) build(line []byte, m ndjson.Marks, indent int) {
 				pend = append(pend, fmtMember{k: i, kend: j})
 				expectKey = false
 			}
-			i, last = j, j
+			i = j
 		default:
 			i = ndjson.ValueEnd(line, m, i)
-			last = i
 		}
 	}
 	o.stack, o.pend, s.members = stack, pend, nil
 }
 
-// fmtSorter sorts one object's members with pretty's order (byKeyVal):
-// by key, then by value.
+// fmtSorter sorts one object's members by key (as pretty's order does,
+// the key's unescaped text byte by byte). Members of one key keep the
+// order they came in: the last is the one that counts (ndjson(1)), and
+// stays last. pretty broke such a tie by the values, which made another
+// member of the name the last.
 type fmtSorter struct {
 	line    []byte
-	marks   ndjson.Marks // line's, or nil
-	ord     *fmtOrder
-	indent  int
 	members []fmtMember
-	base    int // the object's level: its members' values are printed at it
-	a, b    *fmtPrinter
-	abuf    []byte
-	bbuf    []byte
 }
 
 func (s *fmtSorter) Len() int      { return len(s.members) }
 func (s *fmtSorter) Swap(i, j int) { s.members[i], s.members[j] = s.members[j], s.members[i] }
 func (s *fmtSorter) Less(i, j int) bool {
-	if s.isLess(i, j, false) {
-		return true
-	}
-	if s.isLess(j, i, false) {
-		return false
-	}
-	return s.isLess(i, j, true)
-}
-
-// The kinds of value in pretty's order.
-const (
-	fjNull = iota
-	fjFalse
-	fjNumber
-	fjString
-	fjTrue
-	fjJSON
-)
-
-func fmtKind(v []byte) int {
-	if len(v) == 0 {
-		return fjNull
-	}
-	switch v[0] {
-	case '"':
-		return fjString
-	case 'f':
-		return fjFalse
-	case 't':
-		return fjTrue
-	case 'n':
-		return fjNull
-	case '[', '{':
-		return fjJSON
-	default:
-		return fjNumber
-	}
-}
-
-// isLess is pretty's byKeyVal.isLess, with a value's output (which pretty
-// compares from its buffer) compared as it is printed.
-func (s *fmtSorter) isLess(i, j int, byVal bool) bool {
 	mi, mj := &s.members[i], &s.members[j]
-	v1, v2 := s.line[mi.k:mi.kend], s.line[mj.k:mj.kend]
-	if byVal {
-		v1, v2 = s.line[mi.v:mi.vend], s.line[mj.v:mj.vend]
-	}
-	t1, t2 := fmtKind(v1), fmtKind(v2)
-	if t1 != t2 {
-		return t1 < t2
-	}
-	switch t1 {
-	case fjString:
-		return string(prettyParseStr(v1)) < string(prettyParseStr(v2))
-	case fjNumber:
-		n1, _ := strconv.ParseFloat(string(v1), 64)
-		n2, _ := strconv.ParseFloat(string(v2), 64)
-		return n1 < n2
-	case fjJSON:
-		return s.compare(mi.v, mj.v) < 0
-	}
-	return string(v1) < string(v2)
-}
-
-// compare compares the output of the values at line[i] and line[j], each
-// printed as a member's value of the object being sorted, a buffer at a
-// time.
-func (s *fmtSorter) compare(i, j int) int {
-	if s.a == nil {
-		s.a, s.b = &fmtPrinter{}, &fmtPrinter{}
-		s.abuf, s.bbuf = make([]byte, 4096), make([]byte, 4096)
-	}
-	st := fmtStyle{indent: s.indent}
-	s.a.line, s.a.marks, s.a.st, s.a.ord, s.a.style = s.line, s.marks, st, s.ord, pretty.TerminalStyle
-	s.b.line, s.b.marks, s.b.st, s.b.ord, s.b.style = s.line, s.marks, st, s.ord, pretty.TerminalStyle
-	s.a.reset(i, s.base)
-	s.b.reset(j, s.base)
-	var a, b []byte // what is read and not yet compared
-	for {
-		if len(a) == 0 {
-			a = s.abuf[:s.a.read(s.abuf)]
-		}
-		if len(b) == 0 {
-			b = s.bbuf[:s.b.read(s.bbuf)]
-		}
-		if len(a) == 0 || len(b) == 0 {
-			return len(a) - len(b) // one has ended: it is the lesser, or they are equal
-		}
-		n := min(len(a), len(b))
-		if c := bytes.Compare(a[:n], b[:n]); c != 0 {
-			return c
-		}
-		a, b = a[n:], b[n:]
-	}
+	return string(prettyParseStr(s.line[mi.k:mi.kend])) < string(prettyParseStr(s.line[mj.k:mj.kend]))
 }
 
 // prettyParseStr is pretty's parsestr: a string's text, unescaped by

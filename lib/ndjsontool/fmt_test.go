@@ -3,8 +3,10 @@ package ndjsontool
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -29,10 +31,73 @@ func (st fmtStyle) String() string {
 }
 
 // fmtByPretty is what fmt printed for line before its own printer:
-// tidwall/pretty's bytes.
+// tidwall/pretty's bytes; with SortKeys, of the line with its keys
+// sorted by keysSorted, since pretty ordered a repeated key's members
+// by value, and fmt keeps them in the order they came.
 func fmtByPretty(line []byte, st fmtStyle) []byte {
-	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", st.indent), SortKeys: st.sortKeys}
+	opts := &pretty.Options{Width: 0, Indent: strings.Repeat(" ", st.indent)}
+	if st.sortKeys {
+		line = keysSorted(nil, line)
+	}
 	return fmtPretty(nil, line, st, opts)
+}
+
+// keysSorted appends the valid JSON value at line[i:] compact, every
+// object's members in the order of their keys' text, a repeated key's in
+// the order they came (an order made apart from fmt's, with
+// encoding/json's unescaping), and returns it and where the value ended.
+func keysSorted(out, line []byte) []byte {
+	out, _ = sortedValue(out, line, ndjson.SkipSpace(line, 0))
+	return out
+}
+
+func sortedValue(out, line []byte, i int) ([]byte, int) {
+	switch line[i] {
+	case '[':
+		out = append(out, '[')
+		for i = ndjson.SkipSpace(line, i+1); line[i] != ']'; {
+			if line[i] == ',' {
+				out = append(out, ',')
+				i = ndjson.SkipSpace(line, i+1)
+			}
+			out, i = sortedValue(out, line, i)
+			i = ndjson.SkipSpace(line, i)
+		}
+		return append(out, ']'), i + 1
+	case '{':
+		type member struct {
+			key  string
+			text []byte // "key":value, compact
+		}
+		var ms []member
+		for i = ndjson.SkipSpace(line, i+1); line[i] != '}'; {
+			if line[i] == ',' {
+				i = ndjson.SkipSpace(line, i+1)
+			}
+			kend, _ := ndjson.StringEnd(line, nil, i)
+			var m member
+			json.Unmarshal(line[i:kend], &m.key)
+			m.text = append(append([]byte{}, line[i:kend]...), ':')
+			i = ndjson.SkipSpace(line, ndjson.SkipSpace(line, kend)+1) // past the colon
+			m.text, i = sortedValue(m.text, line, i)
+			ms = append(ms, m)
+			i = ndjson.SkipSpace(line, i)
+		}
+		sort.SliceStable(ms, func(a, b int) bool { return ms[a].key < ms[b].key })
+		out = append(out, '{')
+		for k, m := range ms {
+			if k > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, m.text...)
+		}
+		return append(out, '}'), i + 1
+	case '"':
+		end, _ := ndjson.StringEnd(line, nil, i)
+		return append(out, line[i:end]...), end
+	}
+	end := ndjson.ValueEnd(line, nil, i)
+	return append(out, line[i:end]...), end
 }
 
 // fmtPretty appends what fmt printed for line with tidwall/pretty.
@@ -119,8 +184,7 @@ var fmtCases = []string{
 	`{"b": [1, 2.50, "x"], "a": {"z": null, "y": true}}`,
 	`["\"", "\\", "\/", "\b\f\n\r\t", "\u00e9\u2028", "\ud83d\ude80", "\ud800", "a\\\"b\\", "naïve 日本語 🚀"]`,
 	`{"\"k\"": 1, "k\\": 2, "\u006b": 3, "k": 4}`,
-	// duplicate keys, sorted by value as pretty does: by kind, numbers by
-	// value, strings by text, objects and arrays by their output
+	// duplicate keys: sorted, they stay in the order they came
 	`{"a": 2, "a": 1, "a": 1.0, "a": -1e3}`,
 	`{"a": "y", "a": "x", "a": "\u0078", "a": "\u0077"}`,
 	`{"a": {}, "a": [], "a": null, "a": true, "a": false, "a": 0, "a": "", "a": {"x": 1}, "a": [1]}`,
