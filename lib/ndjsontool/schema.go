@@ -138,6 +138,19 @@ func (c *census) child(n *censusNode, key []byte, elem bool) *censusNode {
 	return k
 }
 
+// lastOfName returns a test of whether member k of an object's members
+// ms is the last of its name (escaped or not, by its text).
+func lastOfName(line []byte, ms []ndjson.Member) func(k int) bool {
+	if len(ms) <= 32 {
+		return func(k int) bool { return !ndjson.KeyIn(line, &ms[k], ms[k+1:]) }
+	}
+	last := make(map[string]int, len(ms))
+	for k := range ms {
+		last[string(ms[k].Key(line, nil))] = k
+	}
+	return func(k int) bool { return last[string(ms[k].Key(line, nil))] == k }
+}
+
 // add counts the value at line[i] in n (nil: past the cap) and returns
 // the index after it.
 func (c *census) add(n *censusNode, line []byte, i int) int {
@@ -146,20 +159,31 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 	switch ch := line[i]; {
 	case ch == '{':
 		t = tObject
+		var ms []ndjson.Member
 		var more bool
 		for i, more = ndjson.Into(line, i); more; i, more = ndjson.Past(line, i) {
 			mb := ndjson.MemberAt(line, c.marks, i)
-			var k *censusNode
+			ms = append(ms, mb)
+			i = ndjson.ValueEnd(line, c.marks, mb.Start)
+		}
+		i++
+		// A name given twice counts once, by its last member: the one
+		// every verb reads.
+		last := lastOfName(line, ms)
+		for k, mb := range ms {
+			if !last(k) {
+				continue
+			}
+			var kid *censusNode
 			if n != nil {
 				key := mb.Key(line, c.scratch[:0])
 				if mb.Escaped {
 					c.scratch = key // unescaped there: kept for the next
 				}
-				k = c.child(n, key, false)
+				kid = c.child(n, key, false)
 			}
-			i = c.add(k, line, mb.Start)
+			c.add(kid, line, mb.Start)
 		}
-		i++
 	case ch == '[':
 		t = tArray
 		var e *censusNode

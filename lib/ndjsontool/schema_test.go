@@ -67,3 +67,33 @@ func TestCensusOrderAcrossChunks(t *testing.T) {
 		t.Errorf("paths %q", got)
 	}
 }
+
+// A name given twice in an object is one value, its last member's, as
+// every verb reads it: counted once, so that MISSING (and the JSON
+// Schema's required) tells the lines without it. In a small object and
+// in one past the size where names are looked up in a map; escaped or
+// not, by their text.
+func TestCensusRepeatedNames(t *testing.T) {
+	var big strings.Builder
+	big.WriteString(`{"n":"first"`)
+	for i := range 40 {
+		fmt.Fprintf(&big, `,"k%d":%d`, i, i)
+	}
+	big.WriteString(`,"\u006e":2}`)
+	for _, first := range []string{`{"n":"first","\u006e":2}`, big.String()} {
+		out, _ := censusOf(t, first+"\n{}\n", CensusOptions{JSON: true})
+		var n *censusRow
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var r censusRow
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Path == "n" {
+				n = &r
+			}
+		}
+		if n == nil || n.Count != 1 || n.Missing == nil || *n.Missing != 1 || n.Types["integer"] != 1 || n.Types["string"] != 0 {
+			t.Errorf("%.40s…: the row of n is %+v, want count 1, missing 1, one integer", first, n)
+		}
+	}
+}
