@@ -30,6 +30,20 @@ type JoinOptions struct {
 	// the stream is the smaller (and within half of Memory), it is the
 	// side hashed (join_stream.go), with the same output.
 	StreamSize, FileSize int64
+
+	held *error // File's skipped lines under Strict, for the end (holdSkips)
+}
+
+// holdSkips holds File's report of skipped lines when Strict made it an
+// error, for Join to return once the output is complete: --strict
+// changes the exit status, never what is written. Another error is err.
+func (o JoinOptions) holdSkips(err error) error {
+	var se *SkippedError
+	if errors.As(err, &se) {
+		*o.held = err
+		return nil
+	}
+	return err
 }
 
 // hashStream says whether the stream is the side to hash: when both sizes
@@ -64,6 +78,20 @@ type joinEntry []byte
 // held (up to Memory, past it sorted on disk) to be written in the
 // stream's order: the same lines in the same order.
 func Join(ctx context.Context, st *Stream, o JoinOptions) error {
+	var held error
+	o.held = &held
+	err := join(ctx, st, o)
+	switch {
+	case held == nil:
+		return err
+	case err == nil:
+		return held
+	}
+	st.Voice.Error(held) // the stream's own error is the one returned
+	return err
+}
+
+func join(ctx context.Context, st *Stream, o JoinOptions) error {
 	if o.Memory <= 0 {
 		o.Memory = extsort.DefaultMemory
 	}

@@ -244,7 +244,7 @@ func joinHashedStream(ctx context.Context, st *Stream, o JoinOptions, h *streamH
 	if err != nil {
 		return err
 	}
-	if err := rsk.report(file); err != nil {
+	if err := o.holdSkips(rsk.report(file)); err != nil {
 		return err
 	}
 	if outs.sorted != nil {
@@ -317,7 +317,7 @@ func eachFileLine(ctx context.Context, st *Stream, o JoinOptions, add func(key, 
 	if err != nil {
 		return err
 	}
-	return sk.report(file)
+	return o.holdSkips(sk.report(file))
 }
 
 // fileKeyFunc frames each of File's lines that can match with its key:
