@@ -165,7 +165,7 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 		return err
 	}
 	if sum.Bad > 0 || (st.Strict && len(sum.Problems) > 0) {
-		return &CheckError{Bad: sum.Bad, Lines: sum.Lines}
+		return &CheckError{Bad: sum.Bad, Lines: sum.Lines, BOM: sum.Problems[probBOM] > 0, NoFinalNewline: sum.Problems[probNoFinalNewline] > 0}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package ndjsontool
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The verbs' errors are typed, and name no flag and no exit code: the
@@ -60,13 +61,32 @@ func (e *OptionError) Error() string {
 	return e.Option + " " + e.Reason
 }
 
-// A CheckError is check's answer when some line failed it: Bad of Lines.
+// A CheckError is check's answer when some line failed it (Bad of
+// Lines), or the input as a whole did, under --strict: it began with a
+// byte order mark (BOM), its last line had no newline (NoFinalNewline).
 type CheckError struct {
-	Bad, Lines int64
+	Bad, Lines          int64
+	BOM, NoFinalNewline bool
 }
 
 func (e *CheckError) Error() string {
-	return fmt.Sprintf("%d of %d %s failed the check", e.Bad, e.Lines, plural(e.Lines, "line"))
+	var parts []string
+	if e.Bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d %s failed the check", e.Bad, e.Lines, plural(e.Lines, "line")))
+	}
+	if e.BOM {
+		parts = append(parts, "the input begins with a byte order mark")
+	}
+	if e.NoFinalNewline {
+		parts = append(parts, "its last line has no newline")
+	}
+	if len(parts) == 0 {
+		return "the input failed the check"
+	}
+	if e.Bad == 0 {
+		parts[0] = strings.Replace(parts[0], "its last", "the last", 1)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // A SkippedError is a strict stream's failure: lines were skipped
