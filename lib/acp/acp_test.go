@@ -514,6 +514,11 @@ func TestErrorsKeepTheConnection(t *testing.T) {
 	if !strings.Contains(string(r["error"]), "-32602") {
 		t.Errorf("a relative cwd: %s", r["error"])
 	}
+	missing := filepath.Join(t.TempDir(), "gone")
+	r = c.call("session/new", map[string]any{"cwd": missing, "mcpServers": []any{}})
+	if !strings.Contains(string(r["error"]), "-32602") || !strings.Contains(string(r["error"]), "cwd "+missing+" is not a directory") {
+		t.Errorf("a cwd that is no directory: %s", r["error"])
+	}
 	ms := c.until(c.send("session/prompt", map[string]any{"sessionId": s, "prompt": []any{
 		map[string]any{"type": "text", "text": "look at"},
 		map[string]any{"type": "resource_link", "uri": "file:///a/b.go", "name": "b.go"},

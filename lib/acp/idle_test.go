@@ -98,7 +98,7 @@ func TestAdditionalDirectories(t *testing.T) {
 	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); !strings.Contains(string(r["result"]), `"additionalDirectories":{}`) {
 		t.Errorf("initialize: %s", r["result"])
 	}
-	r := c.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"/lib/x", "/srv/y"}, "mcpServers": []any{}})
+	r := c.call("session/new", map[string]any{"cwd": t.TempDir(), "additionalDirectories": []string{"/lib/x", "/srv/y"}, "mcpServers": []any{}})
 	var res struct{ SessionID string }
 	_ = json.Unmarshal(r["result"], &res)
 	b.mu.Lock()
@@ -110,7 +110,7 @@ func TestAdditionalDirectories(t *testing.T) {
 	if r := c.call("session/list", map[string]any{}); !strings.Contains(string(r["result"]), `"additionalDirectories":["/lib/x","/srv/y"]`) {
 		t.Errorf("session/list: %s", r["result"])
 	}
-	if r := c.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"rel"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32602") {
+	if r := c.call("session/new", map[string]any{"cwd": t.TempDir(), "additionalDirectories": []string{"rel"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "-32602") {
 		t.Errorf("a relative directory: %s", r["error"])
 	}
 
@@ -118,7 +118,7 @@ func TestAdditionalDirectories(t *testing.T) {
 	if r := e.call("initialize", map[string]any{"protocolVersion": 1}); strings.Contains(string(r["result"]), `additionalDirectories`) {
 		t.Errorf("echo's initialize: %s", r["result"])
 	}
-	if r := e.call("session/new", map[string]any{"cwd": "/w", "additionalDirectories": []string{"/x"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "takes no additional directories") {
+	if r := e.call("session/new", map[string]any{"cwd": t.TempDir(), "additionalDirectories": []string{"/x"}, "mcpServers": []any{}}); !strings.Contains(string(r["error"]), "takes no additional directories") {
 		t.Errorf("echo given a directory: %s", r["error"])
 	}
 }

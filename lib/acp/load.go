@@ -192,8 +192,8 @@ func (a *agent) forkSession(params json.RawMessage) (any, error) {
 	if !ok || a.caps.fork == nil {
 		return nil, errorf(codeMethodNotFound, "the %s backend cannot fork a session", a.caps.name)
 	}
-	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
+	if err := checkCwd(p.Cwd); err != nil {
+		return nil, err
 	}
 	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
 		return nil, err

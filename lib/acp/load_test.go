@@ -173,7 +173,8 @@ func TestForkSession(t *testing.T) {
 	s := c.newSession()
 	c.call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1"})
 	c.until(c.send("session/prompt", prompt(s, "first")))
-	r := c.call("session/fork", map[string]any{"sessionId": s, "cwd": "/elsewhere", "mcpServers": []any{}})
+	elsewhere := t.TempDir()
+	r := c.call("session/fork", map[string]any{"sessionId": s, "cwd": elsewhere, "mcpServers": []any{}})
 	var res struct {
 		SessionID string `json:"sessionId"`
 		Modes     struct {
@@ -189,7 +190,7 @@ func TestForkSession(t *testing.T) {
 	f.mu.Lock()
 	forks := f.forks
 	f.mu.Unlock()
-	if len(forks) != 1 || forks[0] != res.SessionID+"=echo-"+s+"@/elsewhere" {
+	if len(forks) != 1 || forks[0] != res.SessionID+"=echo-"+s+"@"+elsewhere {
 		t.Errorf("ForkSession calls %v", forks)
 	}
 	for _, id := range []string{s, res.SessionID} {

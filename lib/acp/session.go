@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -204,8 +205,8 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", p.Cwd)
+	if err := checkCwd(p.Cwd); err != nil {
+		return nil, err
 	}
 	if err := a.checkDirs(p.AdditionalDirectories); err != nil {
 		return nil, err
@@ -288,6 +289,19 @@ func (a *agent) armIdle(s *session) {
 		defer cancel()
 		_, _ = is.StopIdle(ctx, s.id)
 	})
+}
+
+// checkCwd refuses a new session's cwd that is not an absolute path to a
+// directory: its turns could not run there, and the editor is told now
+// rather than at the first prompt.
+func checkCwd(cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return errorf(codeInvalidParams, "invalid params: cwd must be an absolute path, not %q", cwd)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return errorf(codeInvalidParams, "invalid params: cwd %s is not a directory", cwd)
+	}
+	return nil
 }
 
 // checkDirs refuses additional directories the backend cannot take, or

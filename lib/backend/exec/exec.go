@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	osexec "os/exec"
 	"strconv"
 	"strings"
@@ -64,6 +65,13 @@ const drainAfterExit = 200 * time.Millisecond
 
 // RunTurn runs the command once.
 func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
+	if ws := t.Params.Workspace; ws != "" {
+		// Else the start's error would blame the command ("fork/exec
+		// /usr/bin/cat: no such file or directory").
+		if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+			return host.Failed(protocol.CodeBadRequest, "exec: the workspace "+ws+" is not a directory", false)
+		}
+	}
 	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = t.Params.Workspace
 	cmd.Env = append(append([]string{}, b.Env.Environ...), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
