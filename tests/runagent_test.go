@@ -78,7 +78,7 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 143 {
 		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "runagent: stopped by SIGTERM; codex was ended by SIGTERM") {
+	if !strings.Contains(stderr.String(), "runagent: stopped by SIGTERM; codex was ended with everything it started\n") {
 		t.Errorf("stderr %q", stderr.String())
 	}
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {

@@ -427,7 +427,9 @@ func (res *Result) stopped(req Request, tr *grant.Transcript) {
 	switch {
 	case res.StoppedBy != "":
 		res.OK = false
-		res.Reason = "stopped by " + res.StoppedBy + "; " + orDefault(res.Reason, res.Agent+" exited")
+		// What the CLI said as it went is no reason: the signal was
+		// (claude answers SIGTERM with exit 143 and its stream's tail).
+		res.Reason = "stopped by " + res.StoppedBy + "; " + res.Agent + " was ended with everything it started"
 	case res.Stalled:
 		res.OK, res.Text = false, ""
 		res.Reason = fmt.Sprintf("stalled: no output for %v", req.IdleTimeout)
