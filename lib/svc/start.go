@@ -61,6 +61,9 @@ type StartResult struct {
 	StopNote  string     `json:"stopNote,omitempty"`
 	// Background: svc run sent the command to the background.
 	Background bool `json:"background,omitempty"`
+	// RestartAt: it ended and waits out its backoff to be restarted
+	// (PID 0: nothing of it runs).
+	RestartAt *time.Time `json:"restartAt,omitempty"`
 }
 
 // Start starts a service under a new monitor and returns at the first of:
@@ -384,6 +387,8 @@ func (w *startWait) withState() *StartResult {
 		}
 		if s.PID != 0 {
 			res.PID = s.PID
+		} else if s.RestartAt != nil && s.Status.Live() {
+			res.PID, res.RestartAt = 0, s.RestartAt
 		}
 		if s.ServerPID != 0 && s.Status.Live() && proc.Alive(proc.Info{PID: s.ServerPID, Start: s.ServerStart}) {
 			res.PID = s.ServerPID

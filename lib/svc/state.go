@@ -101,6 +101,10 @@ type State struct {
 	// StopNote is the sentence a monitor wrote in StopCause's place
 	// before there was one, shown as it is.
 	StopNote string `json:"stopNote,omitempty"`
+	// RestartAt is when the next launch starts, while a launch that
+	// ended waits out its backoff before the restart: PID is 0 then,
+	// nothing of the service runs.
+	RestartAt *time.Time `json:"restartAt,omitempty"`
 	// Restarts counts the launches after the first; Launches holds how
 	// the last 20 ended ("runs" in state.json).
 	Restarts int      `json:"restarts,omitempty"`

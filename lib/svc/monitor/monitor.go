@@ -333,10 +333,13 @@ func (m *monitor) supervise() int {
 			}
 			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
 			failures++
+			restartAt := time.Now().Add(backoff)
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
 				s.Restarted.Crash++
 				s.StopCause, s.StopNote = nil, "" // an earlier run's end is not this one's
+				// Nothing runs until the restart: no pid of one that ended.
+				s.PID, s.PIDStart, s.ServerPID, s.ServerStart, s.RestartAt = 0, 0, 0, 0, &restartAt
 			})
 			if stopped := m.backoff(backoff); stopped != nil {
 				m.finishStopped(stopped)
@@ -470,7 +473,7 @@ func (m *monitor) relaunch() error {
 	m.cur = r
 	info, _ := proc.Stat(r.child.PID())
 	m.rec.set(func(s *svc.State) {
-		s.PID, s.PIDStart, s.Error, s.ServerPID, s.ServerStart = r.child.PID(), info.Start, "", 0, 0
+		s.PID, s.PIDStart, s.Error, s.ServerPID, s.ServerStart, s.RestartAt = r.child.PID(), info.Start, "", 0, 0, nil
 	})
 	return nil
 }

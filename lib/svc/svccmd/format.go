@@ -54,6 +54,10 @@ type listJSON struct {
 	Restarted svc.Restarted `json:"restarted"`
 	Health    *svc.Health   `json:"health,omitempty"`
 	Change    *svc.Change   `json:"change,omitempty"`
+	// RestartAt is when a launch that ended is restarted, while it
+	// waits out its backoff (pid absent then), and how the last ended.
+	RestartAt *time.Time  `json:"restartAt,omitempty"`
+	LastRun   *svc.Launch `json:"lastRun,omitempty"`
 }
 
 // ListJSON is the --json shape of a listing; proxy is svc proxy's
@@ -62,7 +66,16 @@ func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
-		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change}
+		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change, RestartAt: l.RestartAt, LastRun: lastRun(l)}
+}
+
+// lastRun is how the last launch before this one ended, when the service
+// was restarted.
+func lastRun(l *svc.Listing) *svc.Launch {
+	if l.Restarts == 0 || len(l.Launches) == 0 || !l.Status.Live() {
+		return nil
+	}
+	return &l.Launches[len(l.Launches)-1]
 }
 
 // proxyURL is a ready service's URL through the proxy, or "".
@@ -85,7 +98,7 @@ func FormatList(ls []*svc.Listing, now time.Time, proxy svc.Proxied) string {
 	fmt.Fprintln(w, "NAME\tSTATUS\tPID\tUP\tWHERE / HOW\tCOMMAND")
 	for _, l := range ls {
 		pid, up := "-", "-"
-		if l.Status.Live() {
+		if l.Status.Live() && l.PID != 0 {
 			pid, up = fmt.Sprint(l.PID), svctext.Age(l.StartedAt, now)
 		}
 		status := string(l.Status)

@@ -57,6 +57,14 @@ func Age(t, now time.Time) string {
 	return now.Sub(t).Round(time.Second).String()
 }
 
+// Until says when t comes: "in 3s", or "now" once it has.
+func Until(t, now time.Time) string {
+	if d := t.Sub(now).Round(100 * time.Millisecond); d > 0 {
+		return "in " + d.String()
+	}
+	return "now"
+}
+
 // Outcome is a listing's one word of where or how: its signal or exit
 // code once ended, its error, else its URL or port.
 func Outcome(l *svc.Listing) string {
@@ -98,6 +106,10 @@ func Start(r *svc.StartResult, w Words) string {
 			fmt.Fprintf(&b, "%s is ready (pid %d; from %s after %s)\n", r.Name, r.PID, how, Secs(r.AfterMs))
 		}
 	case svc.Starting:
+		if r.PID == 0 && r.RestartAt != nil {
+			fmt.Fprintf(&b, "%s is starting: its last run ended, and it restarts %s; not ready after %s — %s\n", r.Name, Until(*r.RestartAt, time.Now()), Secs(r.AfterMs), w.Waiting(r.Name))
+			break
+		}
 		fmt.Fprintf(&b, "%s is starting (pid %d); not ready after %s — %s\n", r.Name, r.PID, Secs(r.AfterMs), w.Waiting(r.Name))
 	case svc.Running:
 		fmt.Fprintf(&b, "%s is running (pid %d); it does not listen, so there is nothing to connect to\n", r.Name, r.PID)
@@ -144,7 +156,9 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	if o := Outcome(l); o != "" {
 		fmt.Fprintf(&b, " (%s)", o)
 	}
-	if l.Status.Live() {
+	if l.Status.Live() && l.PID == 0 && l.RestartAt != nil {
+		fmt.Fprintf(&b, ", to restart %s", Until(*l.RestartAt, now))
+	} else if l.Status.Live() {
 		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, Age(l.StartedAt, now))
 		if !l.Supervised {
 			b.WriteString(", unsupervised")
