@@ -33,10 +33,19 @@ type RunResult struct {
 	TimedOut    bool    `json:"timedOut,omitempty"`
 	Interrupted bool    `json:"interrupted,omitempty"`
 	StillHeld   bool    `json:"outputHeldByBackgroundChild,omitempty"`
+	// LeftRunning are the processes the command left running in its
+	// group when it exited (a "cmd &" not waited for), stopped with it.
+	LeftRunning []Left `json:"leftRunning,omitempty"`
 	ElapsedMs   float64 `json:"elapsedMs"`
 	Footer      string  `json:"footer,omitempty"`
 	Output      string  `json:"output"`
 	Truncated   bool    `json:"outputTruncated,omitempty"`
+}
+
+// Left is a process a command left running, by its pid and program.
+type Left struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
 }
 
 // ShellCommand is how every agentry program runs a command it was given:
@@ -50,9 +59,11 @@ func ShellCommand(argv []string) *exec.Cmd {
 
 // RunForeground runs a command that should finish, and never hangs: stdin
 // at /dev/null, output streamed and kept, the command in its own process
-// group. It returns when the command exits, even if a background child
-// keeps the output pipe open; on the timeout or ctx (a signal) it stops
-// the whole group — SIGTERM, then SIGKILL after the grace. ExitCode is
+// group. It returns when the command exits, and what the command left
+// running in its group is killed then (LeftRunning says what); a process
+// that left the group (setsid) and keeps the output pipe open is read
+// from for Drain. On the timeout or ctx (a signal) it stops the whole
+// group — SIGTERM, then SIGKILL after the grace. ExitCode is
 // 124 after the timeout and 130 when interrupted (the caller knows which
 // signal it was).
 func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
@@ -101,12 +112,15 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 		res.Interrupted = true
 		child.Stop(syscall.SIGTERM, o.Grace)
 	}
-	var exit Exit
-	if res.TimedOut || res.Interrupted {
-		exit = child.End() // the leader is gone: the rest of its group goes too
-	} else {
-		exit = child.Wait()
+	if !res.TimedOut && !res.Interrupted {
+		// What it left running in its group goes with it: a run never
+		// leaves a process behind (svc start is the way to keep one).
+		// The leader, exited and not yet reaped, still holds the group.
+		for _, p := range Tree(child.PID(), child.PID()) {
+			res.LeftRunning = append(res.LeftRunning, Left{PID: p.PID, Comm: p.Comm})
+		}
 	}
+	exit := child.End() // the leader is gone: the rest of its group goes too
 	_ = r.SetReadDeadline(time.Now().Add(o.Drain))
 	res.StillHeld = <-copied != nil
 	res.ElapsedMs = Ms(time.Since(start))

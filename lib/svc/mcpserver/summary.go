@@ -19,6 +19,7 @@ var words = svctext.Words{
 	Waiting:      func(string) string { return "status tells when it is, output shows what it prints" },
 	LastLaunch:   func(string) string { return "status has how the last run ended" },
 	StartInstead: "start it with start",
+	KeepRunning:  "to keep one running, start it with start",
 	StopSignal:   "stop_signal",
 	NoFollow:     "it was started not to follow a daemon",
 	MaxRestarts:  "the most restarts it was given",

@@ -20,6 +20,7 @@ var words = svctext.Words{
 	Waiting:      func(name string) string { return "svc wait " + name + ", svc tail -f " + name },
 	LastLaunch:   func(name string) string { return "svc status " + name },
 	StartInstead: "run it with svc start",
+	KeepRunning:  "to keep one running, start it with svc start",
 	StopSignal:   "--stop-signal",
 	NoFollow:     "--no-follow",
 	MaxRestarts:  "--max-restarts",

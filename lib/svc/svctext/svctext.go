@@ -27,6 +27,9 @@ type Words struct {
 	// StartInstead is how to start as a service a command that timed out
 	// in the foreground, after "does not exit on its own: ".
 	StartInstead string
+	// KeepRunning is how to keep a process running that a foreground
+	// run's command left behind (it was stopped), after "stopped with it; ".
+	KeepRunning string
 	// StopSignal is how a service is started with a stop signal of its
 	// own, after "is started with ".
 	StopSignal string
@@ -345,13 +348,25 @@ func Killed(r *svc.StopReport, w Words) string {
 }
 
 // Ran is the note on a foreground run that did not simply end: timed
-// out, interrupted, or left a child holding its output; "" otherwise.
+// out, interrupted, left processes running (stopped with it), or left a
+// child holding its output; "" otherwise.
 func Ran(f *proc.RunResult, timeout time.Duration, w Words) string {
 	switch {
 	case f.TimedOut:
 		return fmt.Sprintf("timed out after %v; it looks like this command does not exit on its own: %s", timeout, w.StartInstead)
 	case f.Interrupted:
 		return "interrupted"
+	case len(f.LeftRunning) > 0:
+		var names []string
+		for _, p := range f.LeftRunning {
+			names = append(names, fmt.Sprintf("%s (pid %d)", p.Comm, p.PID))
+		}
+		note := fmt.Sprintf("the command exited and left %s running in its group, stopped with it; %s",
+			strings.Join(names, ", "), w.KeepRunning)
+		if f.StillHeld {
+			note += "; a background child that left the group still holds its output"
+		}
+		return note
 	case f.StillHeld:
 		return "the command exited, but a background child it started still holds its output"
 	}
