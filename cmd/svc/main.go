@@ -278,6 +278,10 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
+	if c.Settle <= 0 {
+		// The library takes 0 for its default: said so, not done silently.
+		return cli.Usagef("--settle %v: give a time above 0, the most svc start waits for the service to be ready", c.Settle)
+	}
 	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
 		ReadyCmd: c.ReadyCmd, ReadyTimeout: c.ReadyTimeout, StopGrace: c.StopGrace, LogMax: int64(c.LogMax), LogKeep: c.LogKeep,
