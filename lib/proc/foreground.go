@@ -27,15 +27,15 @@ type RunOptions struct {
 
 // RunResult is how a foreground run ended.
 type RunResult struct {
-	ExitCode    int     `json:"exitCode"` // the status to exit with
-	Code        *int    `json:"code,omitempty"`
-	Signal      string  `json:"signal,omitempty"`
-	TimedOut    bool    `json:"timedOut,omitempty"`
-	Interrupted bool    `json:"interrupted,omitempty"`
-	StillHeld   bool    `json:"outputHeldByBackgroundChild,omitempty"`
+	ExitCode    int    `json:"exitCode"` // the status to exit with
+	Code        *int   `json:"code,omitempty"`
+	Signal      string `json:"signal,omitempty"`
+	TimedOut    bool   `json:"timedOut,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	StillHeld   bool   `json:"outputHeldByBackgroundChild,omitempty"`
 	// LeftRunning are the processes the command left running in its
 	// group when it exited (a "cmd &" not waited for), stopped with it.
-	LeftRunning []Left `json:"leftRunning,omitempty"`
+	LeftRunning []Left  `json:"leftRunning,omitempty"`
 	ElapsedMs   float64 `json:"elapsedMs"`
 	Footer      string  `json:"footer,omitempty"`
 	Output      string  `json:"output"`

@@ -186,6 +186,19 @@ func (s Spec) Resolved(t *WorktreeTag, port int) Spec {
 	return s
 }
 
+// Argv is the command as it runs: the --port given in place of {port}
+// in its arguments.
+func (s Spec) Argv() []string {
+	if s.Port <= 0 {
+		return s.Command
+	}
+	out := make([]string, len(s.Command))
+	for i, a := range s.Command {
+		out[i] = strings.ReplaceAll(a, "{port}", strconv.Itoa(s.Port))
+	}
+	return out
+}
+
 // withPort gives the spec its --port, also in place of {port} in the
 // readiness and health URL and command and in the environment's values (the monitor
 // puts it in the command's arguments).

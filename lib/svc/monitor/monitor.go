@@ -220,7 +220,7 @@ func (m *monitor) launch(n int) (*launched, error) {
 			return nil, fmt.Errorf("cannot run %s: %v", argv[0], unwrap(err))
 		}
 	}
-	cmd := proc.ShellCommand(withPort(argv, m.spec.Port))
+	cmd := proc.ShellCommand(m.spec.Argv())
 	cmd.Dir = m.spec.Cwd
 	cmd.Env = serviceEnv(os.Environ(), m.spec)
 	r, w, err := m.outputEnds()
@@ -272,18 +272,6 @@ func serviceEnv(base []string, spec svc.Spec) []string {
 		env = append(env, "PORT="+strconv.Itoa(spec.Port)) // the last one wins
 	}
 	return env
-}
-
-// withPort puts the --port given in place of {port} in the command.
-func withPort(argv []string, port int) []string {
-	if port <= 0 {
-		return argv
-	}
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
-	}
-	return out
 }
 
 func unwrap(err error) error {

@@ -110,7 +110,7 @@ func FormatList(ls []*svc.Listing, now time.Time, proxy svc.Proxied) string {
 		if u := proxyURL(proxy, l); u != "" {
 			where = u + " (" + where + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, where, cmdline.DisplayLine(l.Spec.Command))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, pid, up, where, cmdline.DisplayLine(l.Spec.Argv()))
 	}
 	w.Flush()
 	b.WriteString(sharedNote(ls, proxy))
