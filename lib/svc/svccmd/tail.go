@@ -23,6 +23,9 @@ type TailOptions struct {
 	Follow     bool
 	Timestamps bool // prefix each row with the time it was received
 	Color      bool // colour the service names
+	// Gone, when set, is told of rows asked for that log rotation
+	// removed before they were read: first to last of a service.
+	Gone func(name string, first, last int64)
 }
 
 // since is --since resolved for one service: the row after which to
@@ -83,6 +86,7 @@ func Tail(ctx context.Context, w io.Writer, ds []svc.Dir, o TailOptions, asJSON 
 		if from[i], err = tailStart(d, o.Lines, s); err != nil {
 			return err
 		}
+		p.after[d.Name] = from[i]
 	}
 	if len(ds) == 1 {
 		print := func(r svc.Row) error { return p.print(ds[0].Name, r) }
@@ -315,10 +319,16 @@ type rowPrinter struct {
 	color  bool
 	colors map[string]string
 	buf    []byte
+	// after is the last row of each service printed (first, the one
+	// the tail starts after): rows are numbered without a gap, and one
+	// is rotation's (gone).
+	after map[string]int64
+	gone  func(name string, first, last int64)
 }
 
 func newRowPrinter(w io.Writer, ds []svc.Dir, o TailOptions, asJSON bool) *rowPrinter {
-	p := &rowPrinter{w: bufio.NewWriterSize(w, 64<<10), json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{}}
+	p := &rowPrinter{w: bufio.NewWriterSize(w, 64<<10), json: asJSON, times: o.Timestamps, names: len(ds) > 1, color: o.Color, colors: map[string]string{},
+		after: map[string]int64{}, gone: o.Gone}
 	palette := []string{"36", "33", "35", "32", "34", "31", "96", "93", "95", "92"}
 	for i, d := range ds {
 		p.width = max(p.width, utf8.RuneCountInString(d.Name))
@@ -356,6 +366,13 @@ func (p *rowPrinter) printRows(name string, rows []svc.Row) error {
 
 // row prints one row; the caller holds mu.
 func (p *rowPrinter) row(name string, r svc.Row) error {
+	if first := p.after[name] + 1; r.N > first && p.gone != nil {
+		if err := p.w.Flush(); err != nil { // the rows before it first
+			return err
+		}
+		p.gone(name, first, r.N-1)
+	}
+	p.after[name] = r.N
 	if p.json {
 		return p.printJSON(name, r)
 	}

@@ -184,7 +184,7 @@ func (v *Verbs) attach(ctx context.Context, proj string, f *project.File, since 
 		ds = append(ds, svc.Dir{Home: v.Home, Name: n})
 	}
 	// Every row since this svc up began, then on as they come.
-	o := TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv)}
+	o := TailOptions{Lines: -1, Since: since.Format(time.RFC3339Nano), Follow: true, Color: cli.UseColor("auto", v.Out, v.Getenv), Gone: v.rotatedAway}
 	terr := Tail(ctx, v.Out, ds, o, v.JSON)
 	if ctx.Err() != nil {
 		return v.detach(ctx, proj)

@@ -382,7 +382,17 @@ func (v *Verbs) Tail(ctx context.Context, names []string, all bool, projectDir s
 		return err
 	}
 	o.Color = cli.UseColor("auto", v.Out, v.Getenv)
+	o.Gone = v.rotatedAway
 	return Tail(ctx, v.Out, ds, o, v.JSON)
+}
+
+// rotatedAway says that rows a tail asked for were gone.
+func (v *Verbs) rotatedAway(name string, first, last int64) {
+	rows := fmt.Sprintf("row %d", first)
+	if last > first {
+		rows = fmt.Sprintf("rows %d-%d", first, last)
+	}
+	v.Voice.Notef("%s of %s went with the log's rotation before they were read (--log-keep keeps more)", rows, name)
 }
 
 // Stop stops the named services (all: every live one too) and prints a
