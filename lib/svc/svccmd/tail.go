@@ -366,13 +366,15 @@ func (p *rowPrinter) printRows(name string, rows []svc.Row) error {
 
 // row prints one row; the caller holds mu.
 func (p *rowPrinter) row(name string, r svc.Row) error {
-	if first := p.after[name] + 1; r.N > first && p.gone != nil {
-		if err := p.w.Flush(); err != nil { // the rows before it first
-			return err
+	if p.gone != nil {
+		if first := p.after[name] + 1; r.N > first {
+			if err := p.w.Flush(); err != nil { // the rows before it first
+				return err
+			}
+			p.gone(name, first, r.N-1)
 		}
-		p.gone(name, first, r.N-1)
+		p.after[name] = r.N
 	}
-	p.after[name] = r.N
 	if p.json {
 		return p.printJSON(name, r)
 	}
