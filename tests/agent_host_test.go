@@ -192,6 +192,49 @@ func TestAgentHostEndsWhatEscapedItsGroup(t *testing.T) {
 	}
 }
 
+// A second SIGTERM while the first drains ends the host at once, and
+// every process it still has first: the turn's command, which ignores
+// the interrupt, and a sleep it detached into a session of its own.
+func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
+	dir := t.TempDir()
+	script := `trap "" INT TERM; mkfifo f; setsid sh -c 'sleep 4823 & echo $! > f; wait' & read pid < f; echo $pid > pid; exec sleep 4824`
+	h := startHost(t, "--drain-timeout", "30s", "--interrupt-grace", "30s", "--backend", "exec", "--", "sh", "-c", script)
+	h.send(`{"type":"hello","id":"h1","protocol":1}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c1","prompt":"x","workspace":"`+dir+`"}}`)
+	pid := waitPid(t, filepath.Join(dir, "pid"))
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	var turn int
+	if !await.Until(10*time.Second, func() bool {
+		for _, p := range proc.Descendants(h.cmd.Process.Pid) {
+			if strings.Contains(cmdlineOf(p), "sleep 4824") {
+				turn = p
+			}
+		}
+		return turn != 0
+	}) {
+		t.Fatal("the turn's command never ran sleep 4824")
+	}
+	defer syscall.Kill(turn, syscall.SIGKILL)
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.expect(`"msg":"signalled; draining"`)
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	// 143, or 0 when the drain, its turn's processes killed, ended first.
+	if code := h.wait(); code != 143 && code != 0 {
+		t.Errorf("exit %d after a second SIGTERM, want 143 (or 0)", code)
+	}
+	if alive(turn) {
+		t.Errorf("the turn's command %d outlived its host", turn)
+	}
+	if alive(pid) {
+		t.Errorf("the sleep %d it detached outlived its host", pid)
+	}
+}
+
+func cmdlineOf(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
 // alive reports whether pid is a live process (not a zombie), waiting up
 // to a second for a killed one to go.
 func alive(pid int) bool {

@@ -125,3 +125,66 @@ func TestRunagentAgentKilled(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// A second SIGTERM while runagent waits for the agent to stop (this one
+// takes SIGTERM for nothing) ends runagent at once, and every process it
+// still has first: the agent, and a sleep it detached into a session of
+// its own.
+func TestRunagentSecondSignalEndsItsTree(t *testing.T) {
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(dir, "fakeagent")
+	if err := os.Symlink(self, fake); err != nil {
+		t.Fatal(err)
+	}
+	userHome := filepath.Join(dir, "codexhome")
+	os.Mkdir(userHome, 0o700)
+	os.WriteFile(filepath.Join(userHome, "auth.json"), []byte(`{}`), 0o600)
+	pidFile, held := filepath.Join(dir, "pid"), filepath.Join(dir, "held")
+	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile)
+	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_DETACH="+dir,
+		"FAKE_HOLD_TERM="+held, "RUNAGENT_ENV_ALLOW=FAKE_*", "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	cmd.Stdin = strings.NewReader("hi")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	agent, err := await.PID(pidFile, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(agent, syscall.SIGKILL)
+	detached, err := await.PID(filepath.Join(dir, "detached.pid"), 10*time.Second)
+	if err != nil {
+		t.Fatalf("%v; stderr %s", err, stderr.String())
+	}
+	defer syscall.Kill(detached, syscall.SIGKILL)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := await.Match(held, regexp.MustCompile("SIGTERM"), 10*time.Second); err != nil {
+		t.Fatalf("the agent never got the first SIGTERM: %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("runagent did not end within 10s of a second SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
+	}
+	for _, pid := range []int{agent, detached} {
+		if !await.Until(time.Second, func() bool {
+			st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			return err != nil || bytes.Contains(st, []byte(") Z "))
+		}) {
+			t.Errorf("process %d outlived runagent", pid)
+		}
+	}
+}

@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,7 +267,8 @@ func canMountTmpfs() bool {
 // fakeagent stands in for claude and codex: it records how it was started
 // (argv, /proc/self/cmdline, stdin, cwd, CODEX_HOME's files) in
 // $FAKE_RECORD, replays $FAKE_TRANSCRIPT.stdout/.stderr and exits with the
-// rc of its .meta; with FAKE_HANG=1 it then waits to be signalled.
+// rc of its .meta; with FAKE_HANG=1 it then waits to be signalled (with
+// FAKE_HOLD_TERM=FILE, SIGTERM only writes FILE).
 func fakeagent() {
 	stdin, _ := io.ReadAll(os.Stdin)
 	if rec := os.Getenv("FAKE_RECORD"); rec != "" {
@@ -323,6 +326,17 @@ func fakeagent() {
 		// writes its pid once it is in its session, and the shell waits
 		// for that: else a group ended at once could still take it.
 		_ = exec.Command("sh", "-c", `mkfifo "$1/detach.fifo" && { setsid sh -c 'echo $$ > "$0/detach.fifo"; exec sleep 6921' "$1" </dev/null >/dev/null 2>&1 & } && read pid < "$1/detach.fifo" && echo $pid > "$1/detached.pid"`, "sh", dir).Run()
+	}
+	if held := os.Getenv("FAKE_HOLD_TERM"); held != "" {
+		// SIGTERM does not end it: each one is written down in the
+		// file, so that a test knows when it came.
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM)
+		go func() {
+			for range ch {
+				os.WriteFile(held, []byte("SIGTERM\n"), 0o600)
+			}
+		}()
 	}
 	if os.Getenv("FAKE_HANG") == "1" {
 		fmt.Fprintln(os.Stderr, "fakeagent: waiting to be signalled")

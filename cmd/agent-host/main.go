@@ -105,6 +105,9 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	// when the host ends (DESIGN.md, "One child lifecycle").
 	reaper := proc.NewReaper()
 	defer func() { reaper.EndAll(time.Now().Add(endAllWithin)) }()
+	// A second signal while the first drains ends the host at once; what
+	// it runs goes first.
+	cli.OnSecondSignal(ctx, func() { reaper.EndAll(time.Now().Add(time.Second)) })
 	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr, Reaper: reaper}
 	factory := func(name string, config json.RawMessage) (host.Backend, error) {
 		switch name {

@@ -173,6 +173,9 @@ func (c *runCmd) run(ctx context.Context, env *cli.Env) (*agentrun.Result, error
 	// agent died as it started it) is handed to it, not to init, and ends
 	// with the run (agentrun.Request.Reaper).
 	reaper := proc.NewReaper()
+	// A second signal while the first stops the run ends runagent at
+	// once; what it runs goes first.
+	cli.OnSecondSignal(ctx, func() { reaper.EndAll(time.Now().Add(time.Second)) })
 	level, err := hostLevel(c.Level, env.Getenv("AGENTRY_LEVEL"))
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -258,18 +259,60 @@ func oneLine(s string) string {
 func notifyContext(parent context.Context) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	armed := make(chan struct{})
+	sec := &secondSignal{}
 	go func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		close(armed)
 		s := <-ch
-		signal.Stop(ch)
+		last := sec.take()
+		if last == nil {
+			signal.Stop(ch)
+		}
 		cancel(&SignalError{Signal: s.(syscall.Signal)})
+		if last != nil {
+			again := (<-ch).(syscall.Signal)
+			last()
+			os.Exit(128 + int(again))
+		}
 	}()
-	return context.WithValue(ctx, armedKey{}, armed)
+	ctx = context.WithValue(ctx, armedKey{}, armed)
+	return context.WithValue(ctx, secondKey{}, sec)
 }
 
 type armedKey struct{}
+
+type secondKey struct{}
+
+// secondSignal is what a second signal does besides ending the process
+// (OnSecondSignal); taken once the first has come.
+type secondSignal struct {
+	mu    sync.Mutex
+	last  func()
+	taken bool
+}
+
+func (s *secondSignal) take() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taken = true
+	return s.last
+}
+
+// OnSecondSignal makes a second SIGINT, SIGTERM or SIGHUP to a program
+// run by Main, which would end it at once, call last first, and then end
+// it as the signal would have (exit 128+N): a program whose first signal
+// drains its children ends them when told twice, rather than leave them
+// to init. Given after the first signal came, it does nothing.
+func OnSecondSignal(ctx context.Context, last func()) {
+	if sec, ok := ctx.Value(secondKey{}).(*secondSignal); ok {
+		sec.mu.Lock()
+		if !sec.taken {
+			sec.last = last
+		}
+		sec.mu.Unlock()
+	}
+}
 
 // SignalsArmed returns once the signal handlers of Main's context are in
 // place: from then on SIGINT, SIGTERM and SIGHUP cancel ctx instead of
