@@ -521,7 +521,9 @@ func (c *census) printSchema(st *Stream) error {
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return err
+		// JSON is read here 10000 levels deep at most, a line's schema
+		// two levels for each of the line's (properties, the key).
+		return &OptionError{Option: "--json-schema", Reason: "cannot describe lines nested past 5000 levels: their schema would nest past the 10000 a schema is read back with (--json describes them)"}
 	}
 	_, err = st.Out.Write(append(b, '\n'))
 	return err
