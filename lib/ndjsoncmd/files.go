@@ -84,8 +84,11 @@ func (f *inputFiles) AfterRun() error {
 		return cli.Failf("standard input could not be read to its end")
 	}
 	n := len(f.reader.Errors())
-	if n == 1 {
-		return cli.Failf("1 of %d files could not be read", len(f.files))
+	switch {
+	case len(f.files) == 1:
+		return cli.Failf("the file could not be read")
+	case n == len(f.files):
+		return cli.Failf("none of the %d files could be read", n)
 	}
 	return cli.Failf("%d of %d files could not be read", n, len(f.files))
 }
