@@ -19,18 +19,10 @@ func (v *Verbs) Resolve(name string) (svc.Dir, error) {
 	if err != nil {
 		return d, err
 	}
-	proj := v.hereProject()
 	if exists(d) {
-		// The bare name's own service comes first, unless it is over
-		// and the project's of that name runs: a stopped leftover must
-		// not hide it.
-		if proj != "" && !strings.Contains(name, "/") && !live(d) {
-			if pd := (svc.Dir{Home: v.Home, Name: proj + "/" + name}); exists(pd) && live(pd) {
-				return pd, nil
-			}
-		}
 		return d, nil
 	}
+	proj := v.hereProject()
 	if proj != "" && !strings.Contains(name, "/") {
 		if pd := (svc.Dir{Home: v.Home, Name: proj + "/" + name}); exists(pd) {
 			return pd, nil
@@ -53,11 +45,6 @@ func (v *Verbs) ResolveAll(names []string) ([]svc.Dir, error) {
 		}
 	}
 	return ds, nil
-}
-
-func live(d svc.Dir) bool {
-	l, err := svc.Look(d)
-	return err == nil && l.Status.Live()
 }
 
 func exists(d svc.Dir) bool {
