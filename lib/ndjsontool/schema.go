@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -72,6 +73,11 @@ type census struct {
 	scratch []byte
 	keyBuf  []byte
 	marks   ndjson.Marks // the line's being added
+	// The line's objects and arrays, by where they begin (brackets), and
+	// the members of the objects being added, a slice a depth.
+	starts, ends, open []int
+	members            [][]ndjson.Member
+	depth              int
 }
 
 // Census prints a census of every path of every valid line: the types seen
@@ -82,6 +88,7 @@ func Census(ctx context.Context, st *Stream, o CensusOptions) error {
 	sk, err := eachChunk(ctx, st, finding{}, func() *census { return &census{} },
 		func(c *census, line []byte, lv lineView) *census {
 			c.marks = lv.marks
+			c.brackets(line)
 			c.add(&c.root, line, ndjson.SkipSpace(line, 0))
 			return c
 		}, func(c *census, _ int64) error {
@@ -138,6 +145,36 @@ func (c *census) child(n *censusNode, key []byte, elem bool) *censusNode {
 	return k
 }
 
+// brackets notes where each object and array of line ends, by where it
+// begins: one pass, so that an object's members are found without
+// walking their values once for each object around them.
+func (c *census) brackets(line []byte) {
+	c.starts, c.ends, c.open = c.starts[:0], c.ends[:0], c.open[:0]
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			end, _ := ndjson.StringEnd(line, c.marks, i)
+			i = end - 1
+		case '{', '[':
+			c.open = append(c.open, len(c.starts))
+			c.starts, c.ends = append(c.starts, i), append(c.ends, 0)
+		case '}', ']':
+			c.ends[c.open[len(c.open)-1]] = i + 1
+			c.open = c.open[:len(c.open)-1]
+		}
+	}
+}
+
+// valueEnd is the index after the value at line[i].
+func (c *census) valueEnd(line []byte, i int) int {
+	if line[i] == '{' || line[i] == '[' {
+		if k, ok := slices.BinarySearch(c.starts, i); ok {
+			return c.ends[k]
+		}
+	}
+	return ndjson.ValueEnd(line, c.marks, i)
+}
+
 // lastOfName returns a test of whether member k of an object's members
 // ms is the last of its name (escaped or not, by its text).
 func lastOfName(line []byte, ms []ndjson.Member) func(k int) bool {
@@ -159,14 +196,21 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 	switch ch := line[i]; {
 	case ch == '{':
 		t = tObject
-		var ms []ndjson.Member
+		// The members first (each value skipped through the line's
+		// brackets, not walked), on a slice of this depth's.
+		c.depth++
+		if len(c.members) < c.depth {
+			c.members = append(c.members, nil)
+		}
+		ms := c.members[c.depth-1][:0]
 		var more bool
 		for i, more = ndjson.Into(line, i); more; i, more = ndjson.Past(line, i) {
 			mb := ndjson.MemberAt(line, c.marks, i)
 			ms = append(ms, mb)
-			i = ndjson.ValueEnd(line, c.marks, mb.Start)
+			i = c.valueEnd(line, mb.Start)
 		}
 		i++
+		defer func() { c.members[c.depth-1] = ms[:0]; c.depth-- }()
 		// A name given twice counts once, by its last member: the one
 		// every verb reads.
 		last := lastOfName(line, ms)
