@@ -278,9 +278,12 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
-	if c.Settle <= 0 {
-		// The library takes 0 for its default: said so, not done silently.
-		return cli.Usagef("--settle %v: give a time above 0, the most svc start waits for the service to be ready", c.Settle)
+	settle := c.Settle
+	switch {
+	case settle < 0:
+		return cli.Usagef("--settle %v: give a time of 0 or more, the most svc start waits for the service to be ready", c.Settle)
+	case settle == 0:
+		settle = time.Nanosecond // return once it runs (the library's 0 is its default)
 	}
 	spec := svc.Spec{
 		Command: c.Command, Cwd: c.Cwd, Env: c.Env, ReadyURL: c.ReadyURL, ReadyPort: c.ReadyPort, ReadyRegex: c.ReadyRegex,
@@ -295,7 +298,7 @@ func (c *startCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
 	if spec.StopKeys, err = svccmd.StopKeys(c.StopKeys); err != nil {
 		return err
 	}
-	return v.Start(ctx, svccmd.StartArgs{Name: c.Name, Settle: c.Settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
+	return v.Start(ctx, svccmd.StartArgs{Name: c.Name, Settle: settle, Force: c.Force, Port: c.Port, EnvFiles: c.EnvFile}, spec)
 }
 
 type portCmd struct {
