@@ -260,9 +260,9 @@ func wordStart(err error, env *cli.Env) error {
 
 // hostLevel is the level a run gets when a host ran it for a turn:
 // agent-host's exec backend gives the turn's level as AGENTRY_LEVEL (and
-// RUNAGENT_LEVEL, the default of -l), and the -l on the host's command
-// line, or a level the environment gave, is the most a turn gets, never
-// more than it asked for. AGENTRY_LEVEL alone grants nothing.
+// RUNAGENT_LEVEL, the default of -l), and the run gets the lower of it
+// and -l: never more than the turn asked for, nor than the command line
+// gives. AGENTRY_LEVEL alone grants nothing.
 func hostLevel(level int, host string) (int, error) {
 	if host == "" {
 		return level, nil

@@ -118,7 +118,8 @@ func recoverExit(code *int) {
 // Main runs app against the real process: os.Args, stdio, the environment and
 // SIGINT/SIGTERM/SIGHUP. The first such signal cancels the context bound into
 // the command; a second one of any kind ends the process at once by the
-// default action. It answers shell completion requests (COMP_LINE) too.
+// default action, or, when the command asked (OnSecondSignal), once its
+// last words are done. It answers shell completion requests (COMP_LINE) too.
 // The handlers stay until the process exits, which is what the caller does
 // with the code Main returns: removing them first would cost a wait for
 // the runtime's signal loop to go idle (~0.2 ms) and change nothing.
@@ -249,8 +250,10 @@ func oneLine(s string) string {
 
 // notifyContext returns a context cancelled, with a *SignalError cause, by the
 // first SIGINT, SIGTERM or SIGHUP. After that the handlers are removed, so a
-// second signal has its default effect. Until a signal comes they stay, for
-// the life of the process.
+// second signal has its default effect, unless the program gave last words
+// (OnSecondSignal): then the second is taken, the words said, and the
+// process exits as the signal would have ended it. Until a signal comes
+// the handlers stay, for the life of the process.
 //
 // The handlers are installed on a goroutine of their own: the runtime's
 // first signal.Notify starts a signal thread and hands it each signal in
@@ -272,6 +275,7 @@ func notifyContext(parent context.Context) context.Context {
 		cancel(&SignalError{Signal: s.(syscall.Signal)})
 		if last != nil {
 			again := (<-ch).(syscall.Signal)
+			signal.Stop(ch) // a third while last runs ends the process at once
 			last()
 			os.Exit(128 + int(again))
 		}

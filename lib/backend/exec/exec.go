@@ -58,6 +58,25 @@ func New(argv []string, env host.Env) (*Backend, error) {
 func (b *Backend) Name() string    { return "exec" }
 func (b *Backend) Version() string { return "exec " + b.Argv[0] }
 
+// turnLevel is the level a turn's command is given: the turn's, but no
+// more than the AGENTRY_LEVEL the host itself was given (a host run
+// inside a turn of another). A turn that gives none is given none: the
+// command has the host's environment, that AGENTRY_LEVEL in it.
+func turnLevel(asked int, environ []string) int {
+	if asked == 0 {
+		return 0
+	}
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], "AGENTRY_LEVEL="); ok {
+			if most, err := strconv.Atoi(v); err == nil && most >= 1 && most < asked {
+				return most
+			}
+			break
+		}
+	}
+	return asked
+}
+
 // drainAfterExit bounds how long output is read once the command has
 // exited and its group was killed: only a process that left the group can
 // still hold the pipe.
@@ -75,11 +94,12 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	cmd := osexec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = t.Params.Workspace
 	cmd.Env = append(append([]string{}, b.Env.Environ...), "AGENTRY_RUN_ID="+t.RunID, "AGENTRY_CHAT_ID="+t.Params.ChatID, "AGENTRY_MODEL="+t.Params.Model)
-	if t.Params.Level > 0 {
+	if level := turnLevel(t.Params.Level, b.Env.Environ); level > 0 {
 		// This backend enforces no level: it hands the turn's to the
-		// command, which runagent takes as its own (RUNAGENT_LEVEL).
-		level := strconv.Itoa(t.Params.Level)
-		cmd.Env = append(cmd.Env, "AGENTRY_LEVEL="+level, "RUNAGENT_LEVEL="+level)
+		// command, which runagent takes as its own (RUNAGENT_LEVEL) and
+		// as the most it may run at (AGENTRY_LEVEL).
+		l := strconv.Itoa(level)
+		cmd.Env = append(cmd.Env, "AGENTRY_LEVEL="+l, "RUNAGENT_LEVEL="+l)
 	}
 	// (A process that escaped the group may hold stdin unread, or stderr
 	// open: StartPiped waits on those copies for a second after the exit.)
