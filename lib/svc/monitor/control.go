@@ -141,7 +141,7 @@ func (m *monitor) answer(req stopRequest, rep svc.StopReport) {
 func (m *monitor) finishStopped(req *stopRequest) {
 	m.log.Close()
 	now := time.Now()
-	m.rec.set(func(s *svc.State) { s.Status, s.EndedAt = svc.Stopped, &now })
+	m.rec.set(func(s *svc.State) { s.Status, s.EndedAt, s.RestartAt = svc.Stopped, &now, nil })
 	m.answer(*req, svc.StopReport{Name: m.d.Name, Status: svc.Stopped, Note: "stopped while waiting to restart",
 		LadderReport: proc.LadderReport{Signalled: []proc.Signalled{}}})
 }

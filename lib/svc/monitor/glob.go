@@ -87,7 +87,8 @@ func (f *files) skipDir(abs string) bool {
 
 // roots are the directories to watch: for each pattern, the directory
 // its fixed part names (the service's directory for a pattern without
-// a slash), or the nearest one that exists; none inside another.
+// a slash), or the nearest one that exists up to the service's
+// directory; none inside another.
 func (f *files) roots() []string {
 	var out []string
 	for _, p := range f.include {
@@ -105,10 +106,15 @@ func (f *files) roots() []string {
 				root = f.dir // a name at any depth
 			}
 		}
-		for !isDir(root) && root != filepath.Dir(root) {
+		// Up to the service's directory, not above it: once that is
+		// gone (a worktree removed), nothing of it is watched, not its
+		// parent's whole tree.
+		for !isDir(root) && root != f.dir && root != filepath.Dir(root) {
 			root = filepath.Dir(root)
 		}
-		out = append(out, root)
+		if isDir(root) {
+			out = append(out, root)
+		}
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)

@@ -3,6 +3,7 @@ package monitor
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -31,5 +32,24 @@ func TestFilesWants(t *testing.T) {
 	}
 	if !f.skipDir(filepath.Join(dir, "src", "gen")) || !f.skipDir(filepath.Join(dir, ".git")) || f.skipDir(filepath.Join(dir, "src")) {
 		t.Errorf("skipDir wrong")
+	}
+}
+
+// A root that is gone is watched from the nearest directory that exists,
+// up to the service's own; once that is gone too (a worktree removed),
+// nothing is watched, never its parent's whole tree.
+func TestRootsStayInTheServiceDirectory(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "wt")
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFiles(dir, []string{"src/**/*.py", "lib/x"}, nil)
+	if got := f.roots(); !slices.Equal(got, []string{dir}) {
+		t.Errorf("roots %v, want %v (lib/x missing: its nearest, the service's directory, holds src)", got, dir)
+	}
+	os.RemoveAll(dir)
+	if got := f.roots(); len(got) != 0 {
+		t.Errorf("with the service's directory gone, roots %v, want none", got)
 	}
 }

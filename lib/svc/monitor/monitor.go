@@ -455,7 +455,9 @@ func (m *monitor) relaunch() error {
 	r, err := m.launch(m.cur.n + 1)
 	if err != nil {
 		now := time.Now()
-		m.rec.set(func(s *svc.State) { s.Status, s.Error, s.EndedAt = svc.Failed, "restarting: "+err.Error(), &now })
+		m.rec.set(func(s *svc.State) {
+			s.Status, s.Error, s.EndedAt, s.RestartAt = svc.Failed, "restarting: "+err.Error(), &now, nil
+		})
 		return err
 	}
 	m.cur = r

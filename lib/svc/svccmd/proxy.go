@@ -84,8 +84,12 @@ func (v *Verbs) proxyRuns(l *svc.Listing) error {
 			"url": "http://localhost:" + strconv.Itoa(port) + "/"})
 		return nil
 	}
-	fmt.Fprintf(v.Out, "svc proxy is %s on port %d (pid %d): a service is at http://NAME.localhost:%d/ (NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost when two projects have a NAME); svc ls shows each\n",
-		l.Status, port, l.PID, port)
+	pid := fmt.Sprintf("pid %d", l.PID)
+	if l.PID == 0 {
+		pid = "waiting to restart"
+	}
+	fmt.Fprintf(v.Out, "svc proxy is %s on port %d (%s): a service is at http://NAME.localhost:%d/ (NAME.WORKTREE.localhost in a linked worktree, NAME.PROJECT.localhost when two projects have a NAME); svc ls shows each\n",
+		l.Status, port, pid, port)
 	return nil
 }
 

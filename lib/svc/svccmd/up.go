@@ -17,6 +17,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/project"
+	"github.com/agentry/agentry/lib/svc/svctext"
 )
 
 // UpArgs are svc up's flags.
@@ -136,6 +137,8 @@ func standing(r *svc.StartResult) string {
 		return fmt.Sprintf("ready at %s (pid %d)", r.URL, r.PID)
 	case r.Status == svc.Ready && r.Port > 0:
 		return fmt.Sprintf("ready on port %d (pid %d)", r.Port, r.PID)
+	case r.Status.Live() && r.PID == 0 && r.RestartAt != nil:
+		return fmt.Sprintf("%s (its last run ended; it restarts %s)", r.Status, svctext.Until(*r.RestartAt, time.Now()))
 	case r.Status.Live():
 		return fmt.Sprintf("%s (pid %d)", r.Status, r.PID)
 	}
