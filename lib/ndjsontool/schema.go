@@ -564,10 +564,13 @@ func (c *census) printSchema(st *Stream) error {
 	s := c.root.jsonSchema()
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
+	if err != nil && strings.Contains(err.Error(), "exceeded max depth") {
 		// JSON is read here 10000 levels deep at most, a line's schema
 		// two levels for each of the line's (properties, the key).
-		return &OptionError{Option: "--json-schema", Reason: "cannot describe lines nested past 5000 levels: their schema would nest past the 10000 a schema is read back with (--json describes them)"}
+		return &OptionError{Option: "--json-schema", Reason: "cannot describe lines nested 5000 levels or more: their schema would nest past the 10000 a schema is read back with (--json describes them)"}
+	}
+	if err != nil {
+		return err
 	}
 	_, err = st.Out.Write(append(b, '\n'))
 	return err

@@ -60,7 +60,8 @@ func ShellCommand(argv []string) *exec.Cmd {
 // RunForeground runs a command that should finish, and never hangs: stdin
 // at /dev/null, output streamed and kept, the command in its own process
 // group. It returns when the command exits, and what the command left
-// running in its group is killed then (LeftRunning says what); a process
+// running in its group is stopped then, SIGTERM and after the grace
+// SIGKILL (LeftRunning says what); a process
 // that left the group (setsid) and keeps the output pipe open is read
 // from for Drain. On the timeout or ctx (a signal) it stops the whole
 // group — SIGTERM, then SIGKILL after the grace. ExitCode is
@@ -116,8 +117,15 @@ func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 		// What it left running in its group goes with it: a run never
 		// leaves a process behind (svc start is the way to keep one).
 		// The leader, exited and not yet reaped, still holds the group.
-		for _, p := range Tree(child.PID(), child.PID()) {
+		left := Tree(child.PID(), child.PID())
+		for _, p := range left {
 			res.LeftRunning = append(res.LeftRunning, Left{PID: p.PID, Comm: p.Comm})
+		}
+		if len(left) > 0 {
+			// SIGTERM first, for them to end cleanly; SIGKILL to what
+			// is left after the grace.
+			_ = child.Signal(syscall.SIGTERM)
+			WaitGone(left, time.Now().Add(o.Grace), nil)
 		}
 	}
 	exit := child.End() // the leader is gone: the rest of its group goes too

@@ -284,6 +284,9 @@ func (v *Verbs) archive(f *project.File, dir string) error {
 	if err != nil {
 		return err
 	}
+	if note := svctext.Ran(res, 0, words); note != "" {
+		v.Voice.Notef("the archive script: %s", note)
+	}
 	if res.ExitCode != 0 {
 		return cli.Failf("the archive script failed (exit status %d)", res.ExitCode)
 	}
