@@ -175,17 +175,15 @@ func (c *census) valueEnd(line []byte, i int) int {
 	return ndjson.ValueEnd(line, c.marks, i)
 }
 
-// lastOfName returns a test of whether member k of an object's members
-// ms is the last of its name (escaped or not, by its text).
-func lastOfName(line []byte, ms []ndjson.Member) func(k int) bool {
-	if len(ms) <= 32 {
-		return func(k int) bool { return !ndjson.KeyIn(line, &ms[k], ms[k+1:]) }
-	}
+// lastOfName maps each name of an object's members ms to its last
+// member's index (escaped or not, by its text): for a wide object, where
+// comparing each member with those after it would cost the square.
+func lastOfName(line []byte, ms []ndjson.Member) map[string]int {
 	last := make(map[string]int, len(ms))
 	for k := range ms {
 		last[string(ms[k].Key(line, nil))] = k
 	}
-	return func(k int) bool { return last[string(ms[k].Key(line, nil))] == k }
+	return last
 }
 
 // add counts the value at line[i] in n (nil: past the cap) and returns
@@ -210,12 +208,14 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 			i = c.valueEnd(line, mb.Start)
 		}
 		i++
-		defer func() { c.members[c.depth-1] = ms[:0]; c.depth-- }()
 		// A name given twice counts once, by its last member: the one
 		// every verb reads.
-		last := lastOfName(line, ms)
+		var last map[string]int
+		if len(ms) > 32 {
+			last = lastOfName(line, ms)
+		}
 		for k, mb := range ms {
-			if !last(k) {
+			if last != nil && last[string(mb.Key(line, nil))] != k || last == nil && ndjson.KeyIn(line, &ms[k], ms[k+1:]) {
 				continue
 			}
 			var kid *censusNode
@@ -228,6 +228,8 @@ func (c *census) add(n *censusNode, line []byte, i int) int {
 			}
 			c.add(kid, line, mb.Start)
 		}
+		c.members[c.depth-1] = ms[:0]
+		c.depth--
 	case ch == '[':
 		t = tArray
 		var e *censusNode
