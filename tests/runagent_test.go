@@ -15,11 +15,10 @@ import (
 	"github.com/agentry/agentry/lib/await"
 )
 
-// SIGTERM to runagent goes to the agent's process group; runagent waits
-// for the agent, names the signal, removes the run's CODEX_HOME (a fresh
-// one: the run has an MCP server of its own) and exits 143. The prompt was never on the agent's command line.
-func TestRunagentForwardsSIGTERM(t *testing.T) {
-	dir := t.TempDir()
+// fakeCodexRun is runagent over the fake CLI as codex at level 1, with
+// args and the fake's env, its files in dir; not started.
+func fakeCodexRun(t *testing.T, dir string, args []string, env ...string) *exec.Cmd {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -31,12 +30,20 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 	userHome := filepath.Join(dir, "codexhome")
 	os.Mkdir(userHome, 0o700)
 	os.WriteFile(filepath.Join(userHome, "auth.json"), []byte(`{}`), 0o600)
+	cmd := exec.Command(filepath.Join(binDir, "runagent"), append([]string{"--agent", "codex", "-l", "1"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "RUNAGENT_ENV_ALLOW=FAKE_*",
+		"XDG_STATE_HOME="+filepath.Join(dir, "state")), env...)
+	return cmd
+}
+
+// SIGTERM to runagent goes to the agent's process group; runagent waits
+// for the agent, names the signal, removes the run's CODEX_HOME (a fresh
+// one: the run has an MCP server of its own) and exits 143. The prompt was never on the agent's command line.
+func TestRunagentForwardsSIGTERM(t *testing.T) {
+	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	rec := filepath.Join(dir, "rec")
-	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile,
-		"--tools-url", "http://127.0.0.1:9/mcp")
-	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_RECORD="+rec, "RUNAGENT_ENV_ALLOW=FAKE_*",
-		"XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	cmd := fakeCodexRun(t, dir, []string{"--pid-file", pidFile, "--tools-url", "http://127.0.0.1:9/mcp"}, "FAKE_HANG=1", "FAKE_RECORD="+rec)
 	cmd.Stdin = strings.NewReader("TOP-SECRET-PROMPT")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -132,21 +139,8 @@ func TestRunagentAgentKilled(t *testing.T) {
 // its own.
 func TestRunagentSecondSignalEndsItsTree(t *testing.T) {
 	dir := t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := filepath.Join(dir, "fakeagent")
-	if err := os.Symlink(self, fake); err != nil {
-		t.Fatal(err)
-	}
-	userHome := filepath.Join(dir, "codexhome")
-	os.Mkdir(userHome, 0o700)
-	os.WriteFile(filepath.Join(userHome, "auth.json"), []byte(`{}`), 0o600)
 	pidFile, held := filepath.Join(dir, "pid"), filepath.Join(dir, "held")
-	cmd := exec.Command(filepath.Join(binDir, "runagent"), "--agent", "codex", "-l", "1", "--pid-file", pidFile)
-	cmd.Env = append(os.Environ(), "RUNAGENT_CODEX_BIN="+fake, "CODEX_HOME="+userHome, "FAKE_HANG=1", "FAKE_DETACH="+dir,
-		"FAKE_HOLD_TERM="+held, "RUNAGENT_ENV_ALLOW=FAKE_*", "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	cmd := fakeCodexRun(t, dir, []string{"--pid-file", pidFile}, "FAKE_HANG=1", "FAKE_DETACH="+dir, "FAKE_HOLD_TERM="+held)
 	cmd.Stdin = strings.NewReader("hi")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
