@@ -36,6 +36,20 @@ func fakeCodexRun(t *testing.T, dir string, args []string, env ...string) *exec.
 	return cmd
 }
 
+// exitWithin waits 10s at most for runagent, signalled (after says
+// how), to exit, and returns its exit status.
+func exitWithin(t *testing.T, cmd *exec.Cmd, after string) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("runagent did not end within 10s of %s", after)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
 // SIGTERM to runagent goes to the agent's process group; runagent waits
 // for the agent, names the signal, removes the run's CODEX_HOME (a fresh
 // one: the run has an MCP server of its own) and exits 143. The prompt was never on the agent's command line.
@@ -75,14 +89,7 @@ func TestRunagentForwardsSIGTERM(t *testing.T) {
 		t.Fatalf("CODEX_HOME %q missing during the run: %v", codexHome, err)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("runagent did not end within 10s of SIGTERM")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 143 {
+	if code := exitWithin(t, cmd, "SIGTERM"); code != 143 {
 		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "runagent: stopped by SIGTERM; codex was ended with everything it started\n") {
@@ -163,14 +170,7 @@ func TestRunagentSecondSignalEndsItsTree(t *testing.T) {
 		t.Fatalf("the agent never got the first SIGTERM: %v", err)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("runagent did not end within 10s of a second SIGTERM")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 143 {
+	if code := exitWithin(t, cmd, "a second SIGTERM"); code != 143 {
 		t.Errorf("exit %d, want 143; stderr %s", code, stderr.String())
 	}
 	for _, pid := range []int{agent, detached} {
