@@ -36,7 +36,7 @@ func Parse(raw []byte) (time.Time, error) {
 				return time.Time{}, ErrNotTime
 			}
 		}
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := rfc3339(s)
 		if err != nil {
 			return time.Time{}, ErrNotTime
 		}
@@ -141,12 +141,30 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
+// rfc3339 reads an RFC 3339 time as the RFC allows it written (its 5.6):
+// with a "t" or a space between the date and the time, and a "z" for
+// UTC, as well as Go's "T" and "Z".
+func rfc3339(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil || len(s) < 11 || s[10] != 't' && s[10] != ' ' && !strings.HasSuffix(s, "z") {
+		return t, err
+	}
+	b := []byte(s)
+	if b[10] == 't' || b[10] == ' ' {
+		b[10] = 'T'
+	}
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	return time.Parse(time.RFC3339Nano, string(b))
+}
+
 // Bound reads a window's edge: a duration back from now ("24h", "7d"),
 // an RFC 3339 time, a date ("2026-12-01", its midnight in loc), a date and
 // time without an offset (in loc). A bare number is neither: "24" is
 // refused rather than read as 24 seconds after 1970.
 func Bound(s string, now time.Time, loc *time.Location) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	if t, err := rfc3339(s); err == nil {
 		return t, nil
 	}
 	for _, layout := range []string{"2006-01-02", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05"} {

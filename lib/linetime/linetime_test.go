@@ -10,6 +10,8 @@ func TestParse(t *testing.T) {
 	for _, raw := range []string{
 		`"2026-12-01T09:30:00Z"`, `"2026-12-01T10:30:00+01:00"`, `"2026-12-01T04:00:00-05:30"`,
 		`"2026-12-01T09:30:00.000Z"`, `"2026-12-01T09:30:00\u005a"`,
+		// RFC 3339's 5.6: a "t" or a space between date and time, a "z".
+		`"2026-12-01t09:30:00z"`, `"2026-12-01 09:30:00Z"`, `"2026-12-01 10:30:00+01:00"`,
 		`1796117400`, `1796117400000`, `1796117400000000`, `1796117400000000000`,
 		`1796117400.0`, `1.7961174e9`, `1796117400000.0`, `1.7961174e18`,
 	} {
@@ -24,7 +26,7 @@ func TestParse(t *testing.T) {
 	if got, _ := Parse([]byte(`1796117400123`)); !got.Equal(want.Add(123 * time.Millisecond)) {
 		t.Errorf("ms: %v", got)
 	}
-	for _, raw := range []string{`"yesterday"`, `"2026-12-01"`, `"2026-12-01 09:30:00Z"`, `true`, `null`, `{}`, `[1]`, `""`, `1e400`} {
+	for _, raw := range []string{`"yesterday"`, `"2026-12-01"`, `"2026-12-01_09:30:00Z"`, `"2026-12-01 09:30:00"`, `true`, `null`, `{}`, `[1]`, `""`, `1e400`} {
 		if got, err := Parse([]byte(raw)); err == nil {
 			t.Errorf("Parse(%s) = %v, want no time", raw, got)
 		}
