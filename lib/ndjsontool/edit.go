@@ -84,9 +84,9 @@ type editChunk struct {
 // there is replaced where it stands (the last of its name, the one every
 // verb reads); one that is not is added at the end of its object, with the
 // objects on its way made as needed. Everything else in the line stays
-// byte for byte. A line where the path runs into a value that is neither
-// an object nor an array holding the index is written unchanged, and
-// counted.
+// byte for byte. A path that runs into a value that is neither an object
+// nor an array holding the index is left unset (the line's other paths
+// are set), and the lines counted.
 func Set(ctx context.Context, st *Stream, args []string) error {
 	eds, err := parseSets(args)
 	if err != nil {
@@ -112,17 +112,19 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 		func(c *editChunk, line []byte, lv lineView) *editChunk {
 			cur, m := line, lv.marks // the marks are the line's: for the first edit only
 			var buf [2][]byte
+			missed := false
 			for i := range eds {
 				ed := &eds[i]
 				next, ok := ed.apply(buf[i%2][:0], cur, m)
 				if !ok {
-					if ed.raw != nil {
-						c.blocked++
-					}
+					missed = missed || ed.raw != nil
 					continue
 				}
 				buf[i%2] = next
 				cur, m = next, nil
+			}
+			if missed {
+				c.blocked++
 			}
 			c.out = append(append(c.out, cur...), '\n')
 			return c
@@ -138,7 +140,7 @@ func runEdits(ctx context.Context, st *Stream, eds []edit, verb string) error {
 		return err
 	}
 	if blocked > 0 {
-		st.Voice.Notef("%s left %d %s unchanged: a path ran into a value that is not an object, or an array holding its index", verb, blocked, plural(blocked, "line"))
+		st.Voice.Notef("%s left a path unset on %d %s: it ran into a value that is not an object, or an array holding its index", verb, blocked, plural(blocked, "line"))
 	}
 	return sk.report(st)
 }
