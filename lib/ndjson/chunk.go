@@ -245,6 +245,11 @@ func (c *Chunker) chunk(buf []byte, n int) *Chunk {
 	return c.first(&Chunk{Data: buf[:n], buf: buf})
 }
 
+// BOM tells whether a byte order mark was dropped from the stream's
+// start: for one that held nothing else, which makes no chunk to mark.
+// It is known once the stream is read.
+func (c *Chunker) BOM() bool { return c.r.(*bomReader).seen }
+
 // first marks the stream's first chunk with whether a BOM was dropped.
 func (c *Chunker) first(ch *Chunk) *Chunk {
 	if !c.started {

@@ -156,6 +156,15 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	if first && c.BOM() {
+		// A byte order mark and nothing else: no chunk came to say so.
+		sum.BOM = true
+		if st.Strict {
+			if err := emit(problem{line: 1, kind: probBOM, detail: "starts with a byte order mark"}); err != nil {
+				return err
+			}
+		}
+	}
 	if !sum.FinalNewline && sum.Lines > 0 && st.Strict {
 		if err := emit(problem{line: line, kind: probNoFinalNewline, detail: "the last line has no newline"}); err != nil {
 			return err
