@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -205,10 +206,8 @@ func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	var turn int
 	if !await.Until(10*time.Second, func() bool {
-		for _, p := range proc.Descendants(h.cmd.Process.Pid) {
-			if strings.Contains(cmdlineOf(p), "sleep 4824") {
-				turn = p
-			}
+		if ps := liveProcs(regexp.MustCompile(`^sleep 4824$`)); len(ps) == 1 {
+			turn = ps[0].PID
 		}
 		return turn != 0
 	}) {
@@ -228,11 +227,6 @@ func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("the sleep %d it detached outlived its host", pid)
 	}
-}
-
-func cmdlineOf(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	return strings.ReplaceAll(string(b), "\x00", " ")
 }
 
 // alive reports whether pid is a live process (not a zombie), waiting up

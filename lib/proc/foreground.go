@@ -59,13 +59,12 @@ func ShellCommand(argv []string) *exec.Cmd {
 
 // RunForeground runs a command that should finish, and never hangs: stdin
 // at /dev/null, output streamed and kept, the command in its own process
-// group. It returns when the command exits, and what the command left
-// running in its group is stopped then, SIGTERM and after the grace
-// SIGKILL (LeftRunning says what); a process
-// that left the group (setsid) and keeps the output pipe open is read
-// from for Drain. On the timeout or ctx (a signal) it stops the whole
-// group — SIGTERM, then SIGKILL after the grace. ExitCode is
-// 124 after the timeout and 130 when interrupted (the caller knows which
+// group. It returns when the command exits, and stops what the command
+// left running in its group then — SIGTERM, then SIGKILL after the grace
+// (LeftRunning says what); a process that left the group (setsid) and
+// keeps the output pipe open is read from for Drain. On the timeout or
+// ctx (a signal) it stops the whole group the same way. ExitCode is 124
+// after the timeout and 130 when interrupted (the caller knows which
 // signal it was).
 func RunForeground(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if o.Keep <= 0 {

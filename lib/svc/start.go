@@ -400,8 +400,8 @@ func (w *startWait) withState() *StartResult {
 		}
 		if s.PID != 0 {
 			res.PID = s.PID
-		} else if s.RestartAt != nil && s.Status.Live() {
-			res.PID, res.RestartAt = 0, s.RestartAt
+		} else if at := s.RestartDue(); at != nil {
+			res.PID, res.RestartAt = 0, at
 		}
 		if s.ServerPID != 0 && s.Status.Live() && proc.Alive(proc.Info{PID: s.ServerPID, Start: s.ServerStart}) {
 			res.PID = s.ServerPID

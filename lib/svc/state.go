@@ -121,6 +121,15 @@ type State struct {
 	WatchNote string `json:"watchNote,omitempty"`
 }
 
+// RestartDue is when a live service that waits out its backoff is
+// restarted; nil while a launch runs, or once it has ended for good.
+func (s *State) RestartDue() *time.Time {
+	if !s.Status.Live() || s.PID != 0 {
+		return nil
+	}
+	return s.RestartAt
+}
+
 // StopCause is why a service's run ended other than by a stop request,
 // as its monitor found it: what the end of its command left behind and
 // stopped, the restarts it gave up after, or the process it was tied to.

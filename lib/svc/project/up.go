@@ -610,9 +610,7 @@ func fromListing(l *svc.Listing) *svc.StartResult {
 	r := &svc.StartResult{Name: l.Name, Status: l.Status, PID: l.PID, Endpoint: l.Endpoint,
 		ReadyBy: l.ReadyBy, Warning: l.Warning, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, Restarts: l.Restarts}
-	if l.Status.Live() && l.PID == 0 {
-		r.RestartAt = l.RestartAt
-	}
+	r.RestartAt = l.RestartDue()
 	if l.ReadyAt != nil {
 		r.AfterMs = proc.Ms(l.ReadyAt.Sub(l.StartedAt))
 	}

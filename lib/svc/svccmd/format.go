@@ -67,15 +67,7 @@ func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
-		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change, RestartAt: restartAt(l), LastRun: lastRun(l)}
-}
-
-// restartAt is when a live service that waits out its backoff restarts.
-func restartAt(l *svc.Listing) *time.Time {
-	if !l.Status.Live() || l.PID != 0 {
-		return nil
-	}
-	return l.RestartAt
+		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change, RestartAt: l.RestartDue(), LastRun: lastRun(l)}
 }
 
 // lastRun is how the last launch before this one ended, when the service

@@ -137,7 +137,7 @@ func standing(r *svc.StartResult) string {
 		return fmt.Sprintf("ready at %s (pid %d)", r.URL, r.PID)
 	case r.Status == svc.Ready && r.Port > 0:
 		return fmt.Sprintf("ready on port %d (pid %d)", r.Port, r.PID)
-	case r.Status.Live() && r.PID == 0 && r.RestartAt != nil:
+	case r.RestartAt != nil:
 		return fmt.Sprintf("%s (its last run ended; it restarts %s)", r.Status, svctext.Until(*r.RestartAt, time.Now()))
 	case r.Status.Live():
 		return fmt.Sprintf("%s (pid %d)", r.Status, r.PID)

@@ -109,7 +109,7 @@ func Start(r *svc.StartResult, w Words) string {
 			fmt.Fprintf(&b, "%s is ready (pid %d; from %s after %s)\n", r.Name, r.PID, how, Secs(r.AfterMs))
 		}
 	case svc.Starting:
-		if r.PID == 0 && r.RestartAt != nil {
+		if r.RestartAt != nil {
 			fmt.Fprintf(&b, "%s is starting: its last run ended, and it restarts %s; not ready after %s — %s\n", r.Name, Until(*r.RestartAt, time.Now()), Secs(r.AfterMs), w.Waiting(r.Name))
 			break
 		}
@@ -159,8 +159,8 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	if o := Outcome(l); o != "" {
 		fmt.Fprintf(&b, " (%s)", o)
 	}
-	if l.Status.Live() && l.PID == 0 && l.RestartAt != nil {
-		fmt.Fprintf(&b, ", to restart %s", Until(*l.RestartAt, now))
+	if at := l.RestartDue(); at != nil {
+		fmt.Fprintf(&b, ", to restart %s", Until(*at, now))
 	} else if l.Status.Live() {
 		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, Age(l.StartedAt, now))
 		if !l.Supervised {
