@@ -28,7 +28,10 @@ type inputFiles struct {
 // and refuses a file given before "--" (misplaced.go).
 func (f *inputFiles) AfterApply(ops cli.Operands, kctx *kong.Context, env *cli.Env) error {
 	f.files, f.line = ops, kctx.Args
-	return checkPlaced(kctx, ops, env)
+	if err := checkPlaced(kctx, ops, env); err != nil {
+		return err
+	}
+	return checkJQPaths(kctx)
 }
 
 // open makes st read the files, or stdin when there are none: stdin too

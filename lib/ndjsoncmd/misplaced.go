@@ -191,6 +191,18 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 			return cli.WithHint(cli.Usagef("ndjson has no verb %s: did you mean %s?", verb, want),
 				"run 'ndjson "+want+" --help' for its usage")
 		}
+		if jqPathStart.MatchString(verb) && strings.HasPrefix(msg, "unexpected argument "+verb) {
+			return cli.WithHint(cli.Usagef("%q is a jq filter; ndjson's first word is a verb", verb),
+				"print the value at a path with get: ndjson get "+ndjsonPath(verb))
+		}
+		if at := verbAt(app, own); at > 0 && strings.HasPrefix(msg, "unknown flag ") {
+			line := append(append([]string{Name, own[at]}, own[:at]...), own[at+1:]...)
+			if len(ops) > 0 {
+				line = append(append(line, "--"), ops...)
+			}
+			flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown flag "), ", did you mean")
+			return cli.WithHint(cli.Usagef("%s is given before the verb %s", flag, own[at]), "a verb's flags go after it: "+cmdline.ShellLine(line))
+		}
 		if verb == "count" && strings.HasPrefix(msg, "unknown flag --by") {
 			return cli.WithHint(cli.Usagef("count has no --by: did you mean count PATH?"),
 				"count by a path names it: ndjson count type")
@@ -233,4 +245,33 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 		}
 		return moved
 	}
+}
+
+// verbAt is the index in own of the first of app's verbs when a flag
+// comes first (flags given before the verb, as jq takes them); -1
+// otherwise.
+func verbAt(app cli.App, own []string) int {
+	t := reflect.TypeOf(app.Grammar)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if len(own) == 0 || !strings.HasPrefix(own[0], "-") {
+		return -1
+	}
+	for i, a := range own {
+		for k := range t.NumField() {
+			f := t.Field(k)
+			if _, ok := f.Tag.Lookup("cmd"); !ok {
+				continue
+			}
+			name := f.Tag.Get("name")
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			if a == name {
+				return i
+			}
+		}
+	}
+	return -1
 }

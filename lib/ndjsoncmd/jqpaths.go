@@ -1,0 +1,137 @@
+package ndjsoncmd
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/agentry/agentry/lib/cli"
+	"github.com/alecthomas/kong"
+)
+
+// A path written as jq writes one — .package, .labels[0].name — is no
+// path of ndjson's: its leading dot is an empty key, so every line has
+// nothing there, and get printed null for each, where found nothing, exit
+// 0. And a jq filter given to where (select(.a=="b")) was a path no line
+// has. So a path, a field's path, a predicate's path or a flag's PATH
+// written so is refused, with the path ndjson means. A key that does
+// begin with a dot is written with it escaped: \.env.
+
+// jqPathStart is a path begun as jq begins one: a dot before a name, an
+// index or a quoted key; or jq's identity, the dot alone.
+var jqPathStart = regexp.MustCompile(`^!?\.([A-Za-z_"\[]|$)`)
+
+// jqIndex is a jq index or quoted key, [0] or ["a b"].
+var jqIndex = regexp.MustCompile(`\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]`)
+
+// checkJQPaths refuses, for the selected verb, the first path written as
+// jq would write it.
+func checkJQPaths(kctx *kong.Context) error {
+	node := kctx.Selected()
+	if node == nil {
+		return nil
+	}
+	for _, p := range node.Positional {
+		if !p.Set {
+			continue
+		}
+		for _, arg := range targetStrings(p.Target) {
+			if err := jqArgError(node.Name, p.Name, arg); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range node.Flags {
+		if f.PlaceHolder != "PATH" || !f.Set {
+			continue
+		}
+		name := "--" + f.Name
+		if f.Short != 0 {
+			name = "-" + string(f.Short)
+		}
+		for _, arg := range targetStrings(f.Target) {
+			if jqPathStart.MatchString(arg) {
+				return jqPathError(arg, name+" "+ndjsonPath(arg))
+			}
+		}
+	}
+	return nil
+}
+
+// targetStrings is the string or strings a parsed argument holds.
+func targetStrings(t reflect.Value) []string {
+	switch t.Kind() {
+	case reflect.String:
+		return []string{t.String()}
+	case reflect.Slice:
+		var out []string
+		for i := range t.Len() {
+			if s, ok := t.Index(i).Interface().(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// jqArgError is the error for one positional argument of verb, of the
+// kind its name says, or nil when it is no jq path or filter.
+func jqArgError(verb, kind, arg string) error {
+	switch kind {
+	case "path":
+		if jqPathStart.MatchString(arg) {
+			return jqPathError(arg, ndjsonPath(arg))
+		}
+	case "field":
+		// PATH, or KEY=PATH (pick, csv, tsv), or PATH=VALUE (set): the
+		// path is the part a jq path can begin.
+		path := arg
+		if k, p, ok := strings.Cut(arg, "="); ok && verb != "set" {
+			path = p
+			if jqPathStart.MatchString(path) {
+				return jqPathError(path, k+"="+ndjsonPath(path))
+			}
+			return nil
+		}
+		if jqPathStart.MatchString(path) {
+			return jqPathError(arg, ndjsonPath(arg))
+		}
+	case "predicate":
+		if strings.HasPrefix(arg, "select(") {
+			return cli.WithHint(cli.Usagef("%q is a jq filter; where takes tests of a path, not a filter", arg),
+				"write the test alone, path without its dot: ndjson where 'type==run_done' 'usage.outputTokens>100'")
+		}
+		if jqPathStart.MatchString(arg) {
+			neg, rest := "", arg
+			if strings.HasPrefix(rest, "!") {
+				neg, rest = "!", rest[1:]
+			}
+			return jqPathError(arg, "'"+neg+ndjsonPath(rest)+"'")
+		}
+	}
+	return nil
+}
+
+// jqPathError refuses arg, written as jq writes a path, suggesting want.
+func jqPathError(arg, want string) error {
+	if arg == "." {
+		return cli.WithHint(cli.Usagef(`"." is jq's whole value; ndjson's paths name a value in a line, and have no leading dot`),
+			"a whole line is printed as it is by ndjson fmt -c")
+	}
+	return cli.WithHint(cli.Usagef("%q is written as jq writes a path; ndjson's paths have no leading dot", arg),
+		"write "+want+" (a key that begins with a dot is escaped: \\.env)")
+}
+
+// ndjsonPath is the ndjson path a jq path (or a predicate begun with one)
+// means: its leading dot dropped, [N] and ["key"] made keys.
+func ndjsonPath(jq string) string {
+	p := jqIndex.ReplaceAllStringFunc(jq, func(m string) string {
+		sm := jqIndex.FindStringSubmatch(m)
+		if sm[1] != "" {
+			return "." + sm[1]
+		}
+		return "." + strings.ReplaceAll(sm[2], ".", `\.`)
+	})
+	return strings.TrimPrefix(p, ".")
+}
