@@ -46,7 +46,14 @@ const FollowOn = 500 * time.Millisecond
 // looked at: pgid may be the id of a group whose members have all gone,
 // which an unrelated process may have taken since.
 func Ladder(root, pgid int, sig syscall.Signal, grace time.Duration) LadderReport {
-	return ladder(root, pgid, false, sig, grace)
+	return ladder(root, pgid, false, sig, grace, nil)
+}
+
+// LadderSparing is Ladder for a tree that holds others' (see Spare): what
+// spare leaves out, and what descends from it, is neither signalled nor
+// waited for.
+func LadderSparing(root, pgid int, sig syscall.Signal, grace time.Duration, spare Spare) LadderReport {
+	return ladder(root, pgid, false, sig, grace, spare)
 }
 
 // LadderFrom is Ladder for a tree whose root, its identity confirmed by
@@ -59,7 +66,7 @@ func LadderFrom(root int, sig syscall.Signal, grace time.Duration) LadderReport 
 	if r, err := Stat(root); err == nil {
 		pgid = r.PGID // a daemon followed may lead no group of its own
 	}
-	return ladder(root, pgid, true, sig, grace)
+	return ladder(root, pgid, true, sig, grace, nil)
 }
 
 // stopRun is one ladder's record.
@@ -89,7 +96,7 @@ func (l *stopRun) signal(ps []Info, sig syscall.Signal, escapers bool) {
 	}
 }
 
-func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Duration) LadderReport {
+func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Duration, spare Spare) LadderReport {
 	l := &stopRun{start: time.Now(), pgid: pgid, rep: LadderReport{Signalled: []Signalled{}}, exited: map[int]time.Time{}}
 	deadline := l.start.Add(grace)
 	tree := func() []Info {
@@ -97,7 +104,7 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 		if withRoot {
 			scan = pgid // and root's group, alive with root
 		}
-		t := Tree(root, scan)
+		t := TreeSparing(root, scan, spare)
 		if withRoot {
 			if r, err := Stat(root); err == nil && r.State != 'Z' {
 				t = append([]Info{r}, t...)

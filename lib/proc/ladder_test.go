@@ -83,3 +83,49 @@ func TestParseSignal(t *testing.T) {
 		}
 	}
 }
+
+// A process spare leaves out is neither signalled nor waited for, and
+// neither is what it runs: another's tree that the kernel made part of
+// this one.
+func TestLadderSparesAnothersTree(t *testing.T) {
+	dir := t.TempDir()
+	// A second tree: sh (its root, spared) and a sleep under it, in a
+	// group of their own, beside this tree's own sleep.
+	other, err := Start(exec.Command("sh", "-c", `sleep 4502 & echo $! > `+dir+`/inner; wait`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Signal(syscall.SIGKILL); other.End() })
+	mine, err := Start(exec.Command("sleep", "4503"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mine.Signal(syscall.SIGKILL); mine.End() })
+	inner, err := await.PID(filepath.Join(dir, "inner"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spare := func(p Info) bool { return p.PID == other.PID() }
+	for _, p := range TreeSparing(unix.Getpid(), 0, spare) {
+		if p.PID == other.PID() || p.PID == inner {
+			t.Errorf("TreeSparing has %d (%s)", p.PID, p.Comm)
+		}
+	}
+	for _, pid := range DescendantsSparing(unix.Getpid(), spare) {
+		if pid == other.PID() || pid == inner {
+			t.Errorf("DescendantsSparing has %d", pid)
+		}
+	}
+	rep := LadderSparing(unix.Getpid(), mine.PID(), syscall.SIGTERM, 5*time.Second, spare)
+	for _, s := range rep.Signalled {
+		if s.PID == other.PID() || s.PID == inner {
+			t.Errorf("the ladder signalled %d (%s): %+v", s.PID, s.Comm, rep)
+		}
+	}
+	if !gone(mine.PID()) {
+		t.Errorf("this tree's sleep %d survived", mine.PID())
+	}
+	if gone(inner) || gone(other.PID()) {
+		t.Errorf("the spared tree was stopped")
+	}
+}

@@ -66,7 +66,18 @@ func All() []Info {
 
 // Tree returns the live processes that descend from root (not root
 // itself) or belong to process group pgid (when pgid > 0).
-func Tree(root, pgid int) []Info {
+func Tree(root, pgid int) []Info { return TreeSparing(root, pgid, nil) }
+
+// Spare says that a process, and all that descends from it, is no part
+// of the tree it is found in: the root of another's tree that the kernel
+// made a descendant (a service's supervisor, started from another
+// service's command, is orphaned to that one's subreaper). nil spares
+// none.
+type Spare func(Info) bool
+
+// TreeSparing is Tree without what spare leaves out, and what descends
+// from it.
+func TreeSparing(root, pgid int, spare Spare) []Info {
 	all := All()
 	kids := map[int][]Info{}
 	for _, p := range all {
@@ -77,6 +88,10 @@ func Tree(root, pgid int) []Info {
 	var walk func(int)
 	walk = func(pid int) {
 		for _, k := range kids[pid] {
+			if spare != nil && spare(k) {
+				seen[k.PID] = true
+				continue
+			}
 			if !seen[k.PID] {
 				seen[k.PID] = true
 				if k.State != 'Z' {
@@ -168,12 +183,21 @@ func Children(pid int) []int {
 
 // Descendants returns every live descendant of pid, from the kernel's
 // children lists: no walk over every process.
-func Descendants(pid int) []int {
+func Descendants(pid int) []int { return DescendantsSparing(pid, nil) }
+
+// DescendantsSparing is Descendants without what spare leaves out, and
+// what descends from it.
+func DescendantsSparing(pid int, spare Spare) []int {
 	var out []int
 	queue := Children(pid)
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
+		if spare != nil {
+			if in, err := Stat(p); err == nil && spare(in) {
+				continue
+			}
+		}
 		out = append(out, p)
 		queue = append(queue, Children(p)...)
 	}

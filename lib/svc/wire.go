@@ -103,6 +103,33 @@ func isMonitorOf(cmdline []byte, d Dir) bool {
 	return string(rest) == strings.Join(monitorArgs(d), "\x00")+"\x00"
 }
 
+// IsMonitor tells whether p is a running service's monitor: the program
+// svc-monitor, run for HOME NAME, whose state records p as that service's
+// monitor. It is the root of that service's tree and never part of
+// another's: a service's command that runs svc start (an agent's svc mcp,
+// a script) makes the new monitor its descendant, the kernel handing the
+// orphan to the subreaper above, and that service's stop, readiness and
+// ports leave it, and all it runs, out (proc.Spare).
+func IsMonitor(p proc.Info) bool {
+	if p.Comm != MonitorProgram {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	prog, rest, ok := bytes.Cut(b, []byte{0})
+	if !ok || filepath.Base(string(prog)) != MonitorProgram {
+		return false
+	}
+	d, err := ParseMonitorArgs(strings.Split(strings.TrimSuffix(string(rest), "\x00"), "\x00"))
+	if err != nil || !isMonitorOf(b, d) {
+		return false
+	}
+	st, err := ReadState(d)
+	return err == nil && st.MonitorPID == p.PID
+}
+
 const (
 	fdReports = 3
 	fdSpec    = 4

@@ -75,7 +75,7 @@ func (m *monitor) daemonizing(ino uint64) bool {
 	if ino == 0 || l.followed != nil {
 		return false
 	}
-	holdings, _ := ready.Holdings(os.Getpid()) // unsettled: a hand-over not seen is a report sent at once, with the command's pid
+	holdings, _ := ready.Holdings(os.Getpid(), svc.IsMonitor) // unsettled: a hand-over not seen is a report sent at once, with the command's pid
 	for _, h := range holdings {
 		if !slices.Contains(h.Sockets, ino) {
 			continue
@@ -140,8 +140,8 @@ func (m *monitor) daemon() (proc.Info, bool) {
 	found := false
 	for _, pid := range proc.Children(os.Getpid()) {
 		p, err := proc.Stat(pid)
-		if err != nil || p.State == 'Z' || m.reaper.Started(pid) {
-			continue
+		if err != nil || p.State == 'Z' || m.reaper.Started(pid) || svc.IsMonitor(p) {
+			continue // another service's monitor is its own, not a daemon of this one's
 		}
 		if !found || leads(p) > leads(best) || leads(p) == leads(best) && p.Start < best.Start {
 			best, found = p, true

@@ -191,7 +191,7 @@ func (m *monitor) preoccupied() string {
 	if m.spec.ReadyPort <= 0 || !ready.Accepts(m.spec.ReadyPort) {
 		return ""
 	}
-	if _, holder := ready.PortOwner(m.spec.ReadyPort, os.Getpid(), -1); holder != "" {
+	if _, holder := ready.PortOwner(m.spec.ReadyPort, os.Getpid(), -1, svc.IsMonitor); holder != "" {
 		return holder
 	}
 	return "another process"
@@ -412,7 +412,7 @@ func (m *monitor) endLaunch() proc.Exit {
 	l := m.cur
 	l.end()
 	exit := l.main().Wait()
-	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace)
+	lad := proc.LadderSparing(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace, svc.IsMonitor)
 	if n := len(signalledPIDs(lad)); n > 0 {
 		m.rec.set(func(s *svc.State) { s.StopCause = m.leftBehind(l, exit, n) })
 	}

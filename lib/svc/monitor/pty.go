@@ -300,7 +300,7 @@ func (t *tail) screen() []byte {
 func (m *monitor) stopLadder(l *launched, grace time.Duration) (proc.LadderReport, string) {
 	t0 := time.Now()
 	keys := m.tryStopKeys(l, grace)
-	lad := proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), grace)
+	lad := proc.LadderSparing(os.Getpid(), m.group(l), m.spec.Signal(), grace, svc.IsMonitor)
 	if keys != "" {
 		lad.ElapsedMs = proc.Ms(time.Since(t0))
 	}

@@ -25,7 +25,7 @@ const (
 func (m *monitor) restartFor(cause restartCause, change *svc.Change) error {
 	l := m.cur
 	m.held, m.holdEnds = nil, nil
-	proc.Ladder(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace)
+	proc.LadderSparing(os.Getpid(), m.group(l), m.spec.Signal(), m.spec.StopGrace, svc.IsMonitor)
 	var exit proc.Exit
 	select {
 	case <-l.main().Exited():

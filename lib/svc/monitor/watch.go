@@ -54,7 +54,7 @@ func (m *monitor) newWatch(r *launched, lines <-chan string) *watch {
 func (w *watch) ready(r svc.Report, socket uint64, tree *ready.Listens) {
 	r.Event, r.AfterMs = svc.EvReady, w.m.sinceStart()
 	if tree == nil {
-		tree = ready.NewListens(os.Getpid())
+		tree = ready.NewListens(os.Getpid(), svc.IsMonitor)
 		r.Ports = ready.Ports(tree.Poll())
 	}
 	w.m.events.ready <- readyReport{Report: r, at: time.Now(), launch: w.launch.n, socket: socket}
@@ -122,7 +122,7 @@ func (w *watch) byRegex(expr string) {
 func (w *watch) byListening() {
 	eps := make(chan ready.Endpoint, 8)
 	go w.readLines(eps)
-	tree := ready.NewListens(os.Getpid())
+	tree := ready.NewListens(os.Getpid(), svc.IsMonitor)
 	handedOn := false
 	defer func() {
 		if !handedOn {
@@ -371,7 +371,7 @@ func (w *watch) awaitURL(eps <-chan ready.Endpoint, printed []ready.Endpoint, po
 // notePrinted adds a printed endpoint; one whose port a process outside
 // the tree holds is recorded as such.
 func (w *watch) notePrinted(printed []ready.Endpoint, ep ready.Endpoint) []ready.Endpoint {
-	if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.launch.child.PID()); !ours && holder != "" {
+	if ours, holder := ready.PortOwner(ep.Port, os.Getpid(), w.launch.child.PID(), svc.IsMonitor); !ours && holder != "" {
 		w.m.rec.set(func(s *svc.State) { s.PortPreoccupied, s.PortHolder, s.Port = true, holder, ep.Port })
 	}
 	return append(printed, ep)
@@ -490,7 +490,7 @@ func (w *watch) probe(port int, by string) {
 	defer w.watching.Store(false)
 	noted, unplaced := false, 0
 	pgid := w.launch.child.PID()
-	tree := ready.NewListens(os.Getpid())
+	tree := ready.NewListens(os.Getpid(), svc.IsMonitor)
 	defer tree.Close()
 	var first time.Time // when the tree was first seen listening on port
 	for !w.m.ended() {
@@ -507,7 +507,7 @@ func (w *watch) probe(port int, by string) {
 			if v == notYet {
 				wait = 50 * time.Millisecond
 			}
-		} else if ours, holder := ready.PortOwner(port, os.Getpid(), pgid); ours {
+		} else if ours, holder := ready.PortOwner(port, os.Getpid(), pgid, svc.IsMonitor); ours {
 			// The tree listens there, but began after this look's dump
 			// (the next look sees it, and asks it nothing it would log),
 			// or, seen so twice, where the tree's dump never places it:

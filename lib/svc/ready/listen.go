@@ -18,6 +18,7 @@ import (
 // listening socket appears that has not been placed yet.
 type Listens struct {
 	root   int
+	spare  proc.Spare // others' trees inside root's (see proc.Spare)
 	dump   sockdiag.ListenerDump
 	placed map[uint64]placed // listening inodes seen
 	look   uint64            // the number of the current look
@@ -31,8 +32,11 @@ type placed struct {
 	look   uint64 // the last look that saw it
 }
 
-// NewListens watches the descendants of root. Close releases it.
-func NewListens(root int) *Listens { return &Listens{root: root, placed: map[uint64]placed{}} }
+// NewListens watches the descendants of root, but for what spare leaves
+// out (nil: none). Close releases it.
+func NewListens(root int, spare proc.Spare) *Listens {
+	return &Listens{root: root, spare: spare, placed: map[uint64]placed{}}
+}
 
 // Close releases the netlink socket.
 func (t *Listens) Close() { t.dump.Close() }
@@ -76,7 +80,7 @@ func (t *Listens) Poll() []sockdiag.Listener {
 // first time as the tree's or not.
 func (t *Listens) place() {
 	held := map[uint64]int{}
-	holdings, settled := Holdings(t.root)
+	holdings, settled := Holdings(t.root, t.spare)
 	for _, h := range holdings { // the closest first
 		for _, ino := range h.Sockets {
 			if held[ino] == 0 {
@@ -109,8 +113,8 @@ type Holding struct {
 // tree it read is the one still there. settled is false when it never
 // was, in four looks: what is listed is held, but a socket not listed
 // may be the tree's too.
-func Holdings(root int) (holdings []Holding, settled bool) {
-	pids := proc.Descendants(root)
+func Holdings(root int, spare proc.Spare) (holdings []Holding, settled bool) {
+	pids := proc.DescendantsSparing(root, spare)
 	for look := 1; ; look++ {
 		var out []Holding
 		for _, pid := range pids {
@@ -118,7 +122,7 @@ func Holdings(root int) (holdings []Holding, settled bool) {
 				out = append(out, Holding{PID: pid, Sockets: s})
 			}
 		}
-		again := proc.Descendants(root)
+		again := proc.DescendantsSparing(root, spare)
 		if sameSet(pids, again) {
 			return out, true
 		}

@@ -102,7 +102,7 @@ func handOffRound(t *testing.T) int {
 			cmd.Process.Kill()
 			t.Fatal("python3 did not exit after forking its daemon")
 		}
-		l := NewListens(os.Getpid())
+		l := NewListens(os.Getpid(), nil)
 		if !slices.Contains(Ports(l.Poll()), port) {
 			missed++
 		}

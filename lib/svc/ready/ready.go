@@ -202,9 +202,10 @@ func holds(pid int, inodes map[uint64]bool) bool {
 }
 
 // PortOwner says who listens on port: whether it is a process of the
-// service's tree (root's descendants and group pgid), and otherwise which
+// service's tree (root's descendants and group pgid, but for what spare
+// leaves out: another service's tree inside it), and otherwise which
 // process holds it, as "pid 812 (node)"; "" when nobody visible does.
-func PortOwner(port, root, pgid int) (ours bool, holder string) {
+func PortOwner(port, root, pgid int, spare proc.Spare) (ours bool, holder string) {
 	inodes := sockdiag.ListeningInodes(port)
 	if len(inodes) == 0 {
 		return false, ""
@@ -216,9 +217,16 @@ func PortOwner(port, root, pgid int) (ours bool, holder string) {
 		if holds(near[i], inodes) {
 			return true, ""
 		}
-		near = append(near, proc.Children(near[i])...)
+		for _, c := range proc.Children(near[i]) {
+			if spare != nil {
+				if in, err := proc.Stat(c); err == nil && spare(in) {
+					continue
+				}
+			}
+			near = append(near, c)
+		}
 	}
-	for _, p := range proc.Tree(root, pgid) {
+	for _, p := range proc.TreeSparing(root, pgid, spare) {
 		if holds(p.PID, inodes) {
 			return true, ""
 		}
