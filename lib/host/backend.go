@@ -19,6 +19,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -68,6 +69,12 @@ type Turn struct {
 	// level without the daemon. A backend starts its CLI at an ask level
 	// for such a run, so that nothing slips by.
 	AskAll bool
+	// PolicyDenies, set with AskAll, tells whether the policies deny a
+	// call outright, without asking anyone, and by which rule: for a
+	// call the backend sees only as it runs or has run (an ACP agent's
+	// own edit, reported, never asked), which the backend ends the turn
+	// over, as over a call its level forbids.
+	PolicyDenies func(policy.Call) (rule string, denied bool)
 	// Question, set when the run takes questions (params.questions
 	// "ask"), puts the agent's questions to the daemon and returns the
 	// answer, or no answer at the deadline, an interrupt or the host's

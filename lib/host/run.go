@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
@@ -90,6 +91,12 @@ func (h *Host) startRun(reqID, runID, chatID string, t *Turn, policies []checker
 		forward, root := t.Ask, workspaceRoot(t.Params.Workspace)
 		t.AskAll = true
 		t.Ask = func(q Ask) Answer { return r.policyAsk(policies, root, forward, q) }
+		t.PolicyDenies = func(c policy.Call) (string, bool) {
+			if d := strictest(policies, c, root); d.Verdict == policy.Deny {
+				return fmt.Sprintf("rule %s matched `%s`", d.Rule, d.Match), true
+			}
+			return "", false
+		}
 	}
 	if t.Params.Questions == protocol.QuestionsAsk {
 		timeout := DefaultPermissionTimeout

@@ -18,9 +18,10 @@
 //
 // Where the agent does not ask, a tripwire: a tool_call or
 // tool_call_update that shows a call of a kind the level forbids running
-// (Policy.Forbids) in progress or completed, which agentry did not allow,
-// ends the turn with an error of code CodeLevelViolated and ends the
-// agent, with everything it started.
+// (Policy.Forbids), or one the run's policy denies (Turn.PolicyDenies),
+// in progress or completed, which agentry did not allow, ends the turn
+// with an error of code CodeLevelViolated or CodePolicyViolated and ends
+// the agent, with everything it started.
 //
 // The translation: agent_message_chunk → text_delta (and the whole text
 // at the end), agent_thought_chunk → thinking, tool_call → tool_call
@@ -56,6 +57,10 @@ const ProtocolVersion = 1
 // CodeLevelViolated is the error code of a turn the tripwire ended: the
 // agent ran a call its level forbids without asking.
 const CodeLevelViolated = "level_violated"
+
+// CodePolicyViolated is the error code of a turn the tripwire ended for a
+// policy: the agent ran a call the run's policy denies without asking.
+const CodePolicyViolated = "policy_violated"
 
 // Config is hello.config's "acp" object.
 type Config struct {

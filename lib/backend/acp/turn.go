@@ -97,6 +97,7 @@ type turnState struct {
 	base        float64  // and at the turn's start
 	interrupted bool
 	violation   string
+	violated    string // its error code: CodeLevelViolated or CodePolicyViolated
 	tripped     chan struct{}
 }
 
@@ -227,13 +228,24 @@ func (ts *turnState) isInterrupted() bool {
 
 // trip ends the turn for a call the agent ran that the level forbids.
 func (ts *turnState) trip(tc toolCall) {
+	ts.tripFor(CodeLevelViolated, fmt.Sprintf("the agent ran %q (%s), a call of kind %s, without asking: level %d does not allow it, so the turn was ended, and the agent with it",
+		firstLine(tc.Title), tc.Status, tc.Kind, ts.pol.Level))
+}
+
+// tripPolicy ends the turn for a call the agent ran that a policy denies
+// (rule names the rule and what it matched).
+func (ts *turnState) tripPolicy(tc toolCall, rule string) {
+	ts.tripFor(CodePolicyViolated, fmt.Sprintf("the agent ran %q (%s), a call of kind %s, without asking: agentry's policy denies it (%s), so the turn was ended, and the agent with it",
+		firstLine(tc.Title), tc.Status, tc.Kind, rule))
+}
+
+func (ts *turnState) tripFor(code, msg string) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.violation != "" {
 		return
 	}
-	ts.violation = fmt.Sprintf("the agent ran %q (%s), a call of kind %s, without asking: level %d does not allow it, so the turn was ended, and the agent with it",
-		firstLine(tc.Title), tc.Status, tc.Kind, ts.pol.Level)
+	ts.violation, ts.violated = msg, code
 	close(ts.tripped)
 }
 
@@ -290,6 +302,15 @@ func (ts *turnState) update(n sessionNote) {
 		if ran && !allowed && ts.pol.Forbids(tc.Kind, tc.paths()) {
 			ts.trip(tc)
 			return
+		}
+		if ran && !allowed && ts.t.PolicyDenies != nil && tc.Kind != "other" && tc.Kind != "" {
+			// A call of a kind that says what it does ("other" is too
+			// vague to end a turn over: its paths may be neither read
+			// nor written).
+			if rule, denied := ts.t.PolicyDenies(callOf(tc)); denied {
+				ts.tripPolicy(tc, rule)
+				return
+			}
 		}
 		if (tc.Status == "completed" || tc.Status == "failed") && !done {
 			ts.mu.Lock()
@@ -480,10 +501,10 @@ func (c *chat) tripped(ts *turnState) error {
 	_ = c.ag.conn.notify("session/cancel", map[string]string{"sessionId": c.session})
 	c.endAgent(0)
 	ts.mu.Lock()
-	msg := ts.violation
+	msg, code := ts.violation, ts.violated
 	ts.mu.Unlock()
 	ts.t.Log("warn", "acp: "+msg)
-	return host.Failed(CodeLevelViolated, msg, false)
+	return host.Failed(code, msg, false)
 }
 
 // ended ends a turn with the agent's response to its prompt.
