@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -318,7 +319,7 @@ func (h *Host) drain(timeout time.Duration) {
 		}
 		h.mu.Unlock()
 		if len(left) > 0 {
-			h.Log("warn", "host", fmt.Sprintf("%d runs still in flight after the %v drain timeout; interrupting them", len(left), timeout))
+			h.Log("warn", "host", fmt.Sprintf("%s still in flight after the %v drain timeout; interrupting them", plural(len(left), "run", "runs"), timeout))
 		}
 		for _, r := range left {
 			r.stop(h.opts.InterruptGrace)
@@ -349,4 +350,12 @@ func (h *Host) drain(timeout time.Duration) {
 	h.mu.Unlock()
 	h.cancel()
 	close(h.bye)
+}
+
+// plural is n and the word for one or for many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

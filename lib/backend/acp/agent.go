@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/atomicfile"
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
@@ -416,7 +417,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 	ts := ag.current()
 	pol := ag.policy()
 	if pol.Level < 2 && (ts == nil || !ts.execAllowed()) {
-		return nil, refused("agentry refuses to run %q: level %d runs no command", p.Command, pol.Level)
+		return nil, refused("agentry refuses to run `%s`: level %d runs no command", cmdline.ShellLine(append([]string{p.Command}, p.Args...)), pol.Level)
 	}
 	if ts == nil {
 		return nil, refused("agentry runs commands only during a turn")
@@ -430,7 +431,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 		dir = d
 	}
 	if ok, why := ag.check(terminalCall(p, dir)); !ok {
-		return nil, refused("agentry refuses to run %q: %s", strings.Join(append([]string{p.Command}, p.Args...), " "), why)
+		return nil, refused("agentry refuses to run `%s`: %s", cmdline.ShellLine(append([]string{p.Command}, p.Args...)), why)
 	}
 	id, err := ag.terms.create(p, dir, ag.environ, ag.starts)
 	if err != nil {
