@@ -199,6 +199,18 @@ func (b *Backend) RunTurn(ctx context.Context, t *host.Turn) error {
 	if c.ag != nil && !c.ag.conn.alive() {
 		c.endAgent(0)
 	}
+	if c.ag != nil && t.Question != nil && !c.ag.forms {
+		// The agent was started by a turn that took no questions, and
+		// was told so: it would put none to this one. It is started
+		// again, told it may, with the chat's session taken up again;
+		// an agent that cannot take one up keeps its session, and the
+		// turn is told its questions have nobody to reach.
+		if c.ag.caps.LoadSession || c.ag.caps.SessionCapabilities.Resume != nil {
+			c.endAgent(time.Second)
+		} else {
+			t.Log("warn", "acp: this chat's agent was started by a turn that took no questions, and can neither load nor resume its session to be told it may: its questions in this turn reach nobody (a new chat's first turn with questions gets them)")
+		}
+	}
 	if c.ag == nil {
 		root, err := b.workspace(t.Params)
 		if err != nil {

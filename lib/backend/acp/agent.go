@@ -27,6 +27,7 @@ type agent struct {
 	starts  proc.Options // how its terminals start (through the host's reaper)
 	terms   terminals
 	session string
+	forms   bool // it was told agentry takes its form elicitations
 	// modes are the session's modes, mode the one it is in.
 	modes []Mode
 	mode  string
@@ -84,6 +85,7 @@ func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf f
 	}
 	if asks {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		ag.forms = true
 	}
 	res, err := c.call(ictx, "initialize", map[string]any{
 		"protocolVersion":    ProtocolVersion,
