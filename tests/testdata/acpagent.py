@@ -35,7 +35,9 @@ appended to it, one JSON line each.
 FAKEACP_MCPCAPS lists the MCP transports it says it takes besides stdio
 (say "http,sse"; none by default).
 
-With FAKEACP_NOLOAD set, it can neither load nor resume a session; with
+With FAKEACP_AUTH set, session/new answers ACP's "Authentication required"
+(-32000), having written a JSON dump to stderr, as Qwen Code does logged
+out. With FAKEACP_NOLOAD set, it can neither load nor resume a session; with
 FAKEACP_NOLIST set, it lists none. With FAKEACP_SESSIONS set (a file), the
 sessions it starts are kept there, one JSON line each, for session/list
 (titled "fake session ID"); session/load replays "earlier prompt" and
@@ -281,6 +283,10 @@ def serve(msg):
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {
             "loadSession": not os.environ.get("FAKEACP_NOLOAD"), "promptCapabilities": pcaps,
             "mcpCapabilities": mcaps, "sessionCapabilities": scaps}}})
+    elif m == "session/new" and os.environ.get("FAKEACP_AUTH"):
+        sys.stderr.write('{"error":\n  "auth"\n}\n')
+        sys.stderr.flush()
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32000, "message": "Authentication required"}})
     elif m == "session/new":
         keep_mcp(msg)
         state["session"] = "sess-%d" % os.getpid()

@@ -3,12 +3,14 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/cmdline"
@@ -119,13 +121,24 @@ func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf f
 
 // fail ends the agent and words why it could not be used.
 func (ag *agent) fail(what string, err error) error {
-	msg := err.Error()
-	if last := ag.conn.stderr.LastLine(); last != "" {
+	msg := strings.TrimPrefix(err.Error(), what+": ")
+	var rpc *RPCError
+	answered := errors.As(err, &rpc) // the agent said no: asking again says no again
+	if answered && rpc.Code == codeAuthRequired && strings.Contains(strings.ToLower(rpc.Message), "auth") {
+		msg += "; log in with the agent's own command first"
+	}
+	if last := ag.conn.stderr.LastLine(); !answered && strings.ContainsFunc(last, unicode.IsLetter) {
+		// Why it gave no answer, if it said: a line with words in it,
+		// not the end of a dump.
 		msg += ": " + last
 	}
 	ag.end(0)
-	return host.Failed(protocol.CodeBackendUnavailable, "acp: the agent's "+what+": "+msg, true)
+	return host.Failed(protocol.CodeBackendUnavailable, "acp: the agent's "+what+": "+msg, !answered)
 }
+
+// codeAuthRequired is ACP's error for a request the agent will serve only
+// once its user has logged in.
+const codeAuthRequired = -32000
 
 // sessionResult is what session/new, session/load and session/resume say.
 type sessionResult struct {
