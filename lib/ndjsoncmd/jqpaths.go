@@ -17,12 +17,25 @@ import (
 // written so is refused, with the path ndjson means. A key that does
 // begin with a dot is written with it escaped: \.env.
 
-// jqPathStart is a path begun as jq begins one: a dot before a name, an
-// index or a quoted key; or jq's identity, the dot alone.
-var jqPathStart = regexp.MustCompile(`^!?\.([A-Za-z_"\[]|$)`)
+// jqStyle tells whether path is begun as jq begins one: a dot before a
+// name, an index or a quoted key (after a negation's "!"); or jq's
+// identity, the dot alone. (A test, not a regexp: it runs on every
+// command line, and compiling one at start-up costs more.)
+func jqStyle(path string) bool {
+	path = strings.TrimPrefix(path, "!")
+	if !strings.HasPrefix(path, ".") {
+		return false
+	}
+	if len(path) == 1 {
+		return true
+	}
+	c := path[1]
+	return c == '_' || c == '"' || c == '[' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
-// jqIndex is a jq index or quoted key, [0] or ["a b"].
-var jqIndex = regexp.MustCompile(`\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]`)
+// jqIndex is a jq index or quoted key, [0] or ["a b"]: compiled only to
+// word a refusal.
+const jqIndex = `\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]`
 
 // checkJQPaths refuses, for the selected verb, the first path written as
 // jq would write it.
@@ -50,7 +63,7 @@ func checkJQPaths(kctx *kong.Context) error {
 			name = "-" + string(f.Short)
 		}
 		for _, arg := range targetStrings(f.Target) {
-			if jqPathStart.MatchString(arg) {
+			if jqStyle(arg) {
 				return jqPathError(arg, name+" "+ndjsonPath(arg))
 			}
 		}
@@ -80,7 +93,7 @@ func targetStrings(t reflect.Value) []string {
 func jqArgError(verb, kind, arg string) error {
 	switch kind {
 	case "path":
-		if jqPathStart.MatchString(arg) {
+		if jqStyle(arg) {
 			return jqPathError(arg, ndjsonPath(arg))
 		}
 	case "field":
@@ -89,12 +102,12 @@ func jqArgError(verb, kind, arg string) error {
 		path := arg
 		if k, p, ok := strings.Cut(arg, "="); ok && verb != "set" {
 			path = p
-			if jqPathStart.MatchString(path) {
+			if jqStyle(path) {
 				return jqPathError(path, k+"="+ndjsonPath(path))
 			}
 			return nil
 		}
-		if jqPathStart.MatchString(path) {
+		if jqStyle(path) {
 			return jqPathError(arg, ndjsonPath(arg))
 		}
 	case "predicate":
@@ -102,7 +115,7 @@ func jqArgError(verb, kind, arg string) error {
 			return cli.WithHint(cli.Usagef("%q is a jq filter; where takes tests of a path, not a filter", arg),
 				"write the test alone, path without its dot: ndjson where 'type==run_done' 'usage.outputTokens>100'")
 		}
-		if jqPathStart.MatchString(arg) {
+		if jqStyle(arg) {
 			neg, rest := "", arg
 			if strings.HasPrefix(rest, "!") {
 				neg, rest = "!", rest[1:]
@@ -126,8 +139,9 @@ func jqPathError(arg, want string) error {
 // ndjsonPath is the ndjson path a jq path (or a predicate begun with one)
 // means: its leading dot dropped, [N] and ["key"] made keys.
 func ndjsonPath(jq string) string {
-	p := jqIndex.ReplaceAllStringFunc(jq, func(m string) string {
-		sm := jqIndex.FindStringSubmatch(m)
+	re := regexp.MustCompile(jqIndex)
+	p := re.ReplaceAllStringFunc(jq, func(m string) string {
+		sm := re.FindStringSubmatch(m)
 		if sm[1] != "" {
 			return "." + sm[1]
 		}

@@ -191,7 +191,7 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 			return cli.WithHint(cli.Usagef("ndjson has no verb %s: did you mean %s?", verb, want),
 				"run 'ndjson "+want+" --help' for its usage")
 		}
-		if jqPathStart.MatchString(verb) && strings.HasPrefix(msg, "unexpected argument "+verb) {
+		if jqStyle(verb) && strings.HasPrefix(msg, "unexpected argument "+verb) {
 			return cli.WithHint(cli.Usagef("%q is a jq filter; ndjson's first word is a verb", verb),
 				"print the value at a path with get: ndjson get "+ndjsonPath(verb))
 		}
