@@ -321,6 +321,9 @@ func (m *monitor) supervise() int {
 			}
 			backoff := min(500*time.Millisecond<<min(failures, 6), 30*time.Second)
 			failures++
+			// A row in the log, as a restart on a change or for health
+			// has: the next run's lines do not simply follow the last's.
+			m.note("the command %s; restarting in %v (--restart %s)", exit, backoff, m.spec.Restart)
 			restartAt := time.Now().Add(backoff)
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
