@@ -335,7 +335,10 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 	if err != nil {
 		return nil, err
 	}
-	ag, err := b.startAgent(ctx, root, false, func(string, string) {})
+	// The turns of a chat taken up by a session's id (the ACP face's
+	// session/load, runagent --resume) take questions: its agent is told
+	// it may ask, and needs no restart at its first turn.
+	ag, err := b.startAgent(ctx, root, true, func(string, string) {})
 	if err != nil {
 		return nil, err
 	}

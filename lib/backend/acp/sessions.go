@@ -74,7 +74,7 @@ func (b *Backend) ResumeSession(ctx context.Context, chatID, sessionID, workspac
 	if err != nil {
 		return err
 	}
-	ag, err := b.startAgent(ctx, root, false, func(string, string) {})
+	ag, err := b.startAgent(ctx, root, true, func(string, string) {}) // as LoadSession's
 	if err != nil {
 		return err
 	}
