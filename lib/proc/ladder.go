@@ -62,11 +62,17 @@ func LadderSparing(root, pgid int, sig syscall.Signal, grace time.Duration, spar
 // anywhere (those that were orphaned went to init). While root lives its
 // group id cannot be reused.
 func LadderFrom(root int, sig syscall.Signal, grace time.Duration) LadderReport {
+	return LadderFromSparing(root, sig, grace, nil)
+}
+
+// LadderFromSparing is LadderFrom for a tree that holds others' (see
+// Spare).
+func LadderFromSparing(root int, sig syscall.Signal, grace time.Duration, spare Spare) LadderReport {
 	pgid := root
 	if r, err := Stat(root); err == nil {
 		pgid = r.PGID // a daemon followed may lead no group of its own
 	}
-	return ladder(root, pgid, true, sig, grace, nil)
+	return ladder(root, pgid, true, sig, grace, spare)
 }
 
 // stopRun is one ladder's record.

@@ -160,7 +160,7 @@ func stopOrphan(d Dir, grace time.Duration) (*StopReport, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	rep := &StopReport{Name: d.Name, LadderReport: proc.LadderFrom(l.State.PID, l.Spec.Signal(), grace), Status: Stopped,
+	rep := &StopReport{Name: d.Name, LadderReport: proc.LadderFromSparing(l.State.PID, l.Spec.Signal(), grace, IsMonitor), Status: Stopped,
 		Note: "its monitor was gone; stopped by pid and start time"}
 	now := time.Now()
 	s := l.State

@@ -109,9 +109,13 @@ func isMonitorOf(cmdline []byte, d Dir) bool {
 // another's: a service's command that runs svc start (an agent's svc mcp,
 // a script) makes the new monitor its descendant, the kernel handing the
 // orphan to the subreaper above, and that service's stop, readiness and
-// ports leave it, and all it runs, out (proc.Spare).
+// ports leave it, and all it runs, out (proc.Spare). Each of these a
+// process of the service could feign but one: so it must also run the
+// monitor program this one runs with (MonitorBinary, the same file), for
+// a state home that passes CheckHome. Where anything fails, p is the
+// service's like any other process: a stop errs toward ending it.
 func IsMonitor(p proc.Info) bool {
-	if p.Comm != MonitorProgram {
+	if p.Comm != MonitorProgram || !runsMonitorBinary(p.PID) {
 		return false
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
@@ -123,11 +127,26 @@ func IsMonitor(p proc.Info) bool {
 		return false
 	}
 	d, err := ParseMonitorArgs(strings.Split(strings.TrimSuffix(string(rest), "\x00"), "\x00"))
-	if err != nil || !isMonitorOf(b, d) {
+	if err != nil || !isMonitorOf(b, d) || !filepath.IsAbs(d.Home) || CheckHome(d.Home) != nil {
 		return false
 	}
 	st, err := ReadState(d)
 	return err == nil && st.MonitorPID == p.PID
+}
+
+// runsMonitorBinary tells whether pid's executable is the very file
+// MonitorBinary finds: not a program that merely has its name.
+func runsMonitorBinary(pid int) bool {
+	bin, err := MonitorBinary()
+	if err != nil {
+		return false
+	}
+	want, err := os.Stat(bin)
+	if err != nil {
+		return false
+	}
+	got, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
+	return err == nil && os.SameFile(want, got)
 }
 
 const (
