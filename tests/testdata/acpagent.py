@@ -18,6 +18,9 @@ stdio). Each line of a prompt is a command:
                    a form, when the client said it takes forms; answer
                    "chose X", "declined", "cancelled" or "no elicitation"
   FSWRITE PATH     write PATH through fs/write_text_file without asking
+  FSWRITEIP PATH   the same, the edit shown in progress before the write and
+                   ended after it
+  SEARCH PATH      report a completed search of PATH, never asking
   PLAN             send a plan (priorities, _meta)
   COMMANDS         send available_commands_update (an input hint, _meta)
   DIFF PATH        report an edit of PATH with its diff (and _meta), ask,
@@ -195,6 +198,18 @@ def prompt(msg):
         elif word == "FSWRITE":
             r = call("fs/write_text_file", {"sessionId": sid, "path": os.path.abspath(arg), "content": "written\n"})
             say(sid, "refused: " + r["error"]["message"] if "error" in r else "wrote it")
+        elif word == "FSWRITEIP":
+            # As Gemini CLI and Qwen Code do: the call shown in progress,
+            # then the write asked of the client, then the call's end.
+            update(sid, {"sessionUpdate": "tool_call", "toolCallId": tcid, "title": "write " + arg, "kind": "edit",
+                         "status": "in_progress", "locations": [{"path": os.path.abspath(arg)}]})
+            r = call("fs/write_text_file", {"sessionId": sid, "path": os.path.abspath(arg), "content": "written\n"})
+            done(sid, tcid, "failed" if "error" in r else "completed", r["error"]["message"] if "error" in r else "wrote it")
+            say(sid, "refused: " + r["error"]["message"] if "error" in r else "wrote it")
+        elif word == "SEARCH":
+            update(sid, {"sessionUpdate": "tool_call", "toolCallId": tcid, "title": "search " + arg, "kind": "search",
+                         "status": "completed", "rawInput": {"path": arg, "pattern": "x"}})
+            say(sid, "searched")
         elif word == "PLAN":
             update(sid, {"sessionUpdate": "plan", "entries": [
                 {"content": "read the code", "priority": "high", "status": "completed"},

@@ -123,9 +123,10 @@ func (b *Backend) startAgent(ctx context.Context, root string, asks bool, logf f
 func (ag *agent) fail(what string, err error) error {
 	msg := strings.TrimPrefix(err.Error(), what+": ")
 	var rpc *RPCError
-	answered := errors.As(err, &rpc) // the agent said no: asking again says no again
-	if answered && rpc.Code == codeAuthRequired && strings.Contains(strings.ToLower(rpc.Message), "auth") {
-		msg += "; log in with the agent's own command first"
+	answered := errors.As(err, &rpc) // the agent said why
+	auth := answered && rpc.Code == codeAuthRequired && strings.Contains(strings.ToLower(rpc.Message), "auth")
+	if auth {
+		msg += "; log in with the agent's own command first" // and asking again says no again
 	}
 	if last := ag.conn.stderr.LastLine(); !answered && strings.ContainsFunc(last, unicode.IsLetter) {
 		// Why it gave no answer, if it said: a line with words in it,
@@ -133,7 +134,7 @@ func (ag *agent) fail(what string, err error) error {
 		msg += ": " + last
 	}
 	ag.end(0)
-	return host.Failed(protocol.CodeBackendUnavailable, "acp: the agent's "+what+": "+msg, !answered)
+	return host.Failed(protocol.CodeBackendUnavailable, "acp: the agent's "+what+": "+msg, !auth)
 }
 
 // codeAuthRequired is ACP's error for a request the agent will serve only

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -226,6 +228,29 @@ func (ts *turnState) isInterrupted() bool {
 	return ts.interrupted
 }
 
+// policyTripped are the kinds of call a policy's tripwire looks at: those
+// whose paths are what they read or write, and a command. A search, a
+// fetch, "other" are too vague to end a turn over (a search of "." is no
+// read of every file under it).
+var policyTripped = map[string]bool{"read": true, "edit": true, "delete": true, "move": true, "execute": true}
+
+// definite is c with the directories among the paths it reads left out:
+// a read of a directory names no file in it.
+func definite(c policy.Call, root string) policy.Call {
+	var files []string
+	for _, p := range c.Reads {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			continue
+		}
+		files = append(files, p)
+	}
+	c.Reads = files
+	return c
+}
+
 // trip ends the turn for a call the agent ran that the level forbids.
 func (ts *turnState) trip(tc toolCall) {
 	ts.tripFor(CodeLevelViolated, fmt.Sprintf("the agent ran %q (%s), a call of kind %s, without asking: level %d does not allow it, so the turn was ended, and the agent with it",
@@ -303,11 +328,11 @@ func (ts *turnState) update(n sessionNote) {
 			ts.trip(tc)
 			return
 		}
-		if ran && !allowed && ts.t.PolicyDenies != nil && tc.Kind != "other" && tc.Kind != "" {
-			// A call of a kind that says what it does ("other" is too
-			// vague to end a turn over: its paths may be neither read
-			// nor written).
-			if rule, denied := ts.t.PolicyDenies(callOf(tc)); denied {
+		if tc.Status == "completed" && !allowed && ts.t.PolicyDenies != nil && policyTripped[tc.Kind] {
+			// Done, not in progress: an agent may show a call in
+			// progress before it asks agentry to read, write or run it,
+			// which agentry's own check then refuses.
+			if rule, denied := ts.t.PolicyDenies(definite(callOf(tc), ts.pol.Root)); denied {
 				ts.tripPolicy(tc, rule)
 				return
 			}
