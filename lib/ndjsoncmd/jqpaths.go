@@ -35,7 +35,7 @@ func jqStyle(path string) bool {
 
 // jqIndex is a jq index or quoted key, [0] or ["a b"]: compiled only to
 // word a refusal.
-const jqIndex = `\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]`
+const jqIndex = `\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|(\[\])`
 
 // checkJQPaths refuses, for the selected verb, the first path written as
 // jq would write it.
@@ -63,8 +63,11 @@ func checkJQPaths(kctx *kong.Context) error {
 			name = "-" + string(f.Short)
 		}
 		for _, arg := range targetStrings(f.Target) {
-			if jqStyle(arg) {
-				return jqPathError(arg, name+" "+ndjsonPath(arg))
+			// join's -k is LEFT=RIGHT when the two differ.
+			for _, path := range strings.SplitN(arg, "=", 2) {
+				if jqStyle(path) {
+					return jqPathError(path, name+" "+strings.Replace(arg, path, ndjsonPath(path), 1))
+				}
 			}
 		}
 	}
@@ -115,12 +118,18 @@ func jqArgError(verb, kind, arg string) error {
 			return cli.WithHint(cli.Usagef("%q is a jq filter; where takes tests of a path, not a filter", arg),
 				"write the test alone, path without its dot: ndjson where 'type==run_done' 'usage.outputTokens>100'")
 		}
-		if jqStyle(arg) {
-			neg, rest := "", arg
-			if strings.HasPrefix(rest, "!") {
-				neg, rest = "!", rest[1:]
+		// The predicate's own parse reads past spaces around its path.
+		neg, rest := "", strings.TrimLeft(arg, " \t")
+		if strings.HasPrefix(rest, "!") {
+			neg, rest = "!", strings.TrimLeft(rest[1:], " \t")
+		}
+		if jqStyle(rest) {
+			// Only the path is rewritten, not the value after it.
+			path := rest
+			if i := strings.IndexAny(rest, "=!<>~"); i > 0 {
+				path = rest[:i]
 			}
-			return jqPathError(arg, "'"+neg+ndjsonPath(rest)+"'")
+			return jqPathError(arg, "'"+neg+ndjsonPath(path)+rest[len(path):]+"'")
 		}
 	}
 	return nil
@@ -144,6 +153,9 @@ func ndjsonPath(jq string) string {
 		sm := re.FindStringSubmatch(m)
 		if sm[1] != "" {
 			return "." + sm[1]
+		}
+		if sm[3] != "" {
+			return ".#" // every element, as gjson says it
 		}
 		return "." + strings.ReplaceAll(sm[2], ".", `\.`)
 	})
