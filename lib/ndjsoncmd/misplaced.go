@@ -196,12 +196,22 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 				"print the value at a path with get: ndjson get "+ndjsonPath(verb))
 		}
 		if at := verbAt(app, own); at > 0 && strings.HasPrefix(msg, "unknown flag ") {
-			line := append(append([]string{Name, own[at]}, own[:at]...), own[at+1:]...)
-			if len(ops) > 0 {
-				line = append(append(line, "--"), ops...)
+			moved := append(append([]string{own[at]}, own[:at]...), own[at+1:]...)
+			// Said only when the verb takes the flags so moved: not for
+			// a flag no verb has (--bogus get k).
+			again := app
+			again.Options = append(slices.Clip(app.Options), kong.Bind(cli.Operands(ops)))
+			quiet := &cli.Env{Stdin: env.Stdin, Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Prog: Name}
+			if p, perr := cli.NewParser(again, quiet); perr == nil {
+				if _, perr := p.Parse(moved); perr == nil {
+					line := append([]string{Name}, moved...)
+					if len(ops) > 0 {
+						line = append(append(line, "--"), ops...)
+					}
+					flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown flag "), ", did you mean")
+					return cli.WithHint(cli.Usagef("%s is given before the verb %s", flag, own[at]), "a verb's flags go after it: "+cmdline.ShellLine(line))
+				}
 			}
-			flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown flag "), ", did you mean")
-			return cli.WithHint(cli.Usagef("%s is given before the verb %s", flag, own[at]), "a verb's flags go after it: "+cmdline.ShellLine(line))
 		}
 		if verb == "count" && strings.HasPrefix(msg, "unknown flag --by") {
 			return cli.WithHint(cli.Usagef("count has no --by: did you mean count PATH?"),
