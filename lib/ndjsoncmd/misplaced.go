@@ -122,15 +122,8 @@ func checkPlaced(kctx *kong.Context, ops cli.Operands, env *cli.Env) error {
 		if p.Name == "file" || !p.Set {
 			continue
 		}
-		switch t := p.Target; t.Kind() {
-		case reflect.String:
-			files = pl.appendFileLike(files, t.String())
-		case reflect.Slice:
-			for i := range t.Len() {
-				if s, ok := t.Index(i).Interface().(string); ok {
-					files = pl.appendFileLike(files, s)
-				}
-			}
+		for _, s := range targetStrings(p.Target) {
+			files = pl.appendFileLike(files, s)
 		}
 	}
 	if len(files) == 0 {
@@ -199,18 +192,13 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 			moved := append(append([]string{own[at]}, own[:at]...), own[at+1:]...)
 			// Said only when the verb takes the flags so moved: not for
 			// a flag no verb has (--bogus get k).
-			again := app
-			again.Options = append(slices.Clip(app.Options), kong.Bind(cli.Operands(ops)))
-			quiet := &cli.Env{Stdin: env.Stdin, Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Prog: Name}
-			if p, perr := cli.NewParser(again, quiet); perr == nil {
-				if _, perr := p.Parse(moved); perr == nil {
-					line := append([]string{Name}, moved...)
-					if len(ops) > 0 {
-						line = append(append(line, "--"), ops...)
-					}
-					flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown flag "), ", did you mean")
-					return cli.WithHint(cli.Usagef("%s is given before the verb %s", flag, own[at]), "a verb's flags go after it: "+cmdline.ShellLine(line))
+			if quietParse(app, env, moved, ops) == nil {
+				line := append([]string{Name}, moved...)
+				if len(ops) > 0 {
+					line = append(append(line, "--"), ops...)
 				}
+				flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown flag "), ", did you mean")
+				return cli.WithHint(cli.Usagef("%s is given before the verb %s", flag, own[at]), "a verb's flags go after it: "+cmdline.ShellLine(line))
 			}
 		}
 		if verb == "count" && strings.HasPrefix(msg, "unknown flag --by") {
@@ -245,13 +233,8 @@ func parseError(app cli.App) func(env *cli.Env, args []string, err error) error 
 		var m *misplaced
 		errors.As(moved, &m)
 		// The line with these files after "--" may have more before it.
-		again := app
-		again.Options = append(slices.Clip(app.Options), kong.Bind(cli.Operands(m.line[len(rest)+1:])))
-		quiet := &cli.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: io.Discard, Getenv: env.Getenv, Prog: Name}
-		if p, perr := cli.NewParser(again, quiet); perr == nil {
-			if _, perr := p.Parse(rest); perr != nil && errors.As(perr, &m) {
-				return cli.Usagef("%w", m)
-			}
+		if perr := quietParse(app, env, rest, m.line[len(rest)+1:]); perr != nil && errors.As(perr, &m) {
+			return cli.Usagef("%w", m)
 		}
 		return moved
 	}
@@ -284,4 +267,18 @@ func verbAt(app cli.App, own []string) int {
 		}
 	}
 	return -1
+}
+
+// quietParse parses args, with ops the operands after "--", as app would,
+// saying nothing: how a line ndjson suggests is checked first.
+func quietParse(app cli.App, env *cli.Env, args, ops []string) error {
+	again := app
+	again.Options = append(slices.Clip(app.Options), kong.Bind(cli.Operands(ops)))
+	quiet := &cli.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: io.Discard, Getenv: env.Getenv, Prog: Name}
+	p, err := cli.NewParser(again, quiet)
+	if err != nil {
+		return err
+	}
+	_, err = p.Parse(args)
+	return err
 }

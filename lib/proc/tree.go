@@ -189,17 +189,28 @@ func Descendants(pid int) []int { return DescendantsSparing(pid, nil) }
 // what descends from it.
 func DescendantsSparing(pid int, spare Spare) []int {
 	var out []int
-	queue := Children(pid)
+	queue := ChildrenSparing(pid, spare)
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if spare != nil {
-			if in, err := Stat(p); err == nil && spare(in) {
-				continue
-			}
-		}
 		out = append(out, p)
-		queue = append(queue, Children(p)...)
+		queue = append(queue, ChildrenSparing(p, spare)...)
+	}
+	return out
+}
+
+// ChildrenSparing is Children without what spare leaves out.
+func ChildrenSparing(pid int, spare Spare) []int {
+	kids := Children(pid)
+	if spare == nil {
+		return kids
+	}
+	out := kids[:0]
+	for _, c := range kids {
+		if in, err := Stat(c); err == nil && spare(in) {
+			continue
+		}
+		out = append(out, c)
 	}
 	return out
 }

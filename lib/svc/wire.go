@@ -122,16 +122,13 @@ func IsMonitor(p proc.Info) bool {
 	if err != nil {
 		return false
 	}
-	prog, rest, ok := bytes.Cut(b, []byte{0})
-	if !ok || filepath.Base(string(prog)) != MonitorProgram {
+	_, args, _ := bytes.Cut(b, []byte{0})
+	d, err := ParseMonitorArgs(strings.Split(strings.TrimSuffix(string(args), "\x00"), "\x00"))
+	if err != nil || !filepath.IsAbs(d.Home) || CheckHome(d.Home) != nil {
 		return false
 	}
-	d, err := ParseMonitorArgs(strings.Split(strings.TrimSuffix(string(rest), "\x00"), "\x00"))
-	if err != nil || !isMonitorOf(b, d) || !filepath.IsAbs(d.Home) || CheckHome(d.Home) != nil {
-		return false
-	}
-	st, err := ReadState(d)
-	return err == nil && st.MonitorPID == p.PID
+	m, ok := monitorProc(d) // the state's monitor, its arguments confirmed
+	return ok && m.PID == p.PID && m.Start == p.Start
 }
 
 // runsMonitorBinary tells whether pid's executable is the very file

@@ -217,14 +217,7 @@ func PortOwner(port, root, pgid int, spare proc.Spare) (ours bool, holder string
 		if holds(near[i], inodes) {
 			return true, ""
 		}
-		for _, c := range proc.Children(near[i]) {
-			if spare != nil {
-				if in, err := proc.Stat(c); err == nil && spare(in) {
-					continue
-				}
-			}
-			near = append(near, c)
-		}
+		near = append(near, proc.ChildrenSparing(near[i], spare)...)
 	}
 	for _, p := range proc.TreeSparing(root, pgid, spare) {
 		if holds(p.PID, inodes) {
