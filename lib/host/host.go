@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentry/agentry/lib/policy"
@@ -69,6 +70,8 @@ type Host struct {
 	byeID     string         // the shutdown that bye answers
 	lateByes  []string       // shutdowns that came while draining
 	bye       chan struct{}
+	// inputEnded: the daemon's input has ended, and no answer can come.
+	inputEnded atomic.Bool
 }
 
 // New makes a host that writes every outgoing message through out. out is

@@ -38,7 +38,8 @@ type requestKind[A any] struct {
 
 // await holds the request reqID pending in set, sends req, and waits for
 // its resolution: the daemon's answer, or at timeout what timedOut gives,
-// or the kind's nobody at an interrupt of the run or the host stopping. A
+// or the kind's nobody at an interrupt of the run, the host stopping or
+// the end of the host's input. A
 // run that has ended, or whose agent asked past the cap (which ends it),
 // takes no request: nobody answers it.
 func await[A, M any](ctx context.Context, r *run, set *requests[A, M], k requestKind[A], reqID string, meta M, req protocol.Msg, timeout time.Duration, timedOut func() A) A {
@@ -60,6 +61,11 @@ func await[A, M any](ctx context.Context, r *run, set *requests[A, M], k request
 	(*set)[reqID] = p
 	r.h.send(req)
 	r.mu.Unlock()
+	if r.h.inputEnded.Load() {
+		// Said, and resolved at once: nobody is left to answer. (A
+		// request held before the input ended is resolved by InputEnded.)
+		settle(r, set, k, reqID, k.nobody(protocol.ResolvedByInputEnd))
+	}
 
 	t := time.NewTimer(timeout)
 	defer t.Stop()

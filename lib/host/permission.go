@@ -80,6 +80,8 @@ func permissionKind() requestKind[Answer] {
 				a.Message = "The run was interrupted."
 			case protocol.ResolvedByShutdown:
 				a.Message = "The host is stopping."
+			case protocol.ResolvedByInputEnd:
+				a.Message = "Nobody can answer: the host's input has ended."
 			}
 			return a
 		},
@@ -123,16 +125,20 @@ func (r *run) resolve(reqID string, a Answer) bool {
 
 // resolveAll denies every permission request of the run still pending,
 // and gives every question request pending no answer; the run has ended.
-func (r *run) resolveAll() {
+func (r *run) resolveAll() { r.resolveAllBy(protocol.ResolvedByRunEnded) }
+
+// resolveAllBy resolves every request of the run still pending as nobody
+// answered, resolved by by.
+func (r *run) resolveAllBy(by string) {
 	r.mu.Lock()
 	ids := slices.Collect(maps.Keys(r.asks))
 	qids := slices.Collect(maps.Keys(r.questions))
 	r.mu.Unlock()
 	for _, id := range ids {
-		r.resolve(id, permissionKind().nobody(protocol.ResolvedByRunEnded))
+		r.resolve(id, permissionKind().nobody(by))
 	}
 	for _, id := range qids {
-		r.resolveQuestion(id, noAnswer(protocol.ResolvedByRunEnded))
+		r.resolveQuestion(id, noAnswer(by))
 	}
 }
 

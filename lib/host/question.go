@@ -68,6 +68,8 @@ func noAnswer(by string) QuestionAnswer {
 		msg += ": the host is stopping"
 	case protocol.ResolvedByRunEnded:
 		msg += ": the run ended"
+	case protocol.ResolvedByInputEnd:
+		msg += ": nobody can answer, the host's input has ended"
 	}
 	return QuestionAnswer{By: by, Message: msg + ". Do not assume one."}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -275,6 +277,21 @@ func (h *Host) Drain(id string) {
 		h.drain(h.opts.DrainTimeout)
 	}
 	<-h.bye
+}
+
+// InputEnded tells the host that the daemon's input has ended: nobody
+// can answer a request any more. Every permission request and question
+// pending is resolved at once (input_ended: denied, no answer), and so is
+// every one a run makes after, each still sent first so that the output
+// says what the agent asked; runs in flight go on (a drain follows).
+func (h *Host) InputEnded() {
+	h.inputEnded.Store(true)
+	h.mu.Lock()
+	runs := slices.Collect(maps.Values(h.runs))
+	h.mu.Unlock()
+	for _, r := range runs {
+		r.resolveAllBy(protocol.ResolvedByInputEnd)
+	}
 }
 
 // Abort stops the host at once: Drain with no time for runs in flight,

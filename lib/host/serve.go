@@ -78,6 +78,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 				h.Log("info", "host", "input ended; draining")
 			}
 		}
+		h.InputEnded()
 	case <-ctx.Done():
 		h.Log("info", "host", "signalled; draining")
 	case <-h.Done():

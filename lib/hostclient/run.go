@@ -43,7 +43,7 @@ func (r *Run) Questions() <-chan *protocol.QuestionRequest { return r.questions.
 
 // QuestionResolution is how the question request requestID was resolved,
 // once it has been: answered, or not, and by whom (daemon, timeout,
-// interrupt, shutdown, run_ended).
+// interrupt, shutdown, run_ended, input_ended).
 func (r *Run) QuestionResolution(requestID string) (*protocol.QuestionResolved, bool) {
 	return r.questions.resolution(r, requestID)
 }

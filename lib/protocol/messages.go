@@ -353,8 +353,9 @@ type PermissionRequest struct {
 
 // PermissionResolved says how a permission request ended, exactly once
 // for each: By is "daemon" (its answer_permission), "timeout", "interrupt"
-// (the run was interrupted), "shutdown" (the host is stopping) or
-// "run_ended" (the run ended while it was pending).
+// (the run was interrupted), "shutdown" (the host is stopping),
+// "run_ended" (the run ended while it was pending) or "input_ended" (the
+// host's input ended: no answer can come).
 type PermissionResolved struct {
 	RunID     string `json:"runId"`
 	RequestID string `json:"requestId"`
@@ -370,6 +371,7 @@ const (
 	ResolvedByInterrupt = "interrupt"
 	ResolvedByShutdown  = "shutdown"
 	ResolvedByRunEnded  = "run_ended"
+	ResolvedByInputEnd  = "input_ended"
 )
 
 // QuestionRequest puts questions of run RunID's agent to the daemon (a
