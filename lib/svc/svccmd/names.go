@@ -20,6 +20,7 @@ func (v *Verbs) Resolve(name string) (svc.Dir, error) {
 		return d, err
 	}
 	if exists(d) {
+		v.noteShadowed(d)
 		return d, nil
 	}
 	proj := v.hereProject()
@@ -29,6 +30,32 @@ func (v *Verbs) Resolve(name string) (svc.Dir, error) {
 		}
 	}
 	return d, unknownName(name, proj, v.names())
+}
+
+// noteShadowed says, for a bare name that means a stopped service while
+// this directory's project has a live one of that name, which one the
+// name means and how to name the other: the rule (the bare name's own
+// service first) stands, so that no verb acts on another service than
+// the one it names, but the person who meant the running one is told.
+func (v *Verbs) noteShadowed(d svc.Dir) {
+	if strings.Contains(d.Name, "/") {
+		return
+	}
+	proj := v.hereProject()
+	if proj == "" {
+		return
+	}
+	pd := svc.Dir{Home: v.Home, Name: proj + "/" + d.Name}
+	if !exists(pd) {
+		return
+	}
+	own, err := svc.Look(d)
+	if err != nil || own.Status.Live() {
+		return
+	}
+	if l, err := svc.Look(pd); err == nil && l.Status.Live() {
+		v.Voice.Notef("%s is the %s service started outside a project; this project's %s, %s, is named %s", d.Name, own.Status, d.Name, l.Status, pd.Name)
+	}
 }
 
 // ResolveAll resolves every name, or returns the first that is unknown;
