@@ -41,6 +41,9 @@ func (v *Verbs) Env(a EnvArgs) error {
 		return err
 	}
 	vars := svc.Env(v.Home, wt, rows)
+	if len(vars) == 0 { // outside a worktree: within one, SVC_WORKTREE is said
+		v.Voice.Notef("nothing to print: no live service with a port was started in this directory or below it (it is in no git worktree)")
+	}
 	if len(a.Command) > 0 {
 		return execWith(a.Command, vars)
 	}
@@ -70,11 +73,19 @@ func (v *Verbs) envRows(dir string, wt *registry.Worktree, all bool) ([]*svc.Lis
 		}
 	}
 	if wt == nil {
-		return nil, nil
+		// No worktree (outside git): the services started in dir or
+		// below it.
+		return slices.DeleteFunc(rows, func(l *svc.Listing) bool { return !within(l.Spec.Cwd, dir) }), nil
 	}
 	return slices.DeleteFunc(rows, func(l *svc.Listing) bool {
 		return l.Spec.Worktree == nil || l.Spec.Worktree.Top != wt.Top
 	}), nil
+}
+
+// within tells whether path is dir or a path below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // execWith replaces svc with the command, the variables added to its
