@@ -199,6 +199,19 @@ func (s Spec) Argv() []string {
 	return out
 }
 
+// MentionsPort tells whether "{port}" is in the command's arguments, the
+// readiness or health URL or command, or an environment value: where a
+// port given to the service goes, and where, with none given, it is left
+// as written.
+func (s Spec) MentionsPort() bool {
+	for _, v := range append(append([]string{s.ReadyURL, s.ReadyCmd, s.HealthURL, s.HealthCmd}, s.Command...), s.Env...) {
+		if strings.Contains(v, "{port}") {
+			return true
+		}
+	}
+	return false
+}
+
 // withPort gives the spec its --port, also in place of {port} in the
 // readiness and health URL and command and in the environment's values (the monitor
 // puts it in the command's arguments).

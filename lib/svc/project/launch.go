@@ -262,13 +262,37 @@ func Locate(dir string, known func(dir string) bool) (string, error) {
 }
 
 // hasProjectFile reports whether dir has a file svc up reads.
-func hasProjectFile(dir string) bool {
+func hasProjectFile(dir string) bool { return FileIn(dir) != "" }
+
+// FileIn is the path of the first file svc up reads in dir (svc.toml,
+// Procfile, .claude/launch.json, conductor.json), or "".
+func FileIn(dir string) string {
 	for _, name := range []string{"svc.toml", "Procfile", LaunchFile, ConductorFile} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
-			return true
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
 		}
 	}
-	return false
+	return ""
+}
+
+// FileAbove is, for a directory outside git (where Locate looks in dir
+// alone), the project file of the nearest directory above dir that has
+// one and that ok accepts (nil: any), or "": what a person who ran svc
+// in a project's subdirectory most likely meant.
+func FileAbove(dir string, ok func(dir string) bool) string {
+	dir = filepath.Clean(dir)
+	if _, in := svc.CheckoutTop(dir); in {
+		return ""
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if f := FileIn(d); f != "" && (ok == nil || ok(d)) {
+			return f
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }
 
 // FindNearest is FindAll of the project dir is in (Locate), or of the

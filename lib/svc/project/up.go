@@ -543,6 +543,9 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		n.res.Action, n.res.Reason = ActFailed, err.Error()
 		return nil
 	}
+	if n.port == "" && spec.MentionsPort() {
+		u.note(fmt.Sprintf("%s has {port} in its definition but no port: it is passed as written (port = \"auto\" gives it one)", n.def.Name))
+	}
 	var once sync.Once
 	settle := spec.ReadyTimeout + 10*time.Second
 	if !n.awaited && !n.def.Oneshot {

@@ -37,6 +37,9 @@ func (v *Verbs) load(given string) (*project.File, string, error) {
 	}
 	paths, err := project.FindNearest(given, cwd)
 	if err != nil {
+		if above := project.FileAbove(cwd, nil); given == "" && above != "" {
+			return nil, "", cli.WithHint(cli.Usagef("%v", err), "outside git svc looks in this directory alone; for the project above it: svc up -f "+typed(cwd, above))
+		}
 		return nil, "", cli.WithHint(cli.Usagef("%v", err), "write a svc.toml or a Procfile there, or give one with -f FILE")
 	}
 	f, err := project.LoadAll(paths)
@@ -236,7 +239,12 @@ func (v *Verbs) Down(a DownArgs) error {
 	}
 	switch {
 	case proj == "" && (len(a.Names) > 0 || archive == nil):
-		return cli.Usagef("nothing to stop: svc up never ran in %s", dir)
+		err := cli.Usagef("nothing to stop: svc up never ran in %s", dir)
+		ran := func(d string) bool { p, _ := svc.Registry(v.Home).FindProject(d); return p != "" }
+		if above := project.FileAbove(dir, ran); a.File == "" && above != "" {
+			return cli.WithHint(err, "outside git svc looks in this directory alone; for the project above it: svc down -f "+typed(dir, above))
+		}
+		return err
 	case proj == "":
 		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
 	default:
@@ -296,6 +304,15 @@ func (v *Verbs) archive(f *project.File, dir string) error {
 // projectDir is the project's directory: the given file's, else the
 // nearest one at or above this one (within its git checkout) with a
 // project file or a project svc up started, else this one.
+// typed is path as a person in dir would type it: relative when that
+// is shorter.
+func typed(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && len(rel) < len(path) {
+		return rel
+	}
+	return path
+}
+
 func (v *Verbs) projectDir(file string) (string, error) {
 	if file == "" {
 		cwd, err := os.Getwd()

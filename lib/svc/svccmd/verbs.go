@@ -83,6 +83,9 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	if err != nil {
 		return err
 	}
+	if a.Port == "" && spec.MentionsPort() {
+		v.Voice.Warnf("{port} is replaced only in a service given a port (--port auto or --port N): it is passed as written")
+	}
 	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil && !a.Force {
 		return word(err)
 	} else if err != nil {
