@@ -307,3 +307,47 @@ func TestACPAgentPromptContentRefused(t *testing.T) {
 		t.Errorf("a resource link: %s", acpclient.StopReason(res))
 	}
 }
+
+// A permission an ACP agent asks is put to the editor with the tool call
+// the agent sent, every field kept: before, the editor got agentry's own
+// tool call with the agent's whole call nested in its rawInput.
+func TestACPAgentPermissionAsSent(t *testing.T) {
+	c := startACPEnv(t, []string{"FAKEACP_META=1"}, fakeACPAgent(t)...)
+	work := t.TempDir()
+	s := c.NewSession(work)
+	if _, r := c.Call("session/set_mode", map[string]any{"sessionId": s, "modeId": "level-1-ask"}); r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	c.Permission("reject")
+	evs, res := c.Call("session/prompt", acpclient.Prompt(s, "WRITE asked.txt"))
+	if acpclient.StopReason(res) != "end_turn" {
+		t.Fatalf("prompt: %s", acpclient.StopReason(res))
+	}
+	want := map[string]any{"toolCallId": "t1", "title": "write asked.txt", "kind": "edit", "status": "pending",
+		"locations": []any{map[string]any{"path": filepath.Join(work, "asked.txt")}},
+		"_meta":     map[string]any{"fake": map[string]any{"asked": "write asked.txt"}}}
+	n := 0
+	for _, ev := range evs {
+		if ev.Event != "permission" {
+			continue
+		}
+		n++
+		var p struct {
+			SessionID string         `json:"sessionId"`
+			ToolCall  map[string]any `json:"toolCall"`
+			Options   []any          `json:"options"`
+		}
+		if err := json.Unmarshal(ev.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.SessionID != s || !reflect.DeepEqual(p.ToolCall, want) || len(p.Options) == 0 {
+			t.Errorf("the editor was asked with\n%s\nnot the agent's tool call\n%v", ev.Params, want)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d permission requests reached the editor, not 1: %v", n, acpclient.Kinds(evs))
+	}
+	if _, err := os.Stat(filepath.Join(work, "asked.txt")); err == nil {
+		t.Error("the rejected write was made")
+	}
+}

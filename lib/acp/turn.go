@@ -513,6 +513,16 @@ func sent(ev protocol.AgentEvent) json.RawMessage {
 	return nil
 }
 
+// askedWith is the tool call an ACP agent behind the backend asked about,
+// as it sent it in its session/request_permission (the acp backend's), or
+// nil.
+func askedWith(q *protocol.PermissionRequest) json.RawMessage {
+	if raw := q.Extra["acpToolCall"]; len(raw) > 0 && json.Valid(raw) && raw[0] == '{' {
+		return raw
+	}
+	return nil
+}
+
 // commands sends the backend's slash commands, unless the client has
 // them already (a CLI started again for another mode offers the same).
 func (t *turn) commands(cs []protocol.Command) {
@@ -593,6 +603,7 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	}
 	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
 		RawInput: q.Input, Content: diffsOf(v)}}
+	var req any = params
 	for _, ch := range q.Choices {
 		switch ch {
 		case protocol.DecisionAllow:
@@ -603,7 +614,12 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			params.Options = append(params.Options, permissionOption{OptionID: optReject, Name: "Reject", Kind: "reject_once"})
 		}
 	}
-	answer, giveUp := t.a.w.request("session/request_permission", params)
+	if raw := askedWith(q); raw != nil {
+		// An ACP agent's own request: the editor is asked with its tool
+		// call as the agent sent it, every field kept.
+		req = permissionAsSent{SessionID: t.s.id, ToolCall: raw, Options: params.Options}
+	}
+	answer, giveUp := t.a.w.request("session/request_permission", req)
 	var decision string
 	select {
 	case m, ok := <-answer:

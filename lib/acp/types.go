@@ -311,6 +311,14 @@ type permissionParams struct {
 	Options   []permissionOption `json:"options"`
 }
 
+// permissionAsSent is permissionParams with the tool call an ACP agent
+// behind the backend sent, unchanged.
+type permissionAsSent struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  json.RawMessage    `json:"toolCall"`
+	Options   []permissionOption `json:"options"`
+}
+
 type permissionOption struct {
 	OptionID string `json:"optionId"`
 	Name     string `json:"name"`

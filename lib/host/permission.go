@@ -49,6 +49,9 @@ type Ask struct {
 	// Granted says the level allows the call outright: it is asked only
 	// because a policy applies (Turn.AskAll).
 	Granted bool
+	// Extra are fields of the backend's own, sent with the request as
+	// they are (an ACP agent's tool call, for a face that is ACP).
+	Extra protocol.Extra
 }
 
 // Answer is how a permission request was resolved; Decision is never
@@ -97,7 +100,7 @@ func (r *run) ask(ctx context.Context, timeout time.Duration, q Ask) Answer {
 		input = json.RawMessage("{}")
 	}
 	req := &protocol.PermissionRequest{RunID: r.id, RequestID: reqID, Tool: q.Tool, Input: input,
-		Description: q.Description, ToolCallID: q.ToolCallID, Choices: q.Choices, TimeoutMs: timeout.Milliseconds()}
+		Description: q.Description, ToolCallID: q.ToolCallID, Choices: q.Choices, TimeoutMs: timeout.Milliseconds(), Extra: q.Extra}
 	return await(ctx, r, &r.asks, permissionKind(), reqID, struct{}{}, req, timeout, func() Answer {
 		r.h.Log("warn", "run "+r.id, fmt.Sprintf("permission request %s (%s) had no answer within %v; denied", reqID, q.Tool, timeout))
 		return Answer{Decision: protocol.DecisionDeny, By: protocol.ResolvedByTimeout,

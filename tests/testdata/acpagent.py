@@ -35,6 +35,9 @@ file), every prompt's content blocks are appended to it, one JSON line a
 prompt. With FAKEACP_SENT set (a file), every session/update's update sent is
 appended to it, one JSON line each.
 
+With FAKEACP_META set, the tool call of every permission it asks has a
+_meta of its own.
+
 FAKEACP_MCPCAPS lists the MCP transports it says it takes besides stdio
 (say "http,sse"; none by default).
 
@@ -112,6 +115,8 @@ def ask(sid, tcid, title, kind, path=None):
     tc = {"toolCallId": tcid, "title": title, "kind": kind, "status": "pending"}
     if path:
         tc["locations"] = [{"path": path}]
+    if os.environ.get("FAKEACP_META"):
+        tc["_meta"] = {"fake": {"asked": title}}
     update(sid, dict(tc, sessionUpdate="tool_call"))
     r = call("session/request_permission", {"sessionId": sid, "toolCall": tc, "options": [
         {"optionId": "yes", "name": "Allow", "kind": "allow_once"},

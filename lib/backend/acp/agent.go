@@ -509,7 +509,8 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 		input, _ := json.Marshal(tc)
 		call := callOf(tc)
 		a := ts.t.Ask(host.Ask{Tool: tc.name(), Input: input, Description: tc.Title, ToolCallID: tc.ToolCallID,
-			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: call, Granted: granted})
+			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: call, Granted: granted,
+			Extra: protocol.Extra{ExtraToolCall: p.ToolCall}})
 		allow = a.Allowed()
 		if allow {
 			ts.clear(call, ag.root)

@@ -133,6 +133,12 @@ func (ts *turnState) seen(raw json.RawMessage) toolCall {
 // calls and their diffs).
 const ExtraUpdate = "acpUpdate"
 
+// ExtraToolCall is the key, in a permission request's extra fields, of
+// the tool call the agent's session/request_permission carried, as the
+// agent sent it: a face that is itself ACP asks the editor with it
+// unchanged.
+const ExtraToolCall = "acpToolCall"
+
 // asSent is the extra fields carrying raw, a session/update's update,
 // as the agent sent it; none for a request_permission's tool call, which
 // is no update.
