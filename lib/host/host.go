@@ -242,6 +242,12 @@ func (h *Host) Deliver(m protocol.Msg) {
 			}
 			h.startRun(m.ID, m.RunID, "", t, policies)
 			return
+		case *protocol.AnswerPermission, *protocol.AnswerQuestion:
+			// Served here, in input order, and at once (they never wait):
+			// an answer read before the input ended is taken before the
+			// end resolves what is pending (InputEnded).
+			h.serve(m)
+			return
 		}
 		h.requests.Add(1)
 		go func() {
