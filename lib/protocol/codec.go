@@ -37,6 +37,11 @@ func Parse(line []byte) Msg {
 	if err := required(m); err != "" {
 		return bad(typ, line, err)
 	}
+	if _, ok := m.(*RunTurn); ok {
+		if err := levelGiven(gjson.GetBytes(line, "params.level")); err != "" {
+			return bad(typ, line, err)
+		}
+	}
 	setExtra(m, line)
 	return m
 }
@@ -54,6 +59,20 @@ func bad(typ string, line []byte, why string) *BadMessage {
 func keep(line []byte) ([]byte, int) {
 	n := min(len(line), MaxRaw)
 	return append([]byte(nil), line[:n]...), len(line) - n
+}
+
+// levelGiven checks a run's params.level, when it is given: 1, 2 or 3.
+// Any other (0 and negative ones included, which would read as none
+// given, the backend's default) is refused, never run at another level.
+func levelGiven(l gjson.Result) string {
+	if !l.Exists() || l.Type == gjson.Null {
+		return ""
+	}
+	switch l.Raw {
+	case "1", "2", "3":
+		return ""
+	}
+	return "params.level " + l.Raw + ": the levels are 1, 2 and 3"
 }
 
 // required checks the fields a request cannot do without.
