@@ -90,6 +90,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
+	if cfg.Level < 1 || cfg.Level > 3 {
+		return nil, fmt.Errorf("claude: level %d: the levels are 1, 2 and 3", cfg.Level)
+	}
 	if len(cfg.Models) == 0 && cfg.ModelsFile != "" {
 		b, err := os.ReadFile(cfg.ModelsFile)
 		if err != nil {

@@ -104,6 +104,9 @@ func New(config json.RawMessage, env host.Env) (*Backend, error) {
 	if cfg.Level == 0 {
 		cfg.Level = 2
 	}
+	if cfg.Level < 1 || cfg.Level > 3 {
+		return nil, fmt.Errorf("codex: level %d: the levels are 1, 2 and 3", cfg.Level)
+	}
 	b := &Backend{cfg: cfg, env: env, chats: map[string]*chat{}, servers: map[string]*shared{}, closing: make(chan struct{})}
 	b.version = sync.OnceValue(b.askVersion)
 	return b, nil
