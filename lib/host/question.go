@@ -154,7 +154,7 @@ func (p asked) check(answers map[string][]string) string {
 		switch {
 		case !p.ids[id]:
 			return fmt.Sprintf("it asked no question %q", id)
-		case len(answers[id]) == 0:
+		case len(answers[id]) == 0 || slices.Contains(answers[id], ""):
 			return fmt.Sprintf("the answer to %q is empty", id)
 		case len(answers[id]) > 1 && !p.multi[id]:
 			return fmt.Sprintf("question %q takes one answer, not %d", id, len(answers[id]))
