@@ -64,7 +64,7 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 	}
 	o.ToolsURL = c.ToolsURL // given to the session as svc's is
 	g := &grant.Grant{Harness: agentrun.ACP, Level: c.Level, Argv: c.Prompt}
-	c.Prompt = nil // the prompt is -f's or standard input's
+	c.acpArgv, c.Prompt = c.Prompt, nil // the prompt is -f's or standard input's
 	return o, g, nil
 }
 

@@ -127,6 +127,8 @@ type runCmd struct {
 	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
+	// acpArgv is the ACP agent's command, once taken from Prompt.
+	acpArgv []string `kong:"-"`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -566,8 +568,27 @@ func (c *runCmd) reportQuestions(env *cli.Env, res *agentrun.Result) {
 		fmt.Fprintln(env.Stderr, line)
 	}
 	if res.SessionID != "" {
-		fmt.Fprintf(env.Stderr, "  continue with: runagent --agent %s -l %d --resume %s --answers FILE\n", res.Agent, res.Level, res.SessionID)
+		fmt.Fprintf(env.Stderr, "  continue with: %s\n", c.continueLine(res))
 	}
+}
+
+// continueLine is the command that continues a run with the answers in
+// FILE, as it can be run: the run's working copy and, for an ACP agent,
+// its command.
+func (c *runCmd) continueLine(res *agentrun.Result) string {
+	words := []string{"runagent", "--agent", res.Agent, "-l", strconv.Itoa(res.Level)}
+	if c.Dir != "" {
+		dir, err := filepath.Abs(c.Dir)
+		if err != nil {
+			dir = c.Dir
+		}
+		words = append(words, "-C", dir)
+	}
+	words = append(words, "--resume", res.SessionID, "--answers", "FILE")
+	if c.Agent == agentrun.ACP {
+		words = append(append(words, "--"), c.acpArgv...)
+	}
+	return cmdline.ShellLine(words)
 }
 
 // quoteList is the words quoted, comma-separated.
