@@ -331,13 +331,24 @@ func onceHosted(ctx context.Context, req Request, w *workspace, g *grant.Grant, 
 	res.work = st.work
 	res.Denials = st.denials
 	if w.hosted != nil {
-		if info, err := h.client.SessionInfo(context.Background(), chatID); err == nil && info != nil {
-			res.Session = info.SessionID
+		if s := h.session(); s != "" {
+			res.Session = s
 		}
 	}
 	res.hostedOutcome(req, st, h, w.secrets)
 	res.tr = &grant.Transcript{Harness: g.Harness}
 	return res, nil
+}
+
+// session is the chat's session as the backend has it now, or "": asked
+// of a host about to be closed, for a moment at most.
+func (h *hosted) session() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if info, err := h.client.SessionInfo(ctx, chatID); err == nil && info != nil {
+		return info.SessionID
+	}
+	return ""
 }
 
 // waitHosted reads the turn's events to its end: by itself, by a signal
@@ -398,7 +409,8 @@ func (res *Result) waitHosted(ctx context.Context, req Request, w *workspace, h 
 				sig = unix.SignalName(req.StopSignal())
 			}
 			res.StoppedBy = sig
-			h.close() // the agent, its terminals and all they started
+			res.Session = h.session() // for --resume: asked before the host goes
+			h.close()                 // the agent, its terminals and all they started
 			w.hosted = nil
 		case <-idle:
 			if res.Questions == nil {

@@ -129,6 +129,10 @@ type chat struct {
 	ag      *agent
 	session string // the agent's session id
 	turns   int
+	// infoMu also guards session and turns, written under mu as well,
+	// so that SessionInfo need not wait for a turn to end (runagent asks
+	// for the session of a run it is stopping).
+	infoMu sync.Mutex
 	cost    float64 // the session's cost, as the agent last reported it
 	root    string  // the session's working copy, resolved
 	// servers are the chat's MCP servers (set_mcp_servers), given the
@@ -247,7 +251,9 @@ func (b *Backend) open(ctx context.Context, c *chat, root string, asks bool, log
 		c.endAgent(time.Second)
 		return err
 	}
+	c.infoMu.Lock()
 	c.session, c.cost = id, 0 // a new session's cost starts at nothing
+	c.infoMu.Unlock()
 	return nil
 }
 
@@ -274,8 +280,8 @@ func (b *Backend) SessionInfo(ctx context.Context, chatID string) (*protocol.Ses
 	if c == nil {
 		return nil, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
 	return &protocol.SessionInfo{ChatID: chatID, SessionID: c.session, Turns: c.turns}, nil
 }
 
@@ -347,7 +353,9 @@ func (b *Backend) LoadSession(ctx context.Context, chatID, sessionID, workspace 
 		ag.end(time.Second)
 		return nil, err
 	}
+	c.infoMu.Lock()
 	c.ag, c.root, c.session = ag, root, sessionID
+	c.infoMu.Unlock()
 	return said, nil
 }
 

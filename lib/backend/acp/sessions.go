@@ -86,6 +86,8 @@ func (b *Backend) ResumeSession(ctx context.Context, chatID, sessionID, workspac
 		ag.end(closeGrace)
 		return err
 	}
+	c.infoMu.Lock()
 	c.ag, c.root, c.session = ag, root, sessionID
+	c.infoMu.Unlock()
 	return nil
 }

@@ -561,7 +561,9 @@ func (c *chat) ended(ts *turnState, r reply) error {
 		} `json:"usage"`
 	}
 	_ = json.Unmarshal(r.result, &res)
+	c.infoMu.Lock()
 	c.turns++
+	c.infoMu.Unlock()
 	ts.mu.Lock()
 	text := ts.text.String()
 	usage := ts.usage
