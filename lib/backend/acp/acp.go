@@ -133,8 +133,8 @@ type chat struct {
 	// so that SessionInfo need not wait for a turn to end (runagent asks
 	// for the session of a run it is stopping).
 	infoMu sync.Mutex
-	cost    float64 // the session's cost, as the agent last reported it
-	root    string  // the session's working copy, resolved
+	cost   float64 // the session's cost, as the agent last reported it
+	root   string  // the session's working copy, resolved
 	// servers are the chat's MCP servers (set_mcp_servers), given the
 	// set the agent's session was last started or taken up with.
 	servers map[string]json.RawMessage
