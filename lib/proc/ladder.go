@@ -128,14 +128,27 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 	}
 	l.signal(group, sig, false)
 	left := WaitGone(group, deadline, l.gone)
-	if len(left) == 0 {
-		// The group is gone. What had left it and ends with it is not an
-		// escaper; what is still there a moment later is signalled alone.
-		rest = WaitGone(tree(), time.Now().Add(FollowOn), l.gone)
+	if len(left) > 0 && grace <= 0 {
+		left = append(left, rest...) // no time for anything: all at once
+	} else {
+		if len(left) > 0 {
+			// The group outlived the grace (a member that ignores sig):
+			// it is killed, and what had left it is then treated as when
+			// the group ends by itself, SIGTERM first; one stubborn
+			// member does not cost a daemon that left the group its
+			// clean shutdown.
+			l.sigkill(left)
+			WaitGone(left, time.Now().Add(2*time.Second), l.gone)
+		}
+		// The group is gone. What had left it and ends with it is not
+		// an escaper; what is still there a moment later is signalled
+		// alone: those seen at the start (by pid and start time: with
+		// no subreaper above them, as when the monitor was killed, they
+		// went to init and are no descendants of root's now) and those
+		// the tree has now.
+		rest = WaitGone(union(rest, tree()), time.Now().Add(FollowOn), l.gone)
 		l.signal(rest, syscall.SIGTERM, true)
 		left = WaitGone(rest, later(deadline, time.Now().Add(time.Second)), l.gone)
-	} else {
-		left = append(left, rest...)
 	}
 	// Anything the tree started while it was being stopped joins the rest.
 	for _, p := range tree() {
@@ -156,11 +169,21 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 
 // kill sends SIGKILL to what is left, and waits a little for it to go.
 func (l *stopRun) kill(left []Info) {
+	l.sigkill(left)
+	if len(left) > 0 {
+		for _, p := range WaitGone(left, time.Now().Add(2*time.Second), l.gone) {
+			l.rep.StillAlive = append(l.rep.StillAlive, p.PID)
+		}
+	}
+}
+
+// sigkill sends SIGKILL to each of ps still alive, and records it.
+func (l *stopRun) sigkill(ps []Info) {
 	signalled := map[int]bool{}
 	for _, s := range l.rep.Signalled {
 		signalled[s.PID] = true
 	}
-	for _, p := range left {
+	for _, p := range ps {
 		if Signal(p, syscall.SIGKILL) {
 			l.rep.SIGKILL = true
 			esc := p.PGID != l.pgid
@@ -170,11 +193,17 @@ func (l *stopRun) kill(left []Info) {
 			}
 		}
 	}
-	if len(left) > 0 {
-		for _, p := range WaitGone(left, time.Now().Add(2*time.Second), l.gone) {
-			l.rep.StillAlive = append(l.rep.StillAlive, p.PID)
+}
+
+// union is a with each process of b that is not in it.
+func union(a, b []Info) []Info {
+	out := append([]Info(nil), a...)
+	for _, p := range b {
+		if !contains(out, p) {
+			out = append(out, p)
 		}
 	}
+	return out
 }
 
 func later(a, b time.Time) time.Time {

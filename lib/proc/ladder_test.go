@@ -129,3 +129,83 @@ func TestLadderSparesAnothersTree(t *testing.T) {
 		t.Errorf("the spared tree was stopped")
 	}
 }
+
+// A group member that ignores the stop signal is killed after the grace,
+// and what had left the group still gets SIGTERM first, on its own: one
+// stubborn member does not cost a daemon its clean shutdown.
+func TestLadderEscapersGetSIGTERMPastAStubbornGroup(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Skip(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4504 & echo $! > `+dir+`/esc; sh -c 'trap "" TERM; exec sleep 4505' & echo $! > `+dir+`/stub; exec sleep 4506`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.End() })
+	esc, err := await.PID(filepath.Join(dir, "esc"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		var ws syscall.WaitStatus
+		syscall.Wait4(esc, &ws, 0, nil) // reparented to us: ours to reap
+	}()
+	stub, err := await.PID(filepath.Join(dir, "stub"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !await.Until(10*time.Second, func() bool {
+		in, err := Stat(esc)
+		st, err2 := Stat(stub)
+		return err == nil && in.Comm == "sleep" && in.SID == esc && err2 == nil && st.Comm == "sleep"
+	}) {
+		t.Fatal("the children did not start")
+	}
+	rep := Ladder(unix.Getpid(), c.PID(), syscall.SIGTERM, 300*time.Millisecond)
+	var escSig []string
+	for _, s := range rep.Signalled {
+		if s.PID == esc {
+			escSig = append(escSig, s.Signal)
+		}
+	}
+	if len(escSig) != 1 || escSig[0] != "SIGTERM" || !rep.SIGKILL || rep.Escapers != 1 {
+		t.Errorf("the escaper got %v; report %+v", escSig, rep)
+	}
+	if !gone(esc) {
+		t.Errorf("the escaper %d survived", esc)
+	}
+}
+
+// LadderFrom (a service whose monitor is gone): a process that left the
+// group is stopped even once its parent, the service's process, has
+// ended and it went to init, out of the tree.
+func TestLadderFromStopsAnEscaperOrphanedOutOfTheTree(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4507 & echo $! > `+dir+`/esc; exec sleep 4508`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.End() })
+	esc, err := await.PID(filepath.Join(dir, "esc"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !await.Until(10*time.Second, func() bool { in, err := Stat(esc); return err == nil && in.Comm == "sleep" && in.SID == esc }) {
+		t.Fatal("the child did not call setsid")
+	}
+	in, _ := Stat(esc)
+	t.Cleanup(func() { Signal(in, syscall.SIGKILL) })
+	root, err := Stat(c.PID())
+	if err != nil || root.Comm != "sleep" {
+		t.Fatalf("root %+v %v", root, err)
+	}
+	rep := LadderFrom(c.PID(), syscall.SIGTERM, 2*time.Second)
+	if !gone(esc) {
+		t.Errorf("the escaper %d survived its parent's stop; report %+v", esc, rep)
+	}
+	if rep.Escapers != 1 {
+		t.Errorf("report %+v", rep)
+	}
+}

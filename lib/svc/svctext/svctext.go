@@ -333,16 +333,25 @@ func Stop(r *svc.StopReport) string {
 // after the grace (it reloads on, or ignores, the signal sent first:
 // uWSGI on SIGTERM), "" for any other stop: a sentence with no newline.
 func Killed(r *svc.StopReport, w Words) string {
-	first, kill := "", false
+	first := ""
+	var killed []string
 	for _, s := range r.Signalled {
 		if s.Signal == "SIGKILL" {
-			kill = true
+			killed = append(killed, fmt.Sprintf("%s (pid %d)", s.Comm, s.PID))
 		} else if first == "" {
 			first = s.Signal
 		}
 	}
-	if !kill {
+	if len(killed) == 0 {
 		return ""
+	}
+	if r.Signal != "SIGKILL" && (r.Signal != "" || r.ExitCode != nil) {
+		// The service's own process ended on the signal: what was
+		// killed is something else of its tree, which it names.
+		if len(killed) > 3 {
+			killed = append(killed[:3], fmt.Sprintf("%d more", len(killed)-3))
+		}
+		return fmt.Sprintf("%s did not end on %s within the grace, and was killed; the service's own process had ended", strings.Join(killed, ", "), first)
 	}
 	return fmt.Sprintf("it did not end on %s within the grace; a server that stops on another signal (uWSGI: INT or QUIT) is started with %s", first, w.StopSignal)
 }
