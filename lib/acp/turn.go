@@ -603,7 +603,6 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	}
 	params := permissionParams{SessionID: t.s.id, ToolCall: toolCall{ToolCallID: id, Title: title, Kind: kind, Status: statusPending, Locations: locs,
 		RawInput: q.Input, Content: diffsOf(v)}}
-	var req any = params
 	for _, ch := range q.Choices {
 		switch ch {
 		case protocol.DecisionAllow:
@@ -614,6 +613,7 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 			params.Options = append(params.Options, permissionOption{OptionID: optReject, Name: "Reject", Kind: "reject_once"})
 		}
 	}
+	var req any = params // with its options
 	if raw := askedWith(q); raw != nil {
 		// An ACP agent's own request: the editor is asked with its tool
 		// call as the agent sent it, every field kept.

@@ -72,6 +72,9 @@ type Host struct {
 	bye       chan struct{}
 	// inputEnded: the daemon's input has ended, and no answer can come.
 	inputEnded atomic.Bool
+	// answering counts the answers being served, which InputEnded waits
+	// for: they never wait on anything themselves.
+	answering sync.WaitGroup
 }
 
 // New makes a host that writes every outgoing message through out. out is
@@ -243,10 +246,18 @@ func (h *Host) Deliver(m protocol.Msg) {
 			h.startRun(m.ID, m.RunID, "", t, policies)
 			return
 		case *protocol.AnswerPermission, *protocol.AnswerQuestion:
-			// Served here, in input order, and at once (they never wait):
-			// an answer read before the input ended is taken before the
-			// end resolves what is pending (InputEnded).
-			h.serve(m)
+			// Counted here, in input order, so that an answer read before
+			// the input ended is taken before the end resolves what is
+			// pending (InputEnded waits for it). Served on a goroutine as
+			// the rest: an in-process client's reply comes back through
+			// the same call.
+			h.answering.Add(1)
+			h.requests.Add(1)
+			go func() {
+				defer h.requests.Done()
+				defer h.answering.Done()
+				h.serve(m)
+			}()
 			return
 		}
 		h.requests.Add(1)

@@ -285,6 +285,7 @@ func (h *Host) Drain(id string) {
 // every one a run makes after, each still sent first so that the output
 // says what the agent asked; runs in flight go on (a drain follows).
 func (h *Host) InputEnded() {
+	h.answering.Wait() // the answers read before the end are taken first
 	h.inputEnded.Store(true)
 	h.mu.Lock()
 	runs := slices.Collect(maps.Values(h.runs))
