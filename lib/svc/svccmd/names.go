@@ -79,13 +79,15 @@ func exists(d svc.Dir) bool {
 	return err == nil
 }
 
-// hereProject is the project svc up started in this directory, or "".
+// hereProject is the project svc up started in this directory, or in
+// the one svc up and svc down find from here (a subdirectory of a git
+// checkout finds its project above it), or "".
 func (v *Verbs) hereProject() string {
-	cwd, err := os.Getwd()
+	dir, err := v.projectDir("")
 	if err != nil {
 		return ""
 	}
-	proj, _ := svc.Registry(v.Home).FindProject(cwd)
+	proj, _ := svc.Registry(v.Home).FindProject(dir)
 	return proj
 }
 
