@@ -466,6 +466,10 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 		v.listing(l)
 	}
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) && l != nil && l.Status == svc.Unhealthy:
+		// Ready again once a probe passes: it was waited for, and the
+		// reason it is not is the health's.
+		return cli.Timeoutf("%s was not ready within %v: it is %s", d.Name, timeout, svctext.Unhealthy(&l.State, time.Now()))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return cli.Timeoutf("%s was not ready within %v", d.Name, timeout)
 	case err != nil && l == nil:

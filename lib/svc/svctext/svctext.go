@@ -198,13 +198,23 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	return b.String()
 }
 
+// Unhealthy says why a service is unhealthy ("unhealthy for 2s: 3 probes
+// failed in a row, the last: ..."), "" when it is not.
+func Unhealthy(s *svc.State, now time.Time) string {
+	h := s.Health
+	if h == nil || s.Status != svc.Unhealthy || h.Last == nil || h.Since == nil {
+		return ""
+	}
+	return fmt.Sprintf("unhealthy for %s: %d probes failed in a row, the last: %s", Age(*h.Since, now), h.Failures, h.Last.Said(s.Spec.HealthSpec))
+}
+
 // Watched is what status says of a service's health probes and restarts
 // on change: why it is unhealthy, its restarts by cause, the file that
 // caused the last restart on change and when. "" when none applies.
 func Watched(s *svc.State, now time.Time) string {
 	var b strings.Builder
-	if h := s.Health; h != nil && s.Status == svc.Unhealthy && h.Last != nil {
-		fmt.Fprintf(&b, "health: unhealthy for %s: %d probes failed in a row, the last: %s\n", Age(*h.Since, now), h.Failures, h.Last.Said(s.Spec.HealthSpec))
+	if u := Unhealthy(s, now); u != "" {
+		fmt.Fprintf(&b, "health: %s\n", u)
 	}
 	if r := s.Restarted; r.Unhealthy > 0 || r.Change > 0 {
 		fmt.Fprintf(&b, "restarted: %d unhealthy, %d on change, %d %s\n", r.Unhealthy, r.Change, r.Crash, plural(r.Crash, "crash", "crashes"))
