@@ -326,7 +326,7 @@ func (m *monitor) supervise() int {
 			m.note("the command %s; restarting in %v (--restart %s)", exit, backoff, m.spec.Restart)
 			restartAt := time.Now().Add(backoff)
 			m.rec.set(func(s *svc.State) {
-				s.Status, s.Restarts, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, s.Restarts+1, "", nil, nil, nil
+				s.Status, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, "", nil, nil, nil
 				s.Restarted.Crash++
 				s.StopCause, s.StopNote = nil, "" // an earlier run's end is not this one's
 				// Nothing runs until the restart: no pid of one that ended.
@@ -339,6 +339,8 @@ func (m *monitor) supervise() int {
 			if err := m.relaunch(); err != nil {
 				return 1
 			}
+			// Counted once it is made: one awaited is not yet a restart.
+			m.rec.set(func(s *svc.State) { s.Restarts++ })
 			readyTimer.Reset(m.spec.ReadyTimeout)
 		case h := <-m.events.health:
 			if !m.takeHealth(h) {
