@@ -64,7 +64,8 @@ func (c *runCmd) acpOptions() (grant.Options, *grant.Grant, error) {
 	}
 	o.ToolsURL = c.ToolsURL // given to the session as svc's is
 	g := &grant.Grant{Harness: agentrun.ACP, Level: c.Level, Argv: c.Prompt}
-	c.acpArgv, c.Prompt = c.Prompt, nil // the prompt is -f's or standard input's
+	// The prompt is -f's or standard input's: the words are the agent's
+	// command (see prompt).
 	return o, g, nil
 }
 

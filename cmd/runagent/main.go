@@ -127,8 +127,6 @@ type runCmd struct {
 	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
-	// acpArgv is the ACP agent's command, once taken from Prompt.
-	acpArgv []string `kong:"-"`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -586,7 +584,7 @@ func (c *runCmd) continueLine(res *agentrun.Result) string {
 	}
 	words = append(words, "--resume", res.SessionID, "--answers", "FILE")
 	if c.Agent == agentrun.ACP {
-		words = append(append(words, "--"), c.acpArgv...)
+		words = append(append(words, "--"), c.Prompt...)
 	}
 	return cmdline.ShellLine(words)
 }
@@ -635,8 +633,12 @@ func orDash(s string) string {
 // may be empty only when mayBeEmpty.
 func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	var p string
+	words := c.Prompt
+	if c.Agent == agentrun.ACP {
+		words = nil // the agent's command
+	}
 	switch {
-	case c.File != "" && len(c.Prompt) > 0:
+	case c.File != "" && len(words) > 0:
 		return "", cli.Usagef("give the prompt as words or with -f, not both")
 	case c.File != "":
 		b, err := os.ReadFile(c.File)
@@ -644,8 +646,8 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 			return "", cli.Usagef("cannot read the prompt file: %v", errors.Unwrap(err))
 		}
 		p = string(b)
-	case len(c.Prompt) > 0:
-		p = strings.Join(c.Prompt, " ")
+	case len(words) > 0:
+		p = strings.Join(words, " ")
 	default:
 		if cli.IsTerminalReader(env.Stdin) {
 			env.Voice().Notef("reading the prompt from the terminal; end it with Ctrl-D")
