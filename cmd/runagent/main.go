@@ -284,7 +284,7 @@ func (c *runCmd) options(env *cli.Env, reaper *proc.Reaper) (grant.Options, *age
 	var o grant.Options
 	switch {
 	case c.Level == 0:
-		return o, nil, cli.WithHint(cli.Usagef("no level given: runagent grants no implicit authority"), "give --level 1, 2 or 3 (or set RUNAGENT_LEVEL); runagent grants shows what each allows")
+		return o, nil, cli.WithHint(cli.Usagef("no level given (0 is none): runagent grants no implicit authority"), "give --level 1, 2 or 3 (or set RUNAGENT_LEVEL); runagent grants shows what each allows")
 	case c.NewSession && (c.SessionID != "" || c.Resume != ""):
 		return o, nil, cli.Usagef("--new-session cannot go with --session-id or --resume")
 	case c.KeepServices && !c.Services:
