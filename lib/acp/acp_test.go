@@ -687,3 +687,32 @@ func TestTitleUpdate(t *testing.T) {
 		t.Errorf("the second turn's title updates: %v", got)
 	}
 }
+
+// The end of input with a permission request waiting for the editor: it
+// is rejected at once, and the agent told that nobody can answer, not
+// that the user rejected the call.
+func TestEndOfInputRejectsAskedCall(t *testing.T) {
+	c := start(t, loadDefs(t), "")
+	s := c.newSession()
+	id := c.send("session/prompt", prompt(s, "!tool=Bash\nmake deploy"))
+	var got []map[string]json.RawMessage
+	deadline := time.After(20 * time.Second)
+	for asked := false; !asked; {
+		select {
+		case m := <-c.msgs:
+			got = append(got, m)
+			asked = string(m["method"]) == `"session/request_permission"`
+		case <-deadline:
+			t.Fatalf("no permission request; got %d messages", len(got))
+		}
+	}
+	c.in.Close()
+	ms := c.until(id)
+	var said string
+	for _, m := range ms {
+		said += string(m["params"])
+	}
+	if !strings.Contains(said, "Nobody can answer: the editor's input has ended.") || strings.Contains(said, "The user rejected") {
+		t.Errorf("the agent was not told the input ended:\n%s", said)
+	}
+}

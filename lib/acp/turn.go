@@ -621,13 +621,17 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	}
 	answer, giveUp := t.a.w.request("session/request_permission", req)
 	var decision string
+	message := "The user rejected this tool call."
 	select {
 	case m, ok := <-answer:
 		// No answer (the client is gone, or the input ended): rejected,
-		// so that the turn goes on rather than waiting for the deadline.
+		// so that the turn goes on rather than waiting for the deadline,
+		// and the agent told why.
 		decision = protocol.DecisionDeny
 		if ok {
 			decision = decisionOf(m)
+		} else {
+			message = "Nobody can answer: the editor's input has ended."
 		}
 	case <-t.ended:
 		giveUp() // the client is told to drop its question
@@ -639,19 +643,24 @@ func (t *turn) permission(q *protocol.PermissionRequest) {
 	if decision == protocol.DecisionAllowSession {
 		t.s.grant(key)
 	}
-	t.answer(q, c, decided, decision)
+	t.answerWith(q, c, decided, decision, message)
 }
 
 // answer tells the client the call's fate and answers the host with the
 // decision.
 func (t *turn) answer(q *protocol.PermissionRequest, c *call, decided chan struct{}, decision string) {
+	t.answerWith(q, c, decided, decision, "The user rejected this tool call.")
+}
+
+// answerWith is answer, with what the agent is told of a denial.
+func (t *turn) answerWith(q *protocol.PermissionRequest, c *call, decided chan struct{}, decision, denied string) {
 	id := q.ToolCallID
 	if id == "" {
 		id = "permission-" + q.RequestID
 	}
 	a := hostclient.Answer{Decision: decision}
 	if decision == protocol.DecisionDeny {
-		a.Message = "The user rejected this tool call."
+		a.Message = denied
 	}
 	// The client hears of its choice before the backend acts on it, so
 	// in_progress never follows the call's result. A denial is failed
