@@ -126,7 +126,7 @@ type runCmd struct {
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
 	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
-	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
+	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input; a pipe or file on standard input follows the words). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -648,6 +648,17 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 		p = string(b)
 	case len(words) > 0:
 		p = strings.Join(words, " ")
+		if piped(env.Stdin) {
+			// git diff | runagent -l 1 review this diff: what comes in
+			// follows the words (claude -p takes both too).
+			in, err := readNoting(env, "reading standard input to add to the prompt's words; end it, or give </dev/null to add nothing")
+			if err != nil {
+				return "", cli.Usagef("cannot read standard input: %v", err)
+			}
+			if strings.TrimSpace(in) != "" {
+				p += "\n\n" + in
+			}
+		}
 	default:
 		if cli.IsTerminalReader(env.Stdin) {
 			env.Voice().Notef("reading the prompt from the terminal; end it with Ctrl-D")
@@ -662,6 +673,36 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 		return "", cli.Usagef("the prompt is empty")
 	}
 	return p, nil
+}
+
+// piped tells whether r is a pipe, a socket or a regular file: input
+// given to the command, not a terminal nor /dev/null.
+func piped(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false // not ours to tell
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	switch m := st.Mode(); {
+	case m&os.ModeNamedPipe != 0, m&os.ModeSocket != 0:
+		return true
+	case m.IsRegular():
+		return true
+	}
+	return false
+}
+
+// readNoting reads all of standard input, and says note on stderr if it
+// has not ended after two seconds: a pipe left open by a caller would
+// otherwise wait in silence.
+func readNoting(env *cli.Env, note string) (string, error) {
+	t := time.AfterFunc(2*time.Second, func() { env.Voice().Notef("%s", note) })
+	defer t.Stop()
+	b, err := io.ReadAll(env.Stdin)
+	return string(b), err
 }
 
 type grantsCmd struct {
