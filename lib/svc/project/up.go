@@ -448,7 +448,7 @@ func (u *Up) bringUp(ctx context.Context, n *node, nodes []*node) *svc.StartResu
 		switch n.res.Action {
 		case ActUnchanged:
 			close(n.started)
-			return u.settle(ctx, n, fromListing(l))
+			return u.settle(ctx, n, fromListing(l), time.Now())
 		case ActRestarted:
 			if _, err := svc.Stop(n.dir, 0); err != nil {
 				n.res.Action, n.res.Reason = ActFailed, "stopping the old one: "+err.Error()
@@ -547,6 +547,7 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		u.note(fmt.Sprintf("%s has {port} in its definition but no port: it is passed as written (port = \"auto\" gives it one)", n.def.Name))
 	}
 	var once sync.Once
+	begin := time.Now()
 	settle := spec.ReadyTimeout + 10*time.Second
 	if !n.awaited && !n.def.Oneshot {
 		settle = WorkerSettle
@@ -561,12 +562,14 @@ func (u *Up) start(ctx context.Context, n *node, spec svc.Spec) *svc.StartResult
 		}
 		return res
 	}
-	return u.settle(ctx, n, res)
+	return u.settle(ctx, n, res, begin)
 }
 
 // settle waits for what is still to come: a service starting to be ready
-// or not, a one-shot to end.
-func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.StartResult {
+// or not, a one-shot to end. A service's wait is its ready timeout (and
+// 10 s) from begin, when its start began, all told: the start's own wait
+// is part of it.
+func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult, begin time.Time) *svc.StartResult {
 	switch {
 	case n.def.Oneshot && r.Status.Live():
 		l, err := svc.WaitEnded(ctx, n.dir)
@@ -578,9 +581,14 @@ func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult) *svc.Start
 		end.AfterMs = proc.Ms(time.Since(l.StartedAt))
 		return end
 	case r.Status == svc.Starting && n.awaited:
-		l, _ := svc.WaitReady(ctx, n.dir, l0(n.def.ReadyTimeout, u.ReadyTimeout)+10*time.Second)
-		if l != nil {
-			return fromListing(l)
+		left := time.Until(begin.Add(l0(n.def.ReadyTimeout, u.ReadyTimeout) + 10*time.Second))
+		if left > 0 {
+			if l, _ := svc.WaitReady(ctx, n.dir, left); l != nil {
+				r = fromListing(l)
+			}
+		}
+		if r.Status == svc.Starting {
+			r.AfterMs = proc.Ms(time.Since(begin)) // how long it was waited for
 		}
 	}
 	return r
