@@ -642,7 +642,14 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		if !strings.Contains(uses, "{port:"+need.Name+"}") {
 			continue
 		}
-		p, err := svc.Port(nodeOf(nodes, need.Name).dir)
+		dep := nodeOf(nodes, need.Name)
+		if _, fixed := strconv.Atoi(dep.port); dry && fixed == nil && (dep.res.Action == ActStarted || dep.res.Action == ActRestarted) {
+			// Planned to start on the port its definition gives, which
+			// may not be the one it has now.
+			ports[need.Name] = dep.port
+			continue
+		}
+		p, err := svc.Port(dep.dir)
 		if err != nil && !dry {
 			return svc.Spec{}, fmt.Errorf("%s has no port for {port:%s}", need.Name, need.Name)
 		}
