@@ -227,6 +227,13 @@ func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("the sleep %d it detached outlived its host", pid)
 	}
+	// The run the host ended so is said interrupted, not a failure of
+	// its backend.
+	for l := range h.lines {
+		if strings.Contains(l, `"backend_failed"`) || strings.Contains(l, `"runId":"r1"`) && strings.Contains(l, `"type":"run_done"`) && !strings.Contains(l, `"stopReason":"interrupted"`) {
+			t.Errorf("after a second SIGTERM: %s", l)
+		}
+	}
 }
 
 // alive reports whether pid is a live process (not a zombie), waiting up

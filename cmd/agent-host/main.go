@@ -107,7 +107,13 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 	defer func() { reaper.EndAll(time.Now().Add(endAllWithin)) }()
 	// A second signal while the first drains ends the host at once; what
 	// it runs goes first.
-	cli.OnSecondSignal(ctx, func() { reaper.EndAll(time.Now().Add(time.Second)) })
+	// Its runs are marked interrupted first, so that their agents, killed,
+	// are reported an interrupt and not a backend's failure.
+	stopper := &host.Stopper{}
+	cli.OnSecondSignal(ctx, func() {
+		stopper.StopRuns()
+		reaper.EndAll(time.Now().Add(time.Second))
+	})
 	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr, Reaper: reaper}
 	factory := func(name string, config json.RawMessage) (host.Backend, error) {
 		switch name {
@@ -145,7 +151,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		Backend: g.Backend, Factory: factory, Version: cli.Version(),
 		MaxLine: int(g.MaxLine), MaxConcurrentRuns: g.MaxConcurrentRuns,
 		DrainTimeout: g.DrainTimeout, InterruptGrace: g.InterruptGrace, LogLevel: g.LogLevel,
-		Policy: pol,
+		Policy: pol, Stopper: stopper,
 	}
 	if g.Config != "" && !g.ACP {
 		return cli.Usagef("--config is for --acp; a daemon gives the configuration in hello")

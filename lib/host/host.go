@@ -42,6 +42,35 @@ type Options struct {
 	// Policy is the host's own policy (agent-host --policy): it applies to
 	// every run, beside a run's params.policy. Nil: none.
 	Policy *policy.Policy
+	// Stopper, when set, is given the host Serve makes, so that a program
+	// can end its runs at once (a second signal) before it kills what
+	// they run.
+	Stopper *Stopper
+}
+
+// Stopper ends a host's runs at once from outside it (see Options).
+type Stopper struct {
+	mu sync.Mutex
+	h  *Host
+}
+
+// StopRuns tells the host that the program is about to kill what its
+// runs run: a run that then fails is reported interrupted, not a
+// failure of its backend. It neither waits nor stops anything itself.
+// Nothing when no host is served yet.
+func (s *Stopper) StopRuns() {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	if h != nil {
+		h.killed.Store(true)
+	}
+}
+
+func (s *Stopper) set(h *Host) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
 }
 
 // Host applies the protocol's rules between a stream of requests and a
@@ -75,6 +104,8 @@ type Host struct {
 	// answering counts the answers being served, which InputEnded waits
 	// for: they never wait on anything themselves.
 	answering sync.WaitGroup
+	// killed: the program is killing what the runs run (Stopper).
+	killed atomic.Bool
 }
 
 // New makes a host that writes every outgoing message through out. out is

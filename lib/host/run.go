@@ -142,6 +142,9 @@ func (r *run) exec(ctx context.Context, b Backend, t *Turn) {
 		}
 	default:
 	}
+	if err != nil && r.h.killed.Load() {
+		err = ErrInterrupted // killed with the host (a second signal)
+	}
 	r.finish(err)
 	r.cancel()
 }
