@@ -51,6 +51,7 @@ import (
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
 // Backend is the echo backend.
@@ -288,6 +289,9 @@ func (b *Backend) tool(t *host.Turn, name, text string) error {
 				return host.ErrInterrupted
 			}
 			return nil
+		}
+		if v := gjson.GetBytes(a.Input, key); len(a.Input) > 0 && v.Type == gjson.String {
+			text = v.Str // the daemon's input replaces the call's, as claude takes it
 		}
 	}
 	t.Emit(protocol.AgentEvent{Type: protocol.EvToolResult, ToolCallID: id, Output: "ran: " + text})
