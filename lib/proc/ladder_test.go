@@ -3,6 +3,7 @@ package proc
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,8 +16,18 @@ import (
 // session of its own) and that sh kills when it gets SIGTERM, as
 // postgres's postmaster does its children.
 func leaderWithSetsidChild(t *testing.T) (*Child, int) {
+	c, child, _ := startSetsid(t, `setsid sleep 4501 & c=$!; trap 'kill $c; wait $c; exit 0' TERM; echo $c > DIR/child; wait`)
+	return c, child
+}
+
+// startSetsid starts sh -c script, DIR in it a directory of the test's,
+// and waits for the process whose pid it writes to DIR/child to be a
+// sleep that called setsid; it returns the leader, that pid and the
+// directory.
+func startSetsid(t *testing.T, script string) (*Child, int, string) {
+	t.Helper()
 	dir := t.TempDir()
-	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4501 & c=$!; trap 'kill $c; wait $c; exit 0' TERM; echo $c > `+dir+`/child; wait`), Options{})
+	c, err := Start(exec.Command("sh", "-c", strings.ReplaceAll(script, "DIR", dir)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +39,7 @@ func leaderWithSetsidChild(t *testing.T) (*Child, int) {
 	if !await.Until(10*time.Second, func() bool { in, err := Stat(child); return err == nil && in.Comm == "sleep" && in.SID == child }) {
 		t.Fatal("the child did not call setsid")
 	}
-	return c, child
+	return c, child, dir
 }
 
 // What left the group and ends with it is not an escaper: the stop
@@ -138,16 +149,7 @@ func TestLadderEscapersGetSIGTERMPastAStubbornGroup(t *testing.T) {
 		t.Skip(err)
 	}
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-	dir := t.TempDir()
-	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4504 & echo $! > `+dir+`/esc; sh -c 'trap "" TERM; exec sleep 4505' & echo $! > `+dir+`/stub; exec sleep 4506`), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.End() })
-	esc, err := await.PID(filepath.Join(dir, "esc"), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, esc, dir := startSetsid(t, `setsid sleep 4504 & echo $! > DIR/child; sh -c 'trap "" TERM; exec sleep 4505' & echo $! > DIR/stub; exec sleep 4506`)
 	defer func() {
 		var ws syscall.WaitStatus
 		syscall.Wait4(esc, &ws, 0, nil) // reparented to us: ours to reap
@@ -156,12 +158,8 @@ func TestLadderEscapersGetSIGTERMPastAStubbornGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !await.Until(10*time.Second, func() bool {
-		in, err := Stat(esc)
-		st, err2 := Stat(stub)
-		return err == nil && in.Comm == "sleep" && in.SID == esc && err2 == nil && st.Comm == "sleep"
-	}) {
-		t.Fatal("the children did not start")
+	if !await.Until(10*time.Second, func() bool { st, err := Stat(stub); return err == nil && st.Comm == "sleep" }) {
+		t.Fatal("the stubborn child did not start")
 	}
 	rep := Ladder(unix.Getpid(), c.PID(), syscall.SIGTERM, 300*time.Millisecond)
 	var escSig []string
@@ -182,19 +180,7 @@ func TestLadderEscapersGetSIGTERMPastAStubbornGroup(t *testing.T) {
 // group is stopped even once its parent, the service's process, has
 // ended and it went to init, out of the tree.
 func TestLadderFromStopsAnEscaperOrphanedOutOfTheTree(t *testing.T) {
-	dir := t.TempDir()
-	c, err := Start(exec.Command("sh", "-c", `setsid sleep 4507 & echo $! > `+dir+`/esc; exec sleep 4508`), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.End() })
-	esc, err := await.PID(filepath.Join(dir, "esc"), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !await.Until(10*time.Second, func() bool { in, err := Stat(esc); return err == nil && in.Comm == "sleep" && in.SID == esc }) {
-		t.Fatal("the child did not call setsid")
-	}
+	c, esc, _ := startSetsid(t, `setsid sleep 4507 & echo $! > DIR/child; exec sleep 4508`)
 	in, _ := Stat(esc)
 	t.Cleanup(func() { Signal(in, syscall.SIGKILL) })
 	root, err := Stat(c.PID())
