@@ -101,7 +101,7 @@ type runCmd struct {
 	MaxOutput          int           `help:"Cut the answer at this many characters." default:"1000000" placeholder:"N"`
 	JSON               bool          `name:"json" help:"Print {ok, text|reason, agent, level, pid, session, exitCode, signal, truncated, durationMs, usage, stoppedBy, limit, stalled, partial, attempts, services, violation, questions, sessionId, denials, unusedAnswers}."`
 	PrintArgs          bool          `help:"Print the agent's argv and grant, and start nothing."`
-	File               string        `short:"f" help:"Read the prompt from FILE." placeholder:"FILE"`
+	File               string        `short:"f" help:"Read the prompt from FILE (- is standard input, after the words if any)." placeholder:"FILE"`
 	CodexConfig        string        `help:"Take codex's model provider settings from this config.toml." placeholder:"FILE"`
 	Services           bool          `help:"Levels 2 and 3: give the agent svc's tools to start servers without blocking; they are stopped when the run ends."`
 	KeepServices       bool          `help:"With --services: leave the agent's services running after the run, and list them."`
@@ -126,7 +126,7 @@ type runCmd struct {
 	Effort             string        `help:"The reasoning effort: claude low|medium|high|xhigh|max, codex minimal|low|medium|high|xhigh." placeholder:"LEVEL"`
 	Policy             string        `help:"Check every tool call against this policy file (agentry-policy(5)); a call it denies never runs, and --json lists it. Runs claude and codex through agentry's host." placeholder:"FILE"`
 	Answers            string        `help:"Answer the agent's questions from FILE, a JSON object: a question's id or header → a label, or a list of labels; a question it does not answer ends the run (exit 5). Runs claude and codex through agentry's host." placeholder:"FILE"`
-	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input; a pipe or file on standard input follows the words). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
+	Prompt             []string      `arg:"" optional:"" name:"prompt" help:"The prompt (else -f FILE, else standard input; -f - adds standard input after the words). It reaches the agent on its stdin, never on its argv. With --agent acp: the agent's command, after --."`
 }
 
 func (c *runCmd) Run(ctx context.Context, env *cli.Env) error {
@@ -630,7 +630,9 @@ func orDash(s string) string {
 }
 
 // prompt reads the prompt: -f FILE, the words, or standard input; it
-// may be empty only when mayBeEmpty.
+// may be empty only when mayBeEmpty. -f - is standard input, which may
+// follow words (git diff | runagent -l 1 -f - review this diff); with
+// words alone, standard input is never read.
 func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	var p string
 	words := c.Prompt
@@ -638,9 +640,18 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 		words = nil // the agent's command
 	}
 	switch {
-	case c.File != "" && len(words) > 0:
-		return "", cli.Usagef("give the prompt as words or with -f, not both")
-	case c.File != "":
+	case c.File == "-" && len(words) > 0:
+		in, err := readStdin(env)
+		if err != nil {
+			return "", err
+		}
+		p = strings.Join(words, " ")
+		if strings.TrimSpace(in) != "" {
+			p += "\n\n" + in
+		}
+	case c.File != "" && c.File != "-" && len(words) > 0:
+		return "", cli.Usagef("give the prompt as words or with -f, not both (-f - adds standard input after the words)")
+	case c.File != "" && c.File != "-":
 		b, err := os.ReadFile(c.File)
 		if err != nil {
 			return "", cli.Usagef("cannot read the prompt file: %v", errors.Unwrap(err))
@@ -648,26 +659,14 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 		p = string(b)
 	case len(words) > 0:
 		p = strings.Join(words, " ")
-		if piped(env.Stdin) {
-			// git diff | runagent -l 1 review this diff: what comes in
-			// follows the words (claude -p takes both too).
-			in, err := readNoting(env, "reading standard input to add to the prompt's words; end it, or give </dev/null to add nothing")
-			if err != nil {
-				return "", cli.Usagef("cannot read standard input: %v", err)
-			}
-			if strings.TrimSpace(in) != "" {
-				p += "\n\n" + in
-			}
+		if waiting(env.Stdin) {
+			env.Voice().Notef("standard input is not read when the prompt is given as words; -f - adds it after them")
 		}
 	default:
-		if cli.IsTerminalReader(env.Stdin) {
-			env.Voice().Notef("reading the prompt from the terminal; end it with Ctrl-D")
+		var err error
+		if p, err = readStdin(env); err != nil {
+			return "", err
 		}
-		b, err := io.ReadAll(env.Stdin)
-		if err != nil {
-			return "", cli.Usagef("cannot read the prompt: %v", err)
-		}
-		p = string(b)
 	}
 	if strings.TrimSpace(p) == "" && !mayBeEmpty {
 		return "", cli.Usagef("the prompt is empty")
@@ -675,34 +674,35 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	return p, nil
 }
 
-// piped tells whether r is a pipe, a socket or a regular file: input
-// given to the command, not a terminal nor /dev/null.
-func piped(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false // not ours to tell
+// readStdin reads the prompt from standard input, saying so when it is
+// a terminal.
+func readStdin(env *cli.Env) (string, error) {
+	if cli.IsTerminalReader(env.Stdin) {
+		env.Voice().Notef("reading the prompt from the terminal; end it with Ctrl-D")
 	}
-	st, err := f.Stat()
+	b, err := io.ReadAll(env.Stdin)
 	if err != nil {
-		return false
+		return "", cli.Usagef("cannot read the prompt: %v", err)
 	}
-	switch m := st.Mode(); {
-	case m&os.ModeNamedPipe != 0, m&os.ModeSocket != 0:
-		return true
-	case m.IsRegular():
-		return true
-	}
-	return false
+	return string(b), nil
 }
 
-// readNoting reads all of standard input, and says note on stderr if it
-// has not ended after two seconds: a pipe left open by a caller would
-// otherwise wait in silence.
-func readNoting(env *cli.Env, note string) (string, error) {
-	t := time.AfterFunc(2*time.Second, func() { env.Voice().Notef("%s", note) })
-	defer t.Stop()
-	b, err := io.ReadAll(env.Stdin)
-	return string(b), err
+// waiting tells whether r is a pipe with something to read already (git
+// diff | runagent -l 1 review it), which words leave unread: a file or a
+// pipe with nothing yet (a loop's input, a caller's open pipe) is not
+// said, and nothing is read either way.
+func waiting(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
 }
 
 type grantsCmd struct {
