@@ -13,6 +13,7 @@ import (
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/hostclient"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
 // prompt admits a session/prompt in input order (so a cancel read after
@@ -517,8 +518,9 @@ func sent(ev protocol.AgentEvent) json.RawMessage {
 // as it sent it in its session/request_permission (the acp backend's), or
 // nil.
 func askedWith(q *protocol.PermissionRequest) json.RawMessage {
-	if raw := q.Extra["acpToolCall"]; len(raw) > 0 && json.Valid(raw) && raw[0] == '{' {
-		return raw
+	raw := q.Extra["acpToolCall"]
+	if len(raw) > 0 && json.Valid(raw) && raw[0] == '{' && q.ToolCallID != "" && gjson.GetBytes(raw, "toolCallId").Str == q.ToolCallID {
+		return raw // and its id is the one the editor knows the call by
 	}
 	return nil
 }

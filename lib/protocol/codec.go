@@ -38,7 +38,7 @@ func Parse(line []byte) Msg {
 		return bad(typ, line, err)
 	}
 	if _, ok := m.(*RunTurn); ok {
-		if err := levelGiven(gjson.GetBytes(line, "params.level")); err != "" {
+		if err := levelsGiven(line); err != "" {
 			return bad(typ, line, err)
 		}
 	}
@@ -59,6 +59,25 @@ func bad(typ string, line []byte, why string) *BadMessage {
 func keep(line []byte) ([]byte, int) {
 	n := min(len(line), MaxRaw)
 	return append([]byte(nil), line[:n]...), len(line) - n
+}
+
+// levelsGiven checks every params.level of a run_turn line, a repeated
+// key's members each (the decoder takes the last, a lookup the first):
+// none may be other than 1, 2 or 3.
+func levelsGiven(line []byte) string {
+	why := ""
+	gjson.ParseBytes(line).ForEach(func(k, params gjson.Result) bool {
+		if k.Str == "params" && params.IsObject() {
+			params.ForEach(func(k, v gjson.Result) bool {
+				if k.Str == "level" {
+					why = levelGiven(v)
+				}
+				return why == ""
+			})
+		}
+		return why == ""
+	})
+	return why
 }
 
 // levelGiven checks a run's params.level, when it is given: 1, 2 or 3.
@@ -198,7 +217,9 @@ func extraFields(obj []byte, names map[string]bool) Extra {
 	return extra
 }
 
-// appendExtra appends extra's fields to the JSON object body, in key order.
+// appendExtra appends extra's fields to the JSON object body, in key order;
+// a field whose value is no JSON (empty, say) is left out, so that the
+// line stays one JSON object.
 func appendExtra(body []byte, extra Extra) []byte {
 	if len(extra) == 0 {
 		return body
@@ -206,6 +227,9 @@ func appendExtra(body []byte, extra Extra) []byte {
 	keys := slices.Sorted(maps.Keys(extra))
 	b := body[:len(body)-1] // drop the '}'
 	for _, k := range keys {
+		if !json.Valid(extra[k]) {
+			continue
+		}
 		if b[len(b)-1] != '{' {
 			b = append(b, ',')
 		}

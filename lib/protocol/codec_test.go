@@ -254,3 +254,33 @@ func TestAnswerQuestionShapes(t *testing.T) {
 		}
 	}
 }
+
+// An extra field with no JSON in it (an agent's missing tool call) is left
+// out: the line stays one JSON object.
+func TestEncodeDropsAnEmptyExtra(t *testing.T) {
+	b, err := Encode(&PermissionRequest{RunID: "r1", RequestID: "p1", Tool: "t", Input: json.RawMessage(`{}`),
+		Choices: []string{DecisionAllow}, Extra: Extra{"acpToolCall": nil, "kept": json.RawMessage(`{"a":1}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(b) || strings.Contains(string(b), "acpToolCall") || !strings.Contains(string(b), `"kept":{"a":1}`) {
+		t.Errorf("encoded %s", b)
+	}
+}
+
+// A run's level is 1, 2 or 3 in every member of a repeated key, since the
+// decoder takes the last and a lookup the first.
+func TestRunLevelRepeated(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c","prompt":"p","level":2,"level":0}}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c","prompt":"p","level":-1}}`,
+		`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c","prompt":"p","level":2},"params":{"chatId":"c","prompt":"p","level":0}}`,
+	} {
+		if m, ok := Parse([]byte(line)).(*BadMessage); !ok || !strings.Contains(m.Err, "the levels are 1, 2 and 3") {
+			t.Errorf("%s: parsed as %#v", line, Parse([]byte(line)))
+		}
+	}
+	if _, ok := Parse([]byte(`{"type":"run_turn","id":"t1","runId":"r1","params":{"chatId":"c","prompt":"p","level":3}}`)).(*RunTurn); !ok {
+		t.Error("level 3 refused")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
+	"github.com/tidwall/gjson"
 )
 
 // agent is one agent process, its session and what agentry serves it.
@@ -508,9 +509,13 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 	if ts.t.Ask != nil && (!granted || ts.pol.AskAll) {
 		input, _ := json.Marshal(tc)
 		call := callOf(tc)
+		var extra protocol.Extra
+		if gjson.ValidBytes(p.ToolCall) && gjson.GetBytes(p.ToolCall, "toolCallId").Str != "" {
+			extra = protocol.Extra{ExtraToolCall: p.ToolCall} // the agent's own, for a face that is ACP
+		}
 		a := ts.t.Ask(host.Ask{Tool: tc.name(), Input: input, Description: tc.Title, ToolCallID: tc.ToolCallID,
 			Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: call, Granted: granted,
-			Extra: protocol.Extra{ExtraToolCall: p.ToolCall}})
+			Extra: extra})
 		allow = a.Allowed()
 		if allow {
 			ts.clear(call, ag.root)
