@@ -147,6 +147,7 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 		// went to init and are no descendants of root's now) and those
 		// the tree has now.
 		rest = WaitGone(union(rest, tree()), time.Now().Add(FollowOn), l.gone)
+		rest = sparedOut(rest, root, spare) // what became another's since the first look
 		l.signal(rest, syscall.SIGTERM, true)
 		left = WaitGone(rest, later(deadline, time.Now().Add(time.Second)), l.gone)
 	}
@@ -156,7 +157,7 @@ func ladder(root, pgid int, withRoot bool, sig syscall.Signal, grace time.Durati
 			left = append(left, p)
 		}
 	}
-	l.kill(left)
+	l.kill(sparedOut(left, root, spare))
 	l.rep.ElapsedMs = Ms(time.Since(l.start))
 	for i := range l.rep.Signalled {
 		if gone, ok := l.exited[l.rep.Signalled[i].PID]; ok {
@@ -193,6 +194,42 @@ func (l *stopRun) sigkill(ps []Info) {
 			}
 		}
 	}
+}
+
+// sparedOut is ps without what spare leaves out now, or what descends
+// from such a process (its parents read again, up to root): a process
+// seen at a stop's first look may have become another's since (a
+// nested service's monitor that had not yet written its state).
+func sparedOut(ps []Info, root int, spare Spare) []Info {
+	if spare == nil {
+		return ps
+	}
+	var out []Info
+	for _, p := range ps {
+		if !sparedNow(p, root, spare) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sparedNow tells whether spare leaves p out, or one of its ancestors
+// below root.
+func sparedNow(p Info, root int, spare Spare) bool {
+	for cur, depth := p, 0; depth < 64; depth++ {
+		if cur.PID != root && spare(cur) {
+			return true
+		}
+		if cur.PID == root || cur.PPID <= 1 {
+			return false
+		}
+		parent, err := Stat(cur.PPID)
+		if err != nil {
+			return false
+		}
+		cur = parent
+	}
+	return false
 }
 
 // union is a with each process of b that is not in it.

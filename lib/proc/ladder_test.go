@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,38 @@ func TestLadderFromStopsAnEscaperOrphanedOutOfTheTree(t *testing.T) {
 	}
 	if rep.Escapers != 1 {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// A process that became another's after the stop's first look (a nested
+// service's monitor that had not yet written its state) is spared when
+// its signal comes, though it was seen before.
+func TestLadderSparesWhatBecameAnothers(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Skip(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	// The group takes a while to end on SIGTERM, and leaves its setsid
+	// child behind.
+	c, esc, dir := startSetsid(t, `setsid sleep 4509 & echo $! > DIR/child; trap 'touch DIR/termed; sleep 0.4; exit 0' TERM; while :; do sleep 1; done`)
+	in, _ := Stat(esc)
+	defer func() {
+		Signal(in, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		syscall.Wait4(esc, &ws, 0, nil) // reparented to us: ours to reap
+	}()
+	// Another's from the moment the group has its signal on.
+	spare := func(p Info) bool {
+		_, err := os.Stat(filepath.Join(dir, "termed"))
+		return p.PID == esc && err == nil
+	}
+	rep := LadderSparing(unix.Getpid(), c.PID(), syscall.SIGTERM, 5*time.Second, spare)
+	for _, s := range rep.Signalled {
+		if s.PID == esc {
+			t.Errorf("the process that became another's was signalled: %+v", rep)
+		}
+	}
+	if gone(esc) {
+		t.Error("the process that became another's was stopped")
 	}
 }
