@@ -327,7 +327,6 @@ func (m *monitor) supervise() int {
 			restartAt := time.Now().Add(backoff)
 			m.rec.set(func(s *svc.State) {
 				s.Status, s.URL, s.Ports, s.ReadyAt, s.Followed = svc.Starting, "", nil, nil, nil
-				s.Restarted.Crash++
 				s.StopCause, s.StopNote = nil, "" // an earlier run's end is not this one's
 				// Nothing runs until the restart: no pid of one that ended.
 				s.PID, s.PIDStart, s.ServerPID, s.ServerStart, s.RestartAt = 0, 0, 0, 0, &restartAt
@@ -340,7 +339,7 @@ func (m *monitor) supervise() int {
 				return 1
 			}
 			// Counted once it is made: one awaited is not yet a restart.
-			m.rec.set(func(s *svc.State) { s.Restarts++ })
+			m.rec.set(func(s *svc.State) { s.Restarts, s.Restarted.Crash = s.Restarts+1, s.Restarted.Crash+1 })
 			readyTimer.Reset(m.spec.ReadyTimeout)
 		case h := <-m.events.health:
 			if !m.takeHealth(h) {
