@@ -42,7 +42,7 @@ type Options struct {
 	// Policy is the host's own policy (agent-host --policy): it applies to
 	// every run, beside a run's params.policy. Nil: none.
 	Policy *policy.Policy
-	// Stopper, when set, is given the host Serve makes, so that a program
+	// Stopper, when set, is given the host New makes, so that a program
 	// can end its runs at once (a second signal) before it kills what
 	// they run.
 	Stopper *Stopper
@@ -126,12 +126,16 @@ func New(opts Options, out func(protocol.Msg)) *Host {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Host{
+	h := &Host{
 		opts: opts, out: out, instance: hex.EncodeToString(id[:]), logLevel: levelOf(opts.LogLevel),
 		ctx: ctx, cancel: cancel,
 		inflight: map[string]bool{}, runs: map[string]*run{}, busy: map[string]*run{},
 		bye: make(chan struct{}),
 	}
+	if opts.Stopper != nil {
+		opts.Stopper.set(h)
+	}
+	return h
 }
 
 // Done is closed once the host has said bye.

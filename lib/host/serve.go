@@ -27,9 +27,6 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 			_ = w.WriteLine(b)
 		}
 	})
-	if opts.Stopper != nil {
-		opts.Stopper.set(h)
-	}
 	r := ndjson.NewReader(in, opts.MaxLine)
 	readDone := make(chan error, 1)
 	go func() {
