@@ -217,6 +217,12 @@ func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
 	h.cmd.Process.Signal(syscall.SIGTERM)
 	h.expect(`"msg":"signalled; draining"`)
 	h.cmd.Process.Signal(syscall.SIGTERM)
+	// Its output read to the end before it is waited for (Wait closes the
+	// pipe).
+	var out []string
+	for l := range h.lines {
+		out = append(out, l)
+	}
 	// 143, or 0 when the drain, its turn's processes killed, ended first.
 	if code := h.wait(); code != 143 && code != 0 {
 		t.Errorf("exit %d after a second SIGTERM, want 143 (or 0)", code)
@@ -229,10 +235,15 @@ func TestAgentHostSecondSignalEndsItsTree(t *testing.T) {
 	}
 	// The run the host ended so is said interrupted, not a failure of
 	// its backend.
-	for l := range h.lines {
+	done := false
+	for _, l := range out {
 		if strings.Contains(l, `"backend_failed"`) || strings.Contains(l, `"runId":"r1"`) && strings.Contains(l, `"type":"run_done"`) && !strings.Contains(l, `"stopReason":"interrupted"`) {
 			t.Errorf("after a second SIGTERM: %s", l)
 		}
+		done = done || strings.Contains(l, `"type":"run_done"`)
+	}
+	if !done {
+		t.Error("no run_done after the second SIGTERM")
 	}
 }
 

@@ -301,9 +301,6 @@ func (v *Verbs) archive(f *project.File, dir string) error {
 	return nil
 }
 
-// projectDir is the project's directory: the given file's, else the
-// nearest one at or above this one (within its git checkout) with a
-// project file or a project svc up started, else this one.
 // typed is path as a person in dir would type it: relative when that
 // is shorter.
 func typed(dir, path string) string {
@@ -313,6 +310,9 @@ func typed(dir, path string) string {
 	return path
 }
 
+// projectDir is the project's directory: the given file's, else the
+// nearest one at or above this one (within its git checkout) with a
+// project file or a project svc up started, else this one.
 func (v *Verbs) projectDir(file string) (string, error) {
 	if file == "" {
 		cwd, err := os.Getwd()

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -180,6 +181,8 @@ func (v *Verbs) resolveSpec(s svc.Spec) (svc.Spec, error) {
 	}
 	if s.Cwd == "" {
 		s.Cwd, _ = os.Getwd()
+	} else if abs, err := filepath.Abs(s.Cwd); err == nil {
+		s.Cwd = abs // kept as the service's own, whatever directory reads it
 	}
 	return s, nil
 }
@@ -469,7 +472,11 @@ func (v *Verbs) Wait(ctx context.Context, name string, timeout time.Duration) er
 	case errors.Is(err, os.ErrDeadlineExceeded) && l != nil && l.Status == svc.Unhealthy:
 		// Ready again once a probe passes: it was waited for, and the
 		// reason it is not is the health's.
-		return cli.Timeoutf("%s was not ready within %v: it is %s", d.Name, timeout, svctext.Unhealthy(&l.State, time.Now()))
+		why := svctext.Unhealthy(&l.State, time.Now())
+		if why == "" {
+			why = "unhealthy"
+		}
+		return cli.Timeoutf("%s was not ready within %v: it is %s", d.Name, timeout, why)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return cli.Timeoutf("%s was not ready within %v", d.Name, timeout)
 	case err != nil && l == nil:

@@ -41,8 +41,12 @@ func (v *Verbs) Env(a EnvArgs) error {
 		return err
 	}
 	vars := svc.Env(v.Home, wt, rows)
-	if len(vars) == 0 { // outside a worktree: within one, SVC_WORKTREE is said
-		v.Voice.Notef("nothing to print: no live service with a port was started in this directory or below it (it is in no git worktree)")
+	if len(vars) == 0 && len(a.Command) == 0 && !v.JSON { // outside a worktree: within one, SVC_WORKTREE is said
+		if proj, _ := svc.Registry(v.Home).FindProject(cwd); proj != "" && !a.All {
+			v.Voice.Notef("nothing to print: no service of %s is live with a port", proj)
+		} else {
+			v.Voice.Notef("nothing to print: no live service with a port was started in this directory or below it (it is in no git worktree)")
+		}
 	}
 	if len(a.Command) > 0 {
 		return execWith(a.Command, vars)
