@@ -37,6 +37,15 @@ type Endpoint struct {
 	Ports []int  `json:"ports,omitempty"`
 }
 
+// Up is when the run now going began: the last restart's launch, else
+// the service's start.
+func (s *State) Up() time.Time {
+	if s.RunStartedAt != nil {
+		return *s.RunStartedAt
+	}
+	return s.StartedAt
+}
+
 // Launch is one launch of the command (with Spec.Restart there are several), and how it ended.
 type Launch struct {
 	N         int       `json:"n"`
@@ -88,9 +97,12 @@ type State struct {
 	PortPreoccupied bool   `json:"portPreoccupied,omitempty"`
 	PortHolder      string `json:"portHolder,omitempty"`
 
-	StartedAt time.Time  `json:"startedAt"`
-	ReadyAt   *time.Time `json:"readyAt,omitempty"`
-	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	// RunStartedAt is when the run now going was launched, once the
+	// service has been restarted (StartedAt is its first launch's).
+	RunStartedAt *time.Time `json:"runStartedAt,omitempty"`
+	ReadyAt      *time.Time `json:"readyAt,omitempty"`
+	EndedAt      *time.Time `json:"endedAt,omitempty"`
 	proc.Ended
 	Error string `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.

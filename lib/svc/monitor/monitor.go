@@ -466,8 +466,10 @@ func (m *monitor) relaunch() error {
 	}
 	m.cur = r
 	info, _ := proc.Stat(r.child.PID())
+	at := r.start
 	m.rec.set(func(s *svc.State) {
 		s.PID, s.PIDStart, s.Error, s.ServerPID, s.ServerStart, s.RestartAt = r.child.PID(), info.Start, "", 0, 0, nil
+		s.RunStartedAt = &at
 	})
 	return nil
 }

@@ -37,10 +37,12 @@ type listJSON struct {
 	Supervised bool       `json:"supervised"`
 	PID        int        `json:"pid,omitempty"`
 	svc.Endpoint
-	Warning   string     `json:"warning,omitempty"`
-	StartedAt time.Time  `json:"startedAt"`
-	ReadyAt   *time.Time `json:"readyAt,omitempty"`
-	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	Warning   string    `json:"warning,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	// RunStartedAt: when the run now going began, once restarted.
+	RunStartedAt *time.Time `json:"runStartedAt,omitempty"`
+	ReadyAt      *time.Time `json:"readyAt,omitempty"`
+	EndedAt      *time.Time `json:"endedAt,omitempty"`
 	proc.Ended
 	Error           string   `json:"error,omitempty"`
 	PortPreoccupied bool     `json:"portPreoccupied,omitempty"`
@@ -65,9 +67,18 @@ type listJSON struct {
 // (its Port 0: it does not run).
 func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
-		StartedAt: l.StartedAt, ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
+		StartedAt: l.StartedAt, RunStartedAt: runStarted(l), ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,
 		Warning: l.Warning, Restarted: l.Restarted, Health: l.Health, Change: l.Change, RestartAt: l.RestartDue(), LastRun: lastRun(l)}
+}
+
+// runStarted is when the run now going began, for a live service that
+// was restarted.
+func runStarted(l *svc.Listing) *time.Time {
+	if !l.Status.Live() {
+		return nil
+	}
+	return l.RunStartedAt
 }
 
 // lastRun is how the last launch before this one ended, when the service
@@ -100,7 +111,7 @@ func FormatList(ls []*svc.Listing, now time.Time, proxy svc.Proxied) string {
 	for _, l := range ls {
 		pid, up := "-", "-"
 		if l.Status.Live() && l.PID != 0 {
-			pid, up = fmt.Sprint(l.PID), svctext.Age(l.StartedAt, now)
+			pid, up = fmt.Sprint(l.PID), svctext.Age(l.Up(), now)
 		}
 		status := string(l.Status)
 		if l.Status.Live() && !l.Supervised {

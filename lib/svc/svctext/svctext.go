@@ -162,7 +162,7 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	if at := l.RestartDue(); at != nil {
 		fmt.Fprintf(&b, ", to restart %s", Until(*at, now))
 	} else if l.Status.Live() {
-		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, Age(l.StartedAt, now))
+		fmt.Fprintf(&b, ", pid %d, up %s", l.PID, Age(l.Up(), now))
 		if !l.Supervised {
 			b.WriteString(", unsupervised")
 		}
