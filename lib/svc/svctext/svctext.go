@@ -78,6 +78,8 @@ func Outcome(l *svc.Listing) string {
 		return fmt.Sprintf("code %d", *l.ExitCode)
 	case l.Error != "":
 		return l.Error
+	case !l.Status.Live():
+		return "" // where it was is no longer where it is
 	case l.URL != "":
 		return l.URL
 	case l.Port > 0:
