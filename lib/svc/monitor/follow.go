@@ -2,9 +2,11 @@ package monitor
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/agentry/agentry/lib/cmdline"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/sockdiag"
 	"github.com/agentry/agentry/lib/svc"
@@ -111,7 +113,7 @@ func (m *monitor) follow() bool {
 	if err != nil {
 		return false
 	}
-	from := m.startedBy(l)
+	from := m.startedBy(l, p.Comm)
 	l.followed, l.daemon, l.followedAt = c, p, time.Now()
 	f := &svc.Followed{PID: p.PID, Comm: p.Comm, From: from}
 	m.rec.set(func(s *svc.State) { s.PID, s.PIDStart, s.Followed = p.PID, p.Start, f })
@@ -121,14 +123,27 @@ func (m *monitor) follow() bool {
 // startedBy names the program that daemonized: the command as it ended
 // (setpriv … pg_ctl start is pg_ctl), or, when a daemon followed was only
 // a step of the start, what the command was.
-func (m *monitor) startedBy(l *launched) string {
+func (m *monitor) startedBy(l *launched, daemon string) string {
 	if f := m.rec.get().Followed; f != nil && l.followed != nil {
 		return f.From
 	}
-	if c := l.child.Comm(); c != "" {
-		return c
+	c := l.child.Comm()
+	if c == "" {
+		c = l.comm
 	}
-	return l.comm
+	switch c {
+	case "sh", "bash", "dash":
+		// A command given as one shell line ("pg_ctl -D db start") runs
+		// in sh: the program is the line's (its last command's), unless
+		// that is the daemon itself, which the shell put in the
+		// background ("python3 -m http.server & exit 0").
+		if len(m.spec.Command) == 1 {
+			if w := cmdline.Words(m.spec.Command); len(w) > 0 && filepath.Base(w[0]) != daemon {
+				return filepath.Base(w[0])
+			}
+		}
+	}
+	return c
 }
 
 // daemon picks the process to follow among the monitor's children it did
