@@ -228,14 +228,15 @@ func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool,
 		r.problems = append(r.problems, problem{r.total, probUTF8, "invalid UTF-8 in a string"})
 		return
 	}
+	// Valid JSON: counted valid, and by its type, whatever else is wrong
+	// with it (the schema, the protocol): a line can be valid and bad.
+	r.valid++
 	if sch != nil {
 		if v := sch.Check(l); v != "" {
 			r.problems = append(r.problems, problem{r.total, probSchema, "does not conform to the schema: " + v})
-			return
 		}
 	}
 	if !proto {
-		r.valid++
 		lv := lineView{marks: ck.Marks(), where: w}
 		if v := lv.found(l, "type", typePath); v.ok && v.isString() {
 			r.countText(v.raw)
@@ -245,7 +246,6 @@ func (r *checkChunk) checkLine(ck *ndjson.Checker, l []byte, proto, strict bool,
 	typ, reason := protocol.Classify(l)
 	switch reason {
 	case "":
-		r.valid++
 		r.count(typ)
 	case protocol.ReasonNotAnObject:
 		r.problems = append(r.problems, problem{r.total, probNotObject, "not an object: " + snippet(l)})
