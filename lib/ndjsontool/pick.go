@@ -25,7 +25,7 @@ type pickField struct {
 // parsePick reads the fields: KEY=PATH names the key, a plain PATH is
 // named by its last key. Two fields with one key, an empty path, or a path
 // with gjson syntax and no name are usage errors.
-func parsePick(fields []string) ([]pickField, error) {
+func parsePick(verb string, fields []string) ([]pickField, error) {
 	if len(fields) == 0 {
 		return nil, &OptionError{Option: "Fields", Reason: "must hold at least one path"}
 	}
@@ -34,17 +34,17 @@ func parsePick(fields []string) ([]pickField, error) {
 	for _, f := range fields {
 		key, path, named := cutKey(f)
 		if path == "" {
-			return nil, argError(f, ErrEmptyPath, "pick %q: the path is empty", f)
+			return nil, argError(f, ErrEmptyPath, "%s %q: the path is empty", verb, f)
 		}
 		fp := parseFastPath(path)
 		if !named {
 			if fp == nil {
-				return nil, argError(f, ErrNeedsName, "pick %q: a path with gjson syntax needs a name", f)
+				return nil, argError(f, ErrNeedsName, "%s %q: a path with gjson syntax needs a name", verb, f)
 			}
 			key = fp[len(fp)-1]
 		}
 		if seen[key] {
-			return nil, argError(f, ErrSameName, "pick: two fields named %q", key)
+			return nil, argError(f, ErrSameName, "%s: two fields named %q", verb, key)
 		}
 		seen[key] = true
 		k, _ := json.Marshal(key)
@@ -67,7 +67,7 @@ func cutKey(f string) (key, path string, named bool) {
 // Pick prints, for every valid line, an object of the fields given, in
 // their order, each value copied byte for byte.
 func Pick(ctx context.Context, st *Stream, o PickOptions) error {
-	fields, err := parsePick(o.Fields)
+	fields, err := parsePick("pick", o.Fields)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func TestPick(t *testing.T) {
 		{[]string{`b=arr.#(id=="b").v`, "ids=arr.#.id"}, false, `{"b":2,"ids":["a","b"]}`},
 		{[]string{"none"}, false, `{}`},
 	} {
-		fields, err := parsePick(c.fields)
+		fields, err := parsePick("pick", c.fields)
 		if err != nil {
 			t.Fatalf("%v: %v", c.fields, err)
 		}
@@ -36,7 +36,7 @@ func TestPick(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{}, {"x="}, {"a.b", "c.b"}, {`arr.#(id=="b").v`}, {"type", "type"}} {
-		if _, err := parsePick(bad); err == nil {
+		if _, err := parsePick("pick", bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -52,7 +52,7 @@ func FuzzPick(f *testing.F) {
 		if lvs == nil || strings.ContainsAny(line, "\n") {
 			return
 		}
-		fields, err := parsePick([]string{f1, f2})
+		fields, err := parsePick("pick", []string{f1, f2})
 		if err != nil {
 			return
 		}

@@ -21,18 +21,18 @@ type TableOptions struct {
 // quoted (as jq's @csv does), numbers and booleans bare, null and missing
 // empty, arrays and objects as compact JSON in quotes.
 func CSV(ctx context.Context, st *Stream, o TableOptions) error {
-	return table(ctx, st, o, ',', appendCSV)
+	return table(ctx, st, o, "csv", ',', appendCSV)
 }
 
 // TSV prints a header row, then one row per valid line: strings as their
 // text with tab, newline, carriage return and backslash escaped as get -r
 // does (and jq's @tsv), null and missing empty.
 func TSV(ctx context.Context, st *Stream, o TableOptions) error {
-	return table(ctx, st, o, '\t', appendTSV)
+	return table(ctx, st, o, "tsv", '\t', appendTSV)
 }
 
-func table(ctx context.Context, st *Stream, o TableOptions, sep byte, cell func([]byte, value) []byte) error {
-	fields, err := parsePick(o.Fields)
+func table(ctx context.Context, st *Stream, o TableOptions, verb string, sep byte, cell func([]byte, value) []byte) error {
+	fields, err := parsePick(verb, o.Fields)
 	if err != nil {
 		return err
 	}
