@@ -40,7 +40,7 @@ func (c *joinCmd) Run(ctx context.Context, env *cli.Env) error {
 	o.StreamSize, o.FileSize = c.sizes(env)
 	err = worded("join", ndjsontool.Join(ctx, st, o))
 	if errs := r.Errors(); len(errs) > 0 && err == nil {
-		return cli.Usagef("%s", fileError(errs[0]))
+		return cli.Failf("%s", fileError(errs[0])) // exit 1, as for any file that cannot be read
 	}
 	return err
 }
