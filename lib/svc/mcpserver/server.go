@@ -7,7 +7,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,23 +50,43 @@ const (
 	maxRunTime   = 10 * time.Minute
 )
 
+// plainText has a tool's result carry its output as JSON text without
+// HTML escapes (the SDK's text is encoding/json's, where a log line's
+// "<div>" or "&&" reads \u003cdiv\u003e and \u0026\u0026 to a model that
+// reads the text, not the structured content).
+func plainText[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		res, out, err := h(ctx, req, in)
+		if err != nil || res != nil {
+			return res, out, err
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(out) == nil {
+			res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(b.String(), "\n")}}}
+		}
+		return res, out, nil
+	}
+}
+
 // MCP is the MCP server with svc's tools.
 func (s *Server) MCP() *mcp.Server {
 	m := mcp.NewServer(&mcp.Implementation{Name: "svc", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 	})
 	mcp.AddTool(m, &mcp.Tool{Name: "run", Description: "Run a shell command in the foreground and return its exit status and the tail of its output. " +
-		"It never hangs: stdin is empty, it is stopped after timeout_seconds, and a command that looks long-running (a dev server, a watcher) is started as a background service instead (use output and stop for it)."}, s.run)
+		"It never hangs: stdin is empty, it is stopped after timeout_seconds, and a command that looks long-running (a dev server, a watcher) is started as a background service instead (use output and stop for it)."}, plainText(s.run))
 	mcp.AddTool(m, &mcp.Tool{Name: "start", Description: "Start a long-running shell command (a dev server, a database, a watcher) as a background service, " +
-		"and return the first true thing about it: ready at a URL or port, running, or exited with the tail of its log. Read its output with output; stop it with stop."}, s.start)
+		"and return the first true thing about it: ready at a URL or port, running, or exited with the tail of its log. Read its output with output; stop it with stop."}, plainText(s.start))
 	mcp.AddTool(m, &mcp.Tool{Name: "output", Description: "Return a service's output rows after cursor (0: from the start), at most max_rows rows and max_bytes bytes, " +
-		"with next_cursor to pass back next time and whether the service has ended."}, s.output)
-	mcp.AddTool(m, &mcp.Tool{Name: "stop", Description: "Stop a service and everything it started."}, s.stop)
+		"with next_cursor to pass back next time and whether the service has ended."}, plainText(s.output))
+	mcp.AddTool(m, &mcp.Tool{Name: "stop", Description: "Stop a service and everything it started."}, plainText(s.stop))
 	mcp.AddTool(m, &mcp.Tool{Name: "send", Description: "Type text into the terminal of a service started with pty (a REPL, a debugger): " +
-		"what it prints in answer comes in output."}, s.send)
-	mcp.AddTool(m, &mcp.Tool{Name: "status", Description: "Return one service's status: ready, running, exited (with its exit code) or stopped, its URL and ports, and how many output rows it has."}, s.status)
-	mcp.AddTool(m, &mcp.Tool{Name: "list", Description: "List the services, with their status, URL and number of output rows."}, s.list)
-	mcp.AddTool(m, &mcp.Tool{Name: "who", Description: "Say which process holds a TCP port and which service (and git worktree) it belongs to, or that it belongs to none: ask before freeing a port, so as never to kill what is not a service of yours."}, s.who)
+		"what it prints in answer comes in output."}, plainText(s.send))
+	mcp.AddTool(m, &mcp.Tool{Name: "status", Description: "Return one service's status: ready, running, exited (with its exit code) or stopped, its URL and ports, and how many output rows it has."}, plainText(s.status))
+	mcp.AddTool(m, &mcp.Tool{Name: "list", Description: "List the services, with their status, URL and number of output rows."}, plainText(s.list))
+	mcp.AddTool(m, &mcp.Tool{Name: "who", Description: "Say which process holds a TCP port and which service (and git worktree) it belongs to, or that it belongs to none: ask before freeing a port, so as never to kill what is not a service of yours."}, plainText(s.who))
 	return m
 }
 
