@@ -156,7 +156,7 @@ func (c *gcCmd) Run(env *cli.Env, v *svccmd.Verbs) error {
 type mcpCmd struct {
 	HTTP      string `name:"http" help:"Serve streamable HTTP on this loopback address (127.0.0.1:0 picks a port) and print its URL first, instead of stdio." placeholder:"ADDR"`
 	Scope     string `help:"Start every service as SCOPE/NAME, and see and stop only those." placeholder:"SCOPE"`
-	UntilExit int    `help:"Stop every service started here when process PID exits." placeholder:"PID"`
+	UntilExit int    `help:"Stop every service started here, and this server, when process PID exits." placeholder:"PID"`
 }
 
 // Run serves the MCP tools in this process: the monitors the tools start
@@ -174,6 +174,32 @@ func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
 		case err != nil:
 			return cli.Usagef("--scope %v", err)
 		}
+	}
+	if c.UntilExit < 0 {
+		return cli.Usagef("--until-exit %d: a process id is a positive number", c.UntilExit)
+	}
+	if c.UntilExit > 0 {
+		// The server ends with the process too, as the services it
+		// starts do: one left serving could only refuse every start.
+		gone, err := proc.WatchExit(c.UntilExit)
+		if err != nil {
+			return cli.Usagef("--until-exit %d: %v", c.UntilExit, err)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-gone:
+				cancel()
+				// A stdio server blocked reading an input nobody closes
+				// does not see the cancel: it is given a moment, and
+				// then the process ends (its services end on their own).
+				time.Sleep(2 * time.Second)
+				os.Exit(0)
+			case <-ctx.Done():
+			}
+		}()
 	}
 	s := &mcpserver.Server{Home: home, Scope: c.Scope, UntilExit: c.UntilExit, Version: cli.Version()}
 	if c.HTTP == "" {

@@ -165,6 +165,8 @@ func (s Spec) Check() error {
 		return bad("restart", s.Restart, ErrBadRestart)
 	case s.MaxRestarts < 0:
 		return bad("maxRestarts", strconv.Itoa(s.MaxRestarts), ErrNegative)
+	case s.UntilExit < 0:
+		return bad("untilExit", strconv.Itoa(s.UntilExit), ErrNegative)
 	case s.LogKeep < 0:
 		return bad("logKeep", strconv.Itoa(s.LogKeep), ErrZero)
 	case s.LogMax < 0:

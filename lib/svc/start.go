@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentry/agentry/lib/proc"
@@ -139,6 +140,13 @@ func startAs(ctx context.Context, o StartOptions, d Dir) (*StartResult, error) {
 	defer release()
 	if port > 0 {
 		spec = spec.withPort(port)
+	}
+	if spec.UntilExit > 0 {
+		// Before anything of the service is made: a start refused for a
+		// process that is gone leaves no record behind.
+		if _, err := proc.Stat(spec.UntilExit); err != nil {
+			return nil, &FieldError{Field: "untilExit", Value: strconv.Itoa(spec.UntilExit), Err: syscall.ESRCH}
+		}
 	}
 	if err := os.Mkdir(d.Path(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
