@@ -350,12 +350,23 @@ func (p *Proxy) reverse(rt *route) *httputil.ReverseProxy {
 				w.Header().Set("Retry-After", "1")
 				page(w, http.StatusServiceUnavailable, rt.service+" is not ready",
 					fmt.Sprintf("%s is %s, not ready: svc status %s says more.", rt.service, now.status, rt.service))
+			case *now.target != *target && now.rp != nil && noBody(r):
+				// It was started again on another port since the routes
+				// were read: the request goes there (one with no body,
+				// so nothing of it was lost on the way to the old port).
+				now.rp.ServeHTTP(w, r)
 			default:
 				page(w, http.StatusBadGateway, rt.service+" does not answer",
 					fmt.Sprintf("%s is ready at %s but does not answer (%v): svc status %s says more.", rt.service, target.Host, err, rt.service))
 			}
 		},
 	}
+}
+
+// noBody tells whether a request has no body, and so can be sent again
+// whole.
+func noBody(r *http.Request) bool {
+	return r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 && r.Header.Get("Transfer-Encoding") == ""
 }
 
 // known lists the names the proxy answers for, as a sentence.
