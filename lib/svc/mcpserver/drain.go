@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -194,10 +196,13 @@ type drainReader struct {
 	d    *drain
 	line []byte // what is left of the line being passed on
 	err  error  // what ended the input, once line is passed on
+	// reject answers a line that is no JSON at all, which is not passed
+	// on: the SDK ends the session at one.
+	reject func(line []byte)
 }
 
-func newDrainReader(ctx context.Context, r io.ReadCloser, d *drain) *drainReader {
-	return &drainReader{ctx: ctx, r: bufio.NewReader(r), c: r, d: d}
+func newDrainReader(ctx context.Context, r io.ReadCloser, d *drain, reject func([]byte)) *drainReader {
+	return &drainReader{ctx: ctx, r: bufio.NewReader(r), c: r, d: d, reject: reject}
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
@@ -207,6 +212,13 @@ func (r *drainReader) Read(p []byte) (int, error) {
 		}
 		line, err := r.r.ReadBytes('\n')
 		r.err = err
+		for len(line) > 0 && r.reject != nil && !json.Valid(line) && len(bytes.TrimSpace(line)) > 0 && err == nil {
+			// A parse error is answered, and the next line read: one
+			// garbled line does not end the session with all in flight.
+			r.reject(line)
+			line, err = r.r.ReadBytes('\n')
+			r.err = err
+		}
 		if len(line) == 0 {
 			return 0, r.end()
 		}
@@ -231,14 +243,36 @@ func (r *drainReader) Close() error { return r.c.Close() }
 
 // drainWriter is the output to the client, whose answers it counts.
 type drainWriter struct {
-	w io.WriteCloser
-	d *drain
+	w  io.WriteCloser
+	d  *drain
+	mu *sync.Mutex // one message whole at a time: the SDK's, or a parse error's
 }
 
 func (w drainWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
 	n, err := w.w.Write(p)
+	w.mu.Unlock()
 	w.d.wrote(p[:n])
 	return n, err
+}
+
+// parseError writes the JSON-RPC answer to a line that is no JSON: id
+// null, code -32700, as the specification has it.
+func (w drainWriter) parseError(line []byte) {
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":%q}}`+"\n",
+		"Parse error: the line is not JSON: "+snippet(line))
+	w.mu.Lock()
+	_, _ = io.WriteString(w.w, msg)
+	w.mu.Unlock()
+}
+
+// snippet is the start of a line, for a message.
+func snippet(line []byte) string {
+	s := strings.TrimSpace(string(line))
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
 }
 
 func (w drainWriter) Close() error { return w.w.Close() }

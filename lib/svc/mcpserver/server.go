@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentry/agentry/lib/svc"
@@ -98,7 +99,8 @@ const instructions = "svc runs commands for you without blocking. Use start for 
 // At the end of r, the requests already read are answered first.
 func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	d := newDrain()
-	t := &mcp.IOTransport{Reader: newDrainReader(ctx, r, d), Writer: drainWriter{w, d}}
+	dw := drainWriter{w: w, d: d, mu: &sync.Mutex{}}
+	t := &mcp.IOTransport{Reader: newDrainReader(ctx, r, d, dw.parseError), Writer: dw}
 	err := s.MCP().Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
