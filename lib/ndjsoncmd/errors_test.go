@@ -37,9 +37,9 @@ ndjson: hint: write NAME=a.#`},
 		{`{"a":1}`, []string{"pick", "a.b", "c.b"}, 2, `ndjson: error: pick: two fields named "b"
 ndjson: hint: name one of them: NAME=PATH`},
 		{`{"a":1}`, []string{"pick", "x="}, 2, `ndjson: error: pick "x=": the path is empty`},
-		{`{"a":1}`, []string{"csv", "a.#"}, 2, `ndjson: error: pick "a.#": a path with gjson syntax needs a name
+		{`{"a":1}`, []string{"csv", "a.#"}, 2, `ndjson: error: csv "a.#": a path with gjson syntax needs a name
 ndjson: hint: write NAME=a.#`},
-		{`{"a":1}`, []string{"tsv", "a", "a"}, 2, `ndjson: error: pick: two fields named "a"
+		{`{"a":1}`, []string{"tsv", "a", "a"}, 2, `ndjson: error: tsv: two fields named "a"
 ndjson: hint: name one of them: NAME=PATH`},
 		{`{"a":1}`, []string{"get", "--missing", "x", "p"}, 2, `ndjson: error: --missing "x" is not JSON, and output without -r is JSON
 ndjson: hint: quote a string as JSON: --missing '"none"', or use -r`},
