@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -259,8 +258,8 @@ func (w drainWriter) Write(p []byte) (int, error) {
 // parseError writes the JSON-RPC answer to a line that is no JSON: id
 // null, code -32700, as the specification has it.
 func (w drainWriter) parseError(line []byte) {
-	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":%q}}`+"\n",
-		"Parse error: the line is not JSON: "+snippet(line))
+	text, _ := json.Marshal("Parse error: the line is not JSON: " + snippet(line))
+	msg := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":` + string(text) + "}}\n"
 	w.mu.Lock()
 	_, _ = io.WriteString(w.w, msg)
 	w.mu.Unlock()
