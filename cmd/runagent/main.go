@@ -700,9 +700,17 @@ func waiting(r io.Reader) bool {
 	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		return false
 	}
-	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
+	rc, err := f.SyscallConn() // the descriptor, its mode left as it is
+	if err != nil {
+		return false
+	}
+	ready := false
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		ready = err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
+	})
+	return ready
 }
 
 type grantsCmd struct {
