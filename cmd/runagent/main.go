@@ -692,25 +692,8 @@ func readStdin(env *cli.Env) (string, error) {
 // pipe with nothing yet (a loop's input, a caller's open pipe) is not
 // said, and nothing is read either way.
 func waiting(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-		return false
-	}
-	rc, err := f.SyscallConn() // the descriptor, its mode left as it is
-	if err != nil {
-		return false
-	}
-	ready := false
-	_ = rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 0)
-		ready = err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
-	})
-	return ready
+	p, ok := cli.LookPipe(r)
+	return ok && p.Readable
 }
 
 type grantsCmd struct {

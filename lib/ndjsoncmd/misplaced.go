@@ -8,9 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/agentry/agentry/lib/cli"
 	"github.com/agentry/agentry/lib/cmdline"
@@ -53,30 +50,10 @@ func givesLines(r io.Reader) bool {
 		return true
 	}
 	fi := statOf(r)
-	if fi != nil && fi.Mode()&fs.ModeNamedPipe != 0 && endedEmpty(r) {
+	if p, ok := cli.LookPipe(r); ok && p.HungUp && !p.Readable {
 		return false
 	}
 	return fi != nil && (fi.Mode().IsRegular() || fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0)
-}
-
-// endedEmpty tells whether r, a pipe, has hung up with nothing to read:
-// it can bring no line. One still open for writing is not known empty.
-func endedEmpty(r io.Reader) bool {
-	sc, ok := r.(syscall.Conn) // the descriptor, its mode left as it is
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	hung := false
-	_ = rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 0)
-		hung = err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0 && fds[0].Revents&unix.POLLIN == 0
-	})
-	return hung
 }
 
 // statOf is what r or w is, when it is a file; nil otherwise.
