@@ -13,13 +13,23 @@ func WatchExit(pid int) (<-chan struct{}, error) {
 	gone := make(chan struct{})
 	go func() {
 		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-				break
-			}
-		}
+		AwaitPidfd(uintptr(fd))
 		close(gone)
 	}()
 	return gone, nil
+}
+
+// AwaitPidfd returns once the process of pidfd fd has exited (the pidfd
+// is readable then), or the descriptor cannot be waited on.
+func AwaitPidfd(fd uintptr) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
 }

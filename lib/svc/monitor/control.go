@@ -149,15 +149,6 @@ func (m *monitor) finishStopped(req *stopRequest) {
 // watchUntilExit waits on the --until-exit pidfd: it becomes readable
 // when that process exits.
 func watchUntilExit(pidfd *os.File, until chan<- struct{}) {
-	fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, -1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n > 0 {
-			close(until)
-			return
-		}
-	}
+	proc.AwaitPidfd(pidfd.Fd())
+	close(until)
 }
