@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,13 @@ func Start(ctx context.Context, o StartOptions) (*StartResult, error) {
 	}
 	if err := o.Spec.Check(); err != nil {
 		return nil, err
+	}
+	if o.Spec.Cwd != "" && !filepath.IsAbs(o.Spec.Cwd) {
+		// Kept as the service's own, whatever directory reads it later
+		// (svc gc, a restart from elsewhere).
+		if abs, err := filepath.Abs(o.Spec.Cwd); err == nil {
+			o.Spec.Cwd = abs
+		}
 	}
 	// A one-shot finishes: a port it names is one it connects to (a
 	// migration's database), not one it would listen on.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -111,8 +110,6 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	cwd := in.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()
-	} else if abs, err := filepath.Abs(cwd); err == nil {
-		cwd = abs // the service's own, as svc start keeps it, whatever directory reads it
 	}
 	var env []string
 	for k, v := range in.Env {

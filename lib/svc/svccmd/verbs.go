@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -181,8 +180,6 @@ func (v *Verbs) resolveSpec(s svc.Spec) (svc.Spec, error) {
 	}
 	if s.Cwd == "" {
 		s.Cwd, _ = os.Getwd()
-	} else if abs, err := filepath.Abs(s.Cwd); err == nil {
-		s.Cwd = abs // kept as the service's own, whatever directory reads it
 	}
 	return s, nil
 }
