@@ -3,6 +3,7 @@ package svc
 import (
 	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,15 +16,30 @@ func TryLock(d Dir) (*os.File, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+	// A monitor holds the lock for its life; Supervised, in any svc that
+	// looks at the service (ls, an automatic port's pick), holds it shared
+	// for an instant. Refused for a moment, the lock is tried again, so
+	// that such a look is never taken for the name being someone's.
+	deadline := time.Now().Add(lookWithin)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, false, err
+		}
+		if time.Now().After(deadline) {
+			f.Close()
 			return nil, false, nil
 		}
-		return nil, false, err
+		time.Sleep(time.Millisecond)
 	}
-	return f, true, nil
 }
+
+// lookWithin bounds how long a look at the lock (Supervised) can hold it.
+const lookWithin = 100 * time.Millisecond
 
 // Supervised reports whether a monitor holds the service's lock — the one
 // test of liveness svc uses; no pid from a file is ever signalled to find

@@ -7,6 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestNames(t *testing.T) {
@@ -204,5 +207,36 @@ func TestLookBeforeFirstState(t *testing.T) {
 	defer lock.Close()
 	if l, err := Look(d); err != nil || l.Status != Starting || !l.Supervised {
 		t.Errorf("a monitor, no state yet: %+v %v", l, err)
+	}
+}
+
+// A look at the lock (Supervised, from any svc ls or port pick) holds it
+// shared for an instant: a monitor taking it then is not refused, as
+// if the name were another's (svc up in three worktrees at once saw
+// "name taken"); a monitor's own hold still refuses it.
+func TestTryLockOutlastsALook(t *testing.T) {
+	d := Dir{Home: t.TempDir(), Name: "looked"}
+	if err := os.Mkdir(d.Path(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	look, err := os.OpenFile(d.LockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(look.Fd()), unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	// The look ends a little later, as Supervised's does at once.
+	time.AfterFunc(20*time.Millisecond, func() { look.Close() })
+	lock, ok, err := TryLock(d)
+	if err != nil || !ok {
+		t.Fatalf("refused behind a look: %v %v", ok, err)
+	}
+	defer lock.Close()
+	if other, ok, err := TryLock(d); err != nil || ok {
+		if other != nil {
+			other.Close()
+		}
+		t.Errorf("taken while a monitor holds it: %v %v", ok, err)
 	}
 }
