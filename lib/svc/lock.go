@@ -1,8 +1,12 @@
 package svc
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -82,3 +86,68 @@ func Restarting(d Dir) bool {
 }
 
 func (d Dir) restartLockPath() string { return d.Path() + "/restart.lock" }
+
+// ProjectHolder is who holds a project's lock: the verb and process that
+// took it.
+type ProjectHolder struct {
+	Verb string
+	PID  int
+}
+
+// LockProject takes a project's lock, which svc up and svc down hold while
+// they start or stop its services, so that two at once take turns rather
+// than both starting one service (the second would find its name taken).
+// held is called once, when another has held the lock for a moment
+// (heldFor), with who (a zero ProjectHolder when that cannot be read);
+// the wait ends with ctx.
+func LockProject(ctx context.Context, home, project, verb string, held func(ProjectHolder)) (unlock func(), err error) {
+	dir := filepath.Join(home, ".project-locks")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, project), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	told, begin := false, time.Now()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		if !told && held != nil && time.Since(begin) >= heldFor {
+			told = true
+			held(projectHolder(f))
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// Who holds it, for the one that waits: written under the lock.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(verb+" "+strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() { f.Close() }, nil
+}
+
+// heldFor is how long LockProject waits before it says the lock is held.
+const heldFor = 100 * time.Millisecond
+
+// projectHolder reads what the holder of a project's lock wrote.
+func projectHolder(f *os.File) ProjectHolder {
+	b := make([]byte, 64)
+	n, _ := f.ReadAt(b, 0)
+	verb, pid, _ := strings.Cut(strings.TrimSpace(string(b[:n])), " ")
+	p, err := strconv.Atoi(pid)
+	if err != nil {
+		return ProjectHolder{}
+	}
+	return ProjectHolder{Verb: verb, PID: p}
+}

@@ -66,7 +66,15 @@ func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
 		return v.printPlan(u, a.Names)
 	}
 	begin := time.Now()
+	unlock, err := v.lockProject(ctx, proj, "up")
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return v.interrupted(ctx, "nothing was started")
+	case err != nil:
+		return err
+	}
 	ok, err := u.Run(ctx, a.Names)
+	unlock()
 	if ce := (*project.CheckError)(nil); errors.As(err, &ce) {
 		return cli.Usagef("%v", err) // nothing started
 	}
@@ -329,9 +337,29 @@ func (v *Verbs) projectDir(file string) (string, error) {
 	return filepath.Dir(abs), err
 }
 
+// lockProject takes the project's lock for svc up or svc down, saying so
+// when another holds it: one at a time starts or stops its services.
+func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func(), err error) {
+	return svc.LockProject(ctx, v.Home, proj, verb, func(h svc.ProjectHolder) {
+		switch h.Verb {
+		case "up":
+			v.Voice.Notef("svc up (pid %d) is starting %s's services: waiting for it to end", h.PID, proj)
+		case "down":
+			v.Voice.Notef("svc down (pid %d) is stopping %s's services: waiting for it to end", h.PID, proj)
+		default:
+			v.Voice.Notef("another svc up or svc down is starting or stopping %s's services: waiting for it to end", proj)
+		}
+	})
+}
+
 func (v *Verbs) down(proj string, names []string, grace time.Duration) error {
+	unlock, err := v.lockProject(context.Background(), proj, "down")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	failed, any := false, false
-	err := project.Down(v.Home, proj, names, grace, func(s project.Stopped) {
+	err = project.Down(v.Home, proj, names, grace, func(s project.Stopped) {
 		any = true
 		if s.Err != nil {
 			v.Voice.Error(s.Err)
