@@ -2,6 +2,7 @@ package svc
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/agentry/agentry/lib/svc/logfile"
 )
@@ -42,4 +43,56 @@ func ReadRowsUpTo(d Dir, since int64, most int, fn func(Row) error) (int64, erro
 // returns the last row read.
 func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
 	return logfile.ReadRows(d.Path(), since, fn)
+}
+
+// What is shown of a service's output when it ends: its last TailLines
+// lines, reaching back up to TailReach lines for the line its error
+// begins with (CrashTail).
+const (
+	TailLines = 10
+	TailReach = 30
+)
+
+// EndTail is the tail of the service's log shown when it has ended: see
+// CrashTail.
+func EndTail(d Dir) []string { return CrashTail(LastLines(d, TailReach)) }
+
+// CrashTail is what to show of the last lines of a service's output: the
+// last TailLines, or, when a line above them (within the lines given)
+// begins an error — Node's `Error: …` or `TypeError: …` with its stack
+// below, Go's `panic: …`, Python's `Traceback …` — from the first such
+// line, so that a crash's cause is not cut off above its stack.
+func CrashTail(lines []string) []string {
+	if len(lines) <= TailLines {
+		return lines
+	}
+	above := lines[:len(lines)-TailLines]
+	for i, l := range above {
+		if beginsError(l) {
+			return lines[i:]
+		}
+	}
+	return lines[len(lines)-TailLines:]
+}
+
+// beginsError reports whether a line's first word names an error (one
+// containing error, exception, fatal or panic, or Traceback), or, when it
+// begins with a tag in brackets ("[vite] error …"), the tag or the word
+// after it does.
+func beginsError(line string) bool {
+	w := strings.TrimLeft(line, " \t")
+	if tag, rest, ok := strings.Cut(strings.TrimPrefix(w, "["), "]"); ok && strings.HasPrefix(w, "[") {
+		return namesError(tag) || namesError(strings.TrimLeft(rest, " \t"))
+	}
+	return namesError(w)
+}
+
+// namesError reports whether the first word of s names an error.
+func namesError(s string) bool {
+	if end := strings.IndexAny(s, " :("); end >= 0 {
+		s = s[:end]
+	}
+	s = strings.ToLower(s)
+	return s == "traceback" || strings.Contains(s, "error") || strings.Contains(s, "exception") ||
+		strings.Contains(s, "fatal") || strings.Contains(s, "panic")
 }

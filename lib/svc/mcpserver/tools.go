@@ -353,7 +353,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing, proxy svc.Proxied) StartOut
 	watched(&out, l)
 	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
-		out.Tail = svc.LastLines(d, 10)
+		out.Tail = svc.EndTail(d)
 	}
 	return out
 }
