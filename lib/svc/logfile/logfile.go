@@ -317,6 +317,46 @@ func LastRow(dir string) (int64, error) {
 	return last.first + rows - 1, err
 }
 
+// Unfinished is what the log holds after its last complete line: output
+// whose newline has not come yet (a prompt, a progress line), at most its
+// last most bytes; cut says that it had more. It is not a row: once its
+// line ends it is the next row, whole.
+func Unfinished(dir string, most int) (text []byte, cut bool, err error) {
+	gens, err := generations(dir)
+	if err != nil || len(gens) == 0 {
+		return nil, false, err
+	}
+	f, err := os.Open(gens[len(gens)-1].path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	// Read back from the end, a block at a time, to the last newline or
+	// most bytes, whichever comes first.
+	var got []byte
+	for end := fi.Size(); end > 0 && len(got) <= most; {
+		n := min(end, 4096)
+		block := make([]byte, n)
+		if _, err := f.ReadAt(block, end-n); err != nil {
+			return nil, false, err
+		}
+		if i := bytes.LastIndexByte(block, '\n'); i >= 0 {
+			got = append(block[i+1:], got...)
+			break
+		}
+		got = append(block, got...)
+		end -= n
+	}
+	if len(got) > most {
+		return got[len(got)-most:], true, nil
+	}
+	return got, false, nil
+}
+
 // Row is one complete line of the log: its number, when the monitor
 // received it (zero if the log did not keep it), and its text without the
 // newline. Size is the text's whole length: more than len(Line) when the

@@ -173,3 +173,35 @@ func TestReadRowsUpTo(t *testing.T) {
 		t.Errorf("whole rows: %d", len(rows))
 	}
 }
+
+// What follows the last newline is read back as unfinished, at most its
+// last bytes, across blocks, and is nothing once the line ends.
+func TestUnfinished(t *testing.T) {
+	d := t.TempDir()
+	w, err := Open(d, 1<<20, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(most int, want string, wantCut bool) {
+		t.Helper()
+		got, cut, err := Unfinished(d, most)
+		if err != nil || string(got) != want || cut != wantCut {
+			t.Errorf("Unfinished(%d) = %q, %v, %v; want %q, %v", most, got, cut, err, want, wantCut)
+		}
+	}
+	check(100, "", false)
+	w.Write([]byte("row 1\n>>> "))
+	check(100, ">>> ", false)
+	check(2, "> ", true)
+	long := bytes.Repeat([]byte("x"), 10000)
+	w.Write(long)
+	check(20000, ">>> "+string(long), false)
+	check(5000, string(long[:5000]), true)
+	w.Write([]byte("\n"))
+	check(100, "", false)
+	last, _ := LastRow(d)
+	if last != 2 {
+		t.Errorf("last row %d, want 2", last)
+	}
+	w.Close()
+}

@@ -222,6 +222,8 @@ type OutputOut struct {
 	Skipped    int64  `json:"skipped,omitempty" jsonschema:"rows after cursor that log rotation removed before they were read"`
 	Ended      bool   `json:"ended" jsonschema:"the service has ended: no more rows will come"`
 	Status     string `json:"status"`
+	// Unfinished is output after the last row whose newline has not come.
+	Unfinished string `json:"unfinished,omitempty" jsonschema:"what it printed after its last row with no newline yet (a prompt such as >>> , a progress line): not a row; once its line ends it comes whole as the next row"`
 }
 
 // errPageFull stops reading rows once a page is full.
@@ -264,6 +266,14 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	})
 	if err != nil && !errors.Is(err, errPageFull) {
 		return nil, OutputOut{}, err
+	}
+	if !out.More {
+		if text, cut, err := logfile.Unfinished(d.Path(), maxLine); err == nil && len(text) > 0 {
+			out.Unfinished = strings.ToValidUTF8(string(text), "\uFFFD")
+			if cut {
+				out.Unfinished = "… " + out.Unfinished
+			}
+		}
 	}
 	return nil, out, nil
 }
