@@ -267,6 +267,24 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 	if end := s.must("output", map[string]any{"name": "web", "cursor": next}); end["ended"] != true {
 		t.Errorf("output after stop: %v", end)
 	}
+
+	// Started again under its name, web's output is this start's: the
+	// earlier start's rows are before start_cursor, and read only from an
+	// explicit cursor 0.
+	before := s.must("status", map[string]any{"name": "web"})["rows"].(float64)
+	st = s.must("start", map[string]any{"name": "web", "command": "echo second; exec python3 -m http.server {port} --bind 127.0.0.1", "port": "auto"})
+	if st["start_cursor"] != before {
+		t.Errorf("start again: start_cursor %v, want %v (rows before it)", st["start_cursor"], before)
+	}
+	page = s.must("output", map[string]any{"name": "web"})
+	if rows := page["rows"].([]any); len(rows) == 0 || rows[0].(map[string]any)["line"] != "second" || page["start_cursor"] != before {
+		t.Errorf("output of the second start: %v", page)
+	}
+	all := s.must("output", map[string]any{"name": "web", "cursor": 0})
+	if rows := all["rows"].([]any); len(rows) == 0 || rows[0].(map[string]any)["line"] != "booting" {
+		t.Errorf("output from cursor 0: %v", all)
+	}
+	s.must("stop", map[string]any{"name": "web"})
 }
 
 // start of a watcher answers as soon as svc knows it does not listen, not

@@ -186,7 +186,7 @@ func (s *services) finishOne(d svc.Dir) ServiceEnd {
 		e.Status = string(l.Status)
 	}
 	e.ExitCode, e.Signal = l.ExitCode, l.Signal
-	e.Tail = svc.EndTail(d)
+	e.Tail = svc.EndTail(d, &l.State)
 	if err := svc.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 		e.Status += " (its record is kept: " + err.Error() + ")"
 	}

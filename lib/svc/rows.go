@@ -14,15 +14,15 @@ type Row = logfile.Row
 // message or a result, not a log.
 const lastLineMost = 4 << 10
 
-// LastLines are the last n rows of the service's log, as text, each cut at
-// 4 KiB with a note of what more it had.
-func LastLines(d Dir, n int) []string {
+// LastLines are the last n rows of the service's log after row from, as
+// text, each cut at 4 KiB with a note of what more it had.
+func LastLines(d Dir, n int, from int64) []string {
 	last, err := logfile.LastRow(d.Path())
 	if err != nil {
 		return nil
 	}
 	var out []string
-	logfile.ReadRowsUpTo(d.Path(), max(last-int64(n), 0), lastLineMost, func(r Row) error {
+	logfile.ReadRowsUpTo(d.Path(), max(last-int64(n), from, 0), lastLineMost, func(r Row) error {
 		line := string(r.Line)
 		if more := r.Size - int64(len(r.Line)); more > 0 {
 			line += fmt.Sprintf(" … [%d more bytes]", more)
@@ -53,9 +53,10 @@ const (
 	TailReach = 30
 )
 
-// EndTail is the tail of the service's log shown when it has ended: see
-// CrashTail.
-func EndTail(d Dir) []string { return CrashTail(LastLines(d, TailReach)) }
+// EndTail is the tail of the service's log shown when it has ended (see
+// CrashTail): of its last start's output alone (State.LogFrom), never an
+// earlier start's of the same name.
+func EndTail(d Dir, s *State) []string { return CrashTail(LastLines(d, TailReach, s.LogFrom)) }
 
 // CrashTail is what to show of the last lines of a service's output: the
 // last TailLines, or, when a line above them (within the lines given)

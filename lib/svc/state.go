@@ -107,6 +107,10 @@ type State struct {
 	Error string `json:"error,omitempty"`
 	// LogNote says when logging stopped, and why, if it did.
 	LogNote string `json:"logNote,omitempty"`
+	// LogFrom is the log's last row before this start: rows after it are
+	// this start's output (its restarts' too), rows up to it an earlier
+	// start's of the same name, which the log keeps.
+	LogFrom int64 `json:"logFrom,omitempty"`
 	// StopCause is why a service was stopped other than by a stop
 	// request, or what the end of its command stopped; svctext words it.
 	StopCause *StopCause `json:"stopCause,omitempty"`

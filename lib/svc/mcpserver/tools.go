@@ -95,6 +95,8 @@ type StartOut struct {
 	Error    string   `json:"error,omitempty"`
 	Tail     []string `json:"tail,omitempty" jsonschema:"the last lines of its output, when it ended"`
 	Rows     int64    `json:"rows" jsonschema:"how many output rows it has: output with cursor=rows reads only what comes next"`
+	// StartCursor is where this start's output begins in the log.
+	StartCursor int64 `json:"start_cursor,omitempty" jsonschema:"the rows before this start of the service, which the log keeps from an earlier start of the name: output reads from here when given no cursor"`
 	Summary  string   `json:"summary"`
 	// ProxyURL is its stable URL through svc proxy, when the proxy runs.
 	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.localhost, NAME.WORKTREE.localhost, or NAME.PROJECT.localhost when another project has a NAME), when the proxy runs"`
@@ -145,6 +147,7 @@ func (s *Server) startOut(r *svc.StartResult) StartOut {
 	d := svc.Dir{Home: s.Home, Name: s.full(r.Name)}
 	out.Rows, _ = logfile.LastRow(d.Path())
 	if l, err := svc.Look(d); err == nil {
+		out.StartCursor = l.LogFrom
 		if l.Status == svc.Ready {
 			out.ProxyURL = svc.LookProxied(s.Home).URL(l)
 		}
@@ -203,7 +206,7 @@ func (s *Server) full(short string) string {
 // OutputIn is the output tool's input.
 type OutputIn struct {
 	Name     string `json:"name"`
-	Cursor   int64  `json:"cursor,omitempty" jsonschema:"the rows already seen: the next_cursor of the last call (0: from the start)"`
+	Cursor   *int64 `json:"cursor,omitempty" jsonschema:"the rows already seen: the next_cursor of the last call; none: from the beginning of this start's output (start_cursor); 0: from the first row the log keeps, an earlier start's of the same name included"`
 	MaxRows  int    `json:"max_rows,omitempty" jsonschema:"at most this many rows (default 100, at most 1000)"`
 	MaxBytes int    `json:"max_bytes,omitempty" jsonschema:"at most this many bytes of rows (default 8192, at most 65536)"`
 }
@@ -222,6 +225,8 @@ type OutputOut struct {
 	Skipped    int64  `json:"skipped,omitempty" jsonschema:"rows after cursor that log rotation removed before they were read"`
 	Ended      bool   `json:"ended" jsonschema:"the service has ended: no more rows will come"`
 	Status     string `json:"status"`
+	// StartCursor: see StartOut.
+	StartCursor int64 `json:"start_cursor,omitempty" jsonschema:"rows up to this one are from an earlier start of the service's name"`
 	// Unfinished is output after the last row whose newline has not come.
 	Unfinished string `json:"unfinished,omitempty" jsonschema:"what it printed after its last row with no newline yet (a prompt such as >>> , a progress line): not a row; once its line ends it comes whole as the next row"`
 }
@@ -234,30 +239,34 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	if err != nil {
 		return nil, OutputOut{}, err
 	}
-	last, _ := logfile.LastRow(d.Path())
-	switch {
-	case in.Cursor < 0:
-		return nil, OutputOut{}, errors.New("cursor cannot be negative")
-	case in.Cursor > last:
-		return nil, OutputOut{}, fmt.Errorf("cursor %d is past the last row, %d: pass the next_cursor an output call returned", in.Cursor, last)
-	}
-	rows := bound(in.MaxRows, defaultRows, maxRows)
-	budget := bound(in.MaxBytes, defaultBytes, maxBytes)
 	l, err := svc.Look(d)
 	if err != nil {
 		return nil, OutputOut{}, err
 	}
-	out := OutputOut{Rows: []Row{}, NextCursor: in.Cursor, Status: string(l.Status), Ended: !l.Status.Live()}
+	last, _ := logfile.LastRow(d.Path())
+	cursor := min(l.LogFrom, last)
+	if in.Cursor != nil {
+		cursor = *in.Cursor
+	}
+	switch {
+	case cursor < 0:
+		return nil, OutputOut{}, errors.New("cursor cannot be negative")
+	case cursor > last:
+		return nil, OutputOut{}, fmt.Errorf("cursor %d is past the last row, %d: pass the next_cursor an output call returned", cursor, last)
+	}
+	rows := bound(in.MaxRows, defaultRows, maxRows)
+	budget := bound(in.MaxBytes, defaultBytes, maxBytes)
+	out := OutputOut{Rows: []Row{}, NextCursor: cursor, Status: string(l.Status), Ended: !l.Status.Live(), StartCursor: l.LogFrom}
 	// A row is read no further than a tool shows it: a 300 MB line costs
 	// the answer its first bytes, not 300 MB.
-	_, err = svc.ReadRowsUpTo(d, in.Cursor, maxLine+utf8.UTFMax, func(r svc.Row) error {
+	_, err = svc.ReadRowsUpTo(d, cursor, maxLine+utf8.UTFMax, func(r svc.Row) error {
 		line := clip(r.Line, r.Size)
 		if len(out.Rows) == rows || len(out.Rows) > 0 && budget-len(line) < 0 {
 			out.More = true
 			return errPageFull
 		}
-		if len(out.Rows) == 0 && r.N > in.Cursor+1 {
-			out.Skipped = r.N - in.Cursor - 1
+		if len(out.Rows) == 0 && r.N > cursor+1 {
+			out.Skipped = r.N - cursor - 1
 		}
 		budget -= len(line)
 		out.Rows = append(out.Rows, Row{Row: r.N, Line: line})
@@ -353,6 +362,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing, proxy svc.Proxied) StartOut
 		out.Port = l.Spec.Port
 	}
 	out.Rows, _ = logfile.LastRow(d.Path())
+	out.StartCursor = l.LogFrom
 	if l.Status == svc.Ready {
 		out.ProxyURL = proxy.URL(l)
 	}
@@ -363,7 +373,7 @@ func (s *Server) standing(d svc.Dir, l *svc.Listing, proxy svc.Proxied) StartOut
 	watched(&out, l)
 	out.Summary = statusSummary(l, time.Now())
 	if !l.Status.Live() && (l.Status == svc.Exited || l.Status == svc.Failed) {
-		out.Tail = svc.EndTail(d)
+		out.Tail = svc.EndTail(d, &l.State)
 	}
 	return out
 }

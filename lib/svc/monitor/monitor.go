@@ -147,7 +147,8 @@ func supervise(d svc.Dir, ends *svc.MonitorEnds) int {
 	defer ln.Close()
 	// The name is in state.json before svc start hears of the service:
 	// it is how every other command finds the socket.
-	m.rec.set(func(s *svc.State) { s.Socket = name })
+	from := m.log.NextRow() - 1
+	m.rec.set(func(s *svc.State) { s.Socket, s.LogFrom = name, from })
 
 	preoccupied := m.preoccupied()
 	r, err := m.launch(1)

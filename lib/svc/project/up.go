@@ -577,7 +577,7 @@ func (u *Up) settle(ctx context.Context, n *node, r *svc.StartResult, begin time
 			return r
 		}
 		end := fromListing(l)
-		end.Tail = svc.EndTail(n.dir)
+		end.Tail = svc.EndTail(n.dir, &l.State)
 		end.AfterMs = proc.Ms(time.Since(l.StartedAt))
 		return end
 	case r.Status == svc.Starting && n.awaited:
