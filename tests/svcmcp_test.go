@@ -210,6 +210,11 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 	}
 	s.mustFail("output", map[string]any{"name": "web", "cursor": next + 100}, `cursor \d+ is past the last row`)
 	s.mustFail("output", map[string]any{"name": "nope"}, `^no service called nope$`)
+	// A negative number is refused, not taken for the default.
+	s.mustFail("output", map[string]any{"name": "web", "max_rows": -1}, `^max_rows cannot be negative \(-1\); leave it out for the default$`)
+	s.mustFail("output", map[string]any{"name": "web", "max_bytes": -10}, `^max_bytes cannot be negative`)
+	s.mustFail("start", map[string]any{"name": "neg", "command": "sleep 1", "ready_timeout_seconds": -1}, `^ready_timeout_seconds cannot be negative`)
+	s.mustFail("run", map[string]any{"command": "true", "timeout_seconds": -0.5}, `^timeout_seconds cannot be negative \(-0\.5\)`)
 
 	status := s.must("status", map[string]any{"name": "web"})
 	if status["status"] != "ready" || status["rows"].(float64) < 2 {

@@ -41,6 +41,9 @@ func (s *Server) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mc
 	if strings.TrimSpace(in.Command) == "" {
 		return nil, RunOut{}, errors.New("command is empty")
 	}
+	if err := notNegative("timeout_seconds", in.TimeoutSeconds); err != nil {
+		return nil, RunOut{}, err
+	}
 	timeout := time.Duration(in.TimeoutSeconds * float64(time.Second))
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -119,6 +122,9 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 			return nil, StartOut{}, fmt.Errorf("%q is not an environment variable's name", k)
 		}
 		env = append(env, k+"="+v)
+	}
+	if err := notNegative("ready_timeout_seconds", in.ReadyTimeoutSeconds); err != nil {
+		return nil, StartOut{}, err
 	}
 	readyTimeout := time.Duration(in.ReadyTimeoutSeconds * float64(time.Second))
 	if readyTimeout <= 0 {
@@ -239,6 +245,14 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	if err != nil {
 		return nil, OutputOut{}, err
 	}
+	for _, a := range []struct {
+		name string
+		n    int
+	}{{"max_rows", in.MaxRows}, {"max_bytes", in.MaxBytes}} {
+		if err := notNegative(a.name, float64(a.n)); err != nil {
+			return nil, OutputOut{}, err
+		}
+	}
 	l, err := svc.Look(d)
 	if err != nil {
 		return nil, OutputOut{}, err
@@ -298,6 +312,15 @@ func clip(b []byte, size int64) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
+}
+
+// notNegative refuses a negative number for an argument whose 0 (or
+// absence) means its default: -1 is a mistake, not a wish for the default.
+func notNegative(arg string, n float64) error {
+	if n < 0 {
+		return fmt.Errorf("%s cannot be negative (%g); leave it out for the default", arg, n)
+	}
+	return nil
 }
 
 func bound(n, def, most int) int {
