@@ -54,6 +54,7 @@ func (f *inputFiles) open(st *ndjsontool.Stream, env *cli.Env) {
 	r.OnError = func(e *operands.Error) { voice.Error(fileError(e)) }
 	f.reader = r
 	st.In, st.Locate = r, r.Locate
+	st.Unread = func() bool { return len(r.Errors()) == len(f.files) }
 }
 
 // lineText is the verb's own command line as the shell would take it.

@@ -170,6 +170,9 @@ func Check(ctx context.Context, st *Stream, o CheckOptions) error {
 			return err
 		}
 	}
+	if sum.Lines == 0 && st.unread() {
+		return nil
+	}
 	if err := printSummary(st, o, &sum); err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func Count(ctx context.Context, st *Stream, o CountOptions) error {
 	if err != nil {
 		return err
 	}
+	if all.lines == 0 && st.unread() {
+		return nil
+	}
 	if err := all.print(st, o); err != nil {
 		return err
 	}

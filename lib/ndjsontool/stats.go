@@ -89,6 +89,9 @@ func Stats(ctx context.Context, st *Stream, o StatsOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(agg.groups) == 0 && st.unread() {
+		return nil
+	}
 	if err := agg.print(st, o); err != nil {
 		return err
 	}

@@ -52,7 +52,15 @@ type Stream struct {
 	// Time, when set, reads each line's time and passes on only the lines
 	// in its window (timewindow.go).
 	Time *TimeWindow
+	// Unread, when set, says whether every file of the input failed to
+	// open or read (each was reported): a verb that prints a summary
+	// (count, stats, check) then prints none when it saw no line, since
+	// a count of nothing read would read as a count of empty input.
+	Unread func() bool
 }
+
+// unread says whether none of the input could be read (Unread).
+func (st *Stream) unread() bool { return st.Unread != nil && st.Unread() }
 
 // at says where line of the stream is: "line N", or "FILE:N" when the
 // stream is files.
