@@ -296,7 +296,8 @@ func (c *fmtCmd) Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	return worded("fmt", ndjsontool.Fmt(ctx, st, ndjsontool.FmtOptions{
-		Compact: c.Compact, Indent: c.Indent, SortKeys: c.SortKeys,
+		// --indent 0 is compact, as in jq: no level to indent by.
+		Compact: c.Compact || c.Indent == 0, Indent: c.Indent, SortKeys: c.SortKeys,
 		Color: cli.UseColor(c.Color, env.Stdout, env.Getenv),
 	}))
 }
