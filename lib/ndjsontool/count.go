@@ -173,7 +173,7 @@ func (t *tally) merge(o *tally) {
 
 type group struct {
 	json  string // the value as JSON
-	text  string // the value as printed in text output
+	text  string // the value as printed in text output: a cell (cell)
 	count int64
 	miss  bool
 }
@@ -182,7 +182,7 @@ func (t *tally) groups() []group {
 	var gs []group
 	for k, n := range t.strs {
 		b, _ := json.Marshal(k)
-		gs = append(gs, group{json: string(b), text: k, count: *n})
+		gs = append(gs, group{json: string(b), text: stringCell(k, b), count: *n})
 	}
 	for k, n := range t.nums {
 		gs = append(gs, group{json: t.numRaw[k], text: t.numRaw[k], count: n})
@@ -221,7 +221,7 @@ func (t *tally) print(st *Stream, o CountOptions) error {
 			case o.JSON:
 				b = fmt.Appendf(b, "{\"value\":%s,\"count\":%d}\n", g.json, g.count)
 			default:
-				b = fmt.Appendf(b, "%d\t%s\n", g.count, tsvEscape(nil, g.text))
+				b = fmt.Appendf(b, "%d\t%s\n", g.count, g.text)
 			}
 		}
 	}

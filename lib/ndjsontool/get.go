@@ -2,6 +2,7 @@ package ndjsontool
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/agentry/agentry/lib/ndjson"
@@ -98,6 +99,18 @@ func appendValue(out []byte, v value, raw bool, missing string, tsv bool) []byte
 		return tsvEscape(out, str(v.raw))
 	}
 	return append(out, v.raw...)
+}
+
+// stringCell is a string value as a cell of count's and stats' text
+// tables: its text, escaped as get's TSV is, unless that text would read
+// as another value there — a number, true, false, null, JSON's own text
+// of a string, object or array, the empty cell, (missing) — when it is
+// its JSON (js), quotes and all: the string "1" is "1", the number 1 is 1.
+func stringCell(s string, js []byte) string {
+	if s == "" || s == "(missing)" || json.Valid([]byte(s)) {
+		return string(js)
+	}
+	return string(tsvEscape(nil, s))
 }
 
 func tsvEscape(out []byte, s string) []byte {

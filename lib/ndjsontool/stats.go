@@ -348,12 +348,12 @@ func or(s, none string) string {
 	return s
 }
 
-// groupText is a group's value for the text table: a string's text
-// (escaped as get's TSV is), other values as JSON, missing as null.
+// groupText is a group's value for the text table: a string as a cell
+// (stringCell), other values as JSON, missing as null.
 func groupText(raw []byte) string {
 	var s string
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return string(tsvEscape(nil, s))
+		return stringCell(s, raw)
 	}
 	return string(raw)
 }
