@@ -117,7 +117,34 @@ func (m *monitor) follow() bool {
 	l.followed, l.daemon, l.followedAt = c, p, time.Now()
 	f := &svc.Followed{PID: p.PID, Comm: p.Comm, From: from}
 	m.rec.set(func(s *svc.State) { s.PID, s.PIDStart, s.Followed = p.PID, p.Start, f })
+	go m.renameFollowed(p)
 	return true
+}
+
+// renameFollowed reads a followed daemon's program again a moment after
+// it was followed, and records it when it changed: found in its first
+// instants, a daemon may still be a wrapper about to exec its program (a
+// pyenv shim is bash until it execs python). Its start time says it is
+// still the same process.
+func (m *monitor) renameFollowed(p proc.Info) {
+	for _, after := range []time.Duration{100 * time.Millisecond, 400 * time.Millisecond, 1500 * time.Millisecond} {
+		time.Sleep(after)
+		now, err := proc.Stat(p.PID)
+		if err != nil || now.Start != p.Start {
+			return
+		}
+		if now.Comm == p.Comm || now.Comm == "" {
+			continue
+		}
+		p.Comm = now.Comm
+		m.rec.set(func(s *svc.State) {
+			if f := s.Followed; f != nil && f.PID == p.PID {
+				renamed := *f
+				renamed.Comm = now.Comm
+				s.Followed = &renamed
+			}
+		})
+	}
 }
 
 // startedBy names the program that daemonized: the command as it ended
