@@ -32,23 +32,30 @@ func liveProcs(re *regexp.Regexp) []proc.Info {
 	return out
 }
 
-// procs [-c|-ppid|-kill|-wait] REGEXP prints the pid of each live process whose
-// arguments match REGEXP, one a line: with -c their count, with -ppid
-// their parents' pids, with -kill it sends each SIGKILL; with -wait it
-// waits (10 s at most) until one is there, and fails if none came.
+// procs [-c|-ppid|-kill|-wait|-gone] REGEXP prints the pid of each live
+// process whose arguments match REGEXP, one a line: with -c their count,
+// with -ppid their parents' pids, with -kill it sends each SIGKILL; with
+// -wait it waits (10 s at most) until one is there, and fails if none
+// came; with -gone, until none is, and fails if one is left.
 func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	mode := ""
 	if len(args) == 2 {
 		mode, args = args[0], args[1:]
 	}
-	if neg || len(args) != 1 || (mode != "" && mode != "-c" && mode != "-ppid" && mode != "-kill" && mode != "-wait") {
-		ts.Fatalf("usage: procs [-c|-ppid|-kill|-wait] REGEXP")
+	if neg || len(args) != 1 || (mode != "" && mode != "-c" && mode != "-ppid" && mode != "-kill" && mode != "-wait" && mode != "-gone") {
+		ts.Fatalf("usage: procs [-c|-ppid|-kill|-wait|-gone] REGEXP")
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
 	if mode == "-wait" {
 		if !await.Until(10*time.Second, func() bool { return len(liveProcs(re)) > 0 }) {
 			ts.Fatalf("no process matching %q within 10s", args[0])
+		}
+		return
+	}
+	if mode == "-gone" {
+		if !await.Until(10*time.Second, func() bool { return len(liveProcs(re)) == 0 }) {
+			ts.Fatalf("a process matching %q is still there after 10s", args[0])
 		}
 		return
 	}

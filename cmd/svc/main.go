@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/agentry/agentry/lib/cli"
@@ -156,7 +157,26 @@ func (c *gcCmd) Run(env *cli.Env, v *svccmd.Verbs) error {
 type mcpCmd struct {
 	HTTP      string `name:"http" help:"Serve streamable HTTP on this loopback address (127.0.0.1:0 picks a port) and print its URL first, instead of stdio." placeholder:"ADDR"`
 	Scope     string `help:"Start every service as SCOPE/NAME, and see and stop only those." placeholder:"SCOPE"`
-	UntilExit int    `help:"Stop every service started here, and this server, when process PID exits." placeholder:"PID"`
+	UntilExit string `help:"Stop every service started here, and this server, when process PID exits; parent is the process that started svc mcp (its MCP client, over stdio)." placeholder:"PID|parent"`
+}
+
+// untilExit is --until-exit's pid: a positive number, or parent, this
+// process's parent; 0 when not given.
+func (c *mcpCmd) untilExit() (int, error) {
+	switch c.UntilExit {
+	case "":
+		return 0, nil
+	case "parent":
+		if pp := os.Getppid(); pp > 1 {
+			return pp, nil
+		}
+		return 0, cli.Usagef("--until-exit parent: svc mcp has no parent left to tie its services to (it is init's)")
+	}
+	pid, err := strconv.Atoi(c.UntilExit)
+	if err != nil || pid <= 0 {
+		return 0, cli.Usagef("--until-exit %s: give a process id (a positive number) or parent", c.UntilExit)
+	}
+	return pid, nil
 }
 
 // Run serves the MCP tools in this process: the monitors the tools start
@@ -175,15 +195,16 @@ func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
 			return cli.Usagef("--scope %v", err)
 		}
 	}
-	if c.UntilExit < 0 {
-		return cli.Usagef("--until-exit %d: a process id is a positive number", c.UntilExit)
+	until, err := c.untilExit()
+	if err != nil {
+		return err
 	}
-	if c.UntilExit > 0 {
+	if until > 0 {
 		// The server ends with the process too, as the services it
 		// starts do: one left serving could only refuse every start.
-		gone, err := proc.WatchExit(c.UntilExit)
+		gone, err := proc.WatchExit(until)
 		if err != nil {
-			return cli.Usagef("--until-exit %d: %v", c.UntilExit, err)
+			return cli.Usagef("--until-exit %s: %v", c.UntilExit, err)
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -201,7 +222,7 @@ func (c *mcpCmd) Run(ctx context.Context, env *cli.Env) error {
 			}
 		}()
 	}
-	s := &mcpserver.Server{Home: home, Scope: c.Scope, UntilExit: c.UntilExit, Version: cli.Version()}
+	s := &mcpserver.Server{Home: home, Scope: c.Scope, UntilExit: until, Version: cli.Version()}
 	if c.HTTP == "" {
 		return s.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout})
 	}
