@@ -258,8 +258,8 @@ type downCmd struct {
 	Names   []string      `arg:"" optional:"" name:"name" help:"The services, by their names in the project (default: all of it)." predictor:"project"`
 }
 
-func (c *downCmd) Run(v *svccmd.Verbs) error {
-	return v.Down(svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace, Archive: c.Archive})
+func (c *downCmd) Run(ctx context.Context, v *svccmd.Verbs) error {
+	return v.Down(ctx, svccmd.DownArgs{File: c.File, Names: c.Names, Grace: c.Grace, Archive: c.Archive})
 }
 
 // verbs is svc's command line (lib/svc/svccmd) in this environment, which

@@ -87,6 +87,19 @@ func Restarting(d Dir) bool {
 
 func (d Dir) restartLockPath() string { return d.Path() + "/restart.lock" }
 
+// NameEnv is the variable that gives a service's command its service's
+// name (PROJECT/NAME for a project's).
+const NameEnv = "SVC_NAME"
+
+// InProject reports whether getenv's environment is a service's of
+// project: what runs inside one of its services. Such a process must not
+// wait for the project's lock, which the svc up that started the service
+// may hold until the service ends (a one-shot that runs svc up of another
+// service of its project).
+func InProject(getenv func(string) string, project string) bool {
+	return strings.HasPrefix(getenv(NameEnv), project+"/")
+}
+
 // ProjectHolder is who holds a project's lock: the verb and process that
 // took it.
 type ProjectHolder struct {

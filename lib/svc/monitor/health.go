@@ -83,7 +83,7 @@ func (m *monitor) probeOnce() *svc.HealthFailure {
 func (m *monitor) healthCommand() *svc.HealthFailure {
 	c := proc.ShellCommand([]string{m.spec.HealthCmd})
 	c.Dir = m.spec.Cwd
-	c.Env = serviceEnv(os.Environ(), m.spec)
+	c.Env = serviceEnv(os.Environ(), m.d.Name, m.spec)
 	child, err := m.reaper.Start(c, proc.Options{})
 	if err != nil {
 		return &svc.HealthFailure{At: time.Now(), Kind: svc.ProbeRefused, Error: err.Error()}

@@ -223,7 +223,7 @@ func (m *monitor) launch(n int) (*launched, error) {
 	}
 	cmd := proc.ShellCommand(m.spec.Argv())
 	cmd.Dir = m.spec.Cwd
-	cmd.Env = serviceEnv(os.Environ(), m.spec)
+	cmd.Env = serviceEnv(os.Environ(), m.d.Name, m.spec)
 	r, w, err := m.outputEnds()
 	if err != nil {
 		return nil, err
@@ -260,12 +260,15 @@ func (m *monitor) outputEnds() (r, w *os.File, err error) {
 	return os.Pipe()
 }
 
-// serviceEnv is the service's environment: svc start's, the spec's
-// --env, $PORT for --port, and PYTHONUNBUFFERED=1 unless it is set
-// either way, so that Python's output reaches the log when it is printed
-// rather than in 8 KiB blocks.
-func serviceEnv(base []string, spec svc.Spec) []string {
-	env := append(append([]string(nil), base...), spec.Env...)
+// serviceEnv is the service's environment: svc start's, $SVC_NAME (its
+// name, with its project: what svc up and svc down run inside it go by),
+// the spec's --env, $PORT for --port, and PYTHONUNBUFFERED=1 unless it is
+// set either way, so that Python's output reaches the log when it is
+// printed rather than in 8 KiB blocks.
+func serviceEnv(base []string, name string, spec svc.Spec) []string {
+	env := append(append(slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		return strings.HasPrefix(kv, svc.NameEnv+"=")
+	}), svc.NameEnv+"="+name), spec.Env...)
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PYTHONUNBUFFERED=") }) {
 		env = append(env, "PYTHONUNBUFFERED=1")
 	}

@@ -86,7 +86,7 @@ func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
 	case err != nil:
 		return err
 	case !ok && a.Attach:
-		v.down(proj, nil, 0)
+		v.down(context.Background(), proj, nil, 0)
 		return cli.Failf("not every service came up, so the project is stopped again")
 	case !ok:
 		return cli.Failf("not every service came up (svc ls --project %s)", f.Dir)
@@ -203,7 +203,7 @@ func (v *Verbs) attach(ctx context.Context, proj string, f *project.File, since 
 	if ctx.Err() != nil {
 		return v.detach(ctx, proj)
 	}
-	if err := v.down(proj, nil, 0); err != nil {
+	if err := v.down(context.Background(), proj, nil, 0); err != nil {
 		return err
 	}
 	return terr
@@ -213,7 +213,7 @@ func (v *Verbs) attach(ctx context.Context, proj string, f *project.File, since 
 // is the way out), dependents first.
 func (v *Verbs) detach(ctx context.Context, proj string) error {
 	v.Voice.Notef("stopping %s, dependents first", proj)
-	if err := v.down(proj, nil, 0); err != nil {
+	if err := v.down(context.Background(), proj, nil, 0); err != nil {
 		return err
 	}
 	return v.interrupted(ctx, fmt.Sprintf("%s is stopped: none of its services is left running", proj))
@@ -230,7 +230,7 @@ type DownArgs struct {
 
 // Down stops the project's services, dependents first: 1 when any could
 // not be stopped whole.
-func (v *Verbs) Down(a DownArgs) error {
+func (v *Verbs) Down(ctx context.Context, a DownArgs) error {
 	dir, err := v.projectDir(a.File)
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func (v *Verbs) Down(a DownArgs) error {
 	case proj == "":
 		fmt.Fprintf(v.Out, "no services: svc up never ran in %s\n", dir)
 	default:
-		err = v.down(proj, a.Names, a.Grace)
+		err = v.down(ctx, proj, a.Names, a.Grace)
 	}
 	if err != nil || archive == nil {
 		return err
@@ -340,6 +340,12 @@ func (v *Verbs) projectDir(file string) (string, error) {
 // lockProject takes the project's lock for svc up or svc down, saying so
 // when another holds it: one at a time starts or stops its services.
 func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func(), err error) {
+	if svc.InProject(v.Getenv, proj) {
+		// Run by a service of the project, which the svc up that started
+		// it may wait on while it holds the lock (a one-shot that runs svc
+		// up of another service): waiting would be waiting for itself.
+		return func() {}, nil
+	}
 	return svc.LockProject(ctx, v.Home, proj, verb, func(h svc.ProjectHolder) {
 		switch h.Verb {
 		case "up":
@@ -352,9 +358,15 @@ func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func
 	})
 }
 
-func (v *Verbs) down(proj string, names []string, grace time.Duration) error {
-	unlock, err := v.lockProject(context.Background(), proj, "down")
-	if err != nil {
+// down stops the project's services (names: those), once no other svc up
+// or svc down of the project runs; a signal while it waits for that stops
+// nothing.
+func (v *Verbs) down(ctx context.Context, proj string, names []string, grace time.Duration) error {
+	unlock, err := v.lockProject(ctx, proj, "down")
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return v.interrupted(ctx, "nothing was stopped")
+	case err != nil:
 		return err
 	}
 	defer unlock()
