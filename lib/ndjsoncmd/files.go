@@ -48,6 +48,7 @@ func (f *inputFiles) open(st *ndjsontool.Stream, env *cli.Env) {
 		r.OnError = func(e *operands.Error) { voice.Error(fileError(e)) }
 		f.reader = r
 		st.In = r
+		st.Unread = func() bool { return len(r.Errors()) > 0 }
 		return
 	}
 	r := operands.New(f.files, env.Stdin, func(name string) (io.ReadCloser, error) { return os.Open(name) })

@@ -182,7 +182,7 @@ func (t *tally) groups() []group {
 	var gs []group
 	for k, n := range t.strs {
 		b, _ := json.Marshal(k)
-		gs = append(gs, group{json: string(b), text: stringCell(k, b), count: *n})
+		gs = append(gs, group{json: string(b), text: stringCell(k), count: *n})
 	}
 	for k, n := range t.nums {
 		gs = append(gs, group{json: t.numRaw[k], text: t.numRaw[k], count: n})

@@ -1,6 +1,7 @@
 package ndjsontool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -104,13 +105,27 @@ func appendValue(out []byte, v value, raw bool, missing string, tsv bool) []byte
 // stringCell is a string value as a cell of count's and stats' text
 // tables: its text, escaped as get's TSV is, unless that text would read
 // as another value there — a number, true, false, null, JSON's own text
-// of a string, object or array, the empty cell, (missing) — when it is
-// its JSON (js), quotes and all: the string "1" is "1", the number 1 is 1.
-func stringCell(s string, js []byte) string {
-	if s == "" || s == "(missing)" || json.Valid([]byte(s)) {
-		return string(js)
+// of a string, object or array, (missing), what stats prints for a sum no
+// number holds (NaN, Infinity), or a cell that looks empty or is padded
+// (spaces at either end) — when it is its JSON, quotes and all: the
+// string "1" is "1", the number 1 is 1.
+func stringCell(s string) string {
+	switch {
+	case s == "", s == "(missing)", s == "NaN", s == "Infinity", s == "-Infinity",
+		strings.TrimSpace(s) != s, json.Valid([]byte(s)):
+		return string(quoteJSON(nil, s))
 	}
 	return string(tsvEscape(nil, s))
+}
+
+// quoteJSON appends s as a JSON string, without encoding/json's escapes
+// of <, > and &: a cell is read by a person, not pasted into HTML.
+func quoteJSON(out []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return append(out, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }
 
 func tsvEscape(out []byte, s string) []byte {

@@ -353,7 +353,7 @@ func or(s, none string) string {
 func groupText(raw []byte) string {
 	var s string
 	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return stringCell(s, raw)
+		return stringCell(s)
 	}
 	return string(raw)
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Log generations are files log.NNNNNNNNNNNN named by the row of their
@@ -351,10 +352,29 @@ func Unfinished(dir string, most int) (text []byte, cut bool, err error) {
 		got = append(block, got...)
 		end -= n
 	}
+	// Whole characters only: one cut at the front by most, or not yet
+	// written whole at the end, is left out rather than shown broken.
 	if len(got) > most {
-		return got[len(got)-most:], true, nil
+		got, cut = got[len(got)-most:], true
+		for len(got) > 0 && !utf8.RuneStart(got[0]) {
+			got = got[1:]
+		}
 	}
-	return got, false, nil
+	if i := lastRuneStart(got); i >= 0 && !utf8.FullRune(got[i:]) {
+		got = got[:i]
+	}
+	return got, cut, nil
+}
+
+// lastRuneStart is the index of the last byte of b that starts a
+// character, -1 if none.
+func lastRuneStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Row is one complete line of the log: its number, when the monitor

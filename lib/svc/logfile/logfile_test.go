@@ -205,3 +205,26 @@ func TestUnfinished(t *testing.T) {
 	}
 	w.Close()
 }
+
+// Unfinished never shows a character broken: not one cut at the front by
+// most, nor one whose last bytes have not been written.
+func TestUnfinishedWholeCharacters(t *testing.T) {
+	d := t.TempDir()
+	w, err := Open(d, 1<<20, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Write([]byte("x\nééé"))
+	if got, cut, _ := Unfinished(d, 5); string(got) != "éé" || !cut {
+		t.Errorf("cut in a character: %q, %v", got, cut)
+	}
+	w.Write([]byte("caf\xc3"))
+	if got, _, _ := Unfinished(d, 100); string(got) != "ééécaf" {
+		t.Errorf("a character half written: %q", got)
+	}
+	w.Write([]byte("\xa9"))
+	if got, _, _ := Unfinished(d, 100); string(got) != "ééécafé" {
+		t.Errorf("written whole: %q", got)
+	}
+}
