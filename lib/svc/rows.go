@@ -61,19 +61,25 @@ func EndTail(d Dir, s *State) []string { return CrashTail(LastLines(d, TailReach
 // CrashTail is what to show of the last lines of a service's output: the
 // last TailLines, or, when a line above them (within the lines given)
 // begins an error — Node's `Error: …` or `TypeError: …` with its stack
-// below, Go's `panic: …`, Python's `Traceback …` — from the first such
-// line, so that a crash's cause is not cut off above its stack.
+// below, Go's `panic: …`, Python's `Traceback …` — from the last such
+// line and those that begin errors just above it (vite's `error when
+// starting dev server:` over its `Error: …`), so that a crash's cause is
+// not cut off above its stack, and an ordinary line that happens to begin
+// with a word like Error, further up, is not taken for it.
 func CrashTail(lines []string) []string {
 	if len(lines) <= TailLines {
 		return lines
 	}
-	above := lines[:len(lines)-TailLines]
-	for i, l := range above {
-		if beginsError(l) {
+	from := len(lines) - TailLines
+	for i := from - 1; i >= 0; i-- {
+		if beginsError(lines[i]) {
+			for i > 0 && beginsError(lines[i-1]) {
+				i--
+			}
 			return lines[i:]
 		}
 	}
-	return lines[len(lines)-TailLines:]
+	return lines[from:]
 }
 
 // beginsError reports whether a line's first word names an error (one

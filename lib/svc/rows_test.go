@@ -29,6 +29,8 @@ func TestCrashTail(t *testing.T) {
 		{"the first of two", slices.Concat([]string{"[vite] error when starting dev server:", "Error: listen EADDRINUSE"}, frames), "[vite] error when starting dev server:"},
 		{"within the tail", slices.Concat(numbered("log ", 20), []string{"Error: late"}, numbered("at ", 3)), "log 15"},
 		{"a word with error inside it", slices.Concat([]string{"no errors here"}, numbered("line ", 12)), "line 3"},
+		{"a log line further up", slices.Concat([]string{"Error handling middleware registered", "warning: x"}, []string{"TypeError: boom"}, frames), "TypeError: boom"},
+		{"chained", slices.Concat([]string{"Traceback (most recent call last):", "  File a", "KeyError: 'a'", "", "During handling of the above exception, another exception occurred:", "", "Traceback (most recent call last):"}, numbered("  File ", 10), []string{"RuntimeError: b"}), "Traceback (most recent call last):"},
 	} {
 		got := CrashTail(c.lines)
 		if len(got) == 0 || got[0] != c.from {
