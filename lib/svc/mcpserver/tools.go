@@ -80,7 +80,7 @@ type StartIn struct {
 	Cwd                 string            `json:"cwd,omitempty" jsonschema:"the directory to run it in"`
 	Port                string            `json:"port,omitempty" jsonschema:"auto, or a port number: given to the command in $PORT and in place of {port}"`
 	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
-	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30); a watcher is answered as soon as it is known not to listen"`
+	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30; 2 with pty and no port); a watcher is answered as soon as it is known not to listen"`
 	StopSignal          string            `json:"stop_signal,omitempty" jsonschema:"the signal a stop sends first, e.g. INT or QUIT (default TERM; INT for go run)"`
 	Pty                 bool              `json:"pty,omitempty" jsonschema:"run it on a pseudo-terminal, which the send tool types into (a REPL, a debugger)"`
 }
@@ -99,8 +99,8 @@ type StartOut struct {
 	Tail     []string `json:"tail,omitempty" jsonschema:"the last lines of its output, when it ended"`
 	Rows     int64    `json:"rows" jsonschema:"how many output rows it has: output with cursor=rows reads only what comes next"`
 	// StartCursor is where this start's output begins in the log.
-	StartCursor int64 `json:"start_cursor,omitempty" jsonschema:"the rows before this start of the service, which the log keeps from an earlier start of the name: output reads from here when given no cursor"`
-	Summary  string   `json:"summary"`
+	StartCursor int64  `json:"start_cursor" jsonschema:"the rows before this start of the service, which the log keeps from an earlier start of the name: output reads from here when given no cursor"`
+	Summary     string `json:"summary"`
 	// ProxyURL is its stable URL through svc proxy, when the proxy runs.
 	ProxyURL string `json:"proxy_url,omitempty" jsonschema:"its stable URL through svc proxy (NAME.localhost, NAME.WORKTREE.localhost, or NAME.PROJECT.localhost when another project has a NAME), when the proxy runs"`
 	Worktree string `json:"worktree,omitempty" jsonschema:"the slug of the git worktree it runs in"`
@@ -127,7 +127,12 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 		return nil, StartOut{}, err
 	}
 	readyTimeout := time.Duration(in.ReadyTimeoutSeconds * float64(time.Second))
-	if readyTimeout <= 0 {
+	switch {
+	case readyTimeout > 0:
+	case in.Pty && in.Port == "":
+		// A REPL or a debugger, to type into: nothing to wait for.
+		readyTimeout = ptySettle
+	default:
 		readyTimeout = 30 * time.Second
 	}
 	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
@@ -232,7 +237,7 @@ type OutputOut struct {
 	Ended      bool   `json:"ended" jsonschema:"the service has ended: no more rows will come"`
 	Status     string `json:"status"`
 	// StartCursor: see StartOut.
-	StartCursor int64 `json:"start_cursor,omitempty" jsonschema:"rows up to this one are from an earlier start of the service's name"`
+	StartCursor int64 `json:"start_cursor" jsonschema:"rows up to this one are from an earlier start of the service's name"`
 	// Unfinished is output after the last row whose newline has not come.
 	Unfinished string `json:"unfinished,omitempty" jsonschema:"what it printed after its last row with no newline yet (a prompt such as >>> , a progress line): not a row; once its line ends it comes whole as the next row"`
 }
@@ -313,6 +318,10 @@ func clip(b []byte, size int64) string {
 	}
 	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
 }
+
+// ptySettle is how long start waits for a service with a terminal and no
+// port (a REPL) before it answers: it is there to be typed into.
+const ptySettle = 2 * time.Second
 
 // notNegative refuses a negative number for an argument whose 0 (or
 // absence) means its default: -1 is a mistake, not a wish for the default.
