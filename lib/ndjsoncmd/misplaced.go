@@ -96,7 +96,11 @@ type misplaced struct {
 }
 
 func (e *misplaced) Error() string {
-	return e.file + " is a file: files go after --, as in: " + Name + " " + cmdline.ShellLine(e.line)
+	what := " is a file"
+	if _, err := os.Stat(e.file); err != nil {
+		what = " looks like a file's name (no such file is there)" // by its ending
+	}
+	return e.file + what + ": files go after --, as in: " + Name + " " + cmdline.ShellLine(e.line)
 }
 
 // misplacedError is files, at those indexes of own (the command line
