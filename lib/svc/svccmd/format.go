@@ -61,11 +61,15 @@ type listJSON struct {
 	// waits out its backoff (pid absent then), and how the last ended.
 	RestartAt *time.Time  `json:"restartAt,omitempty"`
 	LastRun   *svc.Launch `json:"lastRun,omitempty"`
+	// Tail: status's, of a service that ended by itself and not well.
+	Tail []string `json:"tail,omitempty"`
 }
 
 // ListJSON is the --json shape of a listing; proxy is svc proxy's
 // (its Port 0: it does not run).
-func ListJSON(l *svc.Listing, proxy svc.Proxied) any {
+func ListJSON(l *svc.Listing, proxy svc.Proxied) any { return listJSONOf(l, proxy) }
+
+func listJSONOf(l *svc.Listing, proxy svc.Proxied) listJSON {
 	return listJSON{ProxyURL: proxyURL(proxy, l), Worktree: l.Spec.Worktree, Name: l.Name, Status: l.Status, Supervised: l.Supervised, PID: l.PID, Endpoint: l.Endpoint,
 		StartedAt: l.StartedAt, RunStartedAt: runStarted(l), ReadyAt: l.ReadyAt, EndedAt: l.EndedAt, Ended: l.Ended, Error: l.Error,
 		PortPreoccupied: l.PortPreoccupied, PortHolder: l.PortHolder, LogNote: l.LogNote, Command: l.Spec.Command,

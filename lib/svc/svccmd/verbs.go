@@ -342,11 +342,37 @@ func (v *Verbs) Status(name string) error {
 	if err != nil {
 		return cli.Usagef("%v", say(err))
 	}
-	v.listing(l)
+	var tail []string
+	if crashed(l) {
+		tail = svc.EndTail(d, &l.State)
+	}
+	if v.JSON {
+		j := listJSONOf(l, svc.LookProxied(v.Home))
+		j.Tail = tail
+		cli.PrintJSON(v.Out, j)
+	} else {
+		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.LookProxied(v.Home)))
+		for _, line := range tail {
+			fmt.Fprintf(v.Out, "  | %s\n", line)
+		}
+	}
 	if l.Status.Live() {
 		return nil
 	}
 	return cli.Quiet(3)
+}
+
+// crashed reports whether a service ended by itself and not well (an exit
+// code other than 0, a signal, or it could not start): status then shows
+// the tail of its log, as start did.
+func crashed(l *svc.Listing) bool {
+	switch l.Status {
+	case svc.Failed:
+		return true
+	case svc.Exited:
+		return l.Signal != "" || l.ExitCode != nil && *l.ExitCode != 0
+	}
+	return false
 }
 
 func (v *Verbs) listing(l *svc.Listing) {
