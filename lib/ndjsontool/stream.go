@@ -26,6 +26,7 @@
 package ndjsontool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -77,11 +78,14 @@ func (st *Stream) at(line int64) string {
 type skips struct {
 	malformed      int64
 	firstMalformed int64 // line number
-	long           int64
-	firstLong      int64
-	firstLongSize  int64
-	badTime        int64 // lines whose time (Stream.Time) could not be read
-	firstBadTime   int64
+	// pretty: the first line is malformed and opens a document ({ or [
+	// alone): the input is likely one JSON value over many lines.
+	pretty        bool
+	long          int64
+	firstLong     int64
+	firstLongSize int64
+	badTime       int64 // lines whose time (Stream.Time) could not be read
+	firstBadTime  int64
 }
 
 func (s *skips) addLong(line, size int64) {
@@ -120,7 +124,21 @@ func (s *skips) report(st *Stream) error {
 	for _, m := range msgs {
 		st.Voice.Notef("%s", m)
 	}
+	if s.pretty {
+		st.Voice.Notef("%s", prettyHint)
+	}
 	return nil
+}
+
+// prettyHint is said when the input's first line opens a JSON document
+// alone: pretty-printed JSON, one value over many lines, not NDJSON.
+const prettyHint = "the input looks like one JSON document over many lines (pretty-printed), not a value a line: jq -c . puts it on one line, jq -c '.[]' an array's elements one a line"
+
+// opensDocument reports whether a line is only the opening of an object
+// or an array: pretty-printed JSON's first line.
+func opensDocument(l []byte) bool {
+	t := bytes.TrimSpace(l)
+	return len(t) == 1 && (t[0] == '{' || t[0] == '[')
 }
 
 // capText names a line cap as the command line's sizes are written, in
@@ -255,6 +273,7 @@ type chunkResult[A any] struct {
 	valid     int64
 	malformed int64
 	firstBad  int64 // index within the chunk, from 1
+	opensDoc  bool  // the first bad line opens a document ({ or [ alone)
 	skipped   *ndjson.Skipped
 	badTime   int64 // valid lines whose time could not be read
 	firstTime int64 // the first's index within the chunk, from 1
@@ -337,7 +356,7 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 			}
 			if p != ndjson.Valid {
 				if r.malformed == 0 {
-					r.firstBad = r.lines
+					r.firstBad, r.opensDoc = r.lines, opensDocument(l)
 				}
 				r.malformed++
 				continue
@@ -374,6 +393,7 @@ func eachChunk[A any](ctx context.Context, st *Stream, find finding, start func(
 		if r.malformed > 0 {
 			if sk.malformed == 0 {
 				sk.firstMalformed = at + r.firstBad
+				sk.pretty = r.opensDoc && sk.firstMalformed == 1
 			}
 			sk.malformed += r.malformed
 		}
