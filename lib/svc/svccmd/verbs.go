@@ -429,6 +429,10 @@ func (v *Verbs) rotatedAway(name string, first, last int64) {
 func (v *Verbs) Stop(names []string, all bool, grace time.Duration) error {
 	if all {
 		names = append(names, svc.LiveNames(v.Home)...)
+		if len(names) == 0 && !v.JSON {
+			fmt.Fprintln(v.Out, "no services running: nothing to stop")
+			return nil
+		}
 	} else if len(names) == 0 {
 		return cli.Usagef("name a service to stop, or --all")
 	}
