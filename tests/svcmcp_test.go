@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +190,7 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 	s.mustFail("start", map[string]any{"command": ""}, `command is empty`)
 	s.mustFail("start", map[string]any{"command": "no-such-command-here"}, `exited with code 127`)
 	s.mustFail("start", map[string]any{"command": "true", "port": "lots"}, `port is auto or a port number`)
+	s.mustFail("start", map[string]any{"command": "true", "port": 1.5}, `^port is auto or a port number, not 1.5$`)
 
 	// output: rows by cursor, the next cursor, nothing new, a cursor from
 	// the future refused.
@@ -290,6 +292,13 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 		t.Errorf("output from cursor 0: %v", all)
 	}
 	s.must("stop", map[string]any{"name": "web"})
+	// A port given as a JSON number is taken as its string is.
+	free := freePort(t)
+	num := s.must("start", map[string]any{"name": "num", "command": "exec python3 -m http.server {port} --bind 127.0.0.1", "port": free})
+	if num["status"] != "ready" || num["port"] != float64(free) {
+		t.Errorf("start with a numeric port %d: %v", free, num)
+	}
+	s.must("stop", map[string]any{"name": "num"})
 }
 
 // start of a watcher answers as soon as svc knows it does not listen, not
@@ -307,4 +316,14 @@ func TestSvcMCPWatcher(t *testing.T) {
 		!strings.Contains(st["summary"].(string), "does not listen") {
 		t.Errorf("start of tail -f: %v", st)
 	}
+}
+
+// freePort is a TCP port nothing listens on at the moment.
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -78,7 +80,7 @@ type StartIn struct {
 	Command             string            `json:"command" jsonschema:"the shell command that runs the service, e.g. npm run dev"`
 	Name                string            `json:"name,omitempty" jsonschema:"a name for it (default: from the command)"`
 	Cwd                 string            `json:"cwd,omitempty" jsonschema:"the directory to run it in"`
-	Port                string            `json:"port,omitempty" jsonschema:"auto, or a port number: given to the command in $PORT and in place of {port}"`
+	Port                any               `json:"port,omitempty" jsonschema:"auto, or a port number (a number or a string): given to the command in $PORT and in place of {port}"`
 	Env                 map[string]string `json:"env,omitempty" jsonschema:"more environment variables"`
 	ReadyTimeoutSeconds float64           `json:"ready_timeout_seconds,omitempty" jsonschema:"how long to wait for a server to be ready (default 30; 2 with pty and no port); a watcher is answered as soon as it is known not to listen"`
 	StopSignal          string            `json:"stop_signal,omitempty" jsonschema:"the signal a stop sends first, e.g. INT or QUIT (default TERM; INT for go run)"`
@@ -126,16 +128,20 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) 
 	if err := notNegative("ready_timeout_seconds", in.ReadyTimeoutSeconds); err != nil {
 		return nil, StartOut{}, err
 	}
+	port, err := portArg(in.Port)
+	if err != nil {
+		return nil, StartOut{}, err
+	}
 	readyTimeout := time.Duration(in.ReadyTimeoutSeconds * float64(time.Second))
 	switch {
 	case readyTimeout > 0:
-	case in.Pty && in.Port == "":
+	case in.Pty && port == "":
 		// A REPL or a debugger, to type into: nothing to wait for.
 		readyTimeout = ptySettle
 	default:
 		readyTimeout = 30 * time.Second
 	}
-	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: in.Port,
+	res, err := svc.Start(ctx, svc.StartOptions{Home: s.Home, Scope: s.Scope, Name: in.Name, Port: port,
 		Settle: readyTimeout + 2*time.Second,
 		Spec: svc.Spec{Command: []string{in.Command}, Cwd: cwd, Env: env, ReadyTimeout: readyTimeout, UntilExit: s.UntilExit,
 			StopSignal: in.StopSignal, PTY: ptySize(in.Pty)}})
@@ -317,6 +323,23 @@ func clip(b []byte, size int64) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
+}
+
+// portArg is start's port as svc.Start takes it: "auto", a port number
+// given as a string or as a JSON number, or "" for none. What it is, is
+// svc.Start's to check (a *svc.PortError names it).
+func portArg(v any) (string, error) {
+	switch p := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return p, nil
+	case float64:
+		if p == math.Trunc(p) && math.Abs(p) < 1<<31 {
+			return strconv.Itoa(int(p)), nil
+		}
+	}
+	return "", fmt.Errorf("port is auto or a port number, not %v", v)
 }
 
 // ptySettle is how long start waits for a service with a terminal and no
