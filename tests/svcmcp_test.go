@@ -292,6 +292,14 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 		t.Errorf("output from cursor 0: %v", all)
 	}
 	s.must("stop", map[string]any{"name": "web"})
+	// Output is plain text: a colour's escapes and a terminal's carriage
+	// return are left out of the rows (the log keeps them).
+	s.must("start", map[string]any{"name": "colour", "command": `printf '\033[1;32mgreen\033[0m\r\n\033]0;title\007done\n'; exec sleep 600`, "ready_timeout_seconds": 0.3})
+	page = s.must("output", map[string]any{"name": "colour"})
+	if rows := page["rows"].([]any); len(rows) != 2 || rows[0].(map[string]any)["line"] != "green" || rows[1].(map[string]any)["line"] != "done" {
+		t.Errorf("output of colours: %v", page)
+	}
+	s.must("stop", map[string]any{"name": "colour"})
 	// A port given as a JSON number is taken as its string is.
 	free := freePort(t)
 	num := s.must("start", map[string]any{"name": "num", "command": "exec python3 -m http.server {port} --bind 127.0.0.1", "port": free})

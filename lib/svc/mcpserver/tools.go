@@ -14,6 +14,7 @@ import (
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/svc"
 	"github.com/agentry/agentry/lib/svc/logfile"
+	"github.com/agentry/agentry/lib/svc/ready"
 	"github.com/agentry/agentry/lib/svc/svctext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -236,7 +237,7 @@ type Row struct {
 
 // OutputOut is a page of a service's output.
 type OutputOut struct {
-	Rows       []Row  `json:"rows"`
+	Rows       []Row  `json:"rows" jsonschema:"the rows, as plain text: terminal escape sequences (colours, cursor moves) are left out here, not in the log"`
 	NextCursor int64  `json:"next_cursor" jsonschema:"pass this as cursor to read what comes after"`
 	More       bool   `json:"more" jsonschema:"rows after next_cursor are already there"`
 	Skipped    int64  `json:"skipped,omitempty" jsonschema:"rows after cursor that log rotation removed before they were read"`
@@ -303,7 +304,7 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	}
 	if !out.More {
 		if text, cut, err := logfile.Unfinished(d.Path(), maxLine); err == nil && len(text) > 0 {
-			out.Unfinished = strings.ToValidUTF8(string(text), "\uFFFD")
+			out.Unfinished = plain(text)
 			if cut {
 				out.Unfinished = "… " + out.Unfinished
 			}
@@ -312,17 +313,24 @@ func (s *Server) output(_ context.Context, _ *mcp.CallToolRequest, in OutputIn) 
 	return nil, out, nil
 }
 
-// clip is a row as a tool shows it: valid UTF-8, at most maxLine bytes
-// of its size (of which b is the first bytes, or all).
+// clip is a row as a tool shows it: plain text (plain), at most maxLine
+// bytes of its size (of which b is the first bytes, or all).
 func clip(b []byte, size int64) string {
 	if size <= maxLine {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
+		return plain(b)
 	}
 	cut := min(maxLine, len(b))
 	for cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]) {
 		cut--
 	}
-	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
+	return plain(b[:cut]) + fmt.Sprintf(" … [%d more bytes]", size-int64(cut))
+}
+
+// plain is output as a model reads it: valid UTF-8, without terminal
+// escape sequences (colours, a REPL's cursor moves under a pty) or a
+// terminal's carriage return at the end of a line. The log keeps them.
+func plain(b []byte) string {
+	return strings.TrimSuffix(ready.StripANSI(strings.ToValidUTF8(string(b), "\uFFFD")), "\r")
 }
 
 // portArg is start's port as svc.Start takes it: "auto", a port number
