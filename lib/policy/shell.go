@@ -581,6 +581,10 @@ func (r *reader) assign(name string, value word, depth int) {
 	switch {
 	case name == "BASH_ENV" || name == "ENV":
 		r.unreadable(name+"="+value.shown, "a file a shell runs, which agentry does not read")
+	case name == "PATH":
+		r.unreadable(name+"="+value.shown, "a PATH of the line's own, which changes what program a name runs")
+	case loadsCode(name):
+		r.unreadable(name+"="+value.shown, "code the program loads, which agentry does not read")
 	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
 		v := strings.ToLower(value.v)
 		if hasHole(v) || strings.Contains(v, "alias.") || isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
@@ -593,6 +597,19 @@ func (r *reader) assign(name string, value word, depth int) {
 		}
 		r.line(value.v, depth+1)
 	}
+}
+
+// loadsCode tells the variables that make a program load code besides
+// its own: a library the dynamic linker preloads, modules or options an
+// interpreter takes from the environment.
+func loadsCode(name string) bool {
+	switch name {
+	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
+		"NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GIT_EXEC_PATH":
+		return true
+	}
+	return false
 }
 
 // isCommandVar tells the variables whose value programs run as a command.

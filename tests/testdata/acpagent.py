@@ -6,6 +6,8 @@ stdio). Each line of a prompt is a command:
   COST USD         report usage_update with this cost (the session's total)
   WRITE PATH       ask to edit PATH; if allowed, write it through fs/write_text_file
   RUN CMD          ask to execute CMD; if allowed, run it in a terminal of the client's
+  RUNENV K=V CMD   the same, the terminal given the variable K=V
+  RUNOTHER A ;; B  ask to execute A; if allowed, run B instead
   SNEAK PATH       write PATH itself and report the edit, never asking
   HANG DIR         start a grandchild `sleep 6917`, write DIR/agent.pid and
                    DIR/sleep.pid, stream, and wait for session/cancel
@@ -36,7 +38,9 @@ prompt. With FAKEACP_SENT set (a file), every session/update's update sent is
 appended to it, one JSON line each.
 
 With FAKEACP_META set, the tool call of every permission it asks has a
-_meta of its own.
+_meta of its own. With FAKEACP_RAWINPUT set, a command's permission
+request carries it as rawInput.command, as Claude's and Codex's adapters'
+do.
 
 FAKEACP_MCPCAPS lists the MCP transports it says it takes besides stdio
 (say "http,sse"; none by default).
@@ -113,6 +117,8 @@ def say(sid, text):
 
 def ask(sid, tcid, title, kind, path=None):
     tc = {"toolCallId": tcid, "title": title, "kind": kind, "status": "pending"}
+    if kind == "execute" and os.environ.get("FAKEACP_RAWINPUT"):
+        tc["rawInput"] = {"command": title}
     if path:
         tc["locations"] = [{"path": path}]
     if os.environ.get("FAKEACP_META"):
@@ -176,9 +182,16 @@ def prompt(msg):
                 done(sid, tcid, "failed" if "error" in r else "completed", "wrote it" if "error" not in r else r["error"]["message"])
             else:
                 done(sid, tcid, "failed", "rejected")
-        elif word == "RUN":
-            if ask(sid, tcid, arg, "execute"):
-                r = call("terminal/create", {"sessionId": sid, "command": "sh", "args": ["-c", arg]})
+        elif word in ("RUN", "RUNENV", "RUNOTHER"):
+            env, asked, run = [], arg, arg
+            if word == "RUNENV":
+                kv, asked = arg.split(" ", 1)
+                k, v = kv.split("=", 1)
+                env, run = [{"name": k, "value": v}], asked
+            elif word == "RUNOTHER":
+                asked, run = [x.strip() for x in arg.split(";;", 1)]
+            if ask(sid, tcid, asked, "execute"):
+                r = call("terminal/create", {"sessionId": sid, "command": "sh", "args": ["-c", run], "env": env})
                 if "error" in r:
                     done(sid, tcid, "failed", r["error"]["message"])
                 else:

@@ -413,7 +413,7 @@ func (ag *agent) writeFile(params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, refused("agentry refuses to write %s: %v", p.Path, err)
 	}
-	if ok, why := ag.check(policy.Call{Tool: "fs/write_text_file", Writes: []string{path}}); !ok {
+	if ok, why := ag.checkAt(pol, policy.Call{Tool: "fs/write_text_file", Writes: []string{path}}); !ok {
 		return nil, refused("agentry refuses to write %s: %s", p.Path, why)
 	}
 	mode := os.FileMode(0o644)
@@ -447,7 +447,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 		}
 		dir = d
 	}
-	if ok, why := ag.check(terminalCall(p, dir)); !ok {
+	if ok, why := ag.checkAt(pol, terminalCall(p, dir)); !ok {
 		return nil, refused("agentry refuses to run `%s`: %s", cmdline.ShellLine(append([]string{p.Command}, p.Args...)), why)
 	}
 	id, err := ag.terms.create(p, dir, ag.environ, ag.starts)
@@ -539,6 +539,31 @@ func (ag *agent) permission(params json.RawMessage) (any, error) {
 		}
 	}
 	return cancelled, nil
+}
+
+// checkAt is check for a request the turn's level may not allow by
+// itself: at level 1 a command or a write runs only when a permission
+// request allowed this turn named it (cleared), or, asked of the host as
+// beyond the level, it is allowed now. One allowed call is no leave for
+// others: what an agent runs after an allowed `ls` is asked again.
+func (ag *agent) checkAt(pol Policy, c policy.Call) (bool, string) {
+	ts := ag.current()
+	if pol.Level >= 2 || ts == nil || ts.isCleared(c, ag.root) {
+		return ag.check(c)
+	}
+	if ts.t.Ask == nil {
+		return false, fmt.Sprintf("level %d runs or writes only what a permission request allowed named, and no request named it", pol.Level)
+	}
+	a := ts.t.Ask(host.Ask{Tool: c.Tool, Input: callInput(c), Description: c.Tool, ToolCallID: ts.active(),
+		Choices: []string{protocol.DecisionAllow, protocol.DecisionDeny}, Call: c})
+	if !a.Allowed() {
+		if a.Message != "" {
+			return false, a.Message
+		}
+		return false, fmt.Sprintf("level %d, and it was not allowed", pol.Level)
+	}
+	ts.clear(c, ag.root)
+	return true, ""
 }
 
 // check puts a request agentry serves itself (a file read or written, a

@@ -121,12 +121,28 @@ func pathsOf(in map[string]json.RawMessage) []string {
 }
 
 // terminalCall is a terminal/create in a policy's terms: a command line
-// when it is one (no args, shell syntax in it), else its argv.
+// when it is one (no args, shell syntax in it), else its argv. Variables
+// the agent sets for it are read as a line's are (env NAME=VALUE …): a
+// file a shell sources (BASH_ENV), a library loaded into the program
+// (LD_PRELOAD), an editor git runs, a PATH that changes what a name runs.
 func terminalCall(p createTerminal, dir string) policy.Call {
 	c := policy.Call{Tool: "terminal/create", Dir: dir}
-	if len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?") {
+	shell := len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?")
+	switch {
+	case len(p.Env) > 0:
+		argv := []string{"env"}
+		for _, e := range p.Env {
+			argv = append(argv, e.Name+"="+e.Value)
+		}
+		if shell {
+			argv = append(argv, "/bin/sh", "-c", p.Command)
+		} else {
+			argv = append(append(argv, p.Command), p.Args...)
+		}
+		c.Argv = argv
+	case shell:
 		c.Command = p.Command
-	} else {
+	default:
 		c.Argv = append([]string{p.Command}, p.Args...)
 	}
 	return c
@@ -144,10 +160,23 @@ func clearedKeys(c policy.Call, root string) []string {
 	if c.Command != "" {
 		keys = append(keys, "c\x00"+c.Command)
 	}
-	if len(c.Argv) > 0 {
+	switch {
+	case len(c.Argv) == 3 && isShell(c.Argv[0]) && c.Argv[1] == "-c":
+		// sh -c LINE runs what a call naming LINE asked for.
+		keys = append(keys, "c\x00"+c.Argv[2])
+	case len(c.Argv) > 0:
 		keys = append(keys, "a\x00"+strings.Join(c.Argv, "\x00"))
 	}
 	return keys
+}
+
+// isShell tells the shells whose -c runs a command line as sh's does.
+func isShell(prog string) bool {
+	switch filepath.Base(prog) {
+	case "sh", "bash", "dash", "zsh":
+		return true
+	}
+	return false
 }
 
 // absIn is p from dir (itself from root), or root.
