@@ -582,11 +582,60 @@ func (c *runCmd) continueLine(res *agentrun.Result) string {
 		}
 		words = append(words, "-C", dir)
 	}
-	words = append(words, "--resume", res.SessionID, "--answers", "FILE")
+	words = append(append(words, c.keptFlags()...), "--resume", res.SessionID, "--answers", "FILE")
 	if c.Agent == agentrun.ACP {
 		words = append(append(words, "--"), c.Prompt...)
 	}
 	return cmdline.ShellLine(words)
+}
+
+// keptFlags are the flags of this run that a run continuing it must have
+// too, as given: what it may do (--policy, the caps, the environment, the
+// MCP server), and how it runs (model, effort, instructions, schema). A
+// continue line that dropped --policy would run on without it.
+func (c *runCmd) keptFlags() []string {
+	var out []string
+	str := func(flag, v string) {
+		if v != "" {
+			out = append(out, flag, v)
+		}
+	}
+	path := func(flag, v string) {
+		if v != "" && v != "-" {
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+		}
+		str(flag, v)
+	}
+	num := func(flag string, v float64) {
+		if v > 0 {
+			out = append(out, flag, strconv.FormatFloat(v, 'f', -1, 64))
+		}
+	}
+	path("--policy", c.Policy)
+	num("--max-turns", float64(c.MaxTurns))
+	num("--max-tool-calls", float64(c.MaxToolCalls))
+	num("--max-budget-usd", c.MaxBudgetUSD)
+	str("--price", c.Price)
+	if c.CleanEnv {
+		out = append(out, "--clean-env")
+	}
+	str("--env-allow", c.EnvAllow)
+	str("--redact", c.Redact)
+	str("--tools-url", c.ToolsURL)
+	path("--codex-config", c.CodexConfig)
+	str("--model", c.Model)
+	str("--effort", c.Effort)
+	path("--append-system-prompt", c.AppendSystemPrompt)
+	path("--schema", c.Schema)
+	if c.Services {
+		out = append(out, "--services")
+	}
+	if c.KeepServices {
+		out = append(out, "--keep-services")
+	}
+	return out
 }
 
 // quoteList is the words quoted, comma-separated.
