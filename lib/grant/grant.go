@@ -361,7 +361,15 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 	for _, name := range g.MCPServers {
 		allowed = append(allowed, "mcp__"+name+"__*")
 	}
-	allowed = append(allowed, g.BuiltinTools...)
+	for _, t := range g.BuiltinTools {
+		if o.Level >= 2 && !o.Ask && !o.NoTools && (t == "Edit" || t == "Write") {
+			// Not pre-approved: acceptEdits accepts an edit in the working
+			// copy, and one outside it, which nobody is there to approve,
+			// is refused. Pre-approved, they wrote anywhere.
+			continue
+		}
+		allowed = append(allowed, t)
+	}
 	if len(allowed) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(allowed, ","))
 	}

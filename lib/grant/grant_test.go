@@ -26,7 +26,7 @@ func TestClaudeGrants(t *testing.T) {
 	}
 	g2, _ := For(Options{Level: 2, Harness: "claude", Model: "claude-sonnet-5", SessionID: "11111111-2222-4333-8444-555555555555"})
 	joined := strings.Join(g2.Argv, " ")
-	for _, want := range []string{`--mcp-config {"mcpServers":{}}`, "--tools Read,Glob,Grep,Edit,Write,Bash", "--allowedTools Read,Glob,Grep,Edit,Write,Bash",
+	for _, want := range []string{`--mcp-config {"mcpServers":{}}`, "--tools Read,Glob,Grep,Edit,Write,Bash", "--allowedTools Read,Glob,Grep,Bash ",
 		"--permission-mode acceptEdits", "--model claude-sonnet-5", "--session-id 11111111-2222-4333-8444-555555555555"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("level 2 argv lacks %q: %s", want, joined)
@@ -191,7 +191,7 @@ func TestClaudeQuestionsAndAskAll(t *testing.T) {
 	}
 	joined := strings.Join(q.Argv, " ")
 	for _, want := range []string{"--tools Read,Glob,Grep,Edit,Write,Bash,AskUserQuestion", "--permission-prompt-tool stdio",
-		"--allowedTools Read,Glob,Grep,Edit,Write,Bash ", "--permission-mode acceptEdits"} {
+		"--allowedTools Read,Glob,Grep,Bash ", "--permission-mode acceptEdits"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("questions argv lacks %q: %s", want, joined)
 		}

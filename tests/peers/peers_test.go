@@ -141,6 +141,39 @@ func TestClaudeLevel2(t *testing.T) {
 	if b, err := os.ReadFile(target); r.code != 0 || err != nil || string(b) != "WRITTEN\n" {
 		t.Errorf("Write at level 2: exit %d, file %q %v\nstdout %s\nstderr %s", r.code, b, err, r.stdout, r.stderr)
 	}
+	sub := filepath.Join(work, "sub", "deeper.txt")
+	os.Mkdir(filepath.Join(work, "sub"), 0o755)
+	r = runagent(t, env, work, "-l", "2", `CALL Edit {"file_path":"`+target+`","old_string":"WRITTEN","new_string":"EDITED"}`)
+	if b, _ := os.ReadFile(target); r.code != 0 || string(b) != "EDITED\n" {
+		t.Errorf("Edit at level 2: exit %d, file %q\nstdout %s\nstderr %s", r.code, b, r.stdout, r.stderr)
+	}
+	r = runagent(t, env, work, "-l", "2", `CALL Write {"file_path":"`+sub+`","content":"DEEP\n"}`)
+	if b, err := os.ReadFile(sub); r.code != 0 || err != nil || string(b) != "DEEP\n" {
+		t.Errorf("Write in a subdirectory at level 2: exit %d, file %q %v\nstdout %s\nstderr %s", r.code, b, err, r.stdout, r.stderr)
+	}
+	// Outside the working copy the level writes nothing: the model is told.
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	r = runagent(t, env, work, "-l", "2", `CALL Write {"file_path":"`+outside+`","content":"ESCAPED\n"}`)
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("Write outside the working copy at level 2 wrote %s\nstdout %s\nstderr %s", outside, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "TOOL_RESULT(True)") {
+		t.Errorf("Write outside the working copy: the model is not told it failed: %s", r.stdout)
+	}
+	// Through agentry's host (a policy that says nothing of the path),
+	// agentry itself refuses it: the level, not only the CLI's mode.
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte("[commands]\ndeny = [\"git push*\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runagent(t, env, work, "-l", "2", "--policy", pol, `CALL Write {"file_path":"`+outside+`","content":"ESCAPED\n"}`)
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("Write outside the working copy at level 2 under a policy wrote %s\nstdout %s\nstderr %s", outside, r.stdout, r.stderr)
+	}
+	r = runagent(t, env, work, "-l", "2", "--policy", pol, `CALL Write {"file_path":"`+filepath.Join(work, "hosted.txt")+`","content":"IN\n"}`)
+	if b, err := os.ReadFile(filepath.Join(work, "hosted.txt")); err != nil || string(b) != "IN\n" {
+		t.Errorf("Write in the working copy under a policy: %q %v\nstdout %s\nstderr %s", b, err, r.stdout, r.stderr)
+	}
 }
 
 // A resumed session continues the same conversation.

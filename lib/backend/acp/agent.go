@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentry/agentry/lib/atomicfile"
 	"github.com/agentry/agentry/lib/cmdline"
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
@@ -366,7 +367,7 @@ func (ag *agent) readFile(params json.RawMessage) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	path, err := Confine(ag.root, p.Path)
+	path, err := confine.Within(ag.root, p.Path)
 	if err != nil {
 		return nil, refused("agentry refuses to read %s: %v", p.Path, err)
 	}
@@ -409,7 +410,7 @@ func (ag *agent) writeFile(params json.RawMessage) (any, error) {
 	if pol.Level < 2 && (ts == nil || !ts.editAllowed()) {
 		return nil, refused("agentry refuses to write %s: level %d writes nothing", p.Path, pol.Level)
 	}
-	path, err := Confine(ag.root, p.Path)
+	path, err := confine.Within(ag.root, p.Path)
 	if err != nil {
 		return nil, refused("agentry refuses to write %s: %v", p.Path, err)
 	}
@@ -441,7 +442,7 @@ func (ag *agent) createTerminal(params json.RawMessage) (any, error) {
 	}
 	dir := ag.root
 	if p.Cwd != "" {
-		d, err := Confine(ag.root, p.Cwd)
+		d, err := confine.Within(ag.root, p.Cwd)
 		if err != nil {
 			return nil, refused("agentry refuses to run a command in %s: %v", p.Cwd, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentry/agentry/lib/confine"
 )
 
 func TestPolicy(t *testing.T) {
@@ -64,11 +66,11 @@ func TestConfine(t *testing.T) {
 		filepath.Join(root, "nope", "new.txt"): true,
 		"/etc/passwd":                          false,
 	} {
-		got, err := Confine(root, path)
+		got, err := confine.Within(root, path)
 		if (err == nil) != ok {
 			t.Errorf("%s: %q %v", path, got, err)
 		}
-		if !ok && err != nil && !errors.Is(err, ErrOutside) && filepath.Base(path) != "loop" {
+		if !ok && err != nil && !errors.Is(err, confine.ErrOutside) && filepath.Base(path) != "loop" {
 			t.Errorf("%s: %v, not ErrOutside", path, err)
 		}
 	}

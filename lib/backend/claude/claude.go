@@ -31,9 +31,11 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/agentstream"
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/ndjson"
+	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/proc"
 	"github.com/agentry/agentry/lib/protocol"
 	"github.com/tidwall/gjson"
@@ -300,6 +302,10 @@ type cli struct {
 	// Ask.Granted; so is one the daemon allowed for the session.
 	allowed allowed
 	session sessionGrants
+	// roots are where its level lets it write: its working copy and the
+	// directories added to it (--add-dir), their symlinks resolved. A
+	// write elsewhere is beyond the level (never Ask.Granted).
+	roots []string
 	// cost is the total_cost_usd it last reported: its running total,
 	// which a turn's own cost is reckoned from when its result says
 	// nothing more exact (turnCost).
@@ -307,6 +313,55 @@ type cli struct {
 }
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
+
+// within reports whether every file call writes lies in one of the CLI's
+// roots (a relative one from the call's directory, else the first root).
+func (c *cli) within(call policy.Call) bool {
+	if len(c.roots) == 0 {
+		return true
+	}
+	for _, w := range call.Writes {
+		if !filepath.IsAbs(w) {
+			base := call.Dir
+			if base == "" {
+				base = c.roots[0]
+			}
+			w = filepath.Join(base, w)
+		}
+		inside := false
+		for _, r := range c.roots {
+			if _, err := confine.Within(r, w); err == nil {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			return false
+		}
+	}
+	return true
+}
+
+// resolvedRoots are dirs with their symlinks resolved (as given when that
+// fails), the empty ones left out.
+func resolvedRoots(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			if wd, err := os.Getwd(); err == nil {
+				d = wd
+			}
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		out = append(out, d)
+	}
+	return out
+}
 
 // warmID is the request id of the control request a CLI started ahead of
 // its first turn is sent to prepare for it.
@@ -420,7 +475,7 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr,
-		allowed: allowedOf(g)}
+		allowed: allowedOf(g), roots: resolvedRoots(append([]string{cmd.Dir}, c.dirs...))}
 	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
 	c.questions, c.prompts = l.questions, asks || l.questions || l.askAll
 	// The CLI's answer says what slash commands it offers (see
@@ -704,6 +759,12 @@ func (x *translator) canUse(reqID string, req gjson.Result) {
 	if dir, ok := x.dirs[q.ToolCallID]; ok {
 		q.Call.Dir = dir
 		delete(x.dirs, q.ToolCallID)
+	}
+	if q.Granted && !x.p.within(q.Call) {
+		// The level writes in the working copy only: a write elsewhere is
+		// the daemon's to allow, and nobody's when none asks.
+		q.Granted = false
+		q.Description = strings.TrimSpace(q.Description + " (outside the working copy)")
 	}
 	go func() {
 		a := ask(q)
