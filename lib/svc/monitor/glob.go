@@ -45,6 +45,27 @@ func (f *files) norm(p string) string {
 // Python's bytecode, which a service writes itself as it imports.
 var neverDirs = []string{".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", "__pycache__"}
 
+// generatedDirs are directories of what tools write as they run — the
+// packages npm installs, bundlers' and test runners' caches, build output
+// — which a watch of the whole directory would otherwise take for an
+// edit, and restart the service on its own writes (vite writes
+// node_modules/.vite as it starts). They are watched only when a --watch
+// pattern names them.
+var generatedDirs = []string{"node_modules", ".vite", ".next", ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache",
+	".cache", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv", "coverage", ".nyc_output"}
+
+// named reports whether an include pattern names dir itself: then what is
+// under it is watched though it is a generated directory.
+func (f *files) named(dir string) bool {
+	return slices.ContainsFunc(f.include, func(p string) bool { return slices.Contains(strings.Split(p, "/"), dir) })
+}
+
+// generated reports whether a path's directories hold a generated one no
+// pattern names.
+func (f *files) generated(dirs []string) bool {
+	return slices.ContainsFunc(dirs, func(s string) bool { return slices.Contains(generatedDirs, s) && !f.named(s) })
+}
+
 // editorFile reports an editor's swap, backup or temporary file: vim's
 // .a.py.swp and 4913, emacs's a.py~, #a.py# and .#a.py, JetBrains'
 // a.py___jb_tmp___.
@@ -66,7 +87,8 @@ func (f *files) wants(abs string) (string, bool) {
 	}
 	rel = filepath.ToSlash(rel)
 	segs := strings.Split(rel, "/")
-	if editorFile(segs[len(segs)-1]) || slices.ContainsFunc(segs[:len(segs)-1], func(s string) bool { return slices.Contains(neverDirs, s) }) {
+	if editorFile(segs[len(segs)-1]) || slices.ContainsFunc(segs[:len(segs)-1], func(s string) bool { return slices.Contains(neverDirs, s) }) ||
+		f.generated(segs[:len(segs)-1]) {
 		return rel, false
 	}
 	return rel, matchAny(f.include, segs) && !matchAny(f.exclude, segs)
@@ -75,7 +97,7 @@ func (f *files) wants(abs string) (string, bool) {
 // skipDir reports a directory not to watch at all: never watched, or
 // excluded.
 func (f *files) skipDir(abs string) bool {
-	if slices.Contains(neverDirs, filepath.Base(abs)) {
+	if base := filepath.Base(abs); slices.Contains(neverDirs, base) || f.generated([]string{base}) {
 		return true
 	}
 	rel, err := filepath.Rel(f.dir, abs)

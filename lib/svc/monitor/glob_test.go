@@ -33,6 +33,21 @@ func TestFilesWants(t *testing.T) {
 	if !f.skipDir(filepath.Join(dir, "src", "gen")) || !f.skipDir(filepath.Join(dir, ".git")) || f.skipDir(filepath.Join(dir, "src")) {
 		t.Errorf("skipDir wrong")
 	}
+	// What tools write as they run is not watched, unless a pattern names
+	// it: vite's cache under node_modules restarted vite in a loop.
+	all := newFiles(dir, []string{"."}, nil)
+	for _, rel := range []string{"node_modules/.vite/lock/x.json", "web/node_modules/pkg/index.js", ".next/cache/a", ".pytest_cache/v/x"} {
+		if _, ok := all.wants(filepath.Join(dir, rel)); ok {
+			t.Errorf(". watches %s", rel)
+		}
+	}
+	if !all.skipDir(filepath.Join(dir, "node_modules")) {
+		t.Errorf(". walks node_modules")
+	}
+	named := newFiles(dir, []string{"src", "node_modules/mylib"}, nil)
+	if _, ok := named.wants(filepath.Join(dir, "node_modules", "mylib", "index.js")); !ok || named.skipDir(filepath.Join(dir, "node_modules")) {
+		t.Errorf("a pattern naming node_modules/mylib does not watch it")
+	}
 }
 
 // A root that is gone is watched from the nearest directory that exists,
