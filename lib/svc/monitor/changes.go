@@ -35,7 +35,8 @@ func (m *monitor) watchChanges() {
 		f := newFiles(dir, m.spec.Watch, m.spec.WatchExclude)
 		changed := make(chan fileChange, 64)
 		go m.watchFiles(f, changed)
-		go debounce(changed, m.spec.Debounce, m.events.change)
+		exists := func(rel string) bool { _, err := os.Lstat(filepath.Join(dir, rel)); return err == nil }
+		go debounce(changed, m.spec.Debounce, exists, m.events.change)
 	}
 	if cascade {
 		go m.watchDeps(m.events.change)
@@ -51,15 +52,21 @@ type fileChange struct {
 // debounce sends one change for each burst: once no file has changed
 // for quiet, or at the latest 10 quiet periods (at least 2s) after its
 // first change, so that a file written without end still restarts. It
-// names the first file of the burst.
-func debounce(in <-chan fileChange, quiet time.Duration, out chan<- svc.Change) {
+// names the first file of the burst that is still there (exists) at its
+// end — an editor's or sed -i's temporary file, renamed onto the file it
+// saves, is gone by then — else its first.
+func debounce(in <-chan fileChange, quiet time.Duration, exists func(rel string) bool, out chan<- svc.Change) {
 	for first := range in {
 		seen := map[string]bool{first.rel: true}
+		order := []fileChange{first}
 		q, limit := time.NewTimer(quiet), time.NewTimer(max(10*quiet, 2*time.Second))
 	burst:
 		for {
 			select {
 			case c := <-in:
+				if !seen[c.rel] && len(order) < 64 {
+					order = append(order, c)
+				}
 				seen[c.rel] = true
 				q.Reset(quiet)
 			case <-q.C:
@@ -70,7 +77,14 @@ func debounce(in <-chan fileChange, quiet time.Duration, out chan<- svc.Change) 
 		}
 		q.Stop()
 		limit.Stop()
-		out <- svc.Change{File: first.rel, At: first.at, Files: len(seen)}
+		named := first
+		for _, c := range order {
+			if exists(c.rel) {
+				named = c
+				break
+			}
+		}
+		out <- svc.Change{File: named.rel, At: first.at, Files: len(seen)}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // the files.
 func TestDebounceBurst(t *testing.T) {
 	in, out := make(chan fileChange), make(chan svc.Change, 4)
-	go debounce(in, 50*time.Millisecond, out)
+	go debounce(in, 50*time.Millisecond, func(string) bool { return true }, out)
 	for i := range 20 {
 		name := "a.py"
 		if i%2 == 1 {
@@ -33,6 +33,28 @@ func TestDebounceBurst(t *testing.T) {
 	in <- fileChange{rel: "c.py", at: time.Now()}
 	if c := <-out; c.File != "c.py" {
 		t.Errorf("the next burst is %+v, want c.py: the first burst was sent twice", c)
+	}
+}
+
+// A burst whose first file is gone at its end (sed -i's temporary file,
+// renamed onto the file it edits) names the first that is still there.
+func TestDebounceNamesAFileThatIsThere(t *testing.T) {
+	in, out := make(chan fileChange), make(chan svc.Change, 4)
+	there := map[string]bool{"conf/app.conf": true}
+	go debounce(in, 30*time.Millisecond, func(rel string) bool { return there[rel] }, out)
+	in <- fileChange{rel: "conf/sedtZohXA", at: time.Now()}
+	in <- fileChange{rel: "conf/app.conf", at: time.Now()}
+	select {
+	case c := <-out:
+		if c.File != "conf/app.conf" || c.Files != 2 {
+			t.Errorf("change %+v, want conf/app.conf of 2 files", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change after the burst")
+	}
+	in <- fileChange{rel: "gone.py", at: time.Now()}
+	if c := <-out; c.File != "gone.py" {
+		t.Errorf("a burst of files all gone is %+v, want its first", c)
 	}
 }
 
