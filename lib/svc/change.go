@@ -41,6 +41,12 @@ func (w WatchSpec) check() error {
 	if w.Debounce < 0 {
 		return &FieldError{Field: "debounce", Value: w.Debounce.String(), Err: ErrNegative}
 	}
+	if len(w.Watch) == 0 && len(w.WatchExclude) > 0 {
+		return &FieldError{Field: "watchExclude", Value: w.WatchExclude[0], Err: ErrNoWatch}
+	}
+	if len(w.Watch) == 0 && w.Debounce > 0 {
+		return &FieldError{Field: "debounce", Value: w.Debounce.String(), Err: ErrNoWatch}
+	}
 	return nil
 }
 

@@ -24,8 +24,11 @@ var (
 	ErrNoEnvName  = errors.New("no variable name")          // an Env entry "=V" or "V"
 	ErrManyReady  = errors.New("more than one readiness")   // of ReadyURL, ReadyPort, ReadyRegex, ReadyCmd
 	ErrBadRestart = errors.New("not no, on-failure, always or unhealthy")
-	ErrManyHealth = errors.New("more than one health probe")        // of HealthURL, HealthPort, HealthCmd
-	ErrNoHealth   = errors.New("no health probe")                   // Restart "unhealthy" without one
+	ErrManyHealth = errors.New("more than one health probe")   // of HealthURL, HealthPort, HealthCmd
+	ErrNoHealth   = errors.New("no health probe")              // Restart "unhealthy" without one
+	ErrNoProbe    = errors.New("given without a health probe") // a probe's timing or count, no probe
+	ErrOverEvery  = errors.New("longer than the time between probes")
+	ErrNoWatch    = errors.New("given without a file to watch")     // WatchExclude or Debounce without Watch
 	ErrBadGlob    = errors.New("not a pattern")                     // WatchSpec.Watch, WatchSpec.WatchExclude
 	ErrBadSignal  = errors.New("not a signal that stops a process") // Spec.StopSignal
 	ErrNotMonitor = errors.New("not the service's monitor")         // *NotMonitorError

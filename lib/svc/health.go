@@ -72,6 +72,14 @@ func (h HealthSpec) check(restart string) error {
 		return bad("healthTimeout", h.HealthTimeout.String(), ErrNegative)
 	case restart == RestartUnhealthy && n == 0:
 		return bad("restart", restart, ErrNoHealth)
+	case n == 0 && h.HealthEvery != 0:
+		return bad("healthEvery", h.HealthEvery.String(), ErrNoProbe)
+	case n == 0 && h.HealthTimeout != 0:
+		return bad("healthTimeout", h.HealthTimeout.String(), ErrNoProbe)
+	case n == 0 && h.HealthFailures != 0:
+		return bad("healthFailures", strconv.Itoa(h.HealthFailures), ErrNoProbe)
+	case h.HealthTimeout > max(h.HealthEvery, 0) && (h.HealthEvery > 0 || h.HealthTimeout > DefaultHealthEvery):
+		return bad("healthTimeout", h.HealthTimeout.String(), ErrOverEvery)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -44,6 +45,19 @@ func (f *File) watched(d *Def, t tomlService, at func(string) int) error {
 		return f.errorf(at("health_failures"), "%s: health_failures cannot be negative", d.Name)
 	case d.Restart == svc.RestartUnhealthy && len(given) == 0:
 		return f.errorf(at("restart"), "%s: restart = \"unhealthy\" needs a health probe (health_url, health_port or health_cmd)", d.Name)
+	}
+	for key, set := range map[string]bool{"health_every": h.HealthEvery != 0, "health_timeout": h.HealthTimeout != 0, "health_failures": h.HealthFailures != 0} {
+		if set && len(given) == 0 {
+			return f.errorf(at(key), "%s: %s is given without a health probe (health_url, health_port or health_cmd)", d.Name, key)
+		}
+	}
+	if every := cmp.Or(h.HealthEvery, svc.DefaultHealthEvery); len(given) > 0 && h.HealthTimeout > every {
+		return f.errorf(at("health_timeout"), "%s: health_timeout %s is longer than the time between probes (health_every, %s)", d.Name, h.HealthTimeout, every)
+	}
+	for key, set := range map[string]bool{"watch_exclude": len(w.WatchExclude) > 0, "debounce": w.Debounce > 0} {
+		if set && len(w.Watch) == 0 {
+			return f.errorf(at(key), "%s: %s is given without watch, the files whose changes restart the service", d.Name, key)
+		}
 	}
 	if err := (svc.Spec{Command: []string{"x"}, WatchSpec: w}).Check(); err != nil {
 		return f.errorf(at("watch"), "%s: %v", d.Name, err)
