@@ -66,6 +66,9 @@ type StartResult struct {
 	// RestartAt: it ended and waits out its backoff to be restarted
 	// (PID 0: nothing of it runs).
 	RestartAt *time.Time `json:"restartAt,omitempty"`
+	// LastRun: for a service restarted and not ready, how its last run
+	// ended (its log's tail in Tail).
+	LastRun *Launch `json:"lastRun,omitempty"`
 }
 
 // Start starts a service under a new monitor and returns at the first of:
@@ -431,6 +434,12 @@ func (w *startWait) withState() *StartResult {
 			res.PID = s.PID
 		} else if at := s.RestartDue(); at != nil {
 			res.PID, res.RestartAt = 0, at
+		}
+		if n := len(s.Launches); n > 0 && s.Restarts > 0 && res.Status != Ready {
+			// Restarted and not ready: how the last run ended, and the
+			// log's last lines, say why.
+			res.LastRun = &s.Launches[n-1]
+			res.Tail = EndTail(w.d, s)
 		}
 		if s.ServerPID != 0 && s.Status.Live() && proc.Alive(proc.Info{PID: s.ServerPID, Start: s.ServerStart}) {
 			res.PID = s.ServerPID

@@ -363,14 +363,17 @@ func (v *Verbs) Status(name string) error {
 }
 
 // crashed reports whether a service ended by itself and not well (an exit
-// code other than 0, a signal, or it could not start): status then shows
-// the tail of its log, as start did.
+// code other than 0, a signal, or it could not start), or is starting
+// again after a crash: status then shows the tail of its log, as start
+// did.
 func crashed(l *svc.Listing) bool {
 	switch l.Status {
 	case svc.Failed:
 		return true
 	case svc.Exited:
 		return l.Signal != "" || l.ExitCode != nil && *l.ExitCode != 0
+	case svc.Starting:
+		return l.Restarts > 0 // restarting after a crash: why is in its log
 	}
 	return false
 }

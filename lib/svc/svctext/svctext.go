@@ -95,6 +95,20 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// lastRunEnded says how a run ended: "exited with code 1", "was killed
+// by SIGSEGV", or "ended" when that is not known.
+func lastRunEnded(l *svc.Launch) string {
+	switch {
+	case l == nil:
+		return "ended"
+	case l.Signal != "":
+		return "was killed by " + l.Signal
+	case l.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *l.ExitCode)
+	}
+	return "ended"
+}
+
 // Start says what a start found, a line each, each ending in a newline.
 func Start(r *svc.StartResult, w Words) string {
 	var b strings.Builder
@@ -112,7 +126,7 @@ func Start(r *svc.StartResult, w Words) string {
 		}
 	case svc.Starting:
 		if r.RestartAt != nil {
-			fmt.Fprintf(&b, "%s is starting: its last run ended, and it restarts %s; not ready after %s — %s\n", r.Name, Until(*r.RestartAt, time.Now()), Secs(r.AfterMs), w.Waiting(r.Name))
+			fmt.Fprintf(&b, "%s is starting: its last run %s, and it restarts %s; not ready after %s — %s\n", r.Name, lastRunEnded(r.LastRun), Until(*r.RestartAt, time.Now()), Secs(r.AfterMs), w.Waiting(r.Name))
 			break
 		}
 		fmt.Fprintf(&b, "%s is starting (pid %d); not ready after %s — %s\n", r.Name, r.PID, Secs(r.AfterMs), w.Waiting(r.Name))
@@ -148,7 +162,13 @@ func Start(r *svc.StartResult, w Words) string {
 	if r.PortPreoccupied && r.Port > 0 {
 		fmt.Fprintf(&b, "note: port %d is held by %s, not by this service\n", r.Port, r.PortHolder)
 	}
-	if r.Restarts > 0 {
+	switch {
+	case r.Restarts > 0 && r.LastRun != nil:
+		fmt.Fprintf(&b, "note: restarted %d %s so far; the last run %s; the log's last lines:\n", r.Restarts, plural(r.Restarts, "time", "times"), lastRunEnded(r.LastRun))
+		for _, l := range r.Tail {
+			fmt.Fprintf(&b, "  | %s\n", l)
+		}
+	case r.Restarts > 0:
 		fmt.Fprintf(&b, "note: restarted %d %s so far (%s)\n", r.Restarts, plural(r.Restarts, "time", "times"), w.LastLaunch(r.Name))
 	}
 	return b.String()
