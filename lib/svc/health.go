@@ -93,6 +93,9 @@ type Health struct {
 	Last *HealthFailure `json:"last,omitempty"`
 	// Since is when the service became unhealthy, nil while it is not.
 	Since *time.Time `json:"since,omitempty"`
+	// GaveUp: --restart unhealthy restarted it so many times in a row,
+	// no probe passing between, that it is left unhealthy until one does.
+	GaveUp bool `json:"gaveUp,omitempty"`
 }
 
 // HealthFailure is one failed probe, in no face's words (svctext says it).

@@ -106,6 +106,28 @@ func (m *monitor) healthCommand() *svc.HealthFailure {
 	}
 }
 
+// sickRestartsMost is how many restarts in a row for failed health
+// probes, with no probe passing between them, the monitor makes: a
+// server that fails its probe however often it starts is left running,
+// unhealthy, rather than restarted for ever.
+const sickRestartsMost = 5
+
+// leaveSick gives up restarting a service for its failed probes: it
+// stays as it is, unhealthy, and is still probed (one that passes makes
+// it ready, and restarts on failure are made again).
+func (m *monitor) leaveSick() {
+	st := m.rec.get()
+	if st.Health != nil && st.Health.GaveUp {
+		return
+	}
+	m.rec.set(func(s *svc.State) {
+		if s.Health != nil {
+			s.Health.GaveUp = true
+		}
+	})
+	m.note("unhealthy after %d restarts in a row for failed health probes, none passing between them: it is left running, unhealthy, and restarted again only once a probe has passed", sickRestartsMost)
+}
+
 // takeHealth records a probe of the current launch: HealthFailures in a
 // row make a ready service Unhealthy (a row in the log says why), a
 // probe that passes makes it ready again. It reports whether the service
@@ -116,14 +138,15 @@ func (m *monitor) takeHealth(r probeResult) bool {
 	}
 	st := m.rec.get()
 	if r.failed == nil {
-		if st.Health != nil && st.Health.Failures == 0 && st.Status != svc.Unhealthy {
+		m.sickRestarts = 0
+		if st.Health != nil && st.Health.Failures == 0 && st.Status != svc.Unhealthy && !st.Health.GaveUp {
 			return false // nothing to write: healthy, as it was
 		}
 		m.rec.set(func(s *svc.State) {
 			if s.Health == nil {
 				s.Health = &svc.Health{}
 			}
-			s.Health.Failures, s.Health.Since = 0, nil
+			s.Health.Failures, s.Health.Since, s.Health.GaveUp = 0, nil, false
 			if s.Status == svc.Unhealthy {
 				s.Status = svc.Ready
 				if s.ReadyAt == nil {

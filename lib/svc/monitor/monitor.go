@@ -53,6 +53,9 @@ type monitor struct {
 	held     *readyReport
 	holdEnds <-chan time.Time
 	logMu    sync.Mutex // the output and svc's own rows into the log (restart.go)
+	// sickRestarts counts the restarts for failed health probes since a
+	// probe last passed; only the supervising goroutine uses it.
+	sickRestarts int
 }
 
 // events are what the supervising loop waits on.
@@ -349,6 +352,11 @@ func (m *monitor) supervise() int {
 			if !m.takeHealth(h) {
 				continue
 			}
+			if m.sickRestarts >= sickRestartsMost {
+				m.leaveSick()
+				continue
+			}
+			m.sickRestarts++
 			if err := m.restartFor(forUnhealthy, nil); err != nil {
 				return 1
 			}

@@ -238,6 +238,9 @@ func Watched(s *svc.State, now time.Time) string {
 	if u := Unhealthy(s, now); u != "" {
 		fmt.Fprintf(&b, "health: %s\n", u)
 	}
+	if s.Health != nil && s.Health.GaveUp {
+		b.WriteString("health: no longer restarted for its probes: it failed them after each of its last restarts; one that passes makes it ready again\n")
+	}
 	if r := s.Restarted; r.Unhealthy > 0 || r.Change > 0 {
 		fmt.Fprintf(&b, "restarted: %d unhealthy, %d on change, %d %s\n", r.Unhealthy, r.Change, r.Crash, plural(r.Crash, "crash", "crashes"))
 	}
