@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -69,6 +71,53 @@ type StartArgs struct {
 	EnvFiles []string
 }
 
+// missingWatched are the --watch patterns that name a path, with no
+// pattern characters, which is not there (a typo: --watch srcc), from
+// the service's directory; a name without a slash matches at any depth,
+// so only one with a slash, or that names nothing anywhere, is said.
+func missingWatched(spec svc.Spec) []string {
+	var out []string
+	for _, p := range spec.Watch {
+		if strings.ContainsAny(p, "*?[") {
+			continue
+		}
+		path := p
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(spec.Cwd, p)
+		}
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if bare := !strings.Contains(strings.Trim(p, "/"), "/"); bare && foundBelow(spec.Cwd, p) {
+			continue // a name at any depth, found below
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// foundBelow reports whether a file or directory called name is in dir
+// or below it (a few thousand entries looked at, at most).
+func foundBelow(dir, name string) bool {
+	found, seen := false, 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		seen++
+		switch {
+		case found || seen > 5000:
+			return filepath.SkipAll
+		case err != nil:
+			return nil
+		case d.Name() == name && path != dir:
+			found = true
+			return filepath.SkipAll
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found
+}
+
 // Start checks the spec, starts the service and reports the first true
 // thing about it: 0 live, 1 ended or failed, 2 nothing started.
 func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
@@ -85,6 +134,12 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 	}
 	if a.Port == "" && spec.MentionsPort() {
 		v.Voice.Warnf("{port} is replaced only in a service given a port (--port auto or --port N): it is passed as written")
+	}
+	if ps := missingWatched(spec); len(ps) > 0 {
+		dir, _ := filepath.Abs(spec.Cwd) // "" is the current directory
+		for _, p := range ps {
+			v.Voice.Warnf("--watch %s: nothing of that name is in %s yet; it is watched for when it appears", p, dir)
+		}
 	}
 	if err := svc.CheckReadyPort(spec.ReadyPort); err != nil && !a.Force {
 		return word(err)
