@@ -33,6 +33,17 @@ const (
 )
 
 // Probes reports whether a health probe is given.
+// Probe names the probe: "GET URL", its command, or "port N".
+func (h HealthSpec) Probe() string {
+	switch {
+	case h.HealthURL != "":
+		return "GET " + h.HealthURL
+	case h.HealthCmd != "":
+		return h.HealthCmd
+	}
+	return "port " + strconv.Itoa(h.HealthPort)
+}
+
 func (h HealthSpec) Probes() bool { return h.HealthURL != "" || h.HealthPort != 0 || h.HealthCmd != "" }
 
 func (h HealthSpec) withDefaults() HealthSpec {
@@ -134,13 +145,7 @@ type Restarted struct {
 // http://127.0.0.1:8000/healthz: no answer in 500ms" — the one wording
 // the monitor's log row and every face share.
 func (f *HealthFailure) Said(h HealthSpec) string {
-	what := "port " + strconv.Itoa(h.HealthPort)
-	switch {
-	case h.HealthURL != "":
-		what = "GET " + h.HealthURL
-	case h.HealthCmd != "":
-		what = h.HealthCmd
-	}
+	what := h.Probe()
 	switch f.Kind {
 	case ProbeTimeout:
 		return fmt.Sprintf("%s: no answer in %s", what, time.Duration(f.TimeoutMs*float64(time.Millisecond)))

@@ -6,6 +6,7 @@
 package svctext
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -198,6 +199,18 @@ func Status(l *svc.Listing, now time.Time, w Words) string {
 	}
 	if l.Status.Live() && l.Warning != "" {
 		fmt.Fprintf(&b, "warning: %s\n", l.Warning)
+	}
+	if h := l.Spec.HealthSpec; l.Status.Live() && h.Probes() {
+		fmt.Fprintf(&b, "probe: %s every %s (%s each; %d failed in a row make it unhealthy)\n", h.Probe(),
+			cmp.Or(h.HealthEvery, svc.DefaultHealthEvery), cmp.Or(h.HealthTimeout, min(svc.DefaultHealthTimeout, cmp.Or(h.HealthEvery, svc.DefaultHealthEvery))),
+			cmp.Or(h.HealthFailures, svc.DefaultHealthFailures))
+	}
+	if w := l.Spec.WatchSpec; l.Status.Live() && len(w.Watch) > 0 {
+		fmt.Fprintf(&b, "watching: %s", strings.Join(w.Watch, ", "))
+		if len(w.WatchExclude) > 0 {
+			fmt.Fprintf(&b, "; not %s", strings.Join(w.WatchExclude, ", "))
+		}
+		fmt.Fprintf(&b, " (quiet for %s)\n", cmp.Or(w.Debounce, svc.DefaultDebounce))
 	}
 	if l.LogNote != "" {
 		fmt.Fprintf(&b, "note: %s\n", l.LogNote)
