@@ -64,6 +64,11 @@ func (v *Verbs) ExportSystemd(a ExportArgs) error {
 	if err != nil {
 		return cli.Failf("writing the units: %v", err)
 	}
+	if len(a.Names) == 0 {
+		for _, name := range systemd.Stale(dir, proj, x.Files) {
+			v.Voice.Notef("%s is left from an earlier export: its service is no longer in %s; disable and remove it, or a link of %s takes it too", filepath.Join(dir, name), f.Path, filepath.Join(dir, "*.service"))
+		}
+	}
 	ctl := "systemctl"
 	if a.User {
 		ctl += " --user"

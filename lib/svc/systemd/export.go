@@ -8,8 +8,11 @@
 package systemd
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -390,4 +393,37 @@ func envFileData(env []string) []byte {
 		b.WriteString(envFileLine(k, v))
 	}
 	return []byte(b.String())
+}
+
+// Stale are the unit files in dir an earlier export of project wrote
+// (their first line says so) that files, this export's, does not have:
+// a service no longer in the project file, whose unit a link of
+// dir/*.service would still take.
+func Stale(dir, project string, files []File) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	ours := map[string]bool{}
+	for _, f := range files {
+		ours[f.Name] = true
+	}
+	mark := " of svc project " + project + ", made by svc export systemd "
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if ours[name] || !e.Type().IsRegular() || !strings.HasSuffix(name, ".service") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		first, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+		f.Close()
+		if strings.HasPrefix(first, "# ") && strings.Contains(first, mark) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
