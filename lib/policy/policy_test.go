@@ -147,6 +147,44 @@ func TestMoreWrappers(t *testing.T) {
 	}
 }
 
+// npm's options may come before its command, and npx runs a package's
+// program: a rule for npm publish matches through both (npx npm publish
+// and npm --prefix . publish were allowed under "never publish").
+func TestPackageManagers(t *testing.T) {
+	p := mustParse(t, "[commands]\ndeny = [\"npm publish*\", \"pnpm publish*\"]\n")
+	for _, line := range []string{
+		"npm publish", "npx npm publish", "npm --prefix . publish", "npm -C sub publish --tag next", "npm --force publish",
+		"npm --registry=https://r.example publish", "pnpx npm publish", "pnpm --dir x publish", "npx -y npm@10 publish",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"npm test", "npm --prefix . test", "npm run publish-docs", "npx eslint .", "npm install --save-dev publish"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
+		}
+	}
+}
+
+// What a reader runs is read too: rg --pre's program is a command of
+// its own, and git's --ext-diff and --textconv run programs its settings
+// name, which agentry cannot read (the "reads and never changes
+// anything" example allowed both).
+func TestReadersThatRun(t *testing.T) {
+	p := mustParse(t, "[commands]\nallow = [\"rg *\", \"git diff*\", \"git log*\"]\n")
+	for _, line := range []string{"rg --pre ./evil.sh x", "rg --pre=./evil.sh x", "git diff --ext-diff", "git log -p --textconv"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict == Allow {
+			t.Errorf("%q: got %+v, want it not allowed", line, d)
+		}
+	}
+	for _, line := range []string{"rg -n foo src", "git diff --stat", "git log --oneline"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Allow {
+			t.Errorf("%q: got %+v, want allow", line, d)
+		}
+	}
+}
+
 // An alias defined in the line runs its value where it is used: the
 // value is read as a line.
 func TestAliasInLine(t *testing.T) {

@@ -404,6 +404,17 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 		r.find(rest, depth)
 	case "git":
 		r.git(ws[0], rest, group, depth)
+	case "npm", "pnpm", "yarn", "bun":
+		r.pkgManager(ws[0], rest, group)
+	case "rg":
+		// rg --pre CMD runs CMD on every file it searches
+		for j, w := range rest {
+			if w.v == "--pre" && j+1 < len(rest) {
+				r.nested([]word{rest[j+1], {v: string(hole), shown: "FILE"}}, depth)
+			} else if v, ok := strings.CutPrefix(w.v, "--pre="); ok {
+				r.nested([]word{{v: v, shown: v}, {v: string(hole), shown: "FILE"}}, depth)
+			}
+		}
 	case "trap":
 		if len(rest) >= 2 && rest[0].v != "-" {
 			r.body(rest[0], depth)

@@ -44,6 +44,9 @@ type wrapper struct {
 	// lineOpt: one-letter options whose value is a shell line it runs
 	// (flock -c LINE); lineLong, long ones (--command LINE).
 	lineOpt, lineLong string
+	// pkg: its command is a package, its version after an @ (npx
+	// npm@10 publish runs npm publish).
+	pkg bool
 }
 
 // wrapperOf is the wrapper a program's base name is, or nil.
@@ -90,11 +93,15 @@ func wrapperOf(name string) *wrapper {
 			longArg: "detach-keys env env-file user workdir", operands: 1}
 	case "cross-env":
 		return &wrapper{assigns: true}
-	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec":
+	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec",
+		"npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx":
 		// their options are many and change: an unknown one is read both ways
 		w := &wrapper{}
-		if name == "direnv exec" {
+		switch name {
+		case "direnv exec":
 			w.operands = 1
+		case "npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx", "npm exec", "pnpm exec", "yarn exec":
+			w.pkg = true
 		}
 		return w
 	case "unbuffer", "eatmydata", "torsocks", "proxychains", "proxychains4", "catchsegv", "valgrind", "firejail", "rlwrap":
@@ -255,6 +262,15 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 	}
 }
 
+// unversioned is a package's word without its version: npm@10 is npm,
+// @scope/cli@2 is @scope/cli.
+func unversioned(w word) word {
+	if i := strings.LastIndexByte(w.v, '@'); i > 0 {
+		return word{v: w.v[:i], shown: w.shown}
+	}
+	return w
+}
+
 // unknown reads the words after an option agentry does not know as if it
 // took the next word as its value (the caller goes on as if it did not).
 func (w *wrapper) unknown(r *reader, after []word, stdin *word, group, depth int) {
@@ -292,6 +308,9 @@ func (w *wrapper) run(r *reader, ws []word, stdin *word, group, depth int) {
 		ws = []word{{v: w.dflt, shown: w.dflt}}
 	}
 	ws = replaced(ws, w.repl)
+	if w.pkg && len(ws) > 0 {
+		ws = append([]word{unversioned(ws[0])}, ws[1:]...)
+	}
 	if w.rest {
 		ws = append(ws[:len(ws):len(ws)], word{v: string(hole), shown: "…"})
 	}
@@ -316,6 +335,35 @@ func isAssign(s string) bool {
 		}
 	}
 	return true
+}
+
+// pkgManager reads npm (and pnpm, yarn, bun) past the options before its
+// command: npm --prefix . publish is npm publish. An option may take the
+// next word as its value (--prefix DIR, -w PKG) or not (--force): when
+// the word after one could be either, the word after that is read as the
+// command too, so that a rule for npm publish matches both ways.
+func (r *reader) pkgManager(name word, ws []word, group int) {
+	maybeValue := false
+	for i := 0; i < len(ws); i++ {
+		v := ws[i].v
+		switch {
+		case hasHole(v):
+			r.add(append([]word{name}, ws[i:]...), group, false)
+			return
+		case v == "--":
+			return
+		case strings.HasPrefix(v, "-") && v != "-":
+			maybeValue = !strings.Contains(v, "=")
+			continue
+		}
+		if i > 0 && !r.add(append([]word{name}, ws[i:]...), group, false) {
+			return
+		}
+		if !maybeValue {
+			return // after no option, or one with its value: the command
+		}
+		maybeValue = false // this may have been the value: the next word may be the command
+	}
 }
 
 // gitLongArg are git's long options before its subcommand that take a
@@ -365,6 +413,12 @@ sub:
 		return
 	}
 	sub, args := ws[i].v, ws[i+1:]
+	if slices.ContainsFunc(args, func(a word) bool { return a.v == "--ext-diff" || a.v == "--textconv" }) {
+		// the diff program or the text conversion git's settings name,
+		// which a repository can set: a command agentry cannot read
+		r.unreadable(shownOf(append([]word{name}, ws[i:]...)), "a program of git's settings it runs (--ext-diff, --textconv), which agentry does not read")
+		return
+	}
 	switch sub {
 	case "rebase":
 		for j, a := range args {
