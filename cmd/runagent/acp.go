@@ -12,7 +12,7 @@ import (
 )
 
 // exitViolation is runagent's status when an ACP agent ran what its
-// level forbids without asking, and the tripwire ended it.
+// level or its policy forbids without asking, and the tripwire ended it.
 const exitViolation = 4
 
 // acpAgent is how runagent runs an ACP agent: lib/backend/acp, in this
@@ -23,7 +23,7 @@ func acpAgent() *agentrun.HostAgent {
 		Open: func(argv []string, level int, dir string, env host.Env) (host.Backend, error) {
 			return acpbackend.Open(acpbackend.Config{Command: argv, Level: level, Workspace: dir}, env)
 		},
-		Violation: acpbackend.CodeLevelViolated,
+		Violations: []string{acpbackend.CodeLevelViolated, acpbackend.CodePolicyViolated},
 	}
 }
 
@@ -106,7 +106,7 @@ func (c *runCmd) printACPArgs(env *cli.Env, g *grant.Grant) error {
 	}
 	fmt.Fprintln(env.Stdout, shellLine(g.Argv))
 	fmt.Fprintf(env.Stdout, "# level %d, acp: runs in the working copy; agentry answers its permission requests and %s; "+
-		"a change it makes without asking that the level forbids ends the run (exit %d); the mode that asks the most; the prompt goes in session/prompt\n",
+		"a change it makes without asking that the level or the policy forbids ends the run (exit %d); the mode that asks the most; the prompt goes in session/prompt\n",
 		g.Level, text, exitViolation)
 	if out.Env != nil {
 		fmt.Fprintf(env.Stdout, "# environment: only %s; the values of the rest are redacted from what the run says\n", strings.Join(out.Env, " "))

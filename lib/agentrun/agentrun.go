@@ -243,7 +243,7 @@ type Result struct {
 	// Attempts are the run's starts of the agent, when there was more
 	// than one or a check ran: why each ended, what it cost.
 	Attempts []Attempt `json:"attempts,omitempty"`
-	// Violation: the agent ran what its level forbids without asking, and
+	// Violation: the agent ran what its level or policy forbids without asking, and
 	// the backend's tripwire ended it (a host agent's); Reason says what.
 	Violation bool `json:"violation,omitempty"`
 	// Questions: the agent asked these (a host agent's) and the run had

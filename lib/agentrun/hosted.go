@@ -41,9 +41,10 @@ type HostAgent struct {
 	// CLI's program is its first word) at level in dir, its processes
 	// run with env.
 	Open func(argv []string, level int, dir string, env host.Env) (host.Backend, error)
-	// Violation is the error code of a turn the backend ended because the
-	// agent ran what its level forbids without asking (the tripwire).
-	Violation string
+	// Violations are the error codes of a turn the backend ended because
+	// the agent ran what its level or its policy forbids without asking
+	// (the tripwire).
+	Violations []string
 }
 
 // ErrCannotResume is a host agent that could not take up the session a
@@ -437,7 +438,7 @@ func (res *Result) hostedOutcome(req Request, st *hostStream, h *hosted, s *secr
 		res.LimitName = req.Words.limit(res.Limit, 0)
 		res.Text = res.cut(s.apply(st.answer()), req)
 		res.Reason = fmt.Sprintf("stopped at %s: the answer is what %s had said so far", limitDesc(res.Limit, req), res.Agent)
-	case st.failure != nil && st.failure.Code == req.Host.Violation && req.Host.Violation != "":
+	case st.failure != nil && slices.Contains(req.Host.Violations, st.failure.Code):
 		res.Violation, res.code = true, st.failure.Code
 		res.Reason = st.failure.Message
 	case st.failure != nil:
