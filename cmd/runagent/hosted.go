@@ -51,7 +51,7 @@ func (c *runCmd) answers() (agentrun.Answers, error) {
 	}
 	b, err := os.ReadFile(c.Answers)
 	if err != nil {
-		return nil, cli.Usagef("--answers: %v", errors.Unwrap(err))
+		return nil, cli.Usagef("--answers %s: %v", c.Answers, errors.Unwrap(err))
 	}
 	a, err := agentrun.ParseAnswers(b)
 	if err != nil {

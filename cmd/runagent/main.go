@@ -239,7 +239,10 @@ func wordStart(err error, env *cli.Env) error {
 		return cli.WithHint(cli.Usagef("--services needs svc, which is neither beside runagent nor on PATH"),
 			"go install github.com/agentry/agentry/cmd/svc@latest (make install puts it beside runagent)")
 	case errors.As(err, &ni) && ni.Harness == agentrun.ACP:
-		return cli.Usagef("the agent's command %s is not on this machine", filepath.Base(ni.Program))
+		if strings.ContainsRune(ni.Program, '/') {
+			return cli.Usagef("the agent's command %s is not there, or not a program", ni.Program)
+		}
+		return cli.Usagef("the agent's command %s is not on this machine (not on PATH)", ni.Program)
 	case errors.As(err, &ni):
 		variable := "RUNAGENT_" + strings.ToUpper(ni.Harness) + "_BIN"
 		if env.Getenv(variable) != "" { // a base name: no reason holds an absolute path
@@ -703,7 +706,7 @@ func (c *runCmd) prompt(env *cli.Env, mayBeEmpty bool) (string, error) {
 	case c.File != "" && c.File != "-":
 		b, err := os.ReadFile(c.File)
 		if err != nil {
-			return "", cli.Usagef("cannot read the prompt file: %v", errors.Unwrap(err))
+			return "", cli.Usagef("cannot read the prompt file %s: %v", c.File, errors.Unwrap(err))
 		}
 		p = string(b)
 	case len(words) > 0:
