@@ -296,7 +296,11 @@ func (m *monitor) supervise() int {
 	for {
 		select {
 		case r := <-m.events.ready:
-			if r.launch == m.cur.n { // not from a launch that has ended
+			switch {
+			case r.launch != m.cur.n: // from a launch that has ended
+			case r.late:
+				m.takeLateURL(r)
+			default:
 				m.takeReady(r)
 			}
 		case <-m.holdEnds:

@@ -25,6 +25,9 @@ type readyReport struct {
 	at     time.Time
 	launch int
 	socket uint64 // the inode of the listening socket it came from; 0 if none
+	// late: the URL the service printed for its port after it was found
+	// ready by its socket (lateURL); only Endpoint is set.
+	late bool
 }
 
 // watch decides one launch's readiness: the Spec.Ready* field given, else an
@@ -140,9 +143,12 @@ func (w *watch) byListening() {
 			}
 			r, socket, verdict := w.listening(tree, ls, time.Since(first), eps, &printed)
 			if verdict == isReady {
-				w.watching.Store(false)
 				handedOn = true
 				w.ready(r, socket, tree)
+				if r.By != "output" {
+					w.lateURL(eps, r.Port)
+				}
+				w.watching.Store(false)
 				return
 			}
 			if verdict == notYet {
@@ -159,6 +165,43 @@ func (w *watch) byListening() {
 			return
 		}
 	}
+}
+
+// lateWithin is how long after a service is found ready by its socket
+// its output is still read for the URL it prints: vite listens, and
+// prints http://localhost:5173/ a moment later.
+const lateWithin = 5 * time.Second
+
+// lateURL reads the endpoints printed for lateWithin after the launch
+// was found ready on port with no URL of its output, and hands the first
+// URL printed for that port to the supervising loop (takeLateURL).
+func (w *watch) lateURL(eps <-chan ready.Endpoint, port int) {
+	deadline := time.NewTimer(lateWithin)
+	defer deadline.Stop()
+	for {
+		select {
+		case ep, ok := <-eps:
+			if !ok {
+				return
+			}
+			if ep.URL != "" && ep.Port == port {
+				w.m.events.ready <- readyReport{Report: svc.Report{Endpoint: svc.Endpoint{URL: ep.URL, Port: port}}, launch: w.launch.n, late: true}
+				return
+			}
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// takeLateURL records the URL a ready service printed after it was found
+// ready by its socket, in place of the address svc made up for it.
+func (m *monitor) takeLateURL(r readyReport) {
+	st := m.rec.get()
+	if st.Status != svc.Ready || st.Port != r.Port || st.URL == r.URL {
+		return
+	}
+	m.rec.set(func(s *svc.State) { s.URL = r.URL })
 }
 
 // verdict is what the tree's listeners say of readiness.
