@@ -324,6 +324,9 @@ func (m *monitor) supervise() int {
 			// restart it or finish.
 			exit := m.endLaunch()
 			if !m.shouldRestart(exit) {
+				if len(m.spec.Watch) > 0 {
+					m.note("the command %s; a change to the files watched does not start it again: with --restart on-failure (restart = \"on-failure\"), a change restarts it at once after a crash", exit)
+				}
 				m.finish(exit, svc.Exited)
 				return 0
 			}

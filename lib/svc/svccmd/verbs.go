@@ -155,6 +155,9 @@ func (v *Verbs) Start(ctx context.Context, a StartArgs, spec svc.Spec) error {
 		run := cmdline.ShellLine(append([]string{"svc", "run", "--"}, spec.Command...))
 		v.Voice.Notef("hint: svc start is for a command that keeps running; %s runs one that finishes", run)
 	}
+	if res.Status == svc.Exited && len(spec.Watch) > 0 && (spec.Restart == "" || spec.Restart == "no") && !v.JSON {
+		v.Voice.Notef("hint: --watch restarts a service on a change while it runs, and a change does not start one that ended; with --restart on-failure, a change restarts it at once after a crash")
+	}
 	return err
 }
 
