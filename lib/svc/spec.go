@@ -73,6 +73,11 @@ type ProjectTag struct {
 	Digest    string   `json:"digest"`
 	DependsOn []string `json:"dependsOn,omitempty"` // names within the project
 	Oneshot   bool     `json:"oneshot,omitempty"`
+	// EarlierDigest is the digest svc up computed of the same definition
+	// before it left out the ready timeout it derives (from what waits
+	// for the service): a service one started is unchanged, not
+	// restarted once after an upgrade. Never recorded.
+	EarlierDigest string `json:"-"`
 }
 
 // TermSize is the size of a --pty service's terminal.

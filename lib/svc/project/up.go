@@ -497,7 +497,7 @@ func startedNeed(n *node, nodes []*node) string {
 // decide is what to do with a service that exists: leave it, restart it,
 // or start it.
 func decide(l *svc.Listing, spec svc.Spec) (action, reason string) {
-	same := l.Spec.Project != nil && l.Spec.Project.Digest == spec.Project.Digest
+	same := l.Spec.Project != nil && (l.Spec.Project.Digest == spec.Project.Digest || l.Spec.Project.Digest == spec.Project.EarlierDigest)
 	switch {
 	case l.Status.Live() && same:
 		return ActUnchanged, ""
@@ -679,8 +679,13 @@ func (u *Up) spec(n *node, nodes []*node, dry bool) (svc.Spec, error) {
 		spec.PTY = &svc.TermSize{Rows: 24, Cols: 80}
 		spec.StopKeys, _ = svc.UnescapeKeys(d.StopKeys) // checked at load
 	}
+	// The digest leaves out the ready timeout svc up derives: it follows
+	// whether another service waits for this one to be ready, and a
+	// change of that one's depends_on is no change of this one.
+	own := spec
+	own.ReadyTimeout = d.ReadyTimeout
 	spec.Project = &svc.ProjectTag{Dir: u.File.Dir, DependsOn: NeedNames(d), Oneshot: d.Oneshot,
-		Digest: digest(spec, n.port, d.Oneshot)}
+		Digest: digest(own, n.port, d.Oneshot), EarlierDigest: digest(spec, n.port, d.Oneshot)}
 	return spec, nil
 }
 
