@@ -160,6 +160,23 @@ func TestPackageManagers(t *testing.T) {
 			t.Errorf("%q: got %+v, want deny", line, d)
 		}
 	}
+	// From the review: npm exec behind npm's own options, npm -- CMD,
+	// npm x and bun x, npm exec's -c and --call= lines.
+	p2 := mustParse(t, "[commands]\ndeny = [\"npm publish*\", \"rm *\", \"git push*\"]\n")
+	for _, line := range []string{
+		"npm -s exec npm publish", "npm --prefix . exec -- rm -rf x", "npm -s exec -c 'git push'", "npm -- publish",
+		"npm x npm publish", "bun x npm publish", "npm exec --call='git push'", "npx --call='git push'",
+	} {
+		if d := p2.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	allow := mustParse(t, "[commands]\nallow = [\"npm test\", \"npm -v\", \"npm --version\"]\n")
+	for _, line := range []string{"npm -v", "npm --version", "npm --silent test", "npm -w pkg test"} {
+		if d := allow.Check(Call{Command: line}, ""); d.Verdict != Allow {
+			t.Errorf("%q under an allow-list: got %+v, want allow", line, d)
+		}
+	}
 	for _, line := range []string{"npm test", "npm --prefix . test", "npm run publish-docs", "npx eslint .", "npm install --save-dev publish"} {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
 			t.Errorf("%q: got %+v, want none", line, d)
@@ -181,6 +198,28 @@ func TestReadersThatRun(t *testing.T) {
 	for _, line := range []string{"rg -n foo src", "git diff --stat", "git log --oneline"} {
 		if d := p.Check(Call{Command: line}, ""); d.Verdict != Allow {
 			t.Errorf("%q: got %+v, want allow", line, d)
+		}
+	}
+}
+
+// env sets names no shell would take, and variables the shell, git and
+// other programs act on: a line with one is one agentry cannot read (from
+// the review: env 'A.B=1' git push was read as the command A.B=1).
+func TestEnvNamesAndCodeVariables(t *testing.T) {
+	p := mustParse(t, issuePolicy)
+	for _, line := range []string{
+		"env 'A.B=1' git push", "env '=x' sh -c 'git push'", "env 'BASH_FUNC_git%%=() { true; }' bash -c git",
+		"SHELLOPTS=xtrace PS4='$(git push)' bash -c true", "LD_PRELOAD=/tmp/x.so ls", "PATH=/tmp/evil:$PATH ls",
+		"PYTHONPATH=/tmp/x python3 -m json.tool", "NODE_OPTIONS='--require /tmp/x.js' node a.js", "GIT_CONFIG_GLOBAL=/tmp/c git log",
+		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y",
+	} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
+			t.Errorf("%q: got %+v, want deny", line, d)
+		}
+	}
+	for _, line := range []string{"env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls"} {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
+			t.Errorf("%q: got %+v, want none", line, d)
 		}
 	}
 }

@@ -405,7 +405,7 @@ func (r *reader) call(ws []word, stdin *word, group, depth int) {
 	case "git":
 		r.git(ws[0], rest, group, depth)
 	case "npm", "pnpm", "yarn", "bun":
-		r.pkgManager(ws[0], rest, group)
+		r.pkgManager(ws[0], rest, group, depth)
 	case "rg":
 		// rg --pre CMD runs CMD on every file it searches
 		for j, w := range rest {
@@ -594,6 +594,10 @@ func (r *reader) assign(name string, value word, depth int) {
 		r.unreadable(name+"="+value.shown, "a file a shell runs, which agentry does not read")
 	case name == "PATH":
 		r.unreadable(name+"="+value.shown, "a PATH of the line's own, which changes what program a name runs")
+	case strings.HasPrefix(name, "BASH_FUNC_") || name == "SHELLOPTS" || name == "BASHOPTS" || name == "PS4":
+		r.unreadable(name+"="+value.shown, "a shell function or option from the environment, which agentry does not read")
+	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_DIR" || name == "GIT_EXEC_PATH":
+		r.unreadable(name+"="+value.shown, "git settings or programs from elsewhere, which agentry does not read")
 	case loadsCode(name):
 		r.unreadable(name+"="+value.shown, "code the program loads, which agentry does not read")
 	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
@@ -617,7 +621,7 @@ func loadsCode(name string) bool {
 	switch name {
 	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
 		"NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GIT_EXEC_PATH":
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS":
 		return true
 	}
 	return false
@@ -627,7 +631,8 @@ func loadsCode(name string) bool {
 func isCommandVar(name string) bool {
 	switch name {
 	case "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
-		"EDITOR", "VISUAL", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GH_EDITOR", "GH_PAGER":
+		"GIT_PROXY_COMMAND", "EDITOR", "VISUAL", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GH_EDITOR", "GH_PAGER", "LESSOPEN", "LESSCLOSE",
+		"RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER":
 		return true
 	}
 	return false

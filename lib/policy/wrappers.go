@@ -94,14 +94,15 @@ func wrapperOf(name string) *wrapper {
 	case "cross-env":
 		return &wrapper{assigns: true}
 	case "uv run", "poetry run", "pipenv run", "bundle exec", "npm exec", "pnpm exec", "yarn exec", "direnv exec",
-		"npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx":
+		"npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx", "npm x", "bun x":
 		// their options are many and change: an unknown one is read both ways
 		w := &wrapper{}
 		switch name {
 		case "direnv exec":
 			w.operands = 1
-		case "npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx", "npm exec", "pnpm exec", "yarn exec":
+		case "npx", "pnpx", "bunx", "pnpm dlx", "yarn dlx", "npm exec", "pnpm exec", "yarn exec", "npm x", "bun x":
 			w.pkg = true
+			w.lineOpt, w.lineLong = "c", "call" // npm exec -c LINE runs LINE
 		}
 		return w
 	case "unbuffer", "eatmydata", "torsocks", "proxychains", "proxychains4", "catchsegv", "valgrind", "firejail", "rlwrap":
@@ -189,6 +190,12 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 		case w.assigns && isAssign(v):
 			name, value, _ := strings.Cut(v, "=")
 			r.assign(name, word{v: value, shown: value}, depth)
+		case w.assigns && strings.Contains(v, "=") && !strings.HasPrefix(v, "-"):
+			// env sets any NAME=VALUE, a name no shell would take (A.B,
+			// BASH_FUNC_f%%, none at all) too: what a program makes of
+			// it agentry cannot read, and the command is what follows
+			r.unreadable(shownOf(ws[i:]), "a variable whose name agentry does not read")
+			return
 		case strings.HasPrefix(v, "--") && len(v) > 2:
 			name, value, hasValue := strings.Cut(v[2:], "=")
 			switch {
@@ -342,7 +349,7 @@ func isAssign(s string) bool {
 // next word as its value (--prefix DIR, -w PKG) or not (--force): when
 // the word after one could be either, the word after that is read as the
 // command too, so that a rule for npm publish matches both ways.
-func (r *reader) pkgManager(name word, ws []word, group int) {
+func (r *reader) pkgManager(name word, ws []word, group, depth int) {
 	maybeValue := false
 	for i := 0; i < len(ws); i++ {
 		v := ws[i].v
@@ -351,13 +358,22 @@ func (r *reader) pkgManager(name word, ws []word, group int) {
 			r.add(append([]word{name}, ws[i:]...), group, false)
 			return
 		case v == "--":
+			// npm -- publish runs publish
+			if i+1 < len(ws) && depth < maxDepth {
+				r.call(append([]word{name}, ws[i+1:]...), nil, group, depth+1)
+			}
 			return
 		case strings.HasPrefix(v, "-") && v != "-":
 			maybeValue = !strings.Contains(v, "=")
 			continue
 		}
-		if i > 0 && !r.add(append([]word{name}, ws[i:]...), group, false) {
-			return
+		if i > 0 {
+			// read as a command of its own: npm -s exec CMD is npm exec CMD
+			if depth >= maxDepth {
+				r.unreadable(shownOf(ws), "commands nested deeper than agentry reads")
+				return
+			}
+			r.call(append([]word{name}, ws[i:]...), nil, group, depth+1)
 		}
 		if !maybeValue {
 			return // after no option, or one with its value: the command
@@ -397,6 +413,9 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 			}
 		case v == "-C":
 			i++
+		case strings.HasPrefix(v, "--exec-path="):
+			r.unreadable(shownOf(append([]word{name}, ws...)), "git programs from a directory of the line's own, which agentry does not read")
+			return
 		case strings.HasPrefix(v, "--"):
 			n, _, hasValue := strings.Cut(v[2:], "=")
 			if !hasValue && inList(gitLongArg, n) {
