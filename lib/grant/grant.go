@@ -362,10 +362,12 @@ func claudeArgv(prog string, o Options, g *Grant) []string {
 		allowed = append(allowed, "mcp__"+name+"__*")
 	}
 	for _, t := range g.BuiltinTools {
-		if o.Level >= 2 && !o.Ask && !o.NoTools && (t == "Edit" || t == "Write") {
+		if o.Level >= 2 && !o.NoTools && (t == "Edit" || t == "Write") {
 			// Not pre-approved: acceptEdits accepts an edit in the working
 			// copy, and one outside it, which nobody is there to approve,
-			// is refused. Pre-approved, they wrote anywhere.
+			// is refused; asking, the CLI asks agentry for each, which
+			// allows one in the working copy and puts any other to the
+			// daemon. Pre-approved, they wrote anywhere.
 			continue
 		}
 		allowed = append(allowed, t)

@@ -157,24 +157,30 @@ func clearedKeys(c policy.Call, root string) []string {
 	for _, p := range c.Writes {
 		keys = append(keys, "w\x00"+absIn(root, c.Dir, p))
 	}
+	// A command is cleared where it was asked to run: the same line in
+	// another directory is another call.
+	dir := absIn(root, c.Dir, ".")
 	if c.Command != "" {
-		keys = append(keys, "c\x00"+c.Command)
+		keys = append(keys, "c\x00"+dir+"\x00"+c.Command)
 	}
 	switch {
 	case len(c.Argv) == 3 && isShell(c.Argv[0]) && c.Argv[1] == "-c":
 		// sh -c LINE runs what a call naming LINE asked for.
-		keys = append(keys, "c\x00"+c.Argv[2])
+		keys = append(keys, "c\x00"+dir+"\x00"+c.Argv[2])
 	case len(c.Argv) > 0:
-		keys = append(keys, "a\x00"+strings.Join(c.Argv, "\x00"))
+		keys = append(keys, "a\x00"+dir+"\x00"+strings.Join(c.Argv, "\x00"))
 	}
 	return keys
 }
 
-// isShell tells the shells whose -c runs a command line as sh's does.
+// isShell tells the system's shells whose -c runs a command line as sh's
+// does: by their name, or in /bin or /usr/bin (not a program of that name
+// anywhere else).
 func isShell(prog string) bool {
 	switch filepath.Base(prog) {
 	case "sh", "bash", "dash", "zsh":
-		return true
+		d := filepath.Dir(prog)
+		return d == "." && !strings.Contains(prog, "/") || d == "/bin" || d == "/usr/bin"
 	}
 	return false
 }

@@ -766,6 +766,14 @@ func (x *translator) canUse(reqID string, req gjson.Result) {
 		q.Granted = false
 		q.Description = strings.TrimSpace(q.Description + " (outside the working copy)")
 	}
+	if q.Granted && !x.t.AskAll {
+		// The level allows it, and no policy applies: nobody is asked (an
+		// Edit in the working copy, which the CLI asks for at an ask
+		// level, agentry confining it there).
+		_ = x.p.send(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "success", "request_id": reqID, "response": permissionResult(req, host.Answer{Decision: protocol.DecisionAllow, By: host.ByLevel})}})
+		return
+	}
 	go func() {
 		a := ask(q)
 		if a.Decision == protocol.DecisionAllowSession {
