@@ -3,6 +3,7 @@ package svc
 import (
 	"syscall"
 	"testing"
+	"time"
 )
 
 // go run gets SIGINT, which has it remove its build directory; every other
@@ -38,5 +39,29 @@ func TestStopSignal(t *testing.T) {
 	}
 	if s := (Spec{Command: []string{"sleep", "1"}}).WithDefaults(); s.Signal() != syscall.SIGTERM || s.StopSignal != "SIGTERM" {
 		t.Errorf("the default: %q", s.StopSignal)
+	}
+}
+
+// A spec an earlier svc recorded with what this one refuses (a debounce
+// without a watch, a probe's timing without a probe, a timeout longer
+// than the time between probes) is made one it starts, so that svc
+// restart never stops a service it then refuses to start.
+func TestRecordedSpecsStartAgain(t *testing.T) {
+	for _, s := range []Spec{
+		{Command: []string{"x"}, WatchSpec: WatchSpec{Debounce: time.Second, WatchExclude: []string{"*.x"}}},
+		{Command: []string{"x"}, HealthSpec: HealthSpec{HealthEvery: time.Second, HealthFailures: 2}},
+		{Command: []string{"x"}, HealthSpec: HealthSpec{HealthCmd: "true", HealthEvery: time.Second, HealthTimeout: 8 * time.Second}},
+		{Command: []string{"x"}, HealthSpec: HealthSpec{HealthCmd: "true", HealthTimeout: 8 * time.Second}},
+	} {
+		if s.Check() == nil {
+			t.Fatalf("%+v: checks already", s)
+		}
+		if err := s.recorded().Check(); err != nil {
+			t.Errorf("%+v recorded: %v", s, err)
+		}
+	}
+	kept := Spec{Command: []string{"x"}, HealthSpec: HealthSpec{HealthCmd: "true", HealthEvery: 2 * time.Second, HealthTimeout: time.Second}}
+	if got := kept.recorded(); got.HealthTimeout != time.Second || got.HealthEvery != 2*time.Second {
+		t.Errorf("a good spec changed: %+v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"cmp"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -494,9 +495,12 @@ func RestartWith(ctx context.Context, d Dir, stopSignal string) (*StartResult, e
 	}
 	if stopSignal != "" {
 		s.Spec.StopSignal = stopSignal
-		if err := s.Spec.Check(); err != nil {
-			return nil, err
-		}
+	}
+	s.Spec = s.Spec.recorded()
+	// Checked before anything stops: a spec the restart could not start
+	// again leaves the service running as it is.
+	if err := s.Spec.Check(); err != nil {
+		return nil, err
 	}
 	defer holdRestart(d)() // a Follow follows the new run
 	if _, err := Stop(d, 0); err != nil {
@@ -508,6 +512,22 @@ func RestartWith(ctx context.Context, d Dir, stopSignal string) (*StartResult, e
 		o.Scope, o.Name = scope, name
 	}
 	return Start(ctx, o)
+}
+
+// recorded is a spec as an earlier svc recorded it, made one this svc
+// starts: what it took and did nothing with is left out (a debounce or
+// excluded files without a watch; a probe's timing without a probe), and
+// a probe's timeout is cut to the time between probes.
+func (s Spec) recorded() Spec {
+	if len(s.Watch) == 0 {
+		s.Debounce, s.WatchExclude = 0, nil
+	}
+	if !s.Probes() {
+		s.HealthEvery, s.HealthTimeout, s.HealthFailures = 0, 0, 0
+	} else if every := cmp.Or(s.HealthEvery, DefaultHealthEvery); s.HealthTimeout > every {
+		s.HealthTimeout = every
+	}
+	return s
 }
 
 // CheckReadyPort is a *PortError when another process already listens on
