@@ -152,36 +152,16 @@ func TestMoreWrappers(t *testing.T) {
 // and npm --prefix . publish were allowed under "never publish").
 func TestPackageManagers(t *testing.T) {
 	p := mustParse(t, "[commands]\ndeny = [\"npm publish*\", \"pnpm publish*\"]\n")
-	for _, line := range []string{
-		"npm publish", "npx npm publish", "npm --prefix . publish", "npm -C sub publish --tag next", "npm --force publish",
-		"npm --registry=https://r.example publish", "pnpx npm publish", "pnpm --dir x publish", "npx -y npm@10 publish",
-	} {
-		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
-			t.Errorf("%q: got %+v, want deny", line, d)
-		}
-	}
+	verdicts(t, p, Deny, "npm publish", "npx npm publish", "npm --prefix . publish", "npm -C sub publish --tag next", "npm --force publish",
+		"npm --registry=https://r.example publish", "pnpx npm publish", "pnpm --dir x publish", "npx -y npm@10 publish")
+	verdicts(t, p, None, "npm test", "npm --prefix . test", "npm run publish-docs", "npx eslint .", "npm install --save-dev publish")
 	// From the review: npm exec behind npm's own options, npm -- CMD,
 	// npm x and bun x, npm exec's -c and --call= lines.
 	p2 := mustParse(t, "[commands]\ndeny = [\"npm publish*\", \"rm *\", \"git push*\"]\n")
-	for _, line := range []string{
-		"npm -s exec npm publish", "npm --prefix . exec -- rm -rf x", "npm -s exec -c 'git push'", "npm -- publish",
-		"npm x npm publish", "bun x npm publish", "npm exec --call='git push'", "npx --call='git push'",
-	} {
-		if d := p2.Check(Call{Command: line}, ""); d.Verdict != Deny {
-			t.Errorf("%q: got %+v, want deny", line, d)
-		}
-	}
+	verdicts(t, p2, Deny, "npm -s exec npm publish", "npm --prefix . exec -- rm -rf x", "npm -s exec -c 'git push'", "npm -- publish",
+		"npm x npm publish", "bun x npm publish", "npm exec --call='git push'", "npx --call='git push'")
 	allow := mustParse(t, "[commands]\nallow = [\"npm test\", \"npm -v\", \"npm --version\"]\n")
-	for _, line := range []string{"npm -v", "npm --version", "npm --silent test", "npm -w pkg test"} {
-		if d := allow.Check(Call{Command: line}, ""); d.Verdict != Allow {
-			t.Errorf("%q under an allow-list: got %+v, want allow", line, d)
-		}
-	}
-	for _, line := range []string{"npm test", "npm --prefix . test", "npm run publish-docs", "npx eslint .", "npm install --save-dev publish"} {
-		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
-			t.Errorf("%q: got %+v, want none", line, d)
-		}
-	}
+	verdicts(t, allow, Allow, "npm -v", "npm --version", "npm --silent test", "npm -w pkg test")
 }
 
 // What a reader runs is read too: rg --pre's program is a command of
@@ -195,11 +175,7 @@ func TestReadersThatRun(t *testing.T) {
 			t.Errorf("%q: got %+v, want it not allowed", line, d)
 		}
 	}
-	for _, line := range []string{"rg -n foo src", "git diff --stat", "git log --oneline"} {
-		if d := p.Check(Call{Command: line}, ""); d.Verdict != Allow {
-			t.Errorf("%q: got %+v, want allow", line, d)
-		}
-	}
+	verdicts(t, p, Allow, "rg -n foo src", "git diff --stat", "git log --oneline")
 }
 
 // env sets names no shell would take, and variables the shell, git and
@@ -207,19 +183,20 @@ func TestReadersThatRun(t *testing.T) {
 // the review: env 'A.B=1' git push was read as the command A.B=1).
 func TestEnvNamesAndCodeVariables(t *testing.T) {
 	p := mustParse(t, issuePolicy)
-	for _, line := range []string{
+	verdicts(t, p, Deny,
 		"env 'A.B=1' git push", "env '=x' sh -c 'git push'", "env 'BASH_FUNC_git%%=() { true; }' bash -c git",
 		"SHELLOPTS=xtrace PS4='$(git push)' bash -c true", "LD_PRELOAD=/tmp/x.so ls", "PATH=/tmp/evil:$PATH ls",
 		"PYTHONPATH=/tmp/x python3 -m json.tool", "NODE_OPTIONS='--require /tmp/x.js' node a.js", "GIT_CONFIG_GLOBAL=/tmp/c git log",
-		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y",
-	} {
-		if d := p.Check(Call{Command: line}, ""); d.Verdict != Deny {
-			t.Errorf("%q: got %+v, want deny", line, d)
-		}
-	}
-	for _, line := range []string{"env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls"} {
-		if d := p.Check(Call{Command: line}, ""); d.Verdict != None {
-			t.Errorf("%q: got %+v, want none", line, d)
+		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y")
+	verdicts(t, p, None, "env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls")
+}
+
+// verdicts requires p's verdict of each line to be want.
+func verdicts(t *testing.T, p *Policy, want Verdict, lines ...string) {
+	t.Helper()
+	for _, line := range lines {
+		if d := p.Check(Call{Command: line}, ""); d.Verdict != want {
+			t.Errorf("%q: got %+v, want %v", line, d, want)
 		}
 	}
 }

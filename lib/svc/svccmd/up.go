@@ -67,10 +67,7 @@ func (v *Verbs) Up(ctx context.Context, a UpArgs) error {
 	}
 	begin := time.Now()
 	unlock, err := v.lockProject(ctx, proj, "up")
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return v.interrupted(ctx, "nothing was started")
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	ok, err := u.Run(ctx, a.Names)
@@ -338,7 +335,8 @@ func (v *Verbs) projectDir(file string) (string, error) {
 }
 
 // lockProject takes the project's lock for svc up or svc down, saying so
-// when another holds it: one at a time starts or stops its services.
+// when another holds it: one at a time starts or stops its services. A
+// signal while it waits is the verb's end, having done nothing.
 func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func(), err error) {
 	if svc.InProject(v.Getenv, proj) {
 		// Run by a service of the project, which the svc up that started
@@ -346,6 +344,16 @@ func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func
 		// up of another service): waiting would be waiting for itself.
 		return func() {}, nil
 	}
+	unlock, err = v.waitProject(ctx, proj, verb)
+	if err != nil && ctx.Err() != nil {
+		did := map[string]string{"up": "started", "down": "stopped"}[verb]
+		return nil, v.interrupted(ctx, "nothing was "+did)
+	}
+	return unlock, err
+}
+
+// waitProject waits for the project's lock, saying who holds it.
+func (v *Verbs) waitProject(ctx context.Context, proj, verb string) (unlock func(), err error) {
 	return svc.LockProject(ctx, v.Home, proj, verb, func(h svc.ProjectHolder) {
 		switch h.Verb {
 		case "up":
@@ -363,10 +371,7 @@ func (v *Verbs) lockProject(ctx context.Context, proj, verb string) (unlock func
 // nothing.
 func (v *Verbs) down(ctx context.Context, proj string, names []string, grace time.Duration) error {
 	unlock, err := v.lockProject(ctx, proj, "down")
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return v.interrupted(ctx, "nothing was stopped")
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	defer unlock()
