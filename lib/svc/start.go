@@ -1,8 +1,8 @@
 package svc
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
