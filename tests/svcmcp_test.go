@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentry/agentry/lib/await"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -295,7 +296,12 @@ func exerciseTools(t *testing.T, s *mcpSession) {
 	// Output is plain text: a colour's escapes and a terminal's carriage
 	// return are left out of the rows (the log keeps them).
 	s.must("start", map[string]any{"name": "colour", "command": `printf '\033[1;32mgreen\033[0m\r\n\033]0;title\007done\n'; exec sleep 600`, "ready_timeout_seconds": 0.3})
-	page = s.must("output", map[string]any{"name": "colour"})
+	// (Both rows are in the log once the monitor has read them: asked
+	// again until then, within a deadline.)
+	await.Until(10*time.Second, func() bool {
+		page = s.must("output", map[string]any{"name": "colour"})
+		return len(page["rows"].([]any)) >= 2
+	})
 	if rows := page["rows"].([]any); len(rows) != 2 || rows[0].(map[string]any)["line"] != "green" || rows[1].(map[string]any)["line"] != "done" {
 		t.Errorf("output of colours: %v", page)
 	}
