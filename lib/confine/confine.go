@@ -68,3 +68,20 @@ func resolve(path string, hops int) (string, error) {
 	}
 	return filepath.Join(d, base), nil
 }
+
+// Root is a working copy as Within takes it: dir ("" the current
+// directory) made absolute, its symlinks resolved.
+func Root(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}

@@ -1,7 +1,6 @@
 package ndjsontool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -113,19 +112,9 @@ func stringCell(s string) string {
 	switch {
 	case s == "", s == "(missing)", s == "NaN", s == "Infinity", s == "-Infinity",
 		strings.TrimSpace(s) != s, json.Valid([]byte(s)):
-		return string(quoteJSON(nil, s))
+		return string(quote(s))
 	}
 	return string(tsvEscape(nil, s))
-}
-
-// quoteJSON appends s as a JSON string, without encoding/json's escapes
-// of <, > and &: a cell is read by a person, not pasted into HTML.
-func quoteJSON(out []byte, s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return append(out, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }
 
 func tsvEscape(out []byte, s string) []byte {

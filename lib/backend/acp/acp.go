@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -47,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/protocol"
 )
@@ -172,18 +172,7 @@ func (b *Backend) workspace(p protocol.ChatRunParams) (string, error) {
 	if dir == "" {
 		dir = b.cfg.Workspace
 	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
+	return confine.Root(dir)
 }
 
 // RunTurn runs one turn on the chat's agent, starting it (and its

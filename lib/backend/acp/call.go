@@ -127,7 +127,7 @@ func pathsOf(in map[string]json.RawMessage) []string {
 // (LD_PRELOAD), an editor git runs, a PATH that changes what a name runs.
 func terminalCall(p createTerminal, dir string) policy.Call {
 	c := policy.Call{Tool: "terminal/create", Dir: dir}
-	shell := len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?")
+	shell := p.isLine()
 	switch {
 	case len(p.Env) > 0:
 		argv := []string{"env"}

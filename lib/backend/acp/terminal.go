@@ -64,6 +64,12 @@ type createTerminal struct {
 	OutputByteLimit *int   `json:"outputByteLimit"`
 }
 
+// isLine reports whether the command is a shell line (as some agents
+// send one): no args, and shell syntax in it.
+func (p createTerminal) isLine() bool {
+	return len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?")
+}
+
 // terminals are an agent's terminals, by id.
 type terminals struct {
 	mu   sync.Mutex
@@ -75,7 +81,7 @@ type terminals struct {
 // says.
 func (ts *terminals) create(p createTerminal, dir string, environ []string, o proc.Options) (string, error) {
 	argv := append([]string{p.Command}, p.Args...)
-	if len(p.Args) == 0 && strings.ContainsAny(p.Command, " \t|&;<>()$`'\"*?") {
+	if p.isLine() {
 		argv = []string{"/bin/sh", "-c", p.Command} // a command line, as some agents send
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -342,23 +342,15 @@ func (c *cli) within(call policy.Call) bool {
 	return true
 }
 
-// resolvedRoots are dirs with their symlinks resolved (as given when that
-// fails), the empty ones left out.
+// resolvedRoots are dirs as confine.Within takes them ("" the current
+// directory), each as given where it cannot be resolved.
 func resolvedRoots(dirs []string) []string {
-	var out []string
-	for _, d := range dirs {
-		if d == "" {
-			if wd, err := os.Getwd(); err == nil {
-				d = wd
-			}
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
-		}
-		if r, err := filepath.EvalSymlinks(d); err == nil {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		if r, err := confine.Root(d); err == nil {
 			d = r
 		}
-		out = append(out, d)
+		out[i] = d
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package project
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"time"
 
@@ -46,22 +47,33 @@ func (f *File) watched(d *Def, t tomlService, at func(string) int) error {
 	case d.Restart == svc.RestartUnhealthy && len(given) == 0:
 		return f.errorf(at("restart"), "%s: restart = \"unhealthy\" needs a health probe (health_url, health_port or health_cmd)", d.Name)
 	}
-	for key, set := range map[string]bool{"health_every": h.HealthEvery != 0, "health_timeout": h.HealthTimeout != 0, "health_failures": h.HealthFailures != 0} {
-		if set && len(given) == 0 {
-			return f.errorf(at(key), "%s: %s is given without a health probe (health_url, health_port or health_cmd)", d.Name, key)
-		}
-	}
-	if every := cmp.Or(h.HealthEvery, svc.DefaultHealthEvery); len(given) > 0 && h.HealthTimeout > every {
-		return f.errorf(at("health_timeout"), "%s: health_timeout %s is longer than the time between probes (health_every, %s)", d.Name, h.HealthTimeout, every)
-	}
-	for key, set := range map[string]bool{"watch_exclude": len(w.WatchExclude) > 0, "debounce": w.Debounce > 0} {
-		if set && len(w.Watch) == 0 {
-			return f.errorf(at(key), "%s: %s is given without watch, the files whose changes restart the service", d.Name, key)
-		}
-	}
-	if err := (svc.Spec{Command: []string{"x"}, WatchSpec: w}).Check(); err != nil {
-		return f.errorf(at("watch"), "%s: %v", d.Name, err)
+	// The rules of svc's own check, worded with the file's keys.
+	if err := (svc.Spec{Command: []string{"x"}, HealthSpec: h, WatchSpec: w}).Check(); err != nil {
+		return f.specError(d.Name, h, err, at)
 	}
 	d.Health, d.Watch = h, w
 	return nil
+}
+
+// keyOf is the svc.toml key of a spec's field.
+var keyOf = map[string]string{"healthEvery": "health_every", "healthTimeout": "health_timeout", "healthFailures": "health_failures",
+	"debounce": "debounce", "watchExclude": "watch_exclude"}
+
+// specError words what svc's check of a service's health and watch keys
+// found, at the line of the key it names (watch's, else).
+func (f *File) specError(name string, h svc.HealthSpec, err error, at func(string) int) error {
+	var fe *svc.FieldError
+	if !errors.As(err, &fe) || keyOf[fe.Field] == "" {
+		return f.errorf(at("watch"), "%s: %v", name, err)
+	}
+	key := keyOf[fe.Field]
+	switch {
+	case errors.Is(fe.Err, svc.ErrNoProbe):
+		return f.errorf(at(key), "%s: %s is given without a health probe (health_url, health_port or health_cmd)", name, key)
+	case errors.Is(fe.Err, svc.ErrOverEvery):
+		return f.errorf(at(key), "%s: health_timeout %s is longer than the time between probes (health_every, %s)", name, h.HealthTimeout, cmp.Or(h.HealthEvery, svc.DefaultHealthEvery))
+	case errors.Is(fe.Err, svc.ErrNoWatch):
+		return f.errorf(at(key), "%s: %s is given without watch, the files whose changes restart the service", name, key)
+	}
+	return f.errorf(at("watch"), "%s: %v", name, err)
 }

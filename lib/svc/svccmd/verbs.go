@@ -409,10 +409,7 @@ func (v *Verbs) Status(name string) error {
 		j.Tail = tail
 		cli.PrintJSON(v.Out, j)
 	} else {
-		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.LookProxied(v.Home)))
-		for _, line := range tail {
-			fmt.Fprintf(v.Out, "  | %s\n", line)
-		}
+		fmt.Fprint(v.Out, FormatStatus(l, time.Now(), svc.LookProxied(v.Home))+svctext.Tail(tail))
 	}
 	if l.Status.Live() {
 		return nil

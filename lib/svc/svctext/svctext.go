@@ -96,6 +96,15 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// Tail is a log's last lines as the faces show them, each "  | LINE".
+func Tail(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  | %s\n", l)
+	}
+	return b.String()
+}
+
 // lastRunEnded says how a run ended: "exited with code 1", "was killed
 // by SIGSEGV", or "ended" when that is not known.
 func lastRunEnded(l *svc.Launch) string {
@@ -142,9 +151,7 @@ func Start(r *svc.StartResult, w Words) string {
 			how = fmt.Sprintf("exited with code %d", *r.ExitCode)
 		}
 		fmt.Fprintf(&b, "%s %s after %s\n", r.Name, how, Secs(r.AfterMs))
-		for _, l := range r.Tail {
-			fmt.Fprintf(&b, "  | %s\n", l)
-		}
+		b.WriteString(Tail(r.Tail))
 	case svc.Failed:
 		fmt.Fprintf(&b, "%s failed: %s\n", r.Name, r.Error)
 	}
@@ -166,9 +173,7 @@ func Start(r *svc.StartResult, w Words) string {
 	switch {
 	case r.Restarts > 0 && r.LastRun != nil:
 		fmt.Fprintf(&b, "note: restarted %d %s so far; the last run %s; the log's last lines:\n", r.Restarts, plural(r.Restarts, "time", "times"), lastRunEnded(r.LastRun))
-		for _, l := range r.Tail {
-			fmt.Fprintf(&b, "  | %s\n", l)
-		}
+		b.WriteString(Tail(r.Tail))
 	case r.Restarts > 0:
 		fmt.Fprintf(&b, "note: restarted %d %s so far (%s)\n", r.Restarts, plural(r.Restarts, "time", "times"), w.LastLaunch(r.Name))
 	}
