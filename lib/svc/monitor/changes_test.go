@@ -22,18 +22,25 @@ func TestDebounceBurst(t *testing.T) {
 		in <- fileChange{rel: name, at: time.Now()}
 		time.Sleep(5 * time.Millisecond) // the burst itself, not a wait for something
 	}
-	select {
-	case c := <-out:
-		if c.File != "a.py" || c.Files != 2 {
-			t.Errorf("change %+v, want a.py of 2 files", c)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no change after the burst")
+	if c := burstEnd(t, out); c.File != "a.py" || c.Files != 2 {
+		t.Errorf("change %+v, want a.py of 2 files", c)
 	}
 	in <- fileChange{rel: "c.py", at: time.Now()}
 	if c := <-out; c.File != "c.py" {
 		t.Errorf("the next burst is %+v, want c.py: the first burst was sent twice", c)
 	}
+}
+
+// burstEnd is the change debounce sends at a burst's end, within 5s.
+func burstEnd(t *testing.T, out <-chan svc.Change) svc.Change {
+	t.Helper()
+	select {
+	case c := <-out:
+		return c
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change after the burst")
+	}
+	return svc.Change{}
 }
 
 // A burst whose first file is gone at its end (sed -i's temporary file,
@@ -44,13 +51,8 @@ func TestDebounceNamesAFileThatIsThere(t *testing.T) {
 	go debounce(in, 30*time.Millisecond, func(rel string) bool { return there[rel] }, out)
 	in <- fileChange{rel: "conf/sedtZohXA", at: time.Now()}
 	in <- fileChange{rel: "conf/app.conf", at: time.Now()}
-	select {
-	case c := <-out:
-		if c.File != "conf/app.conf" || c.Files != 2 {
-			t.Errorf("change %+v, want conf/app.conf of 2 files", c)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no change after the burst")
+	if c := burstEnd(t, out); c.File != "conf/app.conf" || c.Files != 2 {
+		t.Errorf("change %+v, want conf/app.conf of 2 files", c)
 	}
 	in <- fileChange{rel: "gone.py", at: time.Now()}
 	if c := <-out; c.File != "gone.py" {
