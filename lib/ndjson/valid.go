@@ -263,6 +263,12 @@ value:
 				goto after
 			}
 		}
+		// A negative number or a decimal fraction that fits in sixteen
+		// bytes, as an embedding's are: found in two words.
+		if j := shortNumber(b, i); j > 0 {
+			i = j
+			goto after
+		}
 		if i, p = number(b, i); p != Valid {
 			return p
 		}
@@ -511,6 +517,44 @@ func number(b []byte, i int) (int, Problem) {
 	}
 	return i, Valid
 }
+
+// shortNumber returns the index after the number at b[i] when it is
+// -?(0|[1-9][0-9]*)(\.[0-9]+)? and ends, at a byte that is none of
+// '.', 'e', 'E' and no digit, within the sixteen bytes from b[i]; else 0,
+// for number to read it (and to say what is wrong with it). Its
+// non-digits are found in two words at once: a number of that form is
+// its sign, its digits, a point and digits, and the byte after.
+func shortNumber(b []byte, i int) int {
+	if i < 0 || i+16 > len(b) {
+		return 0
+	}
+	lo, hi := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+	// Bit k of nd is set when byte k is no digit.
+	nd := uint(gather(nonDigits(lo))) | uint(gather(nonDigits(hi)))<<8 | 1<<16
+	s := 0
+	if byte(lo) == '-' {
+		s = 1
+	}
+	end := bits.TrailingZeros(nd >> s << s) // the first non-digit from s
+	if end == s || end == 16 || b[i+s] == '0' && end != s+1 {
+		return 0
+	}
+	if c := b[i+end]; c == '.' {
+		frac := end + 1
+		end = bits.TrailingZeros(nd >> frac << frac)
+		if end == frac || end == 16 {
+			return 0
+		}
+	}
+	if c := b[i+end]; c == '.' || c|0x20 == 'e' {
+		return 0
+	}
+	return i + end
+}
+
+// gather returns the high bits of the eight bytes of x (and no other bit
+// may be set) as the low eight bits of a byte: bit k for byte k.
+func gather(x uint64) uint8 { return uint8(x >> 7 * 0x0102040810204080 >> 56) }
 
 // digits returns the index of the first byte at or after i that is not a
 // decimal digit, eight bytes at a step while eight are left.

@@ -263,3 +263,49 @@ func TestNonDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestShortNumber holds the sixteen-byte number test to number: where it
+// takes a number, number reads the same one to the same end; and it takes
+// the forms it is for (an embedding's -0.40058833, 1.9323302, -7).
+func TestShortNumber(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 16))
+	alpha := []byte("0123456789-+.eE ,]x\"")
+	taken := 0
+	for range 400000 {
+		var b [24]byte
+		n := r.IntN(18)
+		for k := range b {
+			switch {
+			case k < n && r.IntN(4) != 0:
+				b[k] = '0' + byte(r.IntN(10))
+			default:
+				b[k] = alpha[r.IntN(len(alpha))]
+			}
+		}
+		if r.IntN(3) == 0 {
+			b[0] = '-'
+		}
+		line := b[:16+r.IntN(9)]
+		j := shortNumber(line, 0)
+		if j == 0 {
+			continue
+		}
+		taken++
+		if k, p := number(line, 0); p != Valid || k != j {
+			t.Fatalf("shortNumber(%q) = %d, number %d %v", line, j, k, p)
+		}
+	}
+	if taken < 1000 {
+		t.Fatalf("shortNumber took %d numbers of 400000", taken)
+	}
+	for _, s := range []string{"-0.40058833,", "1.9323302]", "-7]", "0,", "-0.5}", "123456789012345,"} {
+		if j := shortNumber([]byte(s+"                "), 0); j != len(s)-1 {
+			t.Errorf("shortNumber(%q) = %d, want %d", s, j, len(s)-1)
+		}
+	}
+	for _, s := range []string{"01,", "-,", "1.,", "1.e5", "1e5,", "1.5e3", "1.5.3", "-01", "1234567890123456,", "- 1"} {
+		if j := shortNumber([]byte(s+"                "), 0); j != 0 {
+			t.Errorf("shortNumber(%q) = %d, want 0 (left to number)", s, j)
+		}
+	}
+}
