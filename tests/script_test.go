@@ -28,6 +28,11 @@ import (
 // binDir is where the binaries under test are; set once by TestMain.
 var binDir string
 
+// goCache is this run's Go build cache, handed to the scripts that build
+// a Go program (their HOME is their own, whose empty cache would have
+// them compile the standard library anew); set once by TestMain.
+var goCache string
+
 type buildFirst struct{ m *testing.M }
 
 func (b buildFirst) Run() int {
@@ -38,6 +43,9 @@ func (b buildFirst) Run() int {
 	}
 	defer cleanup()
 	binDir = dir
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		goCache = strings.TrimSpace(string(out))
+	}
 	return b.m.Run()
 }
 
@@ -90,6 +98,9 @@ func params(dir string) testscript.Params {
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH")+serverDirs())
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("HOME", env.WorkDir)
+			if goCache != "" {
+				env.Setenv("GOCACHE", goCache)
+			}
 			if td, err := filepath.Abs(filepath.Join("..", "lib", "grant", "testdata")); err == nil {
 				env.Setenv("TRANSCRIPTS", td)
 			}

@@ -47,47 +47,106 @@ func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
 
 // What is shown of a service's output when it ends: its last TailLines
 // lines, reaching back up to TailReach lines for the line its error
-// begins with (CrashTail).
+// begins with, and up to StackReach lines through a stack that goes on
+// longer than that (CrashTail).
 const (
-	TailLines = 10
-	TailReach = 30
+	TailLines  = 10
+	TailReach  = 30
+	StackReach = 200
 )
 
 // EndTail is the tail of the service's log shown when it has ended (see
 // CrashTail): of its last start's output alone (State.LogFrom), never an
 // earlier start's of the same name.
-func EndTail(d Dir, s *State) []string { return CrashTail(LastLines(d, TailReach, s.LogFrom)) }
+func EndTail(d Dir, s *State) []string { return CrashTail(LastLines(d, StackReach, s.LogFrom)) }
 
 // CrashTail is what to show of the last lines of a service's output: the
-// last TailLines, or, when a line above them (within the lines given)
-// begins an error — Node's `Error: …` or `TypeError: …` with its stack
-// below, Go's `panic: …`, Python's `Traceback …` — from the last such
-// line and those that begin errors just above it (vite's `error when
+// last TailLines, or, when a line above them (up to TailReach from the
+// end) begins an error — Node's `Error: …` or `TypeError: …` with its
+// stack below, Go's `panic: …`, Python's `Traceback …` — from the last
+// such line and those that begin errors just above it (vite's `error when
 // starting dev server:` over its `Error: …`), so that a crash's cause is
 // not cut off above its stack, and an ordinary line that happens to begin
-// with a word like Error, further up, is not taken for it.
+// with a word like Error, further up, is not taken for it. A stack longer
+// than that (a Go panic forty frames deep, a Java exception) is followed
+// up, as far as the lines given go, to the error right above it.
 func CrashTail(lines []string) []string {
 	if len(lines) <= TailLines {
 		return lines
 	}
 	from := len(lines) - TailLines
-	for i := from - 1; i >= 0; i-- {
+	for i := from - 1; i >= max(0, len(lines)-TailReach); i-- {
 		if beginsError(lines[i]) {
-			for i > 0 && beginsError(lines[i-1]) {
-				i--
-			}
-			return lines[i:]
+			return lines[errorHead(lines, i):]
 		}
 	}
+	if top := stackTop(lines); top >= 0 && beginsError(lines[top]) {
+		return lines[errorHead(lines, top):]
+	}
 	return lines[from:]
+}
+
+// errorHead is the first of the lines that begin errors, one right above
+// the other, that end at lines[i].
+func errorHead(lines []string, i int) int {
+	for i > 0 && beginsError(lines[i-1]) {
+		i--
+	}
+	return i
+}
+
+// stackTop is the index of the line right above the stack the lines end
+// with (after at most two lines of another kind, such as go run's `exit
+// status 2` or Node's version), or -1 when their last TailLines are not
+// all of a stack, or when an error follows it (Python's `KeyError: 'a'`
+// under its traceback: the tail already shows the cause).
+func stackTop(lines []string) int {
+	end := len(lines)
+	for k := 0; k < 2 && end > 0 && !inStack(lines[end-1]); k++ {
+		if beginsError(lines[end-1]) {
+			return -1
+		}
+		end--
+	}
+	i := end
+	for i > 0 && inStack(lines[i-1]) {
+		i--
+	}
+	if end-i < TailLines-2 || i == 0 {
+		return -1
+	}
+	return i - 1
+}
+
+// inStack reports whether a line may be part of a stack trace: indented
+// (Go's file lines, Java's `at`, Node's `    at`, Python's `  File`),
+// blank, Go's goroutine header, a call such as `main.main()` or
+// `net/http.(*conn).serve(0xc000…)`, `created by …`, the signal line
+// under a Go runtime error, or Java's `Caused by: …`.
+func inStack(line string) bool {
+	switch {
+	case line == "", line[0] == ' ', line[0] == '\t':
+		return true
+	case strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":"),
+		strings.HasPrefix(line, "created by "), strings.HasPrefix(line, "[signal "), strings.HasPrefix(line, "Caused by: "),
+		strings.HasPrefix(line, "...") && strings.HasSuffix(line, "..."):
+		return true
+	}
+	open := strings.IndexByte(line, '(')
+	return open > 0 && strings.HasSuffix(line, ")") && !strings.ContainsAny(line[:open], " \t")
 }
 
 // beginsError reports whether a line's first word names an error (one
 // containing error, exception, fatal or panic, or Traceback), or, when it
 // begins with a tag in brackets ("[vite] error …"), the tag or the word
-// after it does.
+// after it does. A line of a stack is none: one indented by a tab (Go's
+// and Java's file lines), a word with a slash (a path,
+// /src/app/errors.go:12), a word called (errors.New(…), panic({…})).
 func beginsError(line string) bool {
-	w := strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(line, "\t") {
+		return false
+	}
+	w := strings.TrimLeft(line, " ")
 	if tag, rest, ok := strings.Cut(strings.TrimPrefix(w, "["), "]"); ok && strings.HasPrefix(w, "[") {
 		return namesError(tag) || namesError(strings.TrimLeft(rest, " \t"))
 	}
@@ -97,7 +156,13 @@ func beginsError(line string) bool {
 // namesError reports whether the first word of s names an error.
 func namesError(s string) bool {
 	if end := strings.IndexAny(s, " :("); end >= 0 {
+		if s[end] == '(' {
+			return false
+		}
 		s = s[:end]
+	}
+	if strings.Contains(s, "/") {
+		return false
 	}
 	s = strings.ToLower(s)
 	return s == "traceback" || strings.Contains(s, "error") || strings.Contains(s, "exception") ||

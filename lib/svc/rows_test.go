@@ -14,6 +14,15 @@ func numbered(prefix string, n int) []string {
 	return out
 }
 
+// goPanic is a Go program's panic with a stack of n frames.
+func goPanic(n int) []string {
+	out := []string{"panic: runtime error: invalid memory address or nil pointer dereference", "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a5b2c]", "", "goroutine 1 [running]:"}
+	for i := range n {
+		out = append(out, fmt.Sprintf("main.f%d(...)", i), fmt.Sprintf("\t/src/app/main.go:%d +0x1d", i+10))
+	}
+	return append(out, "main.main()", "\t/src/app/main.go:5 +0x18")
+}
+
 func TestCrashTail(t *testing.T) {
 	frames := numbered("    at f ", 14)
 	for _, c := range []struct {
@@ -30,6 +39,12 @@ func TestCrashTail(t *testing.T) {
 		{"within the tail", slices.Concat(numbered("log ", 20), []string{"Error: late"}, numbered("at ", 3)), "log 15"},
 		{"a word with error inside it", slices.Concat([]string{"no errors here"}, numbered("line ", 12)), "line 3"},
 		{"a log line further up", slices.Concat([]string{"Error handling middleware registered", "warning: x"}, []string{"TypeError: boom"}, frames), "TypeError: boom"},
+		{"a go panic forty frames deep", slices.Concat(numbered("log ", 5), goPanic(40), []string{"exit status 2"}), "panic: runtime error: invalid memory address or nil pointer dereference"},
+		{"a java exception", slices.Concat([]string{"started", `Exception in thread "main" java.lang.RuntimeException: boom`}, numbered("\tat app.Main.f", 30), []string{"Caused by: java.io.IOException: x"}, numbered("\tat app.Main.g", 5), []string{"\t... 30 more"}), `Exception in thread "main" java.lang.RuntimeException: boom`},
+		{"a python traceback forty frames deep", slices.Concat([]string{"Traceback (most recent call last):"}, numbered("  File ", 80), []string{"RecursionError: deep"}), "  File 72"},
+		{"a stack through errors packages", slices.Concat(numbered("log ", 3), []string{"panic: wrapped", "", "goroutine 1 [running]:", "errors.New(...)", "\t/usr/local/go/src/errors/errors.go:62", "github.com/pkg/errors.Wrap(0x0, 0x0)", "\t/go/pkg/mod/github.com/pkg/errors@v0.9.1/errors.go:184 +0x3f", "main.handleError(...)"}, numbered("\t/src/app/panic_handler.go:", 4), goPanic(30)[4:]), "panic: wrapped"},
+		{"a long run of plain lines", slices.Concat([]string{"Error: an old one"}, numbered("line ", 40)), "line 31"},
+		{"indented lines under no error", slices.Concat([]string{"config:"}, numbered("  key", 40)), "  key31"},
 		{"chained", slices.Concat([]string{"Traceback (most recent call last):", "  File a", "KeyError: 'a'", "", "During handling of the above exception, another exception occurred:", "", "Traceback (most recent call last):"}, numbered("  File ", 10), []string{"RuntimeError: b"}), "Traceback (most recent call last):"},
 	} {
 		got := CrashTail(c.lines)

@@ -559,5 +559,5 @@ func (m *monitor) finish(exit proc.Exit, status svc.Status) {
 	m.rec.set(func(s *svc.State) {
 		s.Status, s.ExitCode, s.Signal, s.EndedAt = status, exit.Code, exit.SignalName(), &now
 	})
-	m.send(svc.Report{Event: svc.EvExited, Ended: exit.Ended(), AfterMs: m.sinceStart(), Tail: svc.CrashTail(m.out.lines(svc.TailReach))})
+	m.send(svc.Report{Event: svc.EvExited, Ended: exit.Ended(), AfterMs: m.sinceStart(), Tail: svc.CrashTail(m.out.lines(svc.StackReach))})
 }

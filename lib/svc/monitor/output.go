@@ -93,14 +93,18 @@ func mayHoldEndpoint(b []byte) bool {
 		bytes.Contains(b, []byte("Port")) || bytes.Contains(b, []byte("PORT"))
 }
 
-// tail keeps the last 8 KiB of output, for the tail in reports.
+// tail keeps at least the last 32 KiB of output, for the tail in
+// reports: room for a crash's stack of svc.StackReach lines.
 type tail struct {
 	mu  sync.Mutex
 	buf []byte
 }
 
-const tailMax = 8192
+const tailMax = 32 << 10
 
+// keep adds data to the tail. The buffer is cut back to tailMax only when
+// it has grown to twice that, so that a chatty service's every write does
+// not move the whole tail.
 func (t *tail) keep(data []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -109,7 +113,7 @@ func (t *tail) keep(data []byte) {
 		return
 	}
 	t.buf = append(t.buf, data...)
-	if len(t.buf) > tailMax {
+	if len(t.buf) > 2*tailMax {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
 	}
 }
