@@ -33,6 +33,29 @@ func Within(root, path string) (string, error) {
 	return resolved, nil
 }
 
+// ErrGitDir is a path in a .git of the working copy (the repository's
+// directory, or a submodule's .git file): its config and hooks name
+// programs git runs (core.fsmonitor, diff.external, a filter's clean
+// command, a hook), so that a write there is a command, not an edit.
+var ErrGitDir = errors.New("in the repository's .git, whose config and hooks name programs git runs")
+
+// Writable is Within for a write that a level lets edit the working copy:
+// it is ErrGitDir when the path, its symlinks resolved, is in a .git
+// below root (as codex's workspace-write sandbox keeps the working copy's
+// .git read-only).
+func Writable(root, path string) (string, error) {
+	resolved, err := Within(root, path)
+	if err != nil {
+		return "", err
+	}
+	for _, part := range strings.Split(strings.TrimPrefix(resolved, root), string(filepath.Separator)) {
+		if strings.EqualFold(part, ".git") {
+			return "", ErrGitDir
+		}
+	}
+	return resolved, nil
+}
+
 // resolve resolves the symlinks of the longest part of path that exists,
 // following at most hops dangling links.
 func resolve(path string, hops int) (string, error) {

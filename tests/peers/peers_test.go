@@ -174,6 +174,19 @@ func TestClaudeLevel2(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(work, "hosted.txt")); err != nil || string(b) != "IN\n" {
 		t.Errorf("Write in the working copy under a policy: %q %v\nstdout %s\nstderr %s", b, err, r.stdout, r.stderr)
 	}
+	// Nor in its .git, whose config names programs git runs: with and
+	// without agentry's host.
+	if err := os.MkdirAll(filepath.Join(work, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-l", "2"}, {"-l", "2", "--policy", pol}} {
+		cfg := filepath.Join(work, ".git", "config")
+		r = runagent(t, env, work, append(args, `CALL Write {"file_path":"`+cfg+`","content":"[core]\n\tfsmonitor = touch pwned\n"}`)...)
+		if _, err := os.Stat(cfg); err == nil {
+			t.Errorf("runagent %v: Write to .git/config at level 2 wrote it\nstdout %s\nstderr %s", args, r.stdout, r.stderr)
+			os.Remove(cfg)
+		}
+	}
 }
 
 // A resumed session continues the same conversation.

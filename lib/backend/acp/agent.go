@@ -410,7 +410,7 @@ func (ag *agent) writeFile(params json.RawMessage) (any, error) {
 	if pol.Level < 2 && (ts == nil || !ts.editAllowed()) {
 		return nil, refused("agentry refuses to write %s: level %d writes nothing", p.Path, pol.Level)
 	}
-	path, err := confine.Within(ag.root, p.Path)
+	path, err := confine.Writable(ag.root, p.Path)
 	if err != nil {
 		return nil, refused("agentry refuses to write %s: %v", p.Path, err)
 	}

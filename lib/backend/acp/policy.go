@@ -8,8 +8,9 @@ import "github.com/agentry/agentry/lib/confine"
 //	level 1  read, search, fetch and think (and "other", which is asked
 //	         for and so refused); no edit, delete, move or command, no
 //	         write through fs/write_text_file, no terminal
-//	level 2  as 1, and edit, delete and move within the working copy,
-//	         and commands (terminals run in it)
+//	level 2  as 1, and edit, delete and move within the working copy
+//	         (not its .git: confine.Writable), and commands (terminals
+//	         run in it)
 //	level 3  as 2
 //
 // Ask puts what the level does not allow outright to the daemon (or
@@ -53,7 +54,7 @@ func (p Policy) Forbids(kind string, paths []string) bool {
 
 func (p Policy) inside(paths []string) bool {
 	for _, path := range paths {
-		if _, err := confine.Within(p.Root, path); err != nil {
+		if _, err := confine.Writable(p.Root, path); err != nil {
 			return false
 		}
 	}

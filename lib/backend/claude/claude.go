@@ -304,7 +304,8 @@ type cli struct {
 	session sessionGrants
 	// roots are where its level lets it write: its working copy and the
 	// directories added to it (--add-dir), their symlinks resolved. A
-	// write elsewhere is beyond the level (never Ask.Granted).
+	// write elsewhere, or in a .git of theirs, is beyond the level (never
+	// Ask.Granted).
 	roots []string
 	// cost is the total_cost_usd it last reported: its running total,
 	// which a turn's own cost is reckoned from when its result says
@@ -315,7 +316,8 @@ type cli struct {
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
 // within reports whether every file call writes lies in one of the CLI's
-// roots (a relative one from the call's directory, else the first root).
+// roots and in no .git of theirs (confine.Writable; a relative one from
+// the call's directory, else the first root).
 func (c *cli) within(call policy.Call) bool {
 	if len(c.roots) == 0 {
 		return true
@@ -330,7 +332,7 @@ func (c *cli) within(call policy.Call) bool {
 		}
 		inside := false
 		for _, r := range c.roots {
-			if _, err := confine.Within(r, w); err == nil {
+			if _, err := confine.Writable(r, w); err == nil {
 				inside = true
 				break
 			}
