@@ -350,6 +350,15 @@ func (u *Up) waitNeeds(ctx context.Context, n *node, nodes []*node) string {
 		case <-ctx.Done():
 			return "interrupted"
 		case <-ch:
+		case <-time.After(waitNoteAfter):
+			// A database that takes its time: say what the wait is for,
+			// once, rather than nothing until it ends.
+			u.note(fmt.Sprintf("%s waits for %s to be %s%s", n.dir.Name, dep.dir.Name, condWord(need.Cond), u.waitBound(dep, need.Cond)))
+			select {
+			case <-ctx.Done():
+				return "interrupted"
+			case <-ch:
+			}
 		}
 		if why := unmet(dep, need.Cond); why != "" {
 			return why
@@ -359,6 +368,20 @@ func (u *Up) waitNeeds(ctx context.Context, n *node, nodes []*node) string {
 }
 
 // unmet says why dep does not meet cond, or "" when it does.
+// waitNoteAfter is how long a service waits for what it needs before
+// svc up says so.
+const waitNoteAfter = 2 * time.Second
+
+// waitBound says how long a wait for dep's condition can last: a
+// server's ready timeout (and the 10 s svc up adds to it, from its
+// start); a one-shot's, until it ends.
+func (u *Up) waitBound(dep *node, cond string) string {
+	if cond != Ready || dep.def.Oneshot {
+		return ""
+	}
+	return fmt.Sprintf(" (up to %s from its start)", l0(dep.def.ReadyTimeout, u.ReadyTimeout)+10*time.Second)
+}
+
 func unmet(dep *node, cond string) string {
 	name := dep.dir.Name
 	r := dep.final
