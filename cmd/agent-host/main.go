@@ -114,7 +114,7 @@ func (g *grammar) Run(ctx context.Context, env *cli.Env) error {
 		stopper.StopRuns()
 		reaper.EndAll(time.Now().Add(time.Second))
 	})
-	benv := host.Env{Environ: os.Environ(), Stderr: env.Stderr, Reaper: reaper}
+	benv := host.Env{Environ: grant.GitGuard(os.Environ()), Stderr: env.Stderr, Reaper: reaper}
 	factory := func(name string, config json.RawMessage) (host.Backend, error) {
 		switch name {
 		case "echo":

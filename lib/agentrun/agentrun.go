@@ -511,6 +511,7 @@ func prepare(req Request) (*workspace, error) {
 	}
 	job := w.env
 	w.env, w.secrets = agentEnv(req, job)
+	w.env = grant.GitGuard(w.env)
 	if home, err := os.UserHomeDir(); err == nil {
 		w.redact.add(home, "~")
 	}

@@ -3,6 +3,7 @@ package grant
 import (
 	"bufio"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +22,34 @@ var ownEnv = map[string][]string{
 // the agent's own variables, and allow (names or globs such as "GO*").
 func EnvAllowed(harness string, allow []string) []string {
 	return append(append(append([]string(nil), baseEnv...), ownEnv[harness]...), allow...)
+}
+
+// GitGuard is env with git told to take a bare repository only where one
+// is named (--git-dir, GIT_DIR): safe.bareRepository=explicit, given as
+// configuration of the command line (GIT_CONFIG_COUNT, after any the
+// environment already gives), which a repository's own settings cannot
+// undo. An agent that may write files in the working copy could otherwise
+// write a bare repository's HEAD, objects, refs and a config naming a
+// program (core.fsmonitor), and have a git status a policy allows run it
+// with git -C DIR. Every agent's environment is given it.
+func GitGuard(env []string) []string {
+	n := 0
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
+			if c, err := strconv.Atoi(v); err == nil && c > 0 {
+				n = c
+			}
+		}
+	}
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
+		"GIT_CONFIG_KEY_"+strconv.Itoa(n)+"=safe.bareRepository",
+		"GIT_CONFIG_VALUE_"+strconv.Itoa(n)+"=explicit")
 }
 
 // FilterEnv splits env by the patterns: what is passed, and the names of

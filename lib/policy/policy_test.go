@@ -187,7 +187,8 @@ func TestEnvNamesAndCodeVariables(t *testing.T) {
 		"env 'A.B=1' git push", "env '=x' sh -c 'git push'", "env 'BASH_FUNC_git%%=() { true; }' bash -c git",
 		"SHELLOPTS=xtrace PS4='$(git push)' bash -c true", "LD_PRELOAD=/tmp/x.so ls", "PATH=/tmp/evil:$PATH ls",
 		"PYTHONPATH=/tmp/x python3 -m json.tool", "NODE_OPTIONS='--require /tmp/x.js' node a.js", "GIT_CONFIG_GLOBAL=/tmp/c git log",
-		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y")
+		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y",
+		"git --git-dir=pkg --work-tree=. status", "git --git-dir pkg log")
 	verdicts(t, p, None, "env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls")
 }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -416,6 +417,12 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 		case strings.HasPrefix(v, "--exec-path="):
 			r.unreadable(shownOf(append([]word{name}, ws...)), "git programs from a directory of the line's own, which agentry does not read")
 			return
+		case (v == "--git-dir" || strings.HasPrefix(v, "--git-dir=")) && !gitDirNamed(v, ws[i+1:]):
+			// a repository the line names, whose settings (core.fsmonitor,
+			// hooks) name programs git runs: one an agent may have written
+			// (a .git it may not: agentry refuses writes in one)
+			r.unreadable(shownOf(append([]word{name}, ws...)), "a repository of the line's own, whose settings name programs git runs")
+			return
 		case strings.HasPrefix(v, "--"):
 			n, _, hasValue := strings.Cut(v[2:], "=")
 			if !hasValue && inList(gitLongArg, n) {
@@ -465,6 +472,19 @@ sub:
 			}
 		}
 	}
+}
+
+// gitDirNamed tells whether git's --git-dir option (v, the words after it
+// in rest) names a directory called .git.
+func gitDirNamed(v string, rest []word) bool {
+	dir, ok := strings.CutPrefix(v, "--git-dir=")
+	if !ok {
+		if len(rest) == 0 {
+			return true // no value: git says so
+		}
+		dir = rest[0].v
+	}
+	return !hasHole(dir) && filepath.Base(filepath.Clean(dir)) == ".git"
 }
 
 // gitConfig reads one -c name=value (or --config-env name=VAR, env) of

@@ -315,12 +315,13 @@ type cli struct {
 
 func (c *cli) send(v any) error { return c.out.Encode(v) }
 
-// within reports whether every file call writes lies in one of the CLI's
-// roots and in no .git of theirs (confine.Writable; a relative one from
-// the call's directory, else the first root).
-func (c *cli) within(call policy.Call) bool {
+// outside is why a file call writes beyond the CLI's roots: nil when
+// every path it writes lies in one of them and in no .git of theirs
+// (confine.Writable; a relative one from the call's directory, else the
+// first root), else confine.ErrOutside or confine.ErrGitDir.
+func (c *cli) outside(call policy.Call) error {
 	if len(c.roots) == 0 {
-		return true
+		return nil
 	}
 	for _, w := range call.Writes {
 		if !filepath.IsAbs(w) {
@@ -330,18 +331,22 @@ func (c *cli) within(call policy.Call) bool {
 			}
 			w = filepath.Join(base, w)
 		}
-		inside := false
+		var why error = confine.ErrOutside
 		for _, r := range c.roots {
-			if _, err := confine.Writable(r, w); err == nil {
-				inside = true
+			_, err := confine.Writable(r, w)
+			if err == nil {
+				why = nil
 				break
 			}
+			if errors.Is(err, confine.ErrGitDir) {
+				why = err
+			}
 		}
-		if !inside {
-			return false
+		if why != nil {
+			return why
 		}
 	}
-	return true
+	return nil
 }
 
 // resolvedRoots are dirs as confine.Within takes them ("" the current
@@ -754,11 +759,12 @@ func (x *translator) canUse(reqID string, req gjson.Result) {
 		q.Call.Dir = dir
 		delete(x.dirs, q.ToolCallID)
 	}
-	if q.Granted && !x.p.within(q.Call) {
-		// The level writes in the working copy only: a write elsewhere is
-		// the daemon's to allow, and nobody's when none asks.
+	if why := x.p.outside(q.Call); q.Granted && why != nil {
+		// The level writes in the working copy only: a write elsewhere (or
+		// in its .git) is the daemon's to allow, and nobody's when none
+		// asks.
 		q.Granted = false
-		q.Description = strings.TrimSpace(q.Description + " (outside the working copy)")
+		q.Description = strings.TrimSpace(q.Description + " (" + why.Error() + ")")
 	}
 	if q.Granted && !x.t.AskAll {
 		// The level allows it, and no policy applies: nobody is asked (an

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
@@ -239,17 +240,20 @@ func (x *translator) granted(c policy.Call, p gjson.Result) bool {
 	return true
 }
 
-// writable: path is inside one of the turn's writable roots.
+// writable: path is inside one of the turn's writable roots, and in no
+// .git of theirs (confine.Writable), once symlinks are resolved.
 func (x *translator) writable(path string) bool {
 	if !filepath.IsAbs(path) {
 		return false
 	}
-	path = filepath.Clean(path)
 	for _, r := range x.roots {
 		if r == "" {
 			continue
 		}
-		if rel, err := filepath.Rel(filepath.Clean(r), path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if root, err := confine.Root(r); err == nil {
+			r = root
+		}
+		if _, err := confine.Writable(r, path); err == nil {
 			return true
 		}
 	}

@@ -2,6 +2,8 @@ package codex
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -171,6 +173,33 @@ func TestApprovalSessionUnderPolicy(t *testing.T) {
 		}
 		if got := r.wait(t, 1); got[0] != want {
 			t.Errorf("AskAll %v: %s, want %s", askAll, got[0], want)
+		}
+	}
+}
+
+// A file change is granted by the level only inside a writable root, its
+// symlinks resolved, and never in its .git: its config and hooks name
+// programs git runs (codex's own sandbox is not asked once agentry's host
+// allows the change).
+func TestWritableRoots(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(work, ".git", "hooks"), 0o755)
+	os.Symlink(outside, filepath.Join(work, "out"))
+	os.Symlink(".git/hooks", filepath.Join(work, "hooks"))
+	x := &translator{roots: []string{work}}
+	for path, want := range map[string]bool{
+		filepath.Join(work, "main.go"):                   true,
+		filepath.Join(work, "sub", "new.go"):             true,
+		filepath.Join(work, ".gitignore"):                true,
+		filepath.Join(work, ".git", "hooks", "pre-push"): false,
+		filepath.Join(work, ".git", "config"):            false,
+		filepath.Join(work, "hooks", "post-checkout"):    false,
+		filepath.Join(work, "out", "x"):                  false,
+		filepath.Join(outside, "x"):                      false,
+		"relative.go":                                    false,
+	} {
+		if got := x.writable(path); got != want {
+			t.Errorf("writable(%s) = %v, want %v", path, got, want)
 		}
 	}
 }
