@@ -88,6 +88,8 @@ type node struct {
 	// port is the port it is given: the file's, or with port_block, a
 	// port of the block for "auto".
 	port string
+	// reported: its result line is out (under Up.mu).
+	reported bool
 }
 
 // Plan is one line of --dry-run: what svc up would do with a service.
@@ -298,6 +300,7 @@ func (u *Up) note(s string) {
 func (u *Up) report(n *node) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	n.reported = true
 	if u.Report != nil {
 		u.Report(n.res)
 	}
@@ -353,7 +356,7 @@ func (u *Up) waitNeeds(ctx context.Context, n *node, nodes []*node) string {
 		case <-time.After(waitNoteAfter):
 			// A database that takes its time: say what the wait is for,
 			// once, rather than nothing until it ends.
-			u.note(fmt.Sprintf("%s waits for %s to be %s%s", n.dir.Name, dep.dir.Name, condWord(need.Cond), u.waitBound(dep, need.Cond)))
+			u.noteWait(n, dep, need.Cond, ch)
 			select {
 			case <-ctx.Done():
 				return "interrupted"
@@ -371,6 +374,38 @@ func (u *Up) waitNeeds(ctx context.Context, n *node, nodes []*node) string {
 // waitNoteAfter is how long a service waits for what it needs before
 // svc up says so.
 const waitNoteAfter = 2 * time.Second
+
+// noteWait says that n waits for dep's condition, unless the wait is
+// over after all: dep reported (its line is out) or ch closed.
+func (u *Up) noteWait(n, dep *node, cond string, ch <-chan struct{}) {
+	if u.Note == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	select {
+	case <-ch:
+		return
+	default:
+	}
+	if dep.reported {
+		return
+	}
+	u.Note(fmt.Sprintf("%s waits for %s %s%s", n.dir.Name, dep.dir.Name, waitWord(cond), u.waitBound(dep, cond)))
+}
+
+// waitWord is what a service waits for of one it needs under cond.
+func waitWord(cond string) string {
+	switch cond {
+	case Started:
+		return "to start"
+	case Succeeded:
+		return "to exit 0"
+	case Completed:
+		return "to end"
+	}
+	return "to be ready"
+}
 
 // waitBound says how long a wait for dep's condition can last: a
 // server's ready timeout (and the 10 s svc up adds to it, from its
