@@ -23,14 +23,26 @@ func LastLines(d Dir, n int, from int64) []string {
 	}
 	var out []string
 	logfile.ReadRowsUpTo(d.Path(), max(last-int64(n), from, 0), lastLineMost, func(r Row) error {
-		line := string(r.Line)
-		if more := r.Size - int64(len(r.Line)); more > 0 {
-			line += fmt.Sprintf(" … [%d more bytes]", more)
-		}
-		out = append(out, line)
+		out = append(out, cutNote(string(r.Line), r.Size-int64(len(r.Line))))
 		return nil
 	})
 	return out
+}
+
+// ShortLine is a line of output as a tail shows it: cut at 4 KiB, as
+// LastLines cuts a row, with a note of what more it had.
+func ShortLine(line string) string {
+	if len(line) <= lastLineMost {
+		return line
+	}
+	return cutNote(line[:lastLineMost], int64(len(line)-lastLineMost))
+}
+
+func cutNote(line string, more int64) string {
+	if more > 0 {
+		line += fmt.Sprintf(" … [%d more bytes]", more)
+	}
+	return line
 }
 
 // ReadRowsUpTo is ReadRows holding at most most bytes of each row (see
@@ -48,11 +60,14 @@ func ReadRows(d Dir, since int64, fn func(Row) error) (int64, error) {
 // What is shown of a service's output when it ends: its last TailLines
 // lines, reaching back up to TailReach lines for the line its error
 // begins with, and up to StackReach lines through a stack that goes on
-// longer than that (CrashTail).
+// longer than that (CrashTail); of a crash longer than TailReach lines,
+// its first TailHead lines and its last TailEnd.
 const (
 	TailLines  = 10
 	TailReach  = 30
-	StackReach = 200
+	StackReach = 1000
+	TailHead   = 20
+	TailEnd    = 5
 )
 
 // EndTail is the tail of the service's log shown when it has ended (see
@@ -68,8 +83,11 @@ func EndTail(d Dir, s *State) []string { return CrashTail(LastLines(d, StackReac
 // starting dev server:` over its `Error: …`), so that a crash's cause is
 // not cut off above its stack, and an ordinary line that happens to begin
 // with a word like Error, further up, is not taken for it. A stack longer
-// than that (a Go panic forty frames deep, a Java exception) is followed
-// up, as far as the lines given go, to the error right above it.
+// than that (a Go panic a hundred frames deep, every goroutine of a
+// runtime error, a Java exception) is followed up, as far as the lines
+// given go, to the error right above it. Of a crash longer than TailReach
+// lines, the first TailHead (the error and where it happened) and the last
+// TailEnd are shown, with a line between that says how many are left out.
 func CrashTail(lines []string) []string {
 	if len(lines) <= TailLines {
 		return lines
@@ -81,9 +99,20 @@ func CrashTail(lines []string) []string {
 		}
 	}
 	if top := stackTop(lines); top >= 0 && beginsError(lines[top]) {
-		return lines[errorHead(lines, top):]
+		return elide(lines[errorHead(lines, top):])
 	}
 	return lines[from:]
+}
+
+// elide is a crash of more than TailReach lines cut to its first TailHead
+// and its last TailEnd, with a line that says how many are left out.
+func elide(lines []string) []string {
+	if len(lines) <= TailReach {
+		return lines
+	}
+	out := append(make([]string, 0, TailHead+1+TailEnd), lines[:TailHead]...)
+	out = append(out, fmt.Sprintf("… %d lines left out …", len(lines)-TailHead-TailEnd))
+	return append(out, lines[len(lines)-TailEnd:]...)
 }
 
 // errorHead is the first of the lines that begin errors, one right above
@@ -122,10 +151,11 @@ func stackTop(lines []string) int {
 // (Go's file lines, Java's `at`, Node's `    at`, Python's `  File`),
 // blank, Go's goroutine header, a call such as `main.main()` or
 // `net/http.(*conn).serve(0xc000…)`, `created by …`, the signal line
-// under a Go runtime error, or Java's `Caused by: …`.
+// under a Go runtime error and its `runtime stack:`, Java's `Caused by:
+// …`, or the brace that ends Node's error with a cause.
 func inStack(line string) bool {
 	switch {
-	case line == "", line[0] == ' ', line[0] == '\t':
+	case line == "", line[0] == ' ', line[0] == '\t', line == "}", line == "]", line == "runtime stack:":
 		return true
 	case strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":"),
 		strings.HasPrefix(line, "created by "), strings.HasPrefix(line, "[signal "), strings.HasPrefix(line, "Caused by: "),
@@ -145,6 +175,9 @@ func inStack(line string) bool {
 func beginsError(line string) bool {
 	if strings.HasPrefix(line, "\t") {
 		return false
+	}
+	if strings.HasPrefix(line, "runtime: ") {
+		return true // Go's runtime, above its fatal error
 	}
 	w := strings.TrimLeft(line, " ")
 	if tag, rest, ok := strings.Cut(strings.TrimPrefix(w, "["), "]"); ok && strings.HasPrefix(w, "[") {

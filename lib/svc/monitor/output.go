@@ -93,14 +93,14 @@ func mayHoldEndpoint(b []byte) bool {
 		bytes.Contains(b, []byte("Port")) || bytes.Contains(b, []byte("PORT"))
 }
 
-// tail keeps at least the last 32 KiB of output, for the tail in
-// reports: room for a crash's stack of svc.StackReach lines.
+// tail keeps at least the last 64 KiB of output, for the tail in
+// reports: room for a crash's stack of most of svc.StackReach lines.
 type tail struct {
 	mu  sync.Mutex
 	buf []byte
 }
 
-const tailMax = 32 << 10
+const tailMax = 64 << 10
 
 // keep adds data to the tail. The buffer is cut back to tailMax only when
 // it has grown to twice that, so that a chatty service's every write does
@@ -134,6 +134,9 @@ func (t *tail) lines(n int) []string {
 	}
 	if len(all) > n {
 		all = all[len(all)-n:]
+	}
+	for i, l := range all {
+		all[i] = svc.ShortLine(l) // as the log's rows are shown
 	}
 	return all
 }
