@@ -161,7 +161,7 @@ type sortCmd struct {
 	input
 	Key     []string `short:"k" required:"" sep:"none" help:"A path to order by; repeat for ties (most significant first)." placeholder:"PATH"`
 	Reverse bool     `short:"r" help:"Largest first (a missing value still comes last)."`
-	Memory  cli.Size `help:"Hold at most this much; past it, sorted runs go to temporary files (in $TMPDIR) that are merged, and removed however sort ends." default:"256MiB" placeholder:"SIZE"`
+	Memory  cli.Size `help:"Hold at most this much; past it, sorted runs go to temporary files (in $TMPDIR) that are merged, and removed however sort ends." default:"64MiB" placeholder:"SIZE"`
 	Top     *int     `help:"Print only the first N lines of the order, kept in a heap." placeholder:"N"`
 }
 
