@@ -3,7 +3,6 @@ package grant
 import (
 	"bufio"
 	"path"
-	"strconv"
 	"strings"
 )
 
@@ -26,30 +25,31 @@ func EnvAllowed(harness string, allow []string) []string {
 
 // GitGuard is env with git told to take a bare repository only where one
 // is named (--git-dir, GIT_DIR): safe.bareRepository=explicit, given as
-// configuration of the command line (GIT_CONFIG_COUNT, after any the
-// environment already gives), which a repository's own settings cannot
+// configuration of the command line (GIT_CONFIG_PARAMETERS, after what
+// the environment gives there already, and read after GIT_CONFIG_COUNT's,
+// so that it is the last word), which a repository's own settings cannot
 // undo. An agent that may write files in the working copy could otherwise
 // write a bare repository's HEAD, objects, refs and a config naming a
 // program (core.fsmonitor), and have a git status a policy allows run it
-// with git -C DIR. Every agent's environment is given it.
+// with git -C DIR. Every agent's environment is given it. (Not
+// GIT_CONFIG_COUNT: a codex shell policy that drops variables named like
+// *KEY* would keep the count without its GIT_CONFIG_KEY_0, and git would
+// refuse every command.)
 func GitGuard(env []string) []string {
-	n := 0
+	const guard = "'safe.bareRepository=explicit'"
+	params := ""
+	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
-			if c, err := strconv.Atoi(v); err == nil && c > 0 {
-				n = c
-			}
+		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_PARAMETERS="); ok {
+			params = v
+			continue
 		}
+		out = append(out, kv)
 	}
-	out := make([]string, 0, len(env)+3)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") {
-			out = append(out, kv)
-		}
+	if params = strings.TrimSpace(params); params != "" {
+		params += " "
 	}
-	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
-		"GIT_CONFIG_KEY_"+strconv.Itoa(n)+"=safe.bareRepository",
-		"GIT_CONFIG_VALUE_"+strconv.Itoa(n)+"=explicit")
+	return append(out, "GIT_CONFIG_PARAMETERS="+params+guard)
 }
 
 // FilterEnv splits env by the patterns: what is passed, and the names of

@@ -56,7 +56,7 @@ func TestIssueCommandsDenied(t *testing.T) {
 		"nohup git push &":                       "git push",
 		"stdbuf -oL git push":                    "git push",
 		"time git push":                          "git push",
-		"/usr/bin/env -i git push":               "git push",
+		"/usr/bin/env -u HOME git push":          "git push",
 		"timeout -k 5 -s KILL 3 git push":        "git push",
 		"git -c user.name=x --git-dir=.git push": "git push",
 		"git --no-pager -C sub push":             "git push",
@@ -188,7 +188,14 @@ func TestEnvNamesAndCodeVariables(t *testing.T) {
 		"SHELLOPTS=xtrace PS4='$(git push)' bash -c true", "LD_PRELOAD=/tmp/x.so ls", "PATH=/tmp/evil:$PATH ls",
 		"PYTHONPATH=/tmp/x python3 -m json.tool", "NODE_OPTIONS='--require /tmp/x.js' node a.js", "GIT_CONFIG_GLOBAL=/tmp/c git log",
 		"git --exec-path=/tmp/x fetch", "GIT_PROXY_COMMAND='git push' git fetch git://x/y",
-		"git --git-dir=pkg --work-tree=. status", "git --git-dir pkg log")
+		"git --git-dir=pkg --work-tree=. status", "git --git-dir pkg log",
+		// what undoes the guard agentry gives git (safe.bareRepository)
+		"git -c safe.bareRepository=all -C pkg status", "X=all git --config-env=safe.bareRepository=X -C pkg status",
+		`GIT_CONFIG_PARAMETERS="'safe.bareRepository'='all'" git -C pkg status`, "GIT_CONFIG_COUNT=0 git -C pkg status",
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.bareRepository GIT_CONFIG_VALUE_0=all git -C pkg status",
+		"env -u GIT_CONFIG_COUNT git -C pkg status", "env --unset=GIT_CONFIG_COUNT git status", "env -i git -C pkg status",
+		"env --ignore-environment git status", "git -C pkg --bare status", "GIT_COMMON_DIR=pkg git status",
+		"git -c include.path=/tmp/evil.cfg status", "git -c includeIf.gitdir:/.path=/tmp/e status")
 	verdicts(t, p, None, "env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls")
 }
 

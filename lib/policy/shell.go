@@ -596,13 +596,18 @@ func (r *reader) assign(name string, value word, depth int) {
 		r.unreadable(name+"="+value.shown, "a PATH of the line's own, which changes what program a name runs")
 	case strings.HasPrefix(name, "BASH_FUNC_") || name == "SHELLOPTS" || name == "BASHOPTS" || name == "PS4":
 		r.unreadable(name+"="+value.shown, "a shell function or option from the environment, which agentry does not read")
-	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_DIR" || name == "GIT_EXEC_PATH":
+	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_DIR" || name == "GIT_EXEC_PATH" || name == "GIT_COMMON_DIR":
 		r.unreadable(name+"="+value.shown, "git settings or programs from elsewhere, which agentry does not read")
+	case name == "GIT_CONFIG_COUNT" || strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
+		// what git takes as its command line's settings: the guard agentry
+		// gives git (safe.bareRepository) among them
+		r.unreadable(name+"="+value.shown, "git settings from the environment, which agentry cannot read")
 	case loadsCode(name):
 		r.unreadable(name+"="+value.shown, "code the program loads, which agentry does not read")
 	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
 		v := strings.ToLower(value.v)
-		if hasHole(v) || strings.Contains(v, "alias.") || isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
+		if hasHole(v) || strings.Contains(v, "alias.") || strings.Contains(v, "safe.") || strings.Contains(v, "include") ||
+			isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
 			r.unreadable(name+"="+value.shown, "git settings from the environment, which agentry cannot read")
 		}
 	case isCommandVar(name):

@@ -19,8 +19,13 @@ type wrapper struct {
 	// stop: a one-letter option with which it runs no command
 	// (command -v, sudo -l): nothing past it is read as a command.
 	stop string
-	// unreadable: a one-letter option agentry cannot see through (env -S).
-	unreadable string
+	// unreadable: a one-letter option agentry cannot see through (env -S,
+	// and env -i, which drops the guard agentry gives git); unreadableLong,
+	// a long one.
+	unreadable, unreadableLong string
+	// unsets: its option (one letter and long) whose value is a variable
+	// it unsets (env -u NAME): one of git's is a line agentry cannot read.
+	unsets, unsetsLong string
 	// rest: the command gets more words agentry cannot see (xargs's
 	// from its input).
 	rest bool
@@ -54,8 +59,8 @@ type wrapper struct {
 func wrapperOf(name string) *wrapper {
 	switch name {
 	case "env":
-		return &wrapper{short: "i0v", shortArg: "uC", long: "ignore-environment null debug block-signal default-signal ignore-signal list-signal-handling",
-			longArg: "unset chdir", assigns: true, unreadable: "S"}
+		return &wrapper{short: "0v", shortArg: "uC", long: "null debug block-signal default-signal ignore-signal list-signal-handling",
+			longArg: "unset chdir", assigns: true, unreadable: "Si", unreadableLong: "ignore-environment split-string", unsets: "u", unsetsLong: "unset"}
 	case "nice":
 		return &wrapper{shortArg: "n", longArg: "adjustment", digits: true}
 	case "timeout":
@@ -199,7 +204,16 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 			return
 		case strings.HasPrefix(v, "--") && len(v) > 2:
 			name, value, hasValue := strings.Cut(v[2:], "=")
+			if !hasValue && inList(w.unsetsLong, name) && i+1 < len(ws) {
+				value = ws[i+1].v
+			}
 			switch {
+			case inList(w.unreadableLong, name):
+				r.unreadable(shownOf(ws), "a wrapper's option agentry cannot see through")
+				return
+			case inList(w.unsetsLong, name) && gitVar(value):
+				r.unreadable(shownOf(ws), "git's settings from the environment, unset, which agentry does not read")
+				return
 			case inList(w.lineLong, name):
 				if hasValue {
 					r.body(word{v: value, shown: value}, depth)
@@ -250,6 +264,10 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 							value = ws[i].v
 						}
 					}
+					if strings.IndexByte(w.unsets, c) >= 0 && gitVar(value) {
+						r.unreadable(shownOf(ws), "git's settings from the environment, unset, which agentry does not read")
+						return
+					}
 					if strings.IndexByte(w.replace, c) >= 0 && value != "" {
 						w.repl = value
 					}
@@ -269,6 +287,10 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 		w.run(r, nil, stdin, group, depth)
 	}
 }
+
+// gitVar tells whether name is a variable git reads (GIT_CONFIG_COUNT,
+// GIT_DIR, …): unsetting one may drop what agentry gives git.
+func gitVar(name string) bool { return strings.HasPrefix(name, "GIT_") || hasHole(name) }
 
 // unversioned is a package's word without its version: npm@10 is npm,
 // @scope/cli@2 is @scope/cli.
@@ -417,6 +439,11 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 		case strings.HasPrefix(v, "--exec-path="):
 			r.unreadable(shownOf(append([]word{name}, ws...)), "git programs from a directory of the line's own, which agentry does not read")
 			return
+		case v == "--bare":
+			// the directory it runs in taken as the repository: one an
+			// agent may have written
+			r.unreadable(shownOf(append([]word{name}, ws...)), "a repository of the line's own, whose settings name programs git runs")
+			return
 		case (v == "--git-dir" || strings.HasPrefix(v, "--git-dir=")) && !gitDirNamed(v, ws[i+1:]):
 			// a repository the line names, whose settings (core.fsmonitor,
 			// hooks) name programs git runs: one an agent may have written
@@ -501,6 +528,8 @@ func (r *reader) gitConfig(name word, ws []word, kv word, env bool, depth int) b
 		why = "a git setting agentry cannot read before it runs"
 	case strings.HasPrefix(key, "alias."):
 		why = "a git alias set on its command line"
+	case strings.HasPrefix(key, "safe.") || key == "include.path" || strings.HasPrefix(key, "includeif."):
+		why = "git settings of its safety or from another file, which agentry does not read"
 	case !isGitCommandKey(key):
 		return true
 	case env || hasHole(value):
