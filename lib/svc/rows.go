@@ -3,6 +3,7 @@ package svc
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentry/agentry/lib/svc/logfile"
 )
@@ -38,11 +39,22 @@ func ShortLine(line string) string {
 	return cutNote(line[:lastLineMost], int64(len(line)-lastLineMost))
 }
 
+// cutNote is line, cut short of more bytes, with a note of them; a
+// character the cut split is left out whole.
 func cutNote(line string, more int64) string {
-	if more > 0 {
-		line += fmt.Sprintf(" … [%d more bytes]", more)
+	if more <= 0 {
+		return line
 	}
-	return line
+	for k := 1; k <= utf8.UTFMax && k <= len(line); k++ {
+		if c := line[len(line)-k]; utf8.RuneStart(c) {
+			if !utf8.FullRuneInString(line[len(line)-k:]) {
+				more += int64(k)
+				line = line[:len(line)-k]
+			}
+			break
+		}
+	}
+	return line + fmt.Sprintf(" … [%d more bytes]", more)
 }
 
 // ReadRowsUpTo is ReadRows holding at most most bytes of each row (see

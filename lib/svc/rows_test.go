@@ -74,3 +74,15 @@ func TestCrashTail(t *testing.T) {
 		}
 	}
 }
+
+// A line cut at 4 KiB leaves out a character the cut would split.
+func TestShortLineKeepsCharactersWhole(t *testing.T) {
+	line := strings.Repeat("a", 4095) + "é" + strings.Repeat("b", 10)
+	got := ShortLine(line)
+	if want := strings.Repeat("a", 4095) + " … [12 more bytes]"; got != want {
+		t.Errorf("ShortLine = …%q, want …%q", got[4090:], want[4090:])
+	}
+	if got := ShortLine(strings.Repeat("é", 3000)); !strings.HasSuffix(got, "é … [1904 more bytes]") {
+		t.Errorf("ShortLine = …%q", got[len(got)-30:])
+	}
+}

@@ -559,5 +559,19 @@ func (m *monitor) finish(exit proc.Exit, status svc.Status) {
 	m.rec.set(func(s *svc.State) {
 		s.Status, s.ExitCode, s.Signal, s.EndedAt = status, exit.Code, exit.SignalName(), &now
 	})
-	m.send(svc.Report{Event: svc.EvExited, Ended: exit.Ended(), AfterMs: m.sinceStart(), Tail: svc.CrashTail(m.out.lines(svc.StackReach))})
+	m.send(svc.Report{Event: svc.EvExited, Ended: exit.Ended(), AfterMs: m.sinceStart(), Tail: m.endTail()})
+}
+
+// endTail is the tail of the run's output for the report of its end: from
+// the log, as status shows it, which holds every line (the tail kept in
+// memory has lost the head of a crash that came in one read of more than
+// its 64 KiB); from memory when logging stopped (a full disk).
+func (m *monitor) endTail() []string {
+	if m.log.Err() == nil {
+		st := m.rec.get()
+		if lines := svc.EndTail(m.d, &st); len(lines) > 0 {
+			return lines
+		}
+	}
+	return svc.CrashTail(m.out.lines(svc.StackReach))
 }
