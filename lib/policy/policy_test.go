@@ -195,7 +195,8 @@ func TestEnvNamesAndCodeVariables(t *testing.T) {
 		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.bareRepository GIT_CONFIG_VALUE_0=all git -C pkg status",
 		"env -u GIT_CONFIG_COUNT git -C pkg status", "env --unset=GIT_CONFIG_COUNT git status", "env -i git -C pkg status",
 		"env --ignore-environment git status", "git -C pkg --bare status", "GIT_COMMON_DIR=pkg git status",
-		"git -c include.path=/tmp/evil.cfg status", "git -c includeIf.gitdir:/.path=/tmp/e status")
+		"git -c include.path=/tmp/evil.cfg status", "git -c includeIf.gitdir:/.path=/tmp/e status",
+		"GIT_CONFIG_PARAMETERS= git -C pkg status", "env GIT_CONFIG_PARAMETERS=x git status")
 	verdicts(t, p, None, "env A=1 ls", "LANG=C ls", "CI=1 npm ci", "env -u HOME ls")
 }
 

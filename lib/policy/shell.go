@@ -94,7 +94,8 @@ func (r *reader) line(src string, depth int) {
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if as, ok := n.(*syntax.Assign); ok && as.Name != nil && as.Value != nil && !r.over {
+		if as, ok := n.(*syntax.Assign); ok && as.Name != nil && !r.over && (as.Value != nil || as.Array == nil && !as.Naked) {
+			// X= too: an empty GIT_CONFIG_PARAMETERS drops agentry's guard
 			r.assign(as.Name.Value, readWord(as.Value), depth)
 		}
 		st, ok := n.(*syntax.Stmt)
@@ -598,13 +599,13 @@ func (r *reader) assign(name string, value word, depth int) {
 		r.unreadable(name+"="+value.shown, "a shell function or option from the environment, which agentry does not read")
 	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_DIR" || name == "GIT_EXEC_PATH" || name == "GIT_COMMON_DIR":
 		r.unreadable(name+"="+value.shown, "git settings or programs from elsewhere, which agentry does not read")
-	case name == "GIT_CONFIG_COUNT" || strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
+	case name == "GIT_CONFIG_COUNT" || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") || name == "GIT_CONFIG_PARAMETERS":
 		// what git takes as its command line's settings: the guard agentry
 		// gives git (safe.bareRepository) among them
 		r.unreadable(name+"="+value.shown, "git settings from the environment, which agentry cannot read")
 	case loadsCode(name):
 		r.unreadable(name+"="+value.shown, "code the program loads, which agentry does not read")
-	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
+	case strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
 		v := strings.ToLower(value.v)
 		if hasHole(v) || strings.Contains(v, "alias.") || strings.Contains(v, "safe.") || strings.Contains(v, "include") ||
 			isGitCommandKey(strings.Trim(strings.SplitN(v, "=", 2)[0], "'\"")) {
