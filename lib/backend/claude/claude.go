@@ -759,12 +759,14 @@ func (x *translator) canUse(reqID string, req gjson.Result) {
 		q.Call.Dir = dir
 		delete(x.dirs, q.ToolCallID)
 	}
-	if why := x.p.outside(q.Call); q.Granted && why != nil {
-		// The level writes in the working copy only: a write elsewhere (or
-		// in its .git) is the daemon's to allow, and nobody's when none
-		// asks.
-		q.Granted = false
-		q.Description = strings.TrimSpace(q.Description + " (" + why.Error() + ")")
+	if q.Granted {
+		if why := x.p.outside(q.Call); why != nil {
+			// The level writes in the working copy only: a write elsewhere
+			// (or in its .git) is the daemon's to allow, and nobody's when
+			// none asks.
+			q.Granted = false
+			q.Description = strings.TrimSpace(q.Description + " (" + why.Error() + ")")
+		}
 	}
 	if q.Granted && !x.t.AskAll {
 		// The level allows it, and no policy applies: nobody is asked (an
