@@ -321,12 +321,14 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	// svc mcp, and every service and command it runs for the agent, get
 	// the agent's environment, not ours: what a clean environment keeps
-	// from the agent, its tools do not hand it.
+	// from the agent, its tools do not hand it; and git's guard, as the
+	// agent's own commands have it.
 	job := req.Env
 	if job == nil {
 		job = os.Environ()
 	}
 	env, _ := agentEnv(req, job)
+	env = grant.GitGuard(env)
 	s, err := startServices(*req.Services, env, req.procOptions()) // a *StartError
 	if err != nil {
 		return nil, err
