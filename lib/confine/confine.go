@@ -108,3 +108,16 @@ func Root(dir string) (string, error) {
 	}
 	return filepath.EvalSymlinks(abs)
 }
+
+// Roots are dirs as Within takes them ("" the current directory), each as
+// given where it cannot be resolved.
+func Roots(dirs []string) []string {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		if r, err := Root(d); err == nil {
+			d = r
+		}
+		out[i] = d
+	}
+	return out
+}

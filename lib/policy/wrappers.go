@@ -212,7 +212,7 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 				r.unreadable(shownOf(ws), "a wrapper's option agentry cannot see through")
 				return
 			case inList(w.unsetsLong, name) && gitVar(value):
-				r.unreadable(shownOf(ws), "git's settings from the environment, unset, which agentry does not read")
+				r.unreadable(shownOf(ws), unsetsGit)
 				return
 			case inList(w.lineLong, name):
 				if hasValue {
@@ -265,7 +265,7 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 						}
 					}
 					if strings.IndexByte(w.unsets, c) >= 0 && gitVar(value) {
-						r.unreadable(shownOf(ws), "git's settings from the environment, unset, which agentry does not read")
+						r.unreadable(shownOf(ws), unsetsGit)
 						return
 					}
 					if strings.IndexByte(w.replace, c) >= 0 && value != "" {
@@ -287,6 +287,10 @@ func (w *wrapper) unwrap(r *reader, ws []word, stdin *word, group, depth int) {
 		w.run(r, nil, stdin, group, depth)
 	}
 }
+
+// unsetsGit is why a wrapper's line that unsets one of git's variables
+// is one agentry cannot read.
+const unsetsGit = "git's settings from the environment, unset, which agentry does not read"
 
 // gitVar tells whether name is a variable git reads (GIT_CONFIG_COUNT,
 // GIT_DIR, …): unsetting one may drop what agentry gives git.
@@ -439,15 +443,11 @@ func (r *reader) git(name word, ws []word, group, depth int) {
 		case strings.HasPrefix(v, "--exec-path="):
 			r.unreadable(shownOf(append([]word{name}, ws...)), "git programs from a directory of the line's own, which agentry does not read")
 			return
-		case v == "--bare":
-			// the directory it runs in taken as the repository: one an
-			// agent may have written
-			r.unreadable(shownOf(append([]word{name}, ws...)), "a repository of the line's own, whose settings name programs git runs")
-			return
-		case (v == "--git-dir" || strings.HasPrefix(v, "--git-dir=")) && !gitDirNamed(v, ws[i+1:]):
-			// a repository the line names, whose settings (core.fsmonitor,
-			// hooks) name programs git runs: one an agent may have written
-			// (a .git it may not: agentry refuses writes in one)
+		case v == "--bare" || (v == "--git-dir" || strings.HasPrefix(v, "--git-dir=")) && !gitDirNamed(v, ws[i+1:]):
+			// a repository the line names (or the directory it runs in,
+			// --bare), whose settings (core.fsmonitor, hooks) name programs
+			// git runs: one an agent may have written (a .git it may not:
+			// agentry refuses writes in one)
 			r.unreadable(shownOf(append([]word{name}, ws...)), "a repository of the line's own, whose settings name programs git runs")
 			return
 		case strings.HasPrefix(v, "--"):

@@ -349,19 +349,6 @@ func (c *cli) outside(call policy.Call) error {
 	return nil
 }
 
-// resolvedRoots are dirs as confine.Within takes them ("" the current
-// directory), each as given where it cannot be resolved.
-func resolvedRoots(dirs []string) []string {
-	out := make([]string, len(dirs))
-	for i, d := range dirs {
-		if r, err := confine.Root(d); err == nil {
-			d = r
-		}
-		out[i] = d
-	}
-	return out
-}
-
 // warmID is the request id of the control request a CLI started ahead of
 // its first turn is sent to prepare for it.
 const warmID = "agent-host-warm"
@@ -474,7 +461,7 @@ func (b *Backend) start(c *chat, l launch) (*cli, error) {
 	}
 	stdout := child.Stdout
 	p := &cli{child: child.Child, stdin: child.Stdin, out: ndjson.NewWriter(child.Stdin), lines: make(chan []byte, 256), exited: make(chan struct{}), stderr: child.Stderr,
-		allowed: allowedOf(g), roots: resolvedRoots(append([]string{cmd.Dir}, c.dirs...))}
+		allowed: allowedOf(g), roots: confine.Roots(append([]string{cmd.Dir}, c.dirs...))}
 	c.asks, c.cliLevel, c.cliEffort, c.cliModel = asks, level, effort, c.model
 	c.questions, c.prompts = l.questions, asks || l.questions || l.askAll
 	// The CLI's answer says what slash commands it offers (see

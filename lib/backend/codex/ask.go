@@ -240,19 +240,14 @@ func (x *translator) granted(c policy.Call, p gjson.Result) bool {
 	return true
 }
 
-// writable: path is inside one of the turn's writable roots, and in no
-// .git of theirs (confine.Writable), once symlinks are resolved.
+// writable: path is inside one of the turn's writable roots (resolved,
+// confine.Roots), and in no .git of theirs (confine.Writable), once
+// symlinks are resolved.
 func (x *translator) writable(path string) bool {
 	if !filepath.IsAbs(path) {
 		return false
 	}
 	for _, r := range x.roots {
-		if r == "" {
-			continue
-		}
-		if root, err := confine.Root(r); err == nil {
-			r = root
-		}
 		if _, err := confine.Writable(r, path); err == nil {
 			return true
 		}

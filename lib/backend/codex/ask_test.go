@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/policy"
 	"github.com/agentry/agentry/lib/protocol"
@@ -186,7 +187,7 @@ func TestWritableRoots(t *testing.T) {
 	os.MkdirAll(filepath.Join(work, ".git", "hooks"), 0o755)
 	os.Symlink(outside, filepath.Join(work, "out"))
 	os.Symlink(".git/hooks", filepath.Join(work, "hooks"))
-	x := &translator{roots: []string{work}}
+	x := &translator{roots: confine.Roots([]string{work})}
 	for path, want := range map[string]bool{
 		filepath.Join(work, "main.go"):                   true,
 		filepath.Join(work, "sub", "new.go"):             true,

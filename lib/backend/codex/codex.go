@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/agentry/agentry/lib/agenthome"
+	"github.com/agentry/agentry/lib/confine"
 	"github.com/agentry/agentry/lib/grant"
 	"github.com/agentry/agentry/lib/host"
 	"github.com/agentry/agentry/lib/proc"
@@ -397,7 +398,7 @@ func (b *Backend) turn(ctx context.Context, c *chat, t *host.Turn, level int) er
 		return host.Failed(protocol.CodeBackendFailed, "codex: "+err.Error(), false)
 	}
 	x := &translator{t: t, srv: srv, thread: thread, turn: res.Get("turn.id").Str, inputs: map[string]json.RawMessage{},
-		level: level, roots: append([]string{c.dir}, c.dirs...)}
+		level: level, roots: confine.Roots(slices.DeleteFunc(append([]string{c.dir}, c.dirs...), func(d string) bool { return d == "" }))}
 	interrupted := t.Interrupted
 	for {
 		select {

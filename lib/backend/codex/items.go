@@ -24,7 +24,7 @@ type translator struct {
 	inputs map[string]json.RawMessage // tool inputs by item id, for approvals
 	open   []string                   // the calls started and not yet completed, in order
 	level  int                        // the turn's: what it runs unasked (granted)
-	roots  []string                   // the directories its file changes may write
+	roots  []string                   // the directories its file changes may write, resolved (confine.Roots)
 }
 
 // replier is how the translator answers the server, and tells it more.
